@@ -1,0 +1,1 @@
+"""Bundle activations: stable ids, digests, projection into a scope, lifecycle, conflicts."""

@@ -1,0 +1,50 @@
+"""Activation invariants checked read-only by `pkgmgr doctor` (SPEC 4, issue 7)."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.store.model import Installed
+from pkgmgr.store.recovery import Finding
+from pkgmgr.store.scope import Scope
+
+
+def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> list[Finding]:
+    """No projected resource without an active, confirmed-or-unneeded activation; no active
+    activation missing its resources; every activation's extension installed."""
+    from pkgmgr.activation.lifecycle import ACTIVE, compute, load_installed_bundles, pick
+
+    findings: list[Finding] = []
+    orphans = conn.execute(
+        "SELECT r.id, r.kind, r.name, a.status, a.network_digest, a.confirmed_digest FROM resources r "
+        "LEFT JOIN activations a ON a.id = r.activation_id WHERE a.id IS NULL OR a.status != ? "
+        "OR (a.network_digest != '' AND a.network_digest IS NOT a.confirmed_digest)", (ACTIVE,)).fetchall()
+    for row in orphans:
+        findings.append(Finding(scope.kind, "resource", f"resource {row['id']} ({row['kind']} {row['name']}) is "
+                                "projected without an active, confirmed activation"))
+    for row in conn.execute("SELECT * FROM activations ORDER BY id").fetchall():
+        ext = conn.execute("SELECT * FROM extensions WHERE name = ?", (row["extension"],)).fetchone()
+        if ext is None:
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']} belongs to {row['extension']}, "
+                                    "which is not installed"))
+            continue
+        if row["status"] != ACTIVE:
+            continue
+        installed = Installed.from_row(ext, scope.kind, scope.root)
+        try:
+            bundle, profile = pick(installed.name, load_installed_bundles(installed, config), row["bundle"],
+                                   row["profile"])
+        except PkgmgrError as error:
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']}: {error.message}"))
+            continue
+        expected = {(r.id, r.sha256) for r in compute(scope, installed, bundle, profile).resources}
+        actual = {(r["id"], r["digest"]) for r in
+                  conn.execute("SELECT id, digest FROM resources WHERE activation_id = ?", (row["id"],))}
+        if expected != actual:
+            missing, extra = len(expected - actual), len(actual - expected)
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']} projects {len(actual)} "
+                                    f"resource(s) but should project {len(expected)} ({missing} missing or "
+                                    f"different, {extra} unexpected)"))
+    return findings

@@ -1,0 +1,86 @@
+"""`extract_archive`: a .tar.gz or .zip into a private staging directory, safely (SPEC 3).
+
+The format is told by magic bytes, not by the file name. Whatever fails, the staging directory
+is left empty and nothing was written outside it: names are checked before their data is
+read, files are created with O_EXCL/O_NOFOLLOW, and no link is ever created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from pkgmgr.config import Limits
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.archive.discover import find_manifest_root
+from pkgmgr.archive.errors import too_large
+from pkgmgr.archive.files import DIR_MODE, empty_directory
+from pkgmgr.archive.staging import Staging
+from pkgmgr.archive.tar_reader import extract_tar_gz
+from pkgmgr.archive.zip_reader import extract_zip
+
+_GZIP_MAGIC = b"\x1f\x8b"
+_ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def extract_archive(archive: Path, staging: Path, limits: Limits) -> Path:
+    """Extract `archive` into `staging` (an existing, empty, private directory) and return the
+    manifest root inside it (`find_manifest_root`), with mode 0755 like every directory made.
+
+    Raises `not_found` (no such file), `invalid_archive` (not a .tar.gz/.zip, corrupt, no
+    manifest), `unsafe_archive` (a member SPEC 3 refuses, named in the message) or
+    `archive_too_large` (a `[limits]` value passed, found while streaming). On any failure
+    `staging` is emptied before the error propagates.
+    """
+    staging = Path(staging)
+    with os.scandir(staging) as scan:
+        if next(scan, None) is not None:
+            raise ValueError(f"staging directory {staging} is not empty")
+    try:
+        with _open_archive(Path(archive), limits) as (raw, size, kind):
+            target = Staging(staging, limits)
+            if kind == "zip":
+                extract_zip(raw, size, target)
+            else:
+                extract_tar_gz(raw, target)
+            target.finish()
+        root = find_manifest_root(staging)
+        os.chmod(root, DIR_MODE)  # the extension root, even when it is staging itself
+        return root
+    except BaseException:
+        empty_directory(staging)
+        raise
+
+
+@contextlib.contextmanager
+def _open_archive(path: Path, limits: Limits) -> Iterator[tuple[BinaryIO, int, str]]:
+    """Open without blocking (a FIFO is refused, not read), check the size, sniff the format."""
+    try:
+        fd = os.open(path, _OPEN_FLAGS)
+    except FileNotFoundError:
+        raise PkgmgrError(f"{path}: no such archive", code="not_found", details={"path": str(path)}) from None
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise _not_an_archive(path, "not a regular file")
+    with open(fd, "rb") as raw:
+        if st.st_size > limits.max_archive_bytes:
+            raise too_large("compressed size", limits.max_archive_bytes)
+        magic = raw.read(4)
+        raw.seek(0)
+        if magic.startswith(_GZIP_MAGIC):
+            kind = "tar.gz"
+        elif magic in _ZIP_MAGICS:
+            kind = "zip"
+        else:
+            raise _not_an_archive(path, "unknown format")
+        yield raw, st.st_size, kind
+
+
+def _not_an_archive(path: Path, why: str) -> PkgmgrError:
+    return PkgmgrError(f"{path}: not a .tar.gz or .zip archive ({why})", code="invalid_archive",
+                       details={"path": str(path)})

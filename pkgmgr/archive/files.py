@@ -1,0 +1,139 @@
+"""Filesystem primitives of the archive package: normalised modes, opening a regular file
+without following links or blocking on a FIFO, and writing a fresh tree (extraction and
+install-from-directory) with O_EXCL/O_NOFOLLOW semantics.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Iterable
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import remove_tree
+
+CHUNK = 1024 * 1024
+FILE_MODE = 0o644
+EXEC_MODE = 0o755
+DIR_MODE = 0o755
+
+_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+
+
+def file_mode(st_mode: int) -> int:
+    """0755 when the owner may execute, else 0644: every other bit (setuid, setgid, sticky,
+    group/other write, a missing read bit) is dropped."""
+    return EXEC_MODE if st_mode & stat.S_IXUSR else FILE_MODE
+
+
+def mode_label(mode: int) -> str:
+    """`"0755"` or `"0644"`: the mode as the tree checksum and listing spell it."""
+    return "0755" if mode & stat.S_IXUSR else "0644"
+
+
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"))
+
+
+def kind_of(st_mode: int) -> str:
+    """A human word for a file type, for messages about files that are neither files nor dirs."""
+    for test, word in _KINDS:
+        if test(st_mode):
+            return word
+    return "not a regular file"
+
+
+def open_regular(path: str | os.PathLike[str], *, display: str) -> int:
+    """Open a regular file for reading and return its descriptor: a symbolic link in the last
+    component, a FIFO, a device or a socket is refused (`invalid_archive`) without blocking."""
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: what FreeBSD says for O_NOFOLLOW
+            raise PkgmgrError(f"{display!r} changed into a symbolic link while being read",
+                              code="path_escapes_root", details={"path": display}) from exc
+        raise
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise not_regular(display, st.st_mode)
+    return fd
+
+
+def not_regular(display: str, st_mode: int) -> PkgmgrError:
+    return PkgmgrError(
+        f"{display!r} is {kind_of(st_mode)}: only regular files, directories and symbolic links "
+        "can be installed or packed",
+        code="invalid_archive",
+        details={"path": display},
+    )
+
+
+def read_chunks(fd: int, size: int = CHUNK) -> Iterable[bytes]:
+    """The content of an open descriptor in chunks of at most `size` bytes."""
+    while True:
+        data = os.read(fd, size)
+        if not data:
+            return
+        yield data
+
+
+def empty_directory(directory: Path) -> None:
+    """Remove everything inside `directory`, keeping the directory itself."""
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return
+    for entry in entries:
+        remove_tree(Path(entry.path))
+
+
+class TreeWriter:
+    """Writes a new tree under an existing private directory.
+
+    Paths are relative POSIX paths that were already validated; files are created with
+    O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) and given their final
+    normalised mode with fchmod, independent of the umask. Directories get 0755 in `finish()`.
+    No per-file fsync: the store fsyncs what it needs before switching versions.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self._root = os.fspath(root)
+        self._dirs: set[str] = {""}
+        self._made: list[str] = []
+
+    def _path(self, rel: str) -> str:
+        return os.path.join(self._root, rel)
+
+    def mkdir(self, rel: str) -> None:
+        """Create directory `rel` and any missing parents (known parents cost nothing)."""
+        missing = []
+        while rel not in self._dirs:
+            missing.append(rel)
+            rel = rel.rpartition("/")[0]
+        for rel in reversed(missing):
+            path = self._path(rel)
+            os.mkdir(path, 0o700)
+            self._dirs.add(rel)
+            self._made.append(path)
+
+    def write(self, rel: str, chunks: Iterable[bytes], mode: int) -> None:
+        """Create file `rel` (parents included) from `chunks`, then set `mode`."""
+        self.mkdir(rel.rpartition("/")[0])
+        fd = os.open(self._path(rel), _CREATE_FLAGS, 0o600)
+        try:
+            for chunk in chunks:
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(fd, view):]
+            os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
+    def finish(self) -> None:
+        """Give every directory this writer made its final mode."""
+        for path in self._made:
+            os.chmod(path, DIR_MODE)

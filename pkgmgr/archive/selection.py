@@ -1,0 +1,173 @@
+"""Which files a source directory contributes (pack, install from a directory), and the copy.
+
+- VCS metadata is left out: any file or directory named `.git`, `.hg`, `.svn`, `.bzr`,
+  `_darcs`, `CVS` or `.fslckout`, at any depth (a `.git` *file* marks a worktree/submodule).
+- `<root>/.pkgmgrignore` (gitignore syntax, via pathspec) leaves out what it matches; an
+  ignored directory is not walked (as in git, a file inside it cannot be re-included). Only the
+  root's `.pkgmgrignore` is read; it is itself packed unless it ignores itself.
+- Symbolic links: followed when their target resolves inside the root (a file's content is
+  copied as a regular file, a directory is walked under the link's name); a link that escapes
+  the root, dangles, or loops (a chain of links, or a directory link to an enclosing
+  directory) → `path_escapes_root`.
+- FIFOs, sockets and devices → `invalid_archive` (they cannot be packed); never opened, so a
+  FIFO cannot hang the walk.
+- Names an archive could not carry (control characters, backslashes, non-UTF-8 bytes, names
+  that collide case-insensitively) → `invalid_archive`, so what is packed can be installed.
+- Empty directories contribute nothing (like git).
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.archive.files import (
+    DIR_MODE,
+    TreeWriter,
+    empty_directory,
+    file_mode,
+    not_regular,
+    open_regular,
+    read_chunks,
+)
+from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+
+VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".fslckout"})
+IGNORE_FILE = ".pkgmgrignore"
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One file of a source tree: its relative POSIX path, where its content is read from (a
+    link's resolved target), and its normalised mode (0o644 or 0o755)."""
+
+    rel: str
+    path: Path
+    mode: int
+
+
+def select_files(root: Path) -> list[SourceFile]:
+    """The files `root` contributes, sorted by relative path (see the module docstring).
+
+    Raises `path_escapes_root` for escaping, dangling or looping links and `invalid_archive`
+    for special files and names an archive cannot carry.
+    """
+    try:
+        base = os.path.realpath(root, strict=True)
+    except FileNotFoundError:
+        raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)}) from None
+    if not os.path.isdir(base):
+        raise PkgmgrError(f"{root}: not a directory", code="invalid_archive", details={"path": str(root)})
+    walker = _Walker(base, _ignore_spec(base))
+    files = sorted(walker.walk(), key=lambda f: f.rel)
+    names = NameTable()
+    for item in files:
+        try:
+            names.add(split_member_name(item.rel, is_dir=False), is_dir=False, member=item.rel)
+        except NameRefused as exc:
+            raise PkgmgrError(f"{item.rel!r} cannot be packed: {exc.reason}", code="invalid_archive",
+                              details={"path": item.rel}) from None
+    return files
+
+
+def copy_source_tree(src: Path, dest: Path) -> Path:
+    """Copy `select_files(src)` into `dest` (empty; created if missing, its parent must exist)
+    with normalised modes (`dest` itself gets 0755); return `dest`. On failure `dest` is left
+    empty."""
+    Path(dest).mkdir(mode=0o700, exist_ok=True)
+    writer = TreeWriter(dest)
+    try:
+        for item in select_files(src):
+            fd = open_regular(item.path, display=item.rel)
+            try:
+                writer.write(item.rel, read_chunks(fd), item.mode)
+            finally:
+                os.close(fd)
+        writer.finish()
+        os.chmod(dest, DIR_MODE)
+    except BaseException:
+        empty_directory(dest)
+        raise
+    return Path(dest)
+
+
+def _ignore_spec(base: str) -> Any:
+    path = os.path.join(base, IGNORE_FILE)
+    if not os.path.lexists(path):
+        return None
+    target = _resolve(path, base, IGNORE_FILE) if os.path.islink(path) else path
+    fd = open_regular(target, display=IGNORE_FILE)
+    with open(fd, "rb") as handle:
+        text = handle.read().decode("utf-8", "replace")
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def _escape(rel: str, why: str) -> PkgmgrError:
+    return PkgmgrError(f"symbolic link {rel!r} {why}", code="path_escapes_root", details={"path": rel})
+
+
+def _resolve(path: str, base: str, rel: str) -> str:
+    """The target of link `path`, which must exist and lie inside `base`."""
+    try:
+        target = os.path.realpath(path, strict=True)
+    except FileNotFoundError:
+        raise _escape(rel, "dangles (its target does not exist)") from None
+    except OSError:
+        raise _escape(rel, "is part of a loop of links") from None
+    if target != base and not target.startswith(base + os.sep):
+        raise _escape(rel, f"points outside the directory (to {target})")
+    return target
+
+
+class _Walker:
+    def __init__(self, base: str, spec: Any) -> None:
+        self.base = base
+        self.spec = spec
+
+    def _ignored(self, rel: str, is_dir: bool) -> bool:
+        return self.spec is not None and self.spec.match_file(rel + "/" if is_dir else rel)
+
+    def walk(self) -> Iterator[SourceFile]:
+        """Every selected file. Directories are walked with an explicit stack; each carries the
+        real paths of the directories enclosing it (the loop guard for directory links)."""
+        stack: list[tuple[str, str, tuple[str, ...]]] = [(self.base, "", (self.base,))]
+        while stack:
+            directory, prefix, ancestors = stack.pop()
+            with os.scandir(directory) as scan:
+                entries = list(scan)
+            for entry in entries:
+                if entry.name in VCS_NAMES:
+                    continue
+                rel = prefix + entry.name
+                path, st_mode = self._inspect(entry, rel)
+                if st_mode is None or self._ignored(rel, stat.S_ISDIR(st_mode)):
+                    continue
+                if stat.S_ISDIR(st_mode):
+                    if path in ancestors:
+                        raise _escape(rel, "points to a directory that encloses it (a loop)")
+                    stack.append((path, rel + "/", (*ancestors, path)))
+                elif stat.S_ISREG(st_mode):
+                    yield SourceFile(rel, Path(path), file_mode(st_mode))
+                else:
+                    raise not_regular(rel, st_mode)
+
+    def _inspect(self, entry: os.DirEntry[str], rel: str) -> tuple[str, int | None]:
+        """Where the entry's content is and its type; a link is resolved (inside the root) and
+        an ignored broken link gives `None`."""
+        if entry.is_symlink():
+            try:
+                path = _resolve(entry.path, self.base, rel)
+            except PkgmgrError:
+                if self._ignored(rel, False):
+                    return entry.path, None
+                raise
+            return path, os.stat(path).st_mode
+        if entry.is_dir(follow_symlinks=False):
+            return entry.path, stat.S_IFDIR
+        return entry.path, entry.stat(follow_symlinks=False).st_mode

@@ -1,0 +1,50 @@
+"""The receiving end of an extraction: every member passes through `Staging`, which checks its
+name against all names seen so far, counts it against the limits, and writes it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from pkgmgr.config import Limits
+from pkgmgr.archive.errors import unsafe
+from pkgmgr.archive.files import TreeWriter, file_mode
+from pkgmgr.archive.limits import Budget
+from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+
+
+class Staging:
+    """One extraction into one private directory."""
+
+    def __init__(self, root: Path, limits: Limits) -> None:
+        self.limits = limits
+        self.budget = Budget(limits)
+        self._names = NameTable()
+        self._writer = TreeWriter(root)
+
+    def admit(self, name: str, *, is_dir: bool) -> str:
+        """Count and check a member before any of its data is read; return its relative path
+        ("" for an entry naming the archive root, such as `./`)."""
+        self.budget.entry(name)
+        try:
+            parts = split_member_name(name, is_dir=is_dir)
+            self._names.add(parts, is_dir=is_dir, member=name)
+        except NameRefused as exc:
+            raise unsafe(name, exc.reason) from None
+        return "/".join(parts)
+
+    def mkdir(self, rel: str) -> None:
+        self._writer.mkdir(rel)
+
+    def write(self, rel: str, chunks: Iterable[bytes], *, mode: int, member: str) -> None:
+        """Write a file from `chunks`, refusing a chunk before it is written if it would pass
+        the uncompressed limit. `mode` is the archive's; it is normalised to 0644/0755."""
+        self._writer.write(rel, self._counted(chunks, member), file_mode(mode))
+
+    def _counted(self, chunks: Iterable[bytes], member: str) -> Iterator[bytes]:
+        for chunk in chunks:
+            self.budget.take(len(chunk), member)
+            yield chunk
+
+    def finish(self) -> None:
+        self._writer.finish()

@@ -1,0 +1,151 @@
+"""Streaming extraction of a .tar.gz: one sequential pass, each header checked before its data.
+
+The gzip layer is ours (`Inflater`) so that compressed bytes, produced bytes and the ratio are
+checked on every read. tarfile only parses headers: it reads a forward-only view of the
+decompressed stream (`_ForwardStream`, opened in `r:` mode, which never seeks backwards when
+members are read in order), and member data is copied straight from the inflater's chunks, so
+no byte is copied more than once. Only regular files and directories are accepted; every other
+member type (links, devices, FIFOs, sparse files, unknown types) is refused with
+`unsafe_archive`.
+"""
+
+from __future__ import annotations
+
+import struct
+import tarfile
+from typing import BinaryIO, Iterator
+
+from pkgmgr.archive.errors import corrupt, unsafe
+from pkgmgr.archive.files import CHUNK
+from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater
+from pkgmgr.archive.staging import Staging
+
+_FILE_TYPES = frozenset((tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE))
+_TYPE_WORDS = {
+    tarfile.SYMTYPE: "symbolic links are not allowed",
+    tarfile.LNKTYPE: "hard links are not allowed",
+    tarfile.CHRTYPE: "character devices are not allowed",
+    tarfile.BLKTYPE: "block devices are not allowed",
+    tarfile.FIFOTYPE: "FIFOs are not allowed",
+    tarfile.GNUTYPE_SPARSE: "sparse files are not allowed",
+}
+# What tarfile raises on malformed input (numbers out of range, bad pax records, deep header
+# chains, bad encodings); PkgmgrError is none of these, so our own refusals pass through.
+_MALFORMED = (tarfile.TarError, EOFError, ValueError, OverflowError, UnicodeError, RecursionError, struct.error)
+# Bytes a member costs in the stream beyond its content: header, pax/long-name records, padding.
+_OVERHEAD_PER_ENTRY = 4096
+
+
+class _ForwardStream:
+    """The decompressed tar stream as the seekable file tarfile's `r:` mode expects, as long as
+    nobody seeks backwards. `chunks(n)` hands out the next n bytes without copying them."""
+
+    def __init__(self, source: Inflater) -> None:
+        self._source = source
+        self._buffer = b""
+        self._offset = 0
+        self._position = 0
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, position: int, whence: int = 0) -> int:
+        if whence != 0 or position < self._position:
+            raise corrupt("tar data out of order")
+        for _ in self.chunks(position - self._position):
+            pass
+        return position
+
+    def read(self, size: int = -1) -> bytes:
+        if size is None or size < 0:
+            raise corrupt("unbounded read of tar data")
+        return b"".join(self.chunks(size))
+
+    def drain(self) -> None:
+        """Read to the end of the stream (record padding after the end-of-archive blocks)."""
+        while self._source.read(CHUNK):
+            pass
+        self._buffer, self._offset = b"", 0
+
+    def chunks(self, size: int) -> Iterator[bytes]:
+        while size > 0:
+            if self._offset == len(self._buffer):
+                self._buffer = self._source.read(CHUNK)
+                self._offset = 0
+                if not self._buffer:
+                    return
+            take = min(size, len(self._buffer) - self._offset)
+            if take == len(self._buffer):
+                piece = self._buffer
+            else:
+                piece = self._buffer[self._offset:self._offset + take]
+            self._offset += take
+            self._position += take
+            size -= take
+            yield piece
+
+
+class _StrictTarInfo(tarfile.TarInfo):
+    """tarfile takes a bad header after the first one for the end of the archive and stops
+    silently; we refuse the archive instead."""
+
+    @classmethod
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        try:
+            return super().fromtarfile(tarfile_)
+        except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError, tarfile.SubsequentHeaderError) as exc:
+            raise corrupt(f"bad tar header ({exc})") from None
+
+
+def extract_tar_gz(raw: BinaryIO, staging: Staging) -> None:
+    """Extract the .tar.gz read from `raw` into `staging`; raises PkgmgrError only."""
+    limits = staging.limits
+    counting = CountingReader(raw, limits.max_archive_bytes)
+    cap = limits.max_uncompressed_bytes + _OVERHEAD_PER_ENTRY * limits.max_entries + CHUNK
+    stream = _ForwardStream(Inflater(counting.read, wbits=GZIP_WBITS, limits=limits, cap=cap))
+    try:
+        tar = tarfile.open(fileobj=stream, mode="r:", tarinfo=_StrictTarInfo,  # type: ignore[call-overload]
+                           encoding="utf-8", errors="surrogateescape")
+    except _MALFORMED as exc:
+        raise corrupt(f"not a tar stream inside the gzip data ({exc})") from None
+    with tar:
+        for member in _members(tar):
+            _extract_member(stream, member, staging)
+    stream.drain()  # inflate to the end: the gzip CRC and length are checked, truncation is seen
+
+
+def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    while True:
+        try:
+            member = tar.next()
+        except _MALFORMED as exc:
+            raise corrupt(f"bad tar data ({exc})") from None
+        if member is None:
+            return
+        yield member
+
+
+def _extract_member(stream: _ForwardStream, member: tarfile.TarInfo, staging: Staging) -> None:
+    name = member.name
+    is_dir = member.type == tarfile.DIRTYPE
+    if not is_dir and (member.type not in _FILE_TYPES or member.sparse is not None):
+        reason = _TYPE_WORDS.get(member.type, f"member type {member.type!r} is not allowed")
+        raise unsafe(name, "sparse files are not allowed" if member.sparse is not None else reason)
+    rel = staging.admit(name, is_dir=is_dir)
+    if is_dir:
+        if rel:
+            staging.mkdir(rel)
+        return
+    staging.budget.reserve(member.size, name)
+    staging.write(rel, _content(stream, member), mode=member.mode, member=name)
+
+
+def _content(stream: _ForwardStream, member: tarfile.TarInfo) -> Iterator[bytes]:
+    if stream.tell() != member.offset_data:
+        raise corrupt("tar data out of order", member=member.name)
+    produced = 0
+    for chunk in stream.chunks(member.size):
+        produced += len(chunk)
+        yield chunk
+    if produced != member.size:
+        raise corrupt("unexpected end of data (truncated archive)", member=member.name)

@@ -1,0 +1,56 @@
+"""Bundle, profile, agent-folder and window-layout codecs and validators (SPEC 8). Pure: they
+read an extension tree and never write.
+
+- `load_bundles(root, manifest.bundles, reserved_agent_names=...)`: every scope-independent
+  rule, all problems of all files in one `ValidationFailed`.
+- `parse_layout(data, file=...)`: the strict window_layout codec (schema + topology).
+- `layout_scope_problems(layout, scope, workspace_path)`: the scope binding, for activation.
+- `parse_agent_md(text, file=...)`: AGENT.md front matter and prompt.
+
+Importing this package does not import jsonschema, PyYAML or croniter; they load on first use.
+
+Where SPEC 8 is silent, the codecs decide (the safer reading):
+
+- Documents are UTF-8 without BOM and hold only JSON values (no TOML dates, NaN, infinities,
+  lone surrogates), nested at most 64 levels. Limits: bundle file and layout 4 MiB, AGENT.md,
+  mcp.json and capabilities documents 1 MiB, SOUL.md/HEARTBEAT.md 64 KiB.
+- A `[bundle]` table and root-level `name`/`description`/`profiles` are mutually exclusive.
+- Names (bundle, profile, channel, job, trigger, agent) carry no surrounding whitespace or
+  control characters: SPEC 9.1 strips names before hashing, so ` x` and `x` would collide.
+  Uniqueness compares `str.lower()`. `channels.primary` must equal an item's name exactly.
+- AGENT.md: YAML through a safe loader that rejects duplicate keys and anchors/aliases; the
+  body is stripped; `tools`/`toolsets`/`deny_tools`/`skills` are lists of distinct strings,
+  `category_path` a string or list of strings, `mcp_servers` a list of names or a map, `hooks`
+  a list or a map. mcp.json holds exactly one of `mcpServers`/`mcp_servers` (a map of objects)
+  and nothing else. `capabilities/` holds only `.toml`/`.json` files; `AgentSpec.capabilities`
+  maps each capabilities file (relative to the agent folder) to its document.
+- Jobs: `retry` = `strategy` (none|backoff, required), `max_retries` (0..100), `base_delay`;
+  `fire_limit` = `max` (>= 1) and `window` (both required); durations are positive Go
+  durations. RFC 3339 times need upper-case `T`/`Z` and no leap second (as Go parses them).
+  A trigger's `event` "webhook" is refused in any letter case.
+- Layouts: rect bounds and frame overlap tolerate 1e-9 of float error; group ids and node ids
+  are two namespaces; `version`, `document.version` and `order` must be JSON integers (not 1.0).
+- Paths keep `..` and resolve it after symlinks, as the host does; a path reached twice (two
+  profiles sharing an agent folder) is loaded once and its file problems are reported once.
+"""
+
+from pkgmgr.bundles.agent import parse_agent_md
+from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, layout_scope_problems, parse_layout
+from pkgmgr.bundles.loader import load_bundles
+from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
+
+__all__ = [
+    "MAX_LAYOUT_BYTES",
+    "AgentSpec",
+    "Bundle",
+    "Channel",
+    "Channels",
+    "JobSpec",
+    "LayoutSpec",
+    "Profile",
+    "TriggerSpec",
+    "layout_scope_problems",
+    "load_bundles",
+    "parse_agent_md",
+    "parse_layout",
+]

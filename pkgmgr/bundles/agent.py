@@ -1,0 +1,331 @@
+"""Agent folders (SPEC 8): AGENT.md front matter and prompt, mcp.json, capabilities,
+SOUL.md and HEARTBEAT.md.
+
+The front matter is YAML read with a strict safe loader: no duplicate keys, no anchors or
+aliases (so no alias bombs), bounded depth and size; a YAML error is a problem with its line,
+never a traceback. Only the fields SPEC 8 lists are allowed.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any, Callable, Collection
+
+from pkgmgr.bundles.documents import MIB, DocumentError, decode_text, plain_issues
+from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
+from pkgmgr.bundles.model import AgentSpec
+from pkgmgr.bundles.names import agent_name_problem
+from pkgmgr.errors import Problem, ProblemSink
+from pkgmgr.jsonutil import join_key
+
+CODE = "invalid_bundle"
+MAX_AGENT_MD_BYTES = 1 * MIB
+MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents
+MAX_AUTHORED_BYTES = 64 * 1024  # SOUL.md, HEARTBEAT.md
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
+PERMISSIONS = ("deny-all", "approve-reads", "approve-all")
+MCP_KEYS = ("mcpServers", "mcp_servers")
+
+
+def _string(value: Any) -> str | None:
+    return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+
+
+def _choice(*choices: str) -> Callable[[Any], str | None]:
+    def check(value: Any) -> str | None:
+        return None if isinstance(value, str) and value in choices else "must be one of " + ", ".join(choices)
+
+    return check
+
+
+def _strings(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        return "must be a list of non-empty strings"
+    if len(set(value)) != len(value):
+        return "lists a value twice"
+    return None
+
+
+def _string_or_strings(value: Any) -> str | None:
+    if isinstance(value, str):
+        return _string(value)
+    return "must be a string or a list of non-empty strings" if _strings(value) else None
+
+
+def _names_or_map(value: Any) -> str | None:
+    if isinstance(value, dict):
+        return None
+    return "must be a list of server names or a map of server definitions" if _strings(value) else None
+
+
+def _list_or_map(value: Any) -> str | None:
+    return None if isinstance(value, (list, dict)) else "must be a list or a map"
+
+
+FIELDS: dict[str, Callable[[Any], str | None]] = {
+    "name": _string,
+    "provider": _string,
+    "command": _string,
+    "model": _string,
+    "reasoning_effort": _choice(*REASONING_EFFORTS),
+    "tools": _strings,
+    "toolsets": _strings,
+    "deny_tools": _strings,
+    "permissions": _choice(*PERMISSIONS),
+    "skills": _strings,
+    "category_path": _string_or_strings,
+    "mcp_servers": _names_or_map,
+    "hooks": _list_or_map,
+}
+
+
+def parse_agent_md(
+    text: str, *, file: str, reserved_agent_names: Collection[str] = ()
+) -> tuple[dict[str, Any], str, list[Problem]]:
+    """Split AGENT.md into its front matter (a dict) and body (the prompt, stripped).
+
+    Returns (front_matter, body, problems); problems (code `invalid_bundle`, filed under `file`)
+    cover the `---` delimiters, YAML errors, unknown or mistyped fields, the agent name
+    (`reserved_agent_names` lower-cased) and an empty body. Never raises for bad input.
+    """
+    sink = ProblemSink(file, CODE)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        sink.add("", f"contains a lone surrogate at character {exc.start}; it is not valid Unicode")
+        return {}, "", sink.problems
+    text = text.replace("\r\n", "\n")
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = text.split("\n")
+    if lines[0].rstrip() != "---":
+        sink.add("", "AGENT.md must start with a '---' line that opens the YAML front matter", line=1)
+        return {}, "", sink.problems
+    close = next((index for index in range(1, len(lines)) if lines[index].rstrip() == "---"), None)
+    if close is None:
+        sink.add("", "the front matter opened on line 1 is not closed by a '---' line", line=1)
+        return {}, "", sink.problems
+    front, issues = _load_front_matter(sink, "\n".join(lines[1:close]))
+    if front is not None:
+        _check_fields(sink, front, reserved_agent_names)
+        reported = {problem.key for problem in sink.problems}
+        for key, message in issues:  # values JSON cannot carry, where no field rule spoke already
+            if key.split(".")[0].split("[")[0] not in reported:
+                sink.add(key, message)
+    body = "\n".join(lines[close + 1:]).strip()
+    if not body:
+        sink.add("body", "the body after the front matter (the agent's prompt) is empty", line=close + 2)
+    return front or {}, body, sink.problems
+
+
+def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
+    """The front matter mapping and its plain-JSON issues, or None after filing the problem."""
+    import yaml
+
+    try:
+        value = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
+        issues = plain_issues(value)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc)
+        sink.add("", f"front matter is not valid YAML: {problem}", line=mark.line + 2 if mark is not None else None)
+        return None, []
+    except RecursionError:
+        sink.add("", "front matter is nested too deeply")
+        return None, []
+    except DocumentError as exc:
+        sink.add(exc.key, f"front matter {exc.message}")
+        return None, []
+    if value is None:
+        sink.add("name", "is required (the front matter is empty)")
+        return None, []
+    if not isinstance(value, dict):
+        sink.add("", "front matter must be a YAML mapping of fields")
+        return None, []
+    return value, issues
+
+
+def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection[str]) -> None:
+    if "name" not in front:
+        sink.add("name", "is required")
+    for key, value in front.items():
+        if not isinstance(key, str):
+            continue  # reported by plain_issues
+        rule = FIELDS.get(key)
+        if rule is None:
+            sink.add(key, "unknown field; AGENT.md front matter allows " + ", ".join(FIELDS))
+            continue
+        message = rule(value)
+        if message is None and key == "name":
+            message = agent_name_problem(value, reserved)
+        if message:
+            sink.add(key, message)
+
+
+@cache
+def _strict_loader() -> Any:
+    """A safe YAML loader (libyaml when available) refusing duplicate keys and aliases."""
+    import yaml
+    from yaml.constructor import ConstructorError
+
+    base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+    class StrictLoader(base):  # type: ignore[misc, valid-type]
+        def construct_object(self, node: Any, deep: bool = False) -> Any:
+            if node in self.constructed_objects or node in self.recursive_objects:
+                raise ConstructorError(None, None, "anchors and aliases are not allowed in front matter", node.start_mark)
+            return super().construct_object(node, deep=deep)
+
+        def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+            if isinstance(node, yaml.MappingNode):
+                seen: set[tuple[str, str]] = set()
+                for key_node, _ in node.value:
+                    if isinstance(key_node, yaml.ScalarNode):
+                        marker = (key_node.tag, key_node.value)
+                        if marker in seen:
+                            raise ConstructorError(None, None, f"duplicate key {key_node.value!r}", key_node.start_mark)
+                        seen.add(marker)
+            return super().construct_mapping(node, deep=deep)
+
+    return StrictLoader
+
+
+def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collection[str]) -> tuple[AgentSpec | None, list[Problem]]:
+    """Load the agent folder `rel_dir` of `tree`.
+
+    Raises TreeError when `rel_dir` is not a folder holding AGENT.md inside the root (the
+    caller files it under the bundle key that named it). Returns the AgentSpec, or None and
+    the problems found in the folder's files (each filed under that file).
+    """
+    path = normalize(rel_dir)
+    if not tree.resolve(path).is_dir():
+        raise TreeError(CODE, f"{path} is not a directory (an agent path names a folder holding AGENT.md)")
+    present = tree.names(path)
+    agent_md = child(path, "AGENT.md")
+    if "AGENT.md" not in present:
+        raise TreeError(CODE, f"{path} has no AGENT.md")
+    try:
+        text = decode_text(tree.read(agent_md, limit=MAX_AGENT_MD_BYTES))
+    except TreeError as exc:
+        return None, [Problem(exc.code, agent_md, "", exc.message)]
+    except DocumentError as exc:
+        return None, [Problem(CODE, agent_md, "", exc.message)]
+    front, body, problems = parse_agent_md(text, file=agent_md, reserved_agent_names=reserved_agent_names)
+    mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
+    capabilities = _capabilities(tree, path, present, problems)
+    soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None
+    heartbeat = _authored(tree, path, "HEARTBEAT.md", problems) if "HEARTBEAT.md" in present else None
+    if problems:
+        return None, problems
+    return (
+        AgentSpec(
+            name=front["name"],
+            path=path,
+            front_matter=front,
+            body=body,
+            soul=soul,
+            heartbeat=heartbeat,
+            mcp=mcp,
+            capabilities=capabilities,
+        ),
+        [],
+    )
+
+
+def _mcp(tree: PackageTree, folder: str, problems: list[Problem]) -> dict[str, Any] | None:
+    """The server map of mcp.json (`mcpServers` or `mcp_servers`), or None."""
+    rel = child(folder, "mcp.json")
+    value, read_problems = tree.read_document(rel, kind="json", limit=MAX_COMPANION_BYTES, code=CODE)
+    problems.extend(read_problems)
+    if value is None or read_problems:
+        return None
+    sink = ProblemSink(rel, CODE)
+    if not isinstance(value, dict):
+        sink.add("", "mcp.json must be a JSON object holding an mcpServers map")
+        problems.extend(sink.problems)
+        return None
+    for key in value:
+        if key not in MCP_KEYS:
+            sink.add(key, "unknown key; mcp.json holds mcpServers (or mcp_servers)")
+    present = [key for key in MCP_KEYS if key in value]
+    servers = value.get(present[0]) if present else None
+    if not present:
+        sink.add("", "needs an mcpServers (or mcp_servers) map")
+    elif len(present) > 1:
+        sink.add("mcp_servers", "mcpServers and mcp_servers are both given; keep one")
+    elif not isinstance(servers, dict):
+        sink.add(present[0], "must be a map of server name to server definition")
+    else:
+        for name, server in servers.items():
+            if not name.strip():
+                sink.add(join_key(present[0], name), "server name must not be empty")
+            elif not isinstance(server, dict):
+                sink.add(join_key(present[0], name), "must be an object (command, args, env, ...)")
+    problems.extend(sink.problems)
+    return None if sink else servers
+
+
+def _capabilities(tree: PackageTree, folder: str, present: frozenset[str], problems: list[Problem]) -> dict[str, Any] | None:
+    """capabilities.toml, capabilities.json or capabilities/ (exactly one) as a map of file
+    (relative to the agent folder) to its document, or None."""
+    declared = [name for name in ("capabilities.toml", "capabilities.json", "capabilities") if name in present]
+    if not declared:
+        return None
+    if len(declared) > 1:
+        found = ", ".join(name + ("/" if name == "capabilities" else "") for name in declared)
+        problems.append(Problem(CODE, folder, "", f"declares capabilities more than once ({found}); keep exactly one"))
+        return None
+    if declared[0] != "capabilities":
+        files = [child(folder, declared[0])]
+    else:
+        files = _capability_dir(tree, child(folder, "capabilities"), problems)
+        if files is None:
+            return None
+    result: dict[str, Any] = {}
+    failed = False
+    for rel in files:
+        value, read_problems = tree.read_document(rel, kind=rel.rsplit(".", 1)[1], limit=MAX_COMPANION_BYTES, code=CODE)
+        if value is not None and not isinstance(value, dict):
+            read_problems.append(Problem(CODE, rel, "", "a capabilities document must be an object"))
+        problems.extend(read_problems)
+        failed = failed or bool(read_problems)
+        result[rel[len(folder) + 1:] if folder != "." else rel] = value
+    return None if failed else result
+
+
+def _capability_dir(tree: PackageTree, rel: str, problems: list[Problem]) -> list[str] | None:
+    try:
+        if not tree.resolve(rel).is_dir():
+            problems.append(Problem(CODE, rel, "", "capabilities must be a directory of .toml/.json files"))
+            return None
+        files, issues = tree.walk(rel, ("",))
+    except TreeError as exc:
+        problems.append(Problem(exc.code, rel, "", exc.message))
+        return None
+    for path, error in issues:
+        problems.append(Problem(error.code, path, "", error.message))
+    wanted = [path for path in files if path.endswith((".toml", ".json"))]
+    for path in files:
+        if path not in wanted:
+            problems.append(Problem(CODE, path, "", "capabilities/ holds only .toml or .json files"))
+    if not files:
+        problems.append(Problem(CODE, rel, "", "capabilities/ holds no .toml or .json file"))
+    return None if issues or len(wanted) != len(files) or not files else wanted
+
+
+def _authored(tree: PackageTree, folder: str, name: str, problems: list[Problem]) -> bytes | None:
+    """SOUL.md / HEARTBEAT.md: non-empty UTF-8 of at most 64 KiB, kept as bytes."""
+    rel = child(folder, name)
+    try:
+        data = tree.read(rel, limit=MAX_AUTHORED_BYTES, code=CODE)
+        text = decode_text(data)
+    except TreeError as exc:
+        problems.append(Problem(exc.code, rel, "", exc.message))
+        return None
+    except DocumentError as exc:
+        problems.append(Problem(CODE, rel, "", exc.message))
+        return None
+    if not text.strip():
+        problems.append(Problem(CODE, rel, "", f"{name} is empty; write its content or remove the file"))
+        return None
+    return data

@@ -1,0 +1,165 @@
+"""Bytes to plain JSON-like values, strictly: the one decoder of every bundle-side document.
+
+A *plain* value is what canonical JSON can encode and hash: dicts with string keys, lists,
+strings without lone surrogates, finite numbers, booleans and null. JSON is decoded with
+duplicate keys, NaN/Infinity, overflowing numbers and trailing data rejected; TOML through
+`tomllib`. Every decoded document is bounded in size, depth and number of values, so a hostile
+file yields a `DocumentError` (or a list of issues), never a RecursionError or a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from typing import Any
+
+from pkgmgr.jsonutil import key_path
+
+MIB = 1024 * 1024
+MAX_DEPTH = 64
+MAX_VALUES = 200_000
+
+
+class DocumentError(ValueError):
+    """A document that cannot be decoded at all; `key` and `line` say where, when known."""
+
+    def __init__(self, message: str, *, key: str = "", line: int | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.key = key
+        self.line = line
+
+
+def decode_text(data: bytes) -> str:
+    """UTF-8 without a byte order mark. Raises DocumentError."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DocumentError(f"not valid UTF-8 (byte {exc.start})") from None
+    if text.startswith("\ufeff"):
+        raise DocumentError("starts with a byte order mark; save it as UTF-8 without BOM")
+    return text
+
+
+def load_document(data: bytes, *, kind: str, max_bytes: int) -> tuple[Any, list[tuple[str, str]]]:
+    """Decode a `json` or `toml` document of at most `max_bytes`.
+
+    Returns the value and the (key, message) issues of values JSON cannot carry (TOML dates,
+    lone surrogates); raises DocumentError when the document is unreadable, too large, too
+    deep or has too many values.
+    """
+    if len(data) > max_bytes:
+        raise DocumentError(f"larger than {size_text(max_bytes)} ({len(data)} bytes)")
+    text = decode_text(data)
+    try:
+        value = _decode_json(text) if kind == "json" else _decode_toml(text)
+    except RecursionError:
+        raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
+    return value, plain_issues(value)
+
+
+def _decode_json(text: str) -> Any:
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_unique_keys,
+            parse_constant=_reject_constant,
+            parse_float=_finite_float,
+        )
+    except json.JSONDecodeError as exc:
+        message = "trailing data after the JSON value (exactly one value allowed)" if exc.msg == "Extra data" else exc.msg
+        raise DocumentError(f"not valid JSON: {message}", line=exc.lineno) from None
+    except ValueError as exc:  # raised by the hooks above, or by int() on a huge literal
+        raise DocumentError(f"not valid JSON: {exc}") from None
+
+
+def _decode_toml(text: str) -> Any:
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = re.search(r"at line (\d+)", str(exc))
+        raise DocumentError(f"not valid TOML: {exc}", line=int(match.group(1)) if match else None) from None
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise ValueError(f"duplicate object key {key!r}")
+        result[key] = value
+    return result
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    number = float(text)
+    if not math.isfinite(number):
+        raise ValueError(f"number {text[:40]} is out of range")
+    return number
+
+
+def plain_issues(value: Any, *, max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES) -> list[tuple[str, str]]:
+    """(key, message) for every value canonical JSON cannot encode, sorted by key.
+
+    Raises DocumentError when the value is nested deeper than `max_depth` or holds more than
+    `max_values` values (a YAML alias bomb expands here, so it is bounded too).
+    """
+    issues: list[tuple[str, str]] = []
+    stack: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
+    count = 0
+    while stack:
+        item, path = stack.pop()
+        count += 1
+        if count > max_values:
+            raise DocumentError(f"holds more than {max_values} values")
+        if len(path) >= max_depth:  # the top-level value is level 1
+            raise DocumentError(f"nested deeper than {max_depth} levels (under {key_path(path[:4]) or 'the top level'})")
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    issues.append((key_path(path), f"key {key!r} is not a string"))
+                elif not _encodable(key):
+                    issues.append((key_path(path), f"key {key!r} is not valid Unicode"))
+                else:
+                    stack.append((child, path + (key,)))
+        elif isinstance(item, list):
+            stack.extend((child, path + (index,)) for index, child in enumerate(item))
+        elif isinstance(item, str):
+            if not _encodable(item):
+                issues.append((key_path(path), "contains a lone surrogate; it is not valid Unicode"))
+        elif isinstance(item, float):
+            if not math.isfinite(item):
+                issues.append((key_path(path), f"{item} is not a finite number"))
+        elif item is not None and not isinstance(item, (bool, int)):
+            issues.append((key_path(path), f"a {type(item).__name__} value is not allowed here; write it as a string"))
+    return sorted(issues)
+
+
+def integer_problem(value: Any) -> str | None:
+    """JSON Schema's `integer` admits 3.0; counts, orders and versions must be written 3."""
+    if isinstance(value, float) and value.is_integer():
+        return f"must be an integer (write {int(value)}, not {value})"
+    return None
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def size_text(limit: int) -> str:
+    """`4 MiB`, `64 KiB`: how limits are written in messages."""
+    if limit % MIB == 0:
+        return f"{limit // MIB} MiB"
+    if limit % 1024 == 0:
+        return f"{limit // 1024} KiB"
+    return f"{limit} bytes"

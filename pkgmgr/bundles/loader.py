@@ -1,0 +1,323 @@
+"""Bundle files of an extension (SPEC 8): discovery, decoding and every scope-independent rule.
+
+`load_bundles` reads each bundle file named by `resources.bundles` (directories walked
+recursively; `.toml` and `.json` count), the agent folders and layout files its profiles name,
+and reports every problem of every file together. The scope rules (agent references, the
+layout's scope binding, agent conflicts) belong to activation.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Collection, Iterator, Sequence
+
+from pkgmgr.bundles.agent import load_agent
+from pkgmgr.bundles.documents import MIB
+from pkgmgr.bundles.files import PackageTree, TreeError, normalize
+from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
+from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
+from pkgmgr.bundles.names import UniqueNames, name_problem
+from pkgmgr.bundles.schedule import FIRE_LIMIT_RULES, RETRY_RULES, check_fields, check_schedule
+from pkgmgr.errors import Problem, ProblemSink, raise_problems
+from pkgmgr.jsonutil import join_key
+
+CODE = "invalid_bundle"
+BUNDLE_SUFFIXES = (".toml", ".json")
+MAX_BUNDLE_BYTES = 4 * MIB
+CORE_FIELDS = ("name", "description", "profiles")
+UNSUPPORTED_EVENTS = ("webhook",)
+
+
+def load_bundles(
+    root: Path,
+    bundle_paths: Sequence[str],
+    *,
+    reserved_agent_names: Collection[str],
+    manifest_file: str = "extension.toml",
+) -> tuple[Bundle, ...]:
+    """Load and validate the bundles of the extension at `root`.
+
+    `bundle_paths` is the manifest's `resources.bundles` (problems with an entry itself are
+    filed under `manifest_file`, key `resources.bundles[i]`). Applies every scope-independent
+    rule of SPEC 8. Raises ValidationFailed listing every problem of every file (codes
+    `invalid_bundle`, `invalid_layout`, `path_escapes_root`), each naming its file relative to
+    `root` and its key path.
+    """
+    loader = _Loader(PackageTree.open(root, code=CODE), frozenset(name.lower() for name in reserved_agent_names))
+    bundles: list[Bundle] = []
+    names = UniqueNames()
+    for rel in loader.discover(bundle_paths, manifest_file):
+        name, name_key, bundle = loader.bundle_file(rel)
+        if name is not None:
+            first = names.claim(name, rel)
+            if first is not None:
+                loader.problems.append(
+                    Problem(CODE, rel, name_key, f"duplicate bundle name {name!r}: {first} already uses it "
+                            "(bundle names are unique case-insensitively within an extension)")
+                )
+        if bundle is not None:
+            bundles.append(bundle)
+    raise_problems(loader.problems)
+    return tuple(bundles)
+
+
+def _text(table: dict[str, Any], key: str) -> str:
+    value = table.get(key)
+    return value if isinstance(value, str) else ""
+
+
+def _tables(table: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
+    """The (index, table) items of list `key`; other shapes are the schema's to report."""
+    value = table.get(key)
+    return [(index, item) for index, item in enumerate(value) if isinstance(item, dict)] if isinstance(value, list) else []
+
+
+def _claim_name(sink: ProblemSink, names: UniqueNames, value: Any, key: str, what: str, within: str) -> None:
+    if not isinstance(value, str):
+        return
+    problem = name_problem(value, f"{what} name")
+    if problem:
+        sink.add(key, problem)
+        return
+    first = names.claim(value, key)
+    if first is not None:
+        sink.add(key, f"duplicate {what} name {value!r} (first at {first}); {what} names are unique case-insensitively within {within}")
+
+
+def _not_blank(sink: ProblemSink, table: dict[str, Any], key: str, field: str) -> None:
+    value = table.get(field)
+    if isinstance(value, str) and not value.strip():
+        sink.add(f"{key}.{field}", "must not be empty")
+
+
+def _named_entries(sink: ProblemSink, table: dict[str, Any], key: str, kind: str, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(key, table) of each job or trigger (`kind`), after the rules both share: a valid name,
+    unique in the profile, and a non-blank prompt."""
+    names = UniqueNames()
+    for index, entry in _tables(table, kind):
+        entry_key = f"{key}.{kind}[{index}]"
+        _claim_name(sink, names, entry.get("name"), f"{entry_key}.name", what, "a profile")
+        _not_blank(sink, entry, entry_key, "prompt")
+        yield entry_key, entry
+
+
+class _Loader:
+    """One `load_bundles` call: the tree, the problems so far, and agent folders and layout
+    files already loaded (profiles may share them; their own problems are reported once)."""
+
+    def __init__(self, tree: PackageTree, reserved: frozenset[str]) -> None:
+        self.tree = tree
+        self.reserved = reserved
+        self.problems: list[Problem] = []
+        self.side: list[Problem] = []  # problems of agent/layout files met while reading a bundle file
+        self.loaded: dict[tuple[str, str], tuple[Any, TreeError | None]] = {}  # (kind, path) -> (spec, path error)
+
+    # -- files -------------------------------------------------------------------------------
+
+    def discover(self, bundle_paths: Sequence[str], manifest_file: str) -> list[str]:
+        """Bundle files in manifest order, each directory walked sorted; each file once."""
+        files: list[str] = []
+        seen: set[Path] = set()
+        for index, entry in enumerate(bundle_paths):
+            key = f"resources.bundles[{index}]"
+            try:
+                found = [(rel, self.tree.resolve(rel)) for rel in self._entry_files(entry)]
+            except TreeError as exc:
+                self.problems.append(Problem(exc.code, manifest_file, key, exc.message))
+                continue
+            for rel, real in found:
+                if real not in seen:
+                    seen.add(real)
+                    files.append(rel)
+        return files
+
+    def _entry_files(self, entry: Any) -> list[str]:
+        if not isinstance(entry, str) or not entry:
+            raise TreeError(CODE, "must be a non-empty relative path")
+        real = self.tree.resolve(entry)
+        if real.is_dir():
+            found, issues = self.tree.walk(entry, BUNDLE_SUFFIXES)
+            self.problems.extend(Problem(error.code, path, "", error.message) for path, error in issues)
+            return found
+        if not real.is_file():
+            raise TreeError(CODE, f"{entry} does not exist")
+        if not entry.endswith(BUNDLE_SUFFIXES):
+            raise TreeError(CODE, f"{entry} is not a bundle file (.toml or .json)")
+        return [normalize(entry)]
+
+    def bundle_file(self, rel: str) -> tuple[str | None, str, Bundle | None]:
+        """(bundle name, its key, the Bundle or None when the file has problems)."""
+        document, read_problems = self.tree.read_document(rel, kind=rel.rsplit(".", 1)[1], limit=MAX_BUNDLE_BYTES)
+        self.problems.extend(read_problems)
+        if document is None:
+            return None, "", None
+        sink = ProblemSink(rel, CODE)
+        if not isinstance(document, dict):
+            sink.add("", "a bundle file holds an object (name, description, profiles)")
+            self.problems.extend(sink.problems)
+            return None, "", None
+        from pkgmgr.schemas import schema_problems
+
+        reported = {problem.key for problem in read_problems}
+        sink.extend(problem for problem in schema_problems(document, "bundle", file=rel, code=CODE) if problem.key not in reported)
+        core, prefix = self._core(sink, document)
+        name, name_key = core.get("name"), join_key(prefix, "name")
+        if "name" not in core:
+            sink.add(name_key, "a bundle needs a name")
+        elif isinstance(name, str) and (problem := name_problem(name, "bundle name")):
+            sink.add(name_key, problem)
+        profiles_key = join_key(prefix, "profiles")
+        if not core.get("profiles"):
+            sink.add(profiles_key, "a bundle needs at least one profile")
+        names = UniqueNames()
+        profiles = []
+        for index, table in _tables(core, "profiles"):
+            key = f"{profiles_key}[{index}]"
+            _claim_name(sink, names, table.get("name"), f"{key}.name", "profile", "a bundle")
+            profiles.append(self._profile(sink, table, key))
+        self.problems.extend(sink.problems)
+        self.problems.extend(self.side)
+        clean = not (read_problems or sink or self.side)
+        self.side = []
+        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles)) if clean else None
+        return (name if isinstance(name, str) else None), name_key, bundle
+
+    @staticmethod
+    def _core(sink: ProblemSink, document: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        """The table holding name/description/profiles and its key prefix ("" or "bundle")."""
+        if "bundle" not in document:
+            return document, ""
+        for field in CORE_FIELDS:
+            if field in document:
+                sink.add(field, "is set at the root while a [bundle] table exists; keep the bundle fields in one place")
+        core = document["bundle"]
+        return (core if isinstance(core, dict) else {}), "bundle"
+
+    # -- profiles ----------------------------------------------------------------------------
+
+    def _profile(self, sink: ProblemSink, table: dict[str, Any], key: str) -> Profile:
+        channels = table.get("channels")
+        return Profile(
+            name=_text(table, "name"),
+            description=_text(table, "description"),
+            channels=self._channels(sink, channels, f"{key}.channels") if isinstance(channels, dict) else Channels(),
+            agents=self._packaged(sink, table, key, "agents"),
+            layouts=self._packaged(sink, table, key, "layouts"),
+            jobs=self._jobs(sink, table, key),
+            triggers=self._triggers(sink, table, key),
+        )
+
+    @staticmethod
+    def _channels(sink: ProblemSink, table: dict[str, Any], key: str) -> Channels:
+        names = UniqueNames()
+        items = []
+        for index, item in _tables(table, "items"):
+            name = item.get("name")
+            _claim_name(sink, names, name, f"{key}.items[{index}].name", "channel", "a profile")
+            if isinstance(name, str):
+                items.append(Channel(name, _text(item, "description")))
+        primary = table.get("primary")
+        if isinstance(primary, str) and primary not in [item.name for item in items]:
+            choices = ", ".join(repr(item.name) for item in items) or "none declared"
+            sink.add(f"{key}.primary", f"{primary!r} is not one of the channel items ({choices})")
+        elif items and "primary" not in table:
+            sink.add(f"{key}.primary", "is required when channel items are declared; name one of them")
+        return Channels(primary if isinstance(primary, str) else None, tuple(items))
+
+    def _packaged(self, sink: ProblemSink, table: dict[str, Any], key: str, kind: str) -> tuple[Any, ...]:
+        """The agents or layouts (`kind`) a profile names by path: each path loaded once per
+        call (its own problems reported once), each agent name / layout id unique in the profile."""
+        read, label = (self._read_agent, "agent name") if kind == "agents" else (self._read_layout, "layout id")
+        names = UniqueNames()
+        found = []
+        for index, entry in _tables(table, kind):
+            entry_key = f"{key}.{kind}[{index}].path"
+            path = entry.get("path")
+            if not isinstance(path, str) or not path:
+                continue
+            rel = normalize(path)
+            if (kind, rel) not in self.loaded:
+                self.loaded[kind, rel] = read(rel)
+            spec, error = self.loaded[kind, rel]
+            if error is not None:
+                sink.add(entry_key, error.message, code=error.code)
+            if spec is None:
+                continue
+            ident = spec.name if kind == "agents" else spec.id
+            first = names.claim(ident, entry_key)
+            if first is not None:
+                sink.add(entry_key, f"{label} {ident!r} is already used by {first}; {label}s are unique "
+                         "case-insensitively within a profile")
+            found.append(spec)
+        return tuple(found)
+
+    def _read_agent(self, rel: str) -> tuple[AgentSpec | None, TreeError | None]:
+        """Path problems are the bundle's (returned); problems of the folder's files are its own."""
+        try:
+            spec, problems = load_agent(self.tree, rel, reserved_agent_names=self.reserved)
+        except TreeError as exc:
+            return None, exc
+        self.side.extend(problems)
+        return spec, None
+
+    def _read_layout(self, rel: str) -> tuple[LayoutSpec | None, TreeError | None]:
+        """Path problems are the bundle's (returned); problems of the file itself are the layout's."""
+        try:
+            real = self.tree.resolve(rel)
+        except TreeError as exc:
+            return None, exc
+        if not real.is_file():
+            what = "is not a file" if real.exists() else "does not exist"
+            return None, TreeError(CODE, f"{rel} {what} (a layout path names one window_layout JSON file)")
+        try:
+            data = self.tree.read(rel, limit=MAX_LAYOUT_BYTES, code="invalid_layout")
+        except TreeError as exc:
+            self.side.append(Problem(exc.code, rel, "", exc.message))
+            return None, None
+        layout, problems = parse_layout(data, file=rel)
+        self.side.extend(problems)
+        if layout is None:
+            return None, None
+        return LayoutSpec(id=layout["id"], display_name=layout["display_name"], path=rel, document=layout), None
+
+    @staticmethod
+    def _jobs(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[JobSpec, ...]:
+        jobs = []
+        for job_key, job in _named_entries(sink, table, key, "jobs", "job"):
+            check_schedule(sink, job.get("schedule"), f"{job_key}.schedule")
+            schedule, retry, fire_limit = job.get("schedule"), job.get("retry"), job.get("fire_limit")
+            check_fields(sink, retry, f"{job_key}.retry", RETRY_RULES)
+            check_fields(sink, fire_limit, f"{job_key}.fire_limit", FIRE_LIMIT_RULES)
+            enabled = job.get("enabled", True)
+            jobs.append(
+                JobSpec(
+                    name=_text(job, "name"),
+                    agent=_text(job, "agent"),
+                    prompt=_text(job, "prompt"),
+                    enabled=enabled if isinstance(enabled, bool) else True,
+                    schedule=dict(schedule) if isinstance(schedule, dict) else {},
+                    retry=dict(retry) if isinstance(retry, dict) else None,
+                    fire_limit=dict(fire_limit) if isinstance(fire_limit, dict) else None,
+                )
+            )
+        return tuple(jobs)
+
+    @staticmethod
+    def _triggers(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[TriggerSpec, ...]:
+        triggers = []
+        for trigger_key, trigger in _named_entries(sink, table, key, "triggers", "trigger"):
+            _not_blank(sink, trigger, trigger_key, "event")
+            event = _text(trigger, "event")
+            if event.strip().lower() in UNSUPPORTED_EVENTS:
+                sink.add(f"{trigger_key}.event", f"event {event!r} is not supported for bundled triggers")
+            condition = trigger.get("filter")
+            triggers.append(
+                TriggerSpec(
+                    name=_text(trigger, "name"),
+                    agent=_text(trigger, "agent"),
+                    prompt=_text(trigger, "prompt"),
+                    event=event,
+                    filter=condition if isinstance(condition, dict) else None,
+                )
+            )
+        return tuple(triggers)

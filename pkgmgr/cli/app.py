@@ -1,0 +1,229 @@
+"""Argument parsing and the single place where failures become exit statuses.
+
+Global options are accepted before or after the subcommand: every parser inherits them from
+one parent parser whose defaults are suppressed, so a later occurrence never resets an
+earlier one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+import traceback
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pkgmgr import __version__
+from pkgmgr.cli.context import Context, default_home
+from pkgmgr.cli.output import Output, Printer, error_document, print_error, write_json
+from pkgmgr.errors import PkgmgrError
+
+Handler = Callable[[Context, argparse.Namespace], Output]
+
+GLOBAL_DEFAULTS: dict[str, Any] = {
+    "output": "human",
+    "home": None,
+    "workspace": None,
+    "scope": "global",
+    "quiet": False,
+    "verbose": False,
+    "no_progress": False,
+    "offline": False,
+    "yes": False,
+    "lock_timeout": 30.0,
+}
+
+
+class UsageError(PkgmgrError):
+    code = "usage"
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse that raises `usage` errors instead of exiting, so JSON mode can report them."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise UsageError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help' for usage")
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must not be negative")
+    return value
+
+
+def global_options() -> argparse.ArgumentParser:
+    parent = argparse.ArgumentParser(add_help=False)
+    group = parent.add_argument_group("global options")
+    sup = argparse.SUPPRESS
+    group.add_argument("-o", dest="output", choices=("human", "json"), default=sup, help="output format (default human)")
+    group.add_argument("--json", dest="output", action="store_const", const="json", default=sup, help="same as -o json")
+    group.add_argument("--home", metavar="DIR", default=sup, help="global scope root (env PKGMGR_HOME)")
+    group.add_argument("--workspace", metavar="DIR", default=sup, help="workspace directory (default: discovered)")
+    group.add_argument("--scope", choices=("global", "workspace"), default=sup, help="scope to act on (default global)")
+    group.add_argument("-q", "--quiet", action="store_true", default=sup, help="print less")
+    group.add_argument("-v", "--verbose", action="store_true", default=sup, help="print more (tracebacks of bugs)")
+    group.add_argument("--no-progress", action="store_true", default=sup, help="never draw progress bars")
+    group.add_argument("--offline", action="store_true", default=sup, help="use cached registry data only")
+    group.add_argument("--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
+    group.add_argument("--lock-timeout", metavar="SECONDS", type=_positive_float, default=sup,
+                       help="wait this long for another writer (default 30)")
+    return parent
+
+
+class Commands:
+    """Helper handed to each command module to declare its parsers in one style."""
+
+    def __init__(self, subparsers: Any, parent: argparse.ArgumentParser) -> None:
+        self._subparsers = subparsers
+        self._parent = parent
+
+    def group(self, name: str, help: str, description: str) -> "Commands":
+        parser = self._subparsers.add_parser(
+            name, help=help, description=description, parents=[self._parent],
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+        parser.set_defaults(handler=None, group_parser=parser)
+        sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+        return Commands(sub, self._parent)
+
+    def command(self, name: str, handler: Handler, help: str, description: str, examples: str = "",
+                aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
+        epilog = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip("\n"), "  ") if examples else None
+        parser = self._subparsers.add_parser(
+            name, help=help, description=description, epilog=epilog, parents=[self._parent],
+            formatter_class=argparse.RawDescriptionHelpFormatter, aliases=list(aliases),
+        )
+        parser.set_defaults(handler=handler)
+        return parser
+
+
+def build_parser() -> Parser:
+    from pkgmgr.cli import commands
+
+    parent = global_options()
+    parser = Parser(
+        prog="pkgmgr",
+        description="Declarative package manager for agent-host extensions and their resource bundles.",
+        epilog=textwrap.dedent(
+            """\
+            examples:
+              pkgmgr ext install marketing-linear      install from the configured registries
+              pkgmgr ext list                          what is installed in the global scope
+              pkgmgr bundle preview marketing-linear   what activating its bundle would project
+              pkgmgr sync                              bring a workspace to its pkgmgr.toml
+
+            Run 'pkgmgr COMMAND --help' for the options of a command."""
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        parents=[parent],
+    )
+    parser.add_argument("--version", action="version", version=f"pkgmgr {__version__}")
+    parser.set_defaults(handler=None, group_parser=parser)
+    sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
+    commands.register_all(Commands(sub, parent))
+    return parser
+
+
+def make_context(args: argparse.Namespace) -> Context:
+    options = {**GLOBAL_DEFAULTS, **{k: v for k, v in vars(args).items() if k in GLOBAL_DEFAULTS}}
+    home = Path(options["home"]).expanduser() if options["home"] else default_home()
+    workspace = Path(options["workspace"]).expanduser() if options["workspace"] else None
+    return Context(
+        output=options["output"],
+        home=home.absolute(),
+        workspace_arg=workspace.absolute() if workspace else None,
+        scope=options["scope"],
+        quiet=options["quiet"],
+        verbose=options["verbose"],
+        no_progress=options["no_progress"],
+        offline=options["offline"],
+        yes=options["yes"],
+        lock_timeout=options["lock_timeout"],
+    )
+
+
+def _prescan(argv: Sequence[str]) -> tuple[bool, bool]:
+    """JSON mode and verbosity, known even when parsing fails."""
+    json_mode = verbose = False
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg in ("--json", "-ojson") or (arg == "-o" and argv[i + 1 : i + 2] == ["json"]):
+            json_mode = True
+        if arg in ("-v", "--verbose"):
+            verbose = True
+    return json_mode, verbose
+
+
+def run(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    json_mode, verbose = _prescan(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+        if args.handler is None:
+            group = args.group_parser
+            group.print_help(sys.stderr)
+            raise UsageError(f"{group.prog}: a command is required")
+        ctx = make_context(args)
+        json_mode, verbose = ctx.json, ctx.verbose
+        result = args.handler(ctx, args)
+        return emit(ctx, result)
+    except PkgmgrError as error:
+        return report(error, json_mode)
+    except SystemExit as exit_:  # --help and --version
+        return exit_.code if isinstance(exit_.code, int) else 0
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except BrokenPipeError:
+        return 0
+    except OSError as exc:  # the disk, not a bug: full, read-only, permissions
+        if verbose:
+            traceback.print_exc(file=sys.stderr)
+        where = f" {exc.filename}" if exc.filename else ""
+        error = PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code="internal",
+                            details={"errno": exc.errno})
+        return report(error, json_mode)
+    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
+        if verbose:
+            traceback.print_exc(file=sys.stderr)
+        error = PkgmgrError(
+            f"internal error: {type(exc).__name__}: {_one_line(exc)}"
+            + ("" if verbose else " (run with -v for the traceback)"),
+            code="internal",
+        )
+        return report(error, json_mode)
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else "no message"
+
+
+def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
+    if json_mode:
+        write_json(error_document(error, partial if partial is not None else error.partial))
+    print_error(error)
+    return error.exit_code
+
+
+def emit(ctx: Context, result: Output) -> int:
+    error = result.error
+    if ctx.json:
+        write_json(error_document(error, result.data) if error else result.data)
+    elif result.human is not None and not (ctx.quiet and error is None and isinstance(result.human, str)):
+        printer = Printer(quiet=ctx.quiet)
+        if isinstance(result.human, str):
+            printer.line(result.human)
+        else:
+            result.human(printer)
+    if error is not None:
+        print_error(error)
+        return error.exit_code
+    return 0

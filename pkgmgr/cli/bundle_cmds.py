@@ -1,0 +1,278 @@
+"""`pkgmgr bundle ...` and `pkgmgr resources list`: operate bundle activations."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.cli.context import Context, target_scope, visible_scopes
+from pkgmgr.cli.output import Output, Printer
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+
+RESOURCE_KINDS = ("agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout")
+
+
+def register(commands: "Commands") -> None:
+    bundle = commands.group("bundle", "preview, activate and confirm bundle profiles",
+                            "Project bundle profiles of installed extensions into the global or a workspace scope. "
+                            "TARGET is EXT[:BUNDLE[/PROFILE]]; the bundle defaults to the extension's only one, the "
+                            "profile to 'default'. An activation lives in the scope its extension is installed in.")
+    p = bundle.command("preview", cmd_preview, "show what activating a profile would do (writes nothing)",
+                       "Resolve and validate a profile in the chosen scope and show the activation id, the network "
+                       "and activation digests, the inventory, conflicts and whether confirmation will be needed.",
+                       "pkgmgr bundle preview marketing-linear\n"
+                       "pkgmgr --scope workspace bundle preview marketing-linear:marketing-linear/lean -o json")
+    p.add_argument("target", metavar="TARGET")
+
+    p = bundle.command("activate", cmd_activate, "activate a profile",
+                       "Create the activation at version 1. Without a network requirement it is active at once. "
+                       "With one, pass the digest shown by 'bundle preview' as --confirm-network-requirement to "
+                       "activate and confirm in one step; without it the activation awaits confirmation (exit 8) "
+                       "and nothing is projected.",
+                       "pkgmgr bundle activate review-pack\n"
+                       "pkgmgr bundle activate marketing-linear --confirm-network-requirement 884e12e9...")
+    p.add_argument("target", metavar="TARGET")
+    p.add_argument("--confirm-network-requirement", metavar="DIGEST",
+                   help="the network requirement digest you reviewed (from 'bundle preview')")
+    p.add_argument("--as", dest="as_name", metavar="NAME", help="who confirms (default: the login user)")
+
+    p = bundle.command("confirm", cmd_confirm, "confirm an activation's network requirement at a version",
+                       "Confirm the network requirement of the activation's current version and project its "
+                       "resources. --expected-version must equal the current version (stale_version otherwise), "
+                       "so you confirm exactly what you read.",
+                       "pkgmgr bundle confirm act_0123456789abcdef --expected-version 2 --as alice")
+    p.add_argument("activation", metavar="ACT")
+    p.add_argument("--expected-version", type=int, required=True, metavar="N", help="the version you reviewed")
+    p.add_argument("--as", dest="as_name", metavar="NAME", help="who confirms (default: the login user)")
+
+    p = bundle.command("show", cmd_show, "show an activation and its resources",
+                       "Show an activation: version, status, both digests, who confirmed which digest when, and "
+                       "the resources it projects.", "pkgmgr bundle show act_0123456789abcdef")
+    p.add_argument("activation", metavar="ACT")
+
+    p = bundle.command("list", cmd_list, "list activations",
+                       "List the activations of the scope (a workspace also shows the global ones).",
+                       "pkgmgr bundle list\npkgmgr bundle list --status awaiting_confirmation -o json")
+    p.add_argument("--status", choices=("active", "awaiting_confirmation"), help="only activations in this status")
+
+    p = bundle.command("deactivate", cmd_deactivate, "deactivate an activation",
+                       "Delete the activation and every resource it owns, in one transaction.",
+                       "pkgmgr bundle deactivate act_0123456789abcdef")
+    p.add_argument("activation", metavar="ACT")
+
+    resources = commands.group("resources", "list projected resources",
+                               "Inspect the resource catalog that activations project into a scope.")
+    p = resources.command("list", cmd_resources, "list projected resources",
+                          "List the resources projected into the scope (a workspace also shows the global ones): "
+                          "id, kind, name, scope, owning activation, digest and source path.",
+                          "pkgmgr resources list\npkgmgr resources list --kind agent -o json")
+    p.add_argument("--kind", choices=RESOURCE_KINDS, help="only resources of this kind")
+
+
+def _inventory(profile: Any) -> dict[str, Any]:
+    return {
+        "agents": [{"name": a.name, "path": a.path, "model": a.front_matter.get("model"),
+                    "provider": a.front_matter.get("provider"), "soul": a.soul is not None,
+                    "heartbeat": a.heartbeat is not None} for a in profile.agents],
+        "channels": profile.channels.record(),
+        "jobs": [{"name": j.name, "agent": j.agent, "enabled": j.enabled, "schedule": j.schedule} for j in profile.jobs],
+        "triggers": [{"name": t.name, "agent": t.agent, "event": t.event} for t in profile.triggers],
+        "layouts": [{"id": lay.id, "display_name": lay.display_name, "path": lay.path} for lay in profile.layouts],
+    }
+
+
+def _schedule_text(schedule: dict[str, Any]) -> str:
+    mode = schedule.get("mode")
+    value = schedule.get({"cron": "expr", "every": "interval", "at": "time"}.get(mode, ""), "")
+    return f"{mode} {value}".strip()
+
+
+def render_inventory(p: Printer, inventory: dict[str, Any]) -> None:
+    if inventory["agents"]:
+        p.line()
+        p.table(["AGENT", "MODEL", "SOUL", "HEARTBEAT", "PATH"],
+                [(a["name"], a["model"] or "-", "yes" if a["soul"] else "no", "yes" if a["heartbeat"] else "no",
+                  a["path"]) for a in inventory["agents"]])
+    channels = inventory["channels"]
+    if channels["items"]:
+        p.line()
+        p.table(["CHANNEL", "PRIMARY", "DESCRIPTION"],
+                [(c["name"], "yes" if c["name"] == channels["primary"] else "", c["description"])
+                 for c in channels["items"]])
+    if inventory["jobs"]:
+        p.line()
+        p.table(["JOB", "AGENT", "SCHEDULE", "ENABLED"],
+                [(j["name"], j["agent"], _schedule_text(j["schedule"]), "yes" if j["enabled"] else "no")
+                 for j in inventory["jobs"]])
+    if inventory["triggers"]:
+        p.line()
+        p.table(["TRIGGER", "AGENT", "EVENT"], [(t["name"], t["agent"], t["event"]) for t in inventory["triggers"]])
+    if inventory["layouts"]:
+        p.line()
+        p.table(["LAYOUT", "DISPLAY NAME", "PATH"],
+                [(lay["id"], lay["display_name"], lay["path"]) for lay in inventory["layouts"]])
+
+
+def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import (ACTIVE, AWAITING, Target, activation_json, findings_for,
+                                             get_activation, resolve)
+
+    scope = target_scope(ctx)
+    resolved = resolve(scope, Target.parse(args.target), config=ctx.config)
+    projection = resolved.projection
+    conn = scope.reader()
+    existing = get_activation(conn, projection.activation_id)
+    findings = findings_for(conn, scope, resolved.profile, exclude=projection.activation_id)
+    needs_confirmation = projection.network_digest != ""
+    if existing is not None:
+        activation = activation_json(existing)
+    else:
+        activation = {
+            "id": projection.activation_id, "extension": resolved.installed.name,
+            "extension_version": resolved.installed.version, "bundle": projection.bundle,
+            "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
+            "status": AWAITING if needs_confirmation else ACTIVE, "network_digest": projection.network_digest,
+            "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
+            "confirmed_version": None, "confirmed_digest": None, "confirmed_at": None, "confirmed_by": None,
+        }
+    data = {
+        "activation": activation,
+        "exists": existing is not None,
+        "inventory": _inventory(resolved.profile),
+        "resources": [{"id": r.id, "kind": r.kind, "name": r.name, "digest": r.sha256, "source_path": r.source_path}
+                      for r in projection.resources],
+        "conflicts": [f.to_json() for f in findings],
+        "confirmation_required": needs_confirmation,
+        "network_requirement": _network_requirement(resolved.installed),
+    }
+
+    def human(p: Printer) -> None:
+        p.kv([
+            ("activation", projection.activation_id + (" (exists, status " + existing["status"] + ")" if existing else "")),
+            ("target", f"{resolved.installed.name} {resolved.installed.version}: bundle {projection.bundle}, "
+                       f"profile {projection.profile}"),
+            ("scope", scope.kind + (f" ({scope.workspace_path})" if scope.workspace_path else "")),
+            ("network digest", projection.network_digest or "(none)"),
+            ("activation digest", projection.activation_digest),
+            ("resources", len(projection.resources)),
+        ])
+        render_inventory(p, data["inventory"])
+        p.line()
+        for finding in findings:
+            p.line(f"conflict [{finding.code}]: {finding.message}")
+        if needs_confirmation:
+            req = data["network_requirement"] or {}
+            p.line(f"confirmation required: this profile needs live network participation "
+                   f"(channel scopes: {', '.join(req.get('channel_scopes', [])) or 'none'}).")
+            p.line(f"  to activate and confirm: pkgmgr{' --scope workspace' if scope.kind == 'workspace' else ''} "
+                   f"bundle activate {args.target} --confirm-network-requirement {projection.network_digest}")
+        elif not findings:
+            p.line("no confirmation needed: activating projects the resources at once")
+
+    return Output(data, human)
+
+
+def _network_requirement(installed: Any) -> dict[str, Any] | None:
+    from pkgmgr.manifest import parse_manifest
+
+    return parse_manifest(installed.manifest, file="extension.toml", root=None).network
+
+
+def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any]], headline: str,
+                       error: Any = None) -> Output:
+    from pkgmgr.activation.render import activation_pairs
+
+    def human(p: Printer) -> None:
+        if headline:
+            p.line(headline)
+        p.kv(activation_pairs(activation))
+        if resources:
+            p.line()
+            p.table(["KIND", "NAME", "ID", "DIGEST"], [(r["kind"], r["name"], r["id"], r["digest"][:16])
+                                                       for r in resources])
+
+    return Output({"activation": activation, "resources": resources}, human, error)
+
+
+def cmd_activate(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import AWAITING, Target, activate
+    from pkgmgr.activation.render import confirmation_error
+
+    scope = target_scope(ctx)
+    activation, resources = activate(scope, Target.parse(args.target), config=ctx.config,
+                                     confirm_digest=args.confirm_network_requirement, lock_timeout=ctx.lock_timeout,
+                                     confirmed_by=args.as_name)
+    error = confirmation_error([activation]) if activation["status"] == AWAITING else None
+    headline = f"activated {activation['id']}" if error is None else f"created {activation['id']} (awaiting confirmation)"
+    return _activation_output(activation, resources, headline, error)
+
+
+def cmd_confirm(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import confirm
+
+    scope = target_scope(ctx)
+    activation, resources, changed = confirm(scope, args.activation, expected_version=args.expected_version,
+                                             confirmed_by=args.as_name, config=ctx.config,
+                                             lock_timeout=ctx.lock_timeout)
+    headline = (f"confirmed {activation['id']} version {activation['version']}" if changed
+                else f"{activation['id']} version {activation['version']} was already confirmed")
+    return _activation_output(activation, resources, headline)
+
+
+def _find_scope_of(ctx: Context, act_id: str) -> Any:
+    from pkgmgr.activation.lifecycle import get_activation
+
+    for scope in visible_scopes(ctx):
+        if get_activation(scope.reader(), act_id) is not None:
+            return scope
+    return target_scope(ctx)
+
+
+def cmd_show(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import activation_json, require_activation, resources_of
+
+    scope = _find_scope_of(ctx, args.activation)
+    row = require_activation(scope, args.activation)
+    return _activation_output(activation_json(row), resources_of(scope.db, row["id"], scope.kind), "")
+
+
+def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import list_activations
+
+    items = [a for scope in visible_scopes(ctx) for a in list_activations(scope, status=args.status)]
+
+    def human(p: Printer) -> None:
+        if not items:
+            p.line("no activations")
+            return
+        p.table(["ID", "EXTENSION", "BUNDLE/PROFILE", "SCOPE", "VERSION", "STATUS"],
+                [(a["id"], f"{a['extension']} {a['extension_version']}", f"{a['bundle']}/{a['profile']}", a["scope"],
+                  a["version"], a["status"]) for a in items])
+
+    return Output({"activations": items}, human)
+
+
+def cmd_deactivate(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import deactivate
+
+    scope = _find_scope_of(ctx, args.activation)
+    activation, resources = deactivate(scope, args.activation, lock_timeout=ctx.lock_timeout)
+    return Output({"deactivated": activation, "resources": resources},
+                  f"deactivated {activation['id']} and removed {len(resources)} resource(s)")
+
+
+def cmd_resources(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.lifecycle import list_resources
+
+    items = list_resources(visible_scopes(ctx), kind=args.kind)
+
+    def human(p: Printer) -> None:
+        if not items:
+            p.line("no resources projected")
+            return
+        p.table(["KIND", "NAME", "SCOPE", "OWNER", "ID", "SOURCE"],
+                [(r["kind"], r["name"], r["scope"], r["owner"], r["id"], r["source_path"]) for r in items])
+
+    return Output({"resources": items}, human)

@@ -1,0 +1,111 @@
+"""Per-invocation context: global options, configuration, scope roots, prompts, warnings."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.config import Config, load_config
+
+
+def default_home() -> Path:
+    env = os.environ.get("PKGMGR_HOME")
+    if env:
+        return Path(env).expanduser()
+    from platformdirs import user_data_dir
+
+    return Path(user_data_dir("pkgmgr", appauthor=False))
+
+
+@dataclass
+class Context:
+    output: str = "human"
+    home: Path = field(default_factory=default_home)
+    workspace_arg: Path | None = None
+    scope: str = "global"
+    quiet: bool = False
+    verbose: bool = False
+    no_progress: bool = False
+    offline: bool = False
+    yes: bool = False
+    lock_timeout: float = 30.0
+    stdin: Any = None
+    stderr: Any = None
+
+    @property
+    def json(self) -> bool:
+        return self.output == "json"
+
+    @cached_property
+    def config(self) -> Config:
+        return load_config(self.home)
+
+    @property
+    def err(self) -> Any:
+        return self.stderr if self.stderr is not None else sys.stderr
+
+    @property
+    def interactive(self) -> bool:
+        """A person can answer a prompt: human output and a terminal on stdin and stderr."""
+        stdin = self.stdin if self.stdin is not None else sys.stdin
+        return not self.json and _isatty(stdin) and _isatty(self.err)
+
+    @property
+    def show_progress(self) -> bool:
+        return not self.json and not self.quiet and not self.no_progress and _isatty(self.err)
+
+    def warn(self, message: str) -> None:
+        self.err.write(f"warning: {message}\n")
+
+    def note(self, message: str) -> None:
+        """Informational line on stderr (never pollutes a JSON stdout)."""
+        if not self.quiet:
+            self.err.write(message + "\n")
+
+    def ask(self, question: str) -> bool:
+        """A `[y/N]` prompt on the terminal; anything but y/yes is no."""
+        stdin = self.stdin if self.stdin is not None else sys.stdin
+        self.err.write(f"{question} [y/N] ")
+        self.err.flush()
+        answer = stdin.readline()
+        return answer.strip().lower() in ("y", "yes")
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def workspace_dir(ctx: Context) -> Path:
+    """The workspace: --workspace, else discovered from the current directory (SPEC 11)."""
+    if ctx.workspace_arg is not None:
+        return ctx.workspace_arg
+    from pkgmgr.store.scope import discover_workspace
+
+    return discover_workspace(Path.cwd())
+
+
+def target_scope(ctx: Context, scope: str | None = None) -> Any:
+    """The scope a command writes to (`--scope`, default global)."""
+    from pkgmgr.store.scope import global_scope, workspace_scope
+
+    kind = scope or ctx.scope
+    if kind == "workspace":
+        return workspace_scope(workspace_dir(ctx), ctx.home)
+    return global_scope(ctx.home)
+
+
+def visible_scopes(ctx: Context) -> list[Any]:
+    """Scopes a read sees, nearest first: a workspace sees its own store, then global."""
+    from pkgmgr.store.scope import global_scope
+
+    if ctx.scope == "workspace":
+        scope = target_scope(ctx, "workspace")
+        return [scope, scope.parent]
+    return [global_scope(ctx.home)]

@@ -1,0 +1,64 @@
+"""`pkgmgr doctor`: check the invariants of every scope, and repair what is safe to repair."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from pkgmgr.cli.context import Context, workspace_dir
+from pkgmgr.cli.output import Output, Printer
+from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+
+
+def register(commands: "Commands") -> None:
+    p = commands.command(
+        "doctor", cmd_doctor, "check (and repair) the state of the scopes",
+        "Check every invariant of the global scope and of the current workspace's store (when it has one): "
+        "the SQLite integrity check, each installed tree against its recorded checksum, activations and "
+        "their projected resources, and leftovers of interrupted commands. Without --check, leftovers and "
+        "orphaned version directories are removed first, and what was done is listed. Exit 0 when every "
+        "invariant holds, 4 (state_inconsistent) otherwise.",
+        "pkgmgr doctor --check\npkgmgr doctor -o json",
+    )
+    p.add_argument("--check", action="store_true", help="report only; repair nothing")
+
+
+def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.store.recovery import check_scope, repair_scope
+    from pkgmgr.store.scope import global_scope, workspace_scope
+
+    scopes = [global_scope(ctx.home)]
+    workspace = workspace_scope(workspace_dir(ctx))
+    if workspace.root.is_dir():
+        scopes.append(workspace)
+    repaired, findings = [], []
+    for scope in scopes:
+        if not args.check:
+            repaired.extend(repair_scope(scope, ctx.lock_timeout))
+        findings.extend(check_scope(scope, config=ctx.config))
+        scope.close()
+    data = {
+        "ok": not findings,
+        "scopes": [{"scope": s.kind, "root": str(s.root)} for s in scopes],
+        "problems": [f.to_json() for f in findings],
+        "repaired": [f.to_json() for f in repaired],
+    }
+    error = None
+    if findings:
+        error = PkgmgrError(
+            f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{f.scope}: {f.message}" for f in findings),
+            code="state_inconsistent",
+            details={"problems": data["problems"]},
+            hint=None if not args.check else "run 'pkgmgr doctor' to repair what can be repaired",
+        )
+
+    def human(p: Printer) -> None:
+        for item in repaired:
+            p.line(f"repaired ({item.scope}): {item.message}")
+        if not findings:
+            p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
+
+    return Output(data, human, error)

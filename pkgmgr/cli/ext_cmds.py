@@ -1,0 +1,529 @@
+"""`pkgmgr ext ...`: validate, pack, install, list, status, verify, enable/disable, remove."""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.cli.context import Context, target_scope, visible_scopes
+from pkgmgr.cli.output import Output, Printer
+from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+    from pkgmgr.store.model import Installed
+
+
+def register(commands: "Commands") -> "Commands":
+    ext = commands.group("ext", "install and manage extensions",
+                         "Install, inspect, verify and remove extensions in the global or a workspace scope.")
+
+    p = ext.command("validate", cmd_validate, "validate an extension directory or archive",
+                    "Validate an extension's manifest and bundles without installing it. Every problem is listed "
+                    "with its file and key path; exit 3 when any is found.",
+                    "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
+    p.add_argument("path", metavar="PATH|ARCHIVE")
+
+    p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
+                    "Validate an extension directory and pack it into a reproducible archive: sorted entries under "
+                    "one <name>-<version>/ directory, zeroed times and owners, normalised modes. Files matched "
+                    "by .pkgmgrignore and VCS directories are left out.",
+                    "pkgmgr ext pack ./my-extension\npkgmgr ext pack ./my-extension --output dist/my.tar.gz")
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("--output", metavar="FILE", help="archive to write (default ./<name>-<version>.tar.gz)")
+
+    p = ext.command("install", cmd_install, "install extensions",
+                    "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
+                    "'review-pack@>=0.2,<0.4'), a path to a directory, .tar.gz, .tgz or .zip, "
+                    "github:OWNER/REPO[@TAG] or an https:// archive URL. Sources other than a reviewed "
+                    "registry need --allow-unverified (and --yes when nothing can ask).",
+                    "pkgmgr ext install marketing-linear\n"
+                    "pkgmgr ext install 'review-pack@>=0.1,<0.2' --pin\n"
+                    "pkgmgr ext install ./my-extension --allow-unverified --yes\n"
+                    "pkgmgr --scope workspace ext install ./tools/local-tool --allow-unverified --yes")
+    p.add_argument("refs", nargs="+", metavar="REF")
+    add_install_options(p)
+    p.add_argument("--pin", action="store_true", help="hold this version: 'ext update' skips it")
+    p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
+
+    p = ext.command("list", cmd_list, "list installed extensions",
+                    "List installed extensions. With --scope workspace the list shows the workspace's own "
+                    "extensions and the global ones it does not shadow.",
+                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json")
+
+    p = ext.command("status", cmd_status, "show one installed extension",
+                    "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
+                    "network digest, effective grants, missing environment variables, bundles, activations.",
+                    "pkgmgr ext status review-pack\npkgmgr ext status prompt-enhancer --resolved -o json")
+    p.add_argument("name")
+    p.add_argument("--resolved", action="store_true",
+                   help="show commands with {{config_dir}} expanded and {{env:NAME}} as set/unset")
+
+    p = ext.command("verify", cmd_verify, "check an installed tree against its recorded checksum",
+                    "Recompute the tree checksum of installed extensions and list added, removed and modified "
+                    "files. Any difference exits 4 (tree_modified).",
+                    "pkgmgr ext verify review-pack\npkgmgr ext verify --all")
+    p.add_argument("names", nargs="*", metavar="NAME")
+    p.add_argument("--all", action="store_true", help="verify every installed extension")
+
+    for name, enabled in (("enable", True), ("disable", False)):
+        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} an installed extension",
+                        f"{name.capitalize()} an installed extension. Disabling is refused while activations of "
+                        "its bundles exist, unless --deactivate removes them in the same transaction.",
+                        f"pkgmgr ext {name} review-pack")
+        p.add_argument("names", nargs="+", metavar="NAME")
+        if not enabled:
+            p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
+
+    p = ext.command("remove", cmd_remove, "remove installed extensions",
+                    "Remove installed extensions from the scope. Refused while activations of their bundles "
+                    "exist, unless --deactivate removes them in the same transaction.",
+                    "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
+                    aliases=("uninstall",))
+    p.add_argument("names", nargs="+", metavar="NAME")
+    p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
+    p.add_argument("--dry-run", action="store_true", help="show what would be removed")
+    return ext
+
+
+def add_install_options(p: argparse.ArgumentParser) -> None:
+    """Options shared by install, update and sync (SPEC 4)."""
+    p.add_argument("--allow-unverified", action="store_true",
+                   help="accept sources no reviewed registry vouches for (paths, archives, URLs, GitHub)")
+    p.add_argument("--force", action="store_true", help="replace an install from another source or content")
+    p.add_argument("--pre", action="store_true", help="consider prereleases")
+    p.add_argument("--allow-grants", action="store_true", help="accept grants beyond the read-only set")
+    p.add_argument("--deactivate-missing", action="store_true",
+                   help="deactivate activations whose profile the new version no longer has")
+    p.add_argument("--dry-run", action="store_true", help="show what would be installed; change nothing")
+    p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
+
+
+def install_options(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.store.install import InstallOptions
+
+    return InstallOptions(
+        confirm_always=ctx.config.confirm_policy == "always",
+        force=args.force,
+        allow_grants=args.allow_grants,
+        allow_unverified=args.allow_unverified,
+        pin=getattr(args, "pin", False),
+        pre=args.pre,
+        yes=ctx.yes,
+        dry_run=args.dry_run,
+        deactivate_missing=args.deactivate_missing,
+        allow_expired=args.allow_expired,
+    )
+
+
+# --- validate / pack ---------------------------------------------------------------------------
+
+
+def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
+    from pkgmgr.bundles import load_bundles
+    from pkgmgr.manifest import read_manifest
+
+    manifest = read_manifest(root)
+    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+    return manifest, bundles
+
+
+def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
+    import tempfile
+
+    path = Path(args.path).expanduser()
+    if not path.exists():
+        raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
+    if path.is_dir():
+        manifest, bundles = _validate_tree(path, ctx.config)
+    else:
+        from pkgmgr.archive import extract_archive
+
+        with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
+            root = extract_archive(path, Path(tmp), ctx.config.limits)
+            manifest, bundles = _validate_tree(root, ctx.config)
+    for warning in manifest.warnings:
+        ctx.warn(warning)
+    data = {
+        "valid": True,
+        "name": manifest.name,
+        "version": manifest.version,
+        "kind": manifest.kind,
+        "network_digest": manifest.network_digest,
+        "bundles": [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles],
+        "warnings": list(manifest.warnings),
+    }
+    profiles = sum(len(b.profiles) for b in bundles)
+    return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
+                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
+
+
+def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.archive import pack_directory
+
+    root = Path(args.path).expanduser()
+    if not root.is_dir():
+        raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
+    manifest, _ = _validate_tree(root, ctx.config)
+    output = Path(args.output).expanduser() if args.output else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz"
+    result = pack_directory(root, manifest.name, manifest.version, output)
+    data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
+            "sha256": result.sha256, "size": result.size}
+    return Output(data, lambda p: p.kv([("packed", result.path), ("sha256", result.sha256), ("size", result.size)]))
+
+
+# --- install ----------------------------------------------------------------------------------
+
+
+def _planner(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.registry.plan import make_planner
+
+    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None))
+
+
+def reporter_for(ctx: Context) -> Any:
+    if ctx.show_progress:
+        from pkgmgr.progress import RichReporter
+
+        return RichReporter()
+    from pkgmgr.progress import Reporter
+
+    return Reporter()
+
+
+def confirm_for(ctx: Context) -> Any:
+    if not ctx.interactive:
+        return None
+
+    def confirm(summary: dict[str, Any]) -> bool:
+        for line in summary_lines(summary):
+            ctx.err.write(line + "\n")
+        return ctx.ask(f"Install {summary['name']} {summary['version']} from this unverified source?")
+
+    return confirm
+
+
+def summary_lines(summary: dict[str, Any]) -> list[str]:
+    lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
+             f"{'verified' if summary['verified'] else 'unverified'})"]
+    lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
+    if summary.get("subprocess"):
+        lines.append(f"  subprocess:  {summary['subprocess']}")
+    network = summary.get("network_requirement")
+    if network:
+        scopes = ", ".join(network.get("channel_scopes", [])) or "no channel scopes"
+        lines.append(f"  network:     required, mode {network.get('mode')}, {scopes} "
+                     f"(digest {summary['network_digest']})")
+    if summary.get("max_scope"):
+        lines.append(f"  publishes:   up to the {summary['max_scope']} scope")
+    return lines
+
+
+def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
+    return {
+        "name": installed.name,
+        "version": installed.version,
+        "scope": installed.scope,
+        "source": installed.source_kind,
+        "sha256": installed.sha256,
+        "verified": installed.verified,
+        **extra,
+    }
+
+
+def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.installer import install
+
+    scope = target_scope(ctx)
+    options = install_options(ctx, args)
+    batch = install(
+        scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
+        interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
+        lock_timeout=ctx.lock_timeout,
+    )
+    return install_output(ctx, batch, scope.kind)
+
+
+def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
+    data: dict[str, Any] = {"installed": [], "unchanged": [], "skipped": [], "failed": [], "activations": []}
+    if any(r.status == "planned" for r in batch.results):
+        data["planned"] = []
+    for result in batch.results:
+        if result.status == "failed":
+            assert result.error is not None
+            data["failed"].append({"ref": result.ref, "name": result.name, "error": result.error.to_json()})
+        elif result.status == "planned":
+            data["planned"].append({"ref": result.ref, **(result.summary or {})})
+        elif result.status == "skipped":
+            data["skipped"].append({"ref": result.ref, "name": result.name, "version": result.version,
+                                    "reason": result.message})
+        else:
+            outcome = result.outcome
+            entry = installed_json(outcome.installed, action=outcome.action, previous_version=outcome.previous_version,
+                                   summary=result.summary)
+            data["unchanged" if outcome.action == "unchanged" else "installed"].append(entry)
+            data["activations"].extend(outcome.activations)
+    error = batch.first_error
+    awaiting = [a for a in data["activations"] if a.get("status") == "awaiting_confirmation"]
+    if error is None and awaiting:
+        from pkgmgr.activation.render import confirmation_error
+
+        error = confirmation_error(awaiting)
+
+    def human(p: Printer) -> None:
+        for result in batch.results:
+            if result.status == "failed":
+                continue
+            if result.status == "skipped":
+                p.line(result.message)
+                continue
+            if result.status == "planned":
+                p.line(f"would install into the {scope_kind} scope:")
+                p.lines(summary_lines(result.summary or {}))
+                continue
+            outcome = result.outcome
+            inst = outcome.installed
+            verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
+                    "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
+            p.line(f"{verb} {inst.name} {inst.version} ({scope_kind} scope, {inst.source_kind}, "
+                   f"{'verified' if inst.verified else 'unverified'})")
+            if result.summary and outcome.action != "unchanged":
+                p.lines(summary_lines(result.summary)[1:])
+        if data["activations"]:
+            from pkgmgr.activation.render import activation_lines
+
+            p.lines(activation_lines(data["activations"]))
+        failed = [r for r in batch.results if r.status == "failed"]
+        if len(batch.results) > 1 and failed:
+            for result in failed:
+                p.line(f"failed {result.ref}: [{result.error.code}] {result.error.message.splitlines()[0]}")
+
+    return Output(data, human, error)
+
+
+# --- list / status / verify ---------------------------------------------------------------------
+
+
+def _visible(ctx: Context) -> list["Installed"]:
+    """Installed extensions visible in the chosen scope, workspace ones shadowing global ones."""
+    from pkgmgr.store.install import list_installed
+
+    seen: dict[str, Installed] = {}
+    for scope in visible_scopes(ctx):
+        for item in list_installed(scope):
+            seen.setdefault(item.name, item)
+    return [seen[name] for name in sorted(seen)]
+
+
+def find_installed(ctx: Context, name: str) -> "Installed":
+    from pkgmgr.store.install import get_installed
+
+    for scope in visible_scopes(ctx):
+        item = get_installed(scope, name)
+        if item is not None:
+            return item
+    where = "workspace or global" if ctx.scope == "workspace" else "global"
+    raise PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
+                      hint=f"'pkgmgr ext install {name}' installs it")
+
+
+def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    items = _visible(ctx)
+    data = {"extensions": [
+        {"name": i.name, "version": i.version, "scope": i.scope, "enabled": i.enabled, "source": i.source_kind,
+         "verified": i.verified, "path": str(i.directory), "pinned": i.pinned}
+        for i in items
+    ]}
+
+    def human(p: Printer) -> None:
+        if not items:
+            p.line("no extensions installed")
+            return
+        p.table(["NAME", "VERSION", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
+                [(i.name, i.version + (" (pinned)" if i.pinned else ""), i.scope, "yes" if i.enabled else "no",
+                  i.source_kind, "yes" if i.verified else "no") for i in items])
+
+    return Output(data, human)
+
+
+def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.manifest import parse_manifest
+
+    item = find_installed(ctx, args.name)
+    manifest = parse_manifest(item.manifest, file="extension.toml", root=None)
+    missing_env = [name for name in manifest.requires_env if not os.environ.get(name)]
+    bundles = _bundle_summary(ctx, item, manifest)
+    activations = _activations_of(ctx, item)
+    data: dict[str, Any] = {
+        "name": item.name,
+        "version": item.version,
+        "scope": item.scope,
+        "enabled": item.enabled,
+        "path": str(item.directory),
+        "kind": manifest.kind,
+        "description": manifest.description,
+        "provenance": item.provenance(),
+        "tree_sha256": item.tree_sha256,
+        "network_digest": item.network_digest,
+        "network_requirement": manifest.network,
+        "grants": list(item.grants),
+        "max_scope": item.max_scope,
+        "requires_env": list(manifest.requires_env),
+        "missing_env": missing_env,
+        "bundles": bundles,
+        "activations": activations,
+    }
+    if args.resolved:
+        data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), os.environ)}
+                            for key, cmd in manifest.commands()]
+
+    def human(p: Printer) -> None:
+        prov = item.provenance()
+        p.kv([
+            ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
+            ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
+            ("path", item.directory),
+            ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
+            ("verified", "yes" if item.verified else "no"), ("sha256", item.sha256 or "-"),
+            ("tree sha256", item.tree_sha256),
+            ("network digest", item.network_digest or "(none)"),
+            ("grants", ", ".join(item.grants) or "(none)"),
+            ("missing env", ", ".join(missing_env) or "(none)"),
+            ("installed", f"{item.installed_at} by {item.installed_by}"),
+        ])
+        if bundles:
+            p.line()
+            p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in bundles])
+        if "commands" in data:
+            p.line()
+            p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
+        if activations:
+            from pkgmgr.activation.render import activation_lines
+
+            p.line()
+            p.lines(activation_lines(activations))
+
+    return Output(data, human)
+
+
+def _bundle_summary(ctx: Context, item: "Installed", manifest: Any) -> list[dict[str, Any]]:
+    if not manifest.bundles:
+        return []
+    from pkgmgr.bundles import load_bundles
+
+    try:
+        bundles = load_bundles(item.directory, manifest.bundles, reserved_agent_names=ctx.config.reserved_agent_names)
+    except PkgmgrError as error:
+        ctx.warn(f"{item.name}: bundles cannot be read: {error.message.splitlines()[0]}")
+        return []
+    return [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles]
+
+
+def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
+    from pkgmgr.activation.lifecycle import activations_for
+
+    scope = next(s for s in visible_scopes(ctx) if s.kind == item.scope)
+    return activations_for(scope, item.name)
+
+
+def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.archive import diff_listings, tree_listing
+
+    if args.all:
+        items = _visible(ctx)
+    elif args.names:
+        items = [find_installed(ctx, name) for name in args.names]
+    else:
+        raise PkgmgrError("name the extensions to verify, or pass --all", code="usage")
+    results = []
+    for item in items:
+        directory = item.directory
+        if not directory.is_dir():
+            results.append({"name": item.name, "version": item.version, "ok": False, "missing": True,
+                            "added": [], "removed": sorted(item.tree_listing), "modified": []})
+            continue
+        diff = diff_listings(item.tree_listing, tree_listing(directory))
+        ok = not (diff.added or diff.removed or diff.modified)
+        results.append({"name": item.name, "version": item.version, "ok": ok, "added": diff.added,
+                        "removed": diff.removed, "modified": diff.modified})
+    bad = [r for r in results if not r["ok"]]
+    error = None
+    if bad:
+        parts = []
+        for r in bad:
+            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]]
+            parts.append(f"{r['name']} {r['version']}: " + (", ".join(changes) if changes else "directory missing"))
+        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
+                            code="tree_modified", details={"extensions": bad},
+                            hint="reinstall with 'pkgmgr ext install NAME@VERSION --force'")
+
+    def human(p: Printer) -> None:
+        for r in results:
+            p.line(f"{r['name']} {r['version']}: {'ok' if r['ok'] else 'MODIFIED'}")
+            for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
+                for path in r[kind]:
+                    p.line(f"  {sign} {path}")
+
+    return Output({"verified": results}, human, error)
+
+
+# --- enable / disable / remove -------------------------------------------------------------------
+
+
+def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
+    from pkgmgr.store.install import set_enabled
+
+    scope = target_scope(ctx)
+    done, activations = [], []
+    with scope.writer(ctx.lock_timeout):
+        for name in args.names:
+            item, changed = set_enabled(scope, name, enabled, deactivate=getattr(args, "deactivate", False))
+            done.append({"name": item.name, "version": item.version, "scope": item.scope, "enabled": item.enabled})
+            activations.extend(changed)
+    verb = "enabled" if enabled else "disabled"
+    data = {verb: done, "deactivated": activations}
+    return Output(data, lambda p: p.lines([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
+                                          + [f"deactivated {a['id']}" for a in activations]))
+
+
+def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
+    return _set_enabled(ctx, args, True)
+
+
+def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
+    return _set_enabled(ctx, args, False)
+
+
+def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.store.install import get_installed, remove
+
+    scope = target_scope(ctx)
+    if args.dry_run:
+        planned = []
+        for name in args.names:
+            item = get_installed(scope, name)
+            if item is None:
+                raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+            planned.append({"name": item.name, "version": item.version, "scope": scope.kind,
+                            "activations": _activations_of(ctx, item)})
+        return Output({"planned": planned}, lambda p: p.lines(
+            f"would remove {d['name']} {d['version']} ({d['scope']} scope)"
+            + (f" and deactivate {len(d['activations'])} activation(s)" if d["activations"] else "")
+            for d in planned))
+    removed: list[dict[str, Any]] = []
+    deactivated: list[dict[str, Any]] = []
+    error = None
+    with scope.writer(ctx.lock_timeout):
+        for name in args.names:
+            try:
+                item, gone = remove(scope, name, deactivate=args.deactivate)
+            except PkgmgrError as exc:
+                error = error or exc
+                continue
+            removed.append({"name": item.name, "version": item.version, "scope": scope.kind})
+            deactivated.extend(gone)
+    data = {"removed": removed, "deactivated": deactivated}
+    return Output(data, lambda p: p.lines([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
+                                          + [f"deactivated {a['id']}" for a in deactivated]), error)

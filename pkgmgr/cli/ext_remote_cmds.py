@@ -1,0 +1,215 @@
+"""`pkgmgr ext update|info|search`: the commands of the `ext` group that read registries."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.cli.context import Context, target_scope
+from pkgmgr.cli.output import Output, Printer
+from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+    from pkgmgr.registry.session import Session
+
+
+def register(ext: "Commands") -> None:
+    from pkgmgr.cli.ext_cmds import add_install_options
+
+    p = ext.command(
+        "update", cmd_update, "update installed extensions",
+        "Move extensions to the newest allowed version of the source they were installed from: not yanked, "
+        "no prerelease unless --pre, compatible with the host. An exact version installed earlier is not a "
+        "pin; extensions installed with --pin are skipped (reported as pinned), and path or archive installs "
+        "are not updatable. --check only reports, and exits 0 whether updates exist or not.",
+        "pkgmgr ext update --all --check\n"
+        "pkgmgr ext update review-pack marketing-linear\n"
+        "pkgmgr ext update --all --dry-run -o json\n"
+        "pkgmgr ext update prompt-tools --allow-unverified --yes   # a github: or URL install",
+    )
+    p.add_argument("names", nargs="*", metavar="NAME")
+    p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
+    p.add_argument("--check", action="store_true", help="report available updates; change nothing")
+    p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
+    add_install_options(p)
+
+    p = ext.command(
+        "info", cmd_info, "show an extension as its registry lists it",
+        "Show the registry entry of an extension: description, tier, and every version with its size, "
+        "yanked state, minimum host version, permissions and network digest. The first registry (by "
+        "priority) that lists the name answers, as for install.",
+        "pkgmgr ext info marketing-linear\npkgmgr ext info review-pack --registry acme -o json",
+    )
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--registry", metavar="NAME", help="ask this registry only")
+    _allow_expired(p)
+
+    p = ext.command(
+        "search", cmd_search, "search the registries",
+        "List the extensions of the configured registries whose name or description contains TERM "
+        "(case-insensitive); without TERM, list everything. A name listed by several registries is shown "
+        "from the one that answers for it.",
+        "pkgmgr ext search\npkgmgr ext search linear\npkgmgr ext search review --registry acme -o json",
+    )
+    p.add_argument("term", nargs="?", default="", metavar="TERM")
+    p.add_argument("--registry", metavar="NAME", help="search this registry only")
+    _allow_expired(p)
+
+
+def _allow_expired(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--allow-expired", action="store_true",
+                   help="accept a registry whose metadata has expired (SPEC 5.4)")
+
+
+def _session(ctx: Context, args: argparse.Namespace) -> "Session":
+    from pkgmgr.registry.session import session_for
+
+    return session_for(ctx, allow_expired=args.allow_expired)
+
+
+# --- update ------------------------------------------------------------------------------------
+
+
+def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli.ext_cmds import confirm_for, install_options, reporter_for
+    from pkgmgr.updater import Updater
+
+    if args.all and args.names:
+        raise PkgmgrError("name extensions or pass --all, not both", code="usage")
+    if not args.all and not args.names:
+        raise PkgmgrError("name the extensions to update, or pass --all", code="usage",
+                          hint="pkgmgr ext update --all --check")
+    scope = target_scope(ctx)
+    session = _session(ctx, args)
+    try:
+        updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset)
+        report = updater.run(args.names, all_=args.all, check=args.check, config=ctx.config,
+                             interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
+                             lock_timeout=ctx.lock_timeout)
+    finally:
+        session.close()
+    return update_output(report, check=args.check, dry_run=args.dry_run)
+
+
+def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
+    data: dict[str, Any] = {status: [i.to_json() for i in report.by_status(status)]
+                            for status in ("updated", "unchanged", "pinned", "failed")}
+    if check:
+        data["available"] = [i.to_json() for i in report.by_status("available")]
+    if dry_run:
+        data["planned"] = [i.to_json() for i in report.by_status("planned")]
+    data["activations"] = report.activations
+    error = report.first_error
+    awaiting = [a for a in report.activations if a.get("status") == "awaiting_confirmation"]
+    if error is None and awaiting:
+        from pkgmgr.activation.render import confirmation_error
+
+        error = confirmation_error(awaiting)
+
+    def human(p: Printer) -> None:
+        rows = []
+        for item in report.items:
+            if item.status == "updated":
+                rows.append((item.name, item.version, item.installed.version, "updated", ""))
+            elif item.status == "failed":
+                rows.append((item.name, item.version or "-", "-", "failed",
+                             f"[{item.error.code}] {item.error.message.splitlines()[0]}"))
+            else:
+                status = "update available" if item.status == "available" else \
+                    "would update" if item.status == "planned" else item.status
+                rows.append((item.name, item.version or "-", item.target or "-", status, item.reason))
+        if not rows:
+            p.line("nothing installed to update")
+            return
+        p.table(["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"], rows)
+        if report.activations:
+            from pkgmgr.activation.render import activation_lines
+
+            p.lines(activation_lines(report.activations))
+
+    return Output(data, human, error)
+
+
+# --- info ---------------------------------------------------------------------------------------
+
+
+def _find(session: "Session", name: str, registry_name: str | None) -> tuple[Any, Any]:
+    if registry_name is None:
+        return session.registries.lookup(name)
+    registry = session.registries.get(registry_name)
+    entry = registry.entry(name)
+    if entry is None:
+        raise PkgmgrError(f"{name}: registry {registry.name} does not list it", code="not_found")
+    return registry, entry
+
+
+def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.resolve import Request, skip_reason
+
+    session = _session(ctx, args)
+    try:
+        registry, entry = _find(session, args.name, args.registry)
+        registry.remember()
+    finally:
+        session.close()
+    host = ctx.config.host_version
+    vanished = registry.vanished(entry.name)
+    versions = []
+    for version in entry.versions:
+        reason = skip_reason(version, Request(host_version=host))
+        versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
+    data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
+            "tier": entry.tier, "verified": entry.verified, "registry": registry.name, "source": registry.source,
+            "latest": entry.latest, "versions": versions, "vanished": list(vanished)}
+
+    def human(p: Printer) -> None:
+        p.kv([("name", entry.name), ("description", entry.description or "-"),
+              ("repository", entry.repository or "-"), ("tier", entry.tier),
+              ("registry", f"{registry.name} ({registry.source})"), ("latest", entry.latest or "-")])
+        p.line()
+        p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
+                [(v["version"] + (" (pre)" if v["prerelease"] else ""), v["size"], "yes" if v["yanked"] else "",
+                  v["min_compozy_version"] + ("" if v["compatible"] else " (too new)"),
+                  ", ".join(v["permissions"]) or "-", v["network_digest"][:16] or "-") for v in versions])
+        for version in vanished:
+            p.line(f"{version}: vanished from the registry (treated as yanked)")
+
+    return Output(data, human)
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
+    term = (args.term or "").strip().lower()
+    session = _session(ctx, args)
+    results: dict[str, dict[str, Any]] = {}
+    try:
+        registries = [session.registries.get(args.registry)] if args.registry else session.registries.ordered
+        for registry in registries:
+            index = registry.index()
+            registry.remember()
+            if index is None:
+                ctx.warn(f"registry {registry.name} has no index.json; it cannot be searched")
+                continue
+            for ext in index.extensions:
+                if ext.name in results:
+                    continue
+                if term and term not in ext.name and term not in ext.description.lower():
+                    continue
+                results[ext.name] = {"name": ext.name, "description": ext.description, "tier": ext.tier,
+                                     "latest": ext.latest, "registry": registry.name,
+                                     "versions": [v.version for v in ext.versions]}
+    finally:
+        session.close()
+    found = [results[name] for name in sorted(results)]
+
+    def human(p: Printer) -> None:
+        if not found:
+            p.line(f"no extension matches {args.term!r}" if term else "the registries list no extensions")
+            return
+        p.table(["NAME", "LATEST", "TIER", "REGISTRY", "DESCRIPTION"],
+                [(r["name"], r["latest"] or "-", r["tier"], r["registry"], r["description"]) for r in found])
+
+    return Output({"results": found}, human)

@@ -1,0 +1,101 @@
+"""Rendering of command results: one JSON document in `-o json` mode, rich tables otherwise.
+
+A command handler returns an `Output`: `data` is the JSON document (SPEC 11 shapes), `human`
+renders it for people. rich is imported only when something is rendered for a human, so
+`-o json` runs never load it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Sequence
+
+from pkgmgr.errors import PkgmgrError
+
+
+@dataclass
+class Output:
+    """What a command produced. With `error` set, the process exits with its status and the
+    JSON document carries `error` beside the partial results in `data`."""
+
+    data: dict[str, Any] = field(default_factory=dict)
+    human: Callable[["Printer"], None] | str | None = None
+    error: PkgmgrError | None = None
+
+
+class Printer:
+    """Human output on stdout: plain lines, key/value blocks and tables (rich, lazily)."""
+
+    def __init__(self, stream: Any = None, *, quiet: bool = False) -> None:
+        self.stream = stream if stream is not None else sys.stdout
+        self.quiet = quiet
+        self._console: Any = None
+
+    @property
+    def console(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            tty = _isatty(self.stream)
+            self._console = Console(
+                file=self.stream,
+                highlight=False,
+                no_color=bool(os.environ.get("NO_COLOR")) or None,
+                width=None if tty else 1000,  # a pipe or a file gets whole lines, not wrapped cells
+            )
+        return self._console
+
+    def line(self, text: str = "") -> None:
+        self.stream.write(text + "\n")
+
+    def lines(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            self.line(text)
+
+    def kv(self, pairs: Sequence[tuple[str, Any]]) -> None:
+        width = max((len(k) for k, _ in pairs), default=0)
+        for key, value in pairs:
+            self.line(f"{key + ':':<{width + 1}} {'' if value is None else value}")
+
+    def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None) -> None:
+        from rich.table import Table
+        from rich.text import Text
+
+        table = Table(title=title, show_edge=False, header_style="bold", pad_edge=False, box=None)
+        for column in columns:
+            table.add_column(column, overflow="fold")
+        for row in rows:
+            table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
+        self.console.print(table)
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def write_json(document: dict[str, Any], stream: Any = None) -> None:
+    stream = stream if stream is not None else sys.stdout
+    stream.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def error_document(error: PkgmgrError, partial: dict[str, Any] | None = None) -> dict[str, Any]:
+    document = dict(partial or {})
+    document["error"] = error.to_json()
+    return document
+
+
+def print_error(error: PkgmgrError, stream: Any = None) -> None:
+    """The message goes to stderr in every mode (SPEC 11)."""
+    stream = stream if stream is not None else sys.stderr
+    first, _, rest = error.message.partition("\n")
+    stream.write(f"error[{error.code}]: {first}\n")
+    for line in rest.splitlines():
+        stream.write(f"  {line}\n")
+    if error.hint:
+        stream.write(f"hint: {error.hint}\n")

@@ -1,0 +1,164 @@
+"""`config.toml`: host version, policy, limits, network tuning and configured registries.
+
+Read with the stdlib `tomllib` (fast, read-only); `registry add/remove` edit it with tomlkit
+through `edit_config` so a user's comments survive.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+from contextlib import contextmanager
+
+from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+
+DEFAULT_RESERVED_AGENTS = ("coordinator", "dreaming-curator")
+MIB = 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Archive limits of SPEC section 3 (configurable in `[limits]`)."""
+
+    max_archive_bytes: int = 50 * MIB
+    max_uncompressed_bytes: int = 500 * MIB
+    max_entries: int = 10_000
+    max_ratio: float = 200.0
+    ratio_threshold_bytes: int = 1 * MIB
+
+
+@dataclass(frozen=True)
+class NetworkSettings:
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    min_rate: float = 1024.0
+    min_rate_after: float = 30.0
+    retries: int = 3
+    parallel: int = 8
+    backoff_base: float = 1.0
+
+
+@dataclass(frozen=True)
+class RegistryConfig:
+    name: str
+    source: str
+    priority: int = 100
+    insecure: bool = False
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None
+    host_version: str | None = None
+    reserved_agent_names: tuple[str, ...] = DEFAULT_RESERVED_AGENTS
+    allow_unverified: bool = True
+    confirm_policy: str = "on_change"
+    limits: Limits = field(default_factory=Limits)
+    network: NetworkSettings = field(default_factory=NetworkSettings)
+    registries: tuple[RegistryConfig, ...] = ()
+
+
+def config_path(home: Path) -> Path:
+    env = os.environ.get("PKGMGR_CONFIG")
+    return Path(env).expanduser() if env else home / "config.toml"
+
+
+def load_config(home: Path) -> Config:
+    """Load and validate the configuration; a missing file is the default configuration.
+
+    Raises `PkgmgrError(invalid_config)` naming the file and key of every problem.
+    """
+    path = config_path(home)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"))
+    except OSError as exc:
+        raise PkgmgrError(f"{path}: cannot read configuration: {exc.strerror}", code="invalid_config") from exc
+    return parse_config(raw, path)
+
+
+def _env_host_version() -> str | None:
+    value = os.environ.get("PKGMGR_HOST_VERSION", "").strip()
+    return value or None
+
+
+_REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
+
+def _checked_host_version(value: str | None, key: str, file: str = "environment") -> str | None:
+    """The configured host version, validated as a semantic version (invalid_config otherwise)."""
+    if value is None:
+        return None
+    from pkgmgr.versions import parse_semver
+
+    try:
+        parse_semver(value)
+    except ValueError as exc:
+        raise ValidationFailed([Problem("invalid_config", file, key, str(exc))]) from None
+    return value
+
+
+def parse_config(raw: bytes, path: Path) -> Config:
+    file = str(path)
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ValidationFailed([Problem("invalid_config", file, "", f"not valid TOML: {exc}")]) from exc
+    from pkgmgr.schemas import schema_problems
+
+    problems = schema_problems(data, "config", file=file, code="invalid_config")
+    if problems:
+        raise ValidationFailed(problems)
+    host = data.get("host", {})
+    policy = data.get("policy", {})
+    env_version = _env_host_version()
+    host_version = _checked_host_version(env_version, "PKGMGR_HOST_VERSION") if env_version else None
+    if host_version is None:
+        host_version = _checked_host_version(host.get("version"), "host.version", file)
+    bad_names = [name for name in data.get("registries", {}) if not _REGISTRY_NAME.fullmatch(name)]
+    if bad_names:
+        raise ValidationFailed([Problem("invalid_config", file, f"registries.{name}",
+                                        "registry names are lower-case letters, digits, '-' and '_'")
+                                for name in bad_names])
+    limits = Limits(**data.get("limits", {}))
+    network = NetworkSettings(**data.get("network", {}))
+    registries = tuple(
+        RegistryConfig(name=name, source=spec["source"], priority=spec.get("priority", 100), insecure=spec.get("insecure", False))
+        for name, spec in data.get("registries", {}).items()
+    )
+    return Config(
+        path=path,
+        host_version=host_version,
+        reserved_agent_names=tuple(host.get("reserved_agent_names", DEFAULT_RESERVED_AGENTS)),
+        allow_unverified=policy.get("allow_unverified", True),
+        confirm_policy=policy.get("confirm", "on_change"),
+        limits=limits,
+        network=network,
+        registries=registries,
+    )
+
+
+@contextmanager
+def edit_config(home: Path) -> Iterator[Any]:
+    """Yield the config as a tomlkit document; on success write it back atomically and
+    re-validate it, so an edit can never leave an invalid file behind."""
+    import tomlkit
+
+    from pkgmgr.fsutil import atomic_write_bytes
+
+    path = config_path(home)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    doc = tomlkit.parse(text)
+    yield doc
+    new = tomlkit.dumps(doc).encode("utf-8")
+    parse_config(new, path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, new)

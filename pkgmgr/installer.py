@@ -1,0 +1,163 @@
+"""`ext install`: plan every ref, check policy, fetch in parallel, then commit one by one.
+
+Refs are committed in argument order under one hold of the scope's writer lock; a failing
+ref does not stop the others, and the first failure in argument order becomes the command's
+error with the others' outcomes beside it (SPEC 4).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.progress import Reporter
+from pkgmgr.refs import Ref, parse_ref
+from pkgmgr.sources import Plan, plan_path
+from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
+from pkgmgr.store.model import Fetched
+from pkgmgr.store.scope import Scope
+
+Confirm = Callable[[dict[str, Any]], bool]
+Planner = Callable[[Ref], Plan]
+
+
+@dataclass
+class RefResult:
+    ref: str
+    status: str = "pending"  # installed | switched | reinstalled | unchanged | skipped | planned | failed
+    name: str | None = None
+    version: str | None = None
+    outcome: Outcome | None = None
+    summary: dict[str, Any] | None = None
+    error: PkgmgrError | None = None
+    message: str = ""
+
+
+@dataclass
+class BatchResult:
+    results: list[RefResult] = field(default_factory=list)
+
+    @property
+    def first_error(self) -> PkgmgrError | None:
+        return next((r.error for r in self.results if r.error is not None), None)
+
+
+def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interactive: bool) -> None:
+    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked."""
+    if not plan.needs_consent:
+        return
+    what = f"{plan.label} ({plan.kind}{', tier ' + plan.tier if plan.tier else ''})"
+    if not config.allow_unverified:
+        raise PkgmgrError(f"{what} is not verified by a registry and policy.allow_unverified is false",
+                          code="unverified_source")
+    if not options.allow_unverified:
+        raise PkgmgrError(f"{what} is not verified by a registry", code="unverified_source",
+                          hint="pass --allow-unverified to install it anyway")
+    if not options.yes and not interactive:
+        raise PkgmgrError(f"{what} is not verified and nobody can be asked to confirm it",
+                          code="unverified_source", hint="pass --yes together with --allow-unverified")
+
+
+def install(
+    scope: Scope,
+    refs: Sequence[str],
+    *,
+    config: Any,
+    options: InstallOptions,
+    planner: Planner,
+    interactive: bool = False,
+    confirm: Confirm | None = None,
+    reporter: Reporter | None = None,
+    lock_timeout: float = 30.0,
+) -> BatchResult:
+    reporter = reporter or Reporter()
+    batch = BatchResult([RefResult(ref) for ref in refs])
+    plans: dict[int, Plan] = {}
+    for index, text in enumerate(refs):
+        result = batch.results[index]
+        try:
+            ref = parse_ref(text)
+            if ref.kind == "name" and not ref.spec:
+                current = get_installed(scope, ref.name or "")
+                if current is not None:
+                    result.status, result.name, result.version = "skipped", current.name, current.version
+                    result.message = (f"{current.name} {current.version} is already installed; "
+                                      f"'pkgmgr ext update {current.name}' moves it to a newer version")
+                    continue
+            plan = plan_path(ref) if ref.kind == "path" else planner(ref)
+            check_consent(plan, config=config, options=options, interactive=interactive)
+            plans[index] = plan
+        except PkgmgrError as error:
+            result.status, result.error = "failed", error
+
+    fetched = fetch_all(plans, config=config, reporter=reporter, batch=batch)
+    if not fetched:
+        return batch
+    if options.dry_run:
+        for index, item in fetched.items():
+            _dry_run(batch.results[index], item, config=config, options=options)
+        return batch
+    with scope.writer(lock_timeout):
+        for index, item in fetched.items():
+            result = batch.results[index]
+            try:
+                staging = scope.new_staging()
+                try:
+                    prepared = prepare(item, staging, config=config, options=options)
+                    result.summary = prepared.summary()
+                    result.name, result.version = prepared.name, prepared.version
+                    if plans[index].needs_consent and not options.yes and confirm is not None:
+                        if not confirm(result.summary):
+                            raise PkgmgrError(f"{prepared.name} {prepared.version}: not confirmed",
+                                              code="unverified_source")
+                    outcome = commit(scope, prepared, options)
+                finally:
+                    scope.discard(staging)
+                result.outcome, result.status = outcome, outcome.action
+            except PkgmgrError as error:
+                result.status, result.error = "failed", error
+    return batch
+
+
+def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
+    """Download every plan in parallel (a bounded pool); failures land in their result."""
+    fetched: dict[int, Fetched] = {}
+    if not plans:
+        return fetched
+    workers = max(1, min(config.network.parallel, len(plans)))
+    if workers == 1:
+        futures = {index: _call(plan, reporter) for index, plan in plans.items()}
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pkgmgr-fetch") as pool:
+            submitted = {index: pool.submit(_call, plan, reporter) for index, plan in plans.items()}
+            futures = {index: future.result() for index, future in submitted.items()}
+    for index in sorted(futures):
+        value = futures[index]
+        if isinstance(value, PkgmgrError):
+            batch.results[index].status, batch.results[index].error = "failed", value
+        else:
+            fetched[index] = value
+    return fetched
+
+
+def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
+    try:
+        return plan.fetch(reporter)
+    except PkgmgrError as error:
+        return error
+
+
+def _dry_run(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> None:
+    """Validate and summarise in a throw-away directory outside the scope; write nothing."""
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-dry-run-") as tmp:
+        try:
+            prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+        except PkgmgrError as error:
+            result.status, result.error = "failed", error
+            return
+        result.summary = prepared.summary()
+        result.name, result.version, result.status = prepared.name, prepared.version, "planned"

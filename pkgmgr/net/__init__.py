@@ -1,0 +1,1 @@
+"""Network access. `pkgmgr.net.http` is the only module that imports requests."""

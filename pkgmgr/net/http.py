@@ -1,0 +1,741 @@
+"""HTTP for pkgmgr: the one module that imports requests (lazily, inside `HttpClient`).
+
+It owns the URL policy (`check_url_allowed`), token scoping, manual redirects, retries with
+backoff, the mapping of statuses to error codes (SPEC 6, 11), timeouts and the minimum-rate
+rule, size caps enforced while streaming, and hash-while-downloading into the
+content-addressed `DownloadCache` (SPEC 5.4).
+
+Guarantee (python-tuf's fetcher): whatever the network or a server does, the public methods
+raise only `PkgmgrError`. `ValueError`/`RuntimeError` mean a bug in the caller; `OSError` from
+the local disk (cache full, permissions) is not a network failure and is not disguised as one.
+
+Status mapping: 401 and a plain 403 -> `auth_required`; 403/429 with `X-RateLimit-Remaining: 0`
+-> `rate_limited` at once (naming the reset time); 403/429 with `Retry-After` <= 60 s, 429
+without it, 5xx, connection errors and broken bodies are retried (exponential backoff,
+`Retry-After` honoured, `settings.retries` tries in all), then `rate_limited` /
+`http_error` / `network_error`; 403/429 asking to wait more than 60 s -> `rate_limited`;
+404/410 -> `not_found`; any other unexpected status -> `http_error`. Every `http_error` and
+`not_found` carries `details["status"]`.
+
+Thread safety: one client may be shared by a thread pool. It holds one `HTTPAdapter` (one
+urllib3 connection pool per host, sized for `settings.parallel`, thread-safe) and sends each
+request with `adapter.send(PreparedRequest)` — no `requests.Session`: sessions are not
+thread-safe, and `Session.send` reads a redirect's whole body even with
+`allow_redirects=False` (an endless redirect body would never end). So there is no shared
+mutable state besides the pool: no cookie jar (cookies are ignored), no `~/.netrc` (nothing
+reads it, as `trust_env = False` would give), no hooks. Proxies (`HTTPS_PROXY`, `NO_PROXY`,
+...) and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` are read from the environment here, and
+loopback hosts never go through a proxy.
+
+Secrets: the token is sent only to origins (scheme, host, port) listed in `token_hosts`, and
+only while a redirect chain stays on its first origin. It never appears in messages,
+details or reprs; URLs are shown through `redact_url` (no credentials, no signed query).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import hashlib
+import ipaddress
+import os
+import re
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
+from urllib.parse import urljoin, urlsplit, urlunsplit
+
+from pkgmgr import __version__
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.net.hashing import CHUNK, digests_equal
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from pkgmgr.config import NetworkSettings
+    from pkgmgr.net.cache import DownloadCache
+    from pkgmgr.progress import Reporter
+
+MAX_REDIRECTS = 10
+MAX_RETRY_WAIT = 60.0
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+_SMALL_DRAIN = 64 * 1024
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
+_CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
+
+
+# --------------------------------------------------------------------------- URL policy
+
+
+class UrlNotAllowed(PkgmgrError):
+    """A URL the policy refuses (SPEC 5.1). Code `usage`: callers that read the URL from a
+    registry or a config re-raise it with their own code (`invalid_index`, `invalid_config`)."""
+
+    code = "usage"
+
+
+def is_loopback_host(host: str | None) -> bool:
+    """127.0.0.0/8, `localhost` and ::1 (host as `urlsplit(...).hostname` gives it)."""
+    if not host:
+        return False
+    host = host.lower().rstrip(".")
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_url_allowed(url: str, *, insecure: bool) -> None:
+    """Refuse a URL pkgmgr must not fetch: anything but `https://` without credentials or a
+    fragment, except `http://` to a loopback host (or any host when `insecure`).
+
+    Raises `UrlNotAllowed` (a `PkgmgrError` with code `usage`); re-raise with your own code.
+    """
+    shown = redact_url(url)
+    if not isinstance(url, str) or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+        raise UrlNotAllowed(f"{shown}: not a valid URL (whitespace or control characters)")
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+        parts.port  # noqa: B018 - validates the port
+    except ValueError:
+        raise UrlNotAllowed(f"{shown}: not a valid URL") from None
+    scheme = parts.scheme.lower()
+    if scheme not in ("https", "http"):
+        raise UrlNotAllowed(f"{shown}: only https:// URLs are allowed")
+    if not host:
+        raise UrlNotAllowed(f"{shown}: the URL has no host")
+    if parts.username is not None or parts.password is not None:
+        raise UrlNotAllowed(f"{shown}: URLs must not carry credentials")
+    if "#" in url:
+        raise UrlNotAllowed(f"{shown}: URLs must not have a fragment")
+    if scheme == "http" and not insecure and not is_loopback_host(host):
+        raise UrlNotAllowed(
+            f"{shown}: plain http:// is allowed only for loopback hosts",
+            hint="use https://, or add the registry with --insecure",
+        )
+
+
+def check_redirect(source: str, target: str, *, insecure: bool) -> None:
+    """A redirect may never go from https to http, and its target must pass
+    `check_url_allowed`. Raises `PkgmgrError(network_error)` (the server chose the URL)."""
+    try:
+        downgrade = urlsplit(source).scheme.lower() == "https" and urlsplit(target).scheme.lower() != "https"
+    except ValueError:
+        downgrade = False  # check_url_allowed below refuses the malformed target
+    if downgrade:
+        raise PkgmgrError(
+            f"{redact_url(source)}: refusing a redirect from https to {redact_url(target)}",
+            code="network_error",
+            details={"url": redact_url(source), "location": redact_url(target)},
+        )
+    try:
+        check_url_allowed(target, insecure=insecure)
+    except UrlNotAllowed as exc:
+        raise PkgmgrError(
+            f"{redact_url(source)}: refusing a redirect: {exc.message}",
+            code="network_error",
+            details={"url": redact_url(source), "location": redact_url(target)},
+        ) from None
+
+
+def redact_url(url: Any) -> str:
+    """The URL as it may be shown: no user-info, and no query when it looks signed."""
+    text = str(url)
+    try:
+        parts = urlsplit(text)
+    except ValueError:
+        return "<invalid URL>"
+    netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
+    query = parts.query
+    if query and _SENSITIVE_QUERY.search(query):
+        query = "<redacted>"
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def origin(url: str) -> str:
+    """`scheme://host:port` with the default port made explicit (how token hosts compare)."""
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    host = (parts.hostname or "").lower()
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port is None:
+        port = 443 if scheme == "https" else 80
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{scheme}://{host}:{port}"
+
+
+def _origin_of_entry(entry: str) -> str:
+    """A `token_hosts` entry: a URL/origin, or a bare `host[:port]` meaning https."""
+    return origin(entry if "://" in entry else f"https://{entry}")
+
+
+def token_from_env() -> str | None:
+    """`GITHUB_TOKEN`, else `GH_TOKEN`; None when neither is set (or both are empty)."""
+    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+        value = os.environ.get(name, "").strip()
+        if value:
+            return value
+    return None
+
+
+# --------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True)
+class SmallResponse:
+    """A small document: `status` 200 (body set) or 304 (body None, the caller's copy holds).
+
+    `etag`/`last_modified` are the server's validators (on a 304 without them, the ones sent);
+    `url` is the final URL after redirects; `headers` the final response's headers.
+    """
+
+    status: int
+    body: bytes | None
+    etag: str | None
+    last_modified: str | None
+    url: str
+    headers: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+@dataclass(frozen=True)
+class Downloaded:
+    """A verified file in the download cache."""
+
+    path: Path
+    sha256: str
+    size: int
+    from_cache: bool
+
+
+class _Transient(Exception):
+    """Internal: an attempt failed in a way worth retrying; `error` is what the user sees."""
+
+    def __init__(self, error: PkgmgrError, wait: float | None = None) -> None:
+        super().__init__(error.message)
+        self.error = error
+        self.wait = wait
+
+
+# --------------------------------------------------------------------------- the client
+
+
+class HttpClient:
+    """Fetches small documents and archives with pkgmgr's network rules (module docstring).
+
+    `backoff_base` (default `settings.backoff_base` if it exists, else 1 s) and `sleep` exist
+    so tests never wait; `pool_size` overrides the per-host connection pool size.
+    """
+
+    def __init__(
+        self,
+        settings: NetworkSettings,
+        *,
+        token: str | None = None,
+        token_hosts: frozenset[str] = frozenset(),
+        offline: bool = False,
+        user_agent: str = f"pkgmgr/{__version__}",
+        backoff_base: float | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        pool_size: int | None = None,
+    ) -> None:
+        import requests
+        import requests.adapters
+        import urllib3.exceptions
+
+        if token is not None:
+            token = token.strip() or None
+        if token is not None and any(ch.isspace() or ord(ch) < 0x20 or ord(ch) >= 0x7F for ch in token):
+            raise PkgmgrError("the GitHub token contains invalid characters", code="invalid_config")
+        self._requests = requests
+        self._settings = settings
+        self._token = token
+        self._token_origins = frozenset(_origin_of_entry(h) for h in token_hosts)
+        self.offline = offline
+        self._backoff = float(backoff_base if backoff_base is not None else getattr(settings, "backoff_base", 1.0))
+        self._sleep = sleep
+        self._attempts = max(1, int(settings.retries))
+        size = pool_size or max(10, 2 * int(settings.parallel))
+        self._adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=size, max_retries=0)
+        self._headers = {"User-Agent": user_agent, "Accept": "*/*"}
+        self._body_errors: tuple[type[BaseException], ...] = (
+            urllib3.exceptions.HTTPError,
+            requests.RequestException,
+            OSError,
+        )
+        self._send_errors: tuple[type[BaseException], ...] = (
+            requests.RequestException,
+            urllib3.exceptions.HTTPError,
+            ValueError,
+            OSError,
+        )
+        self._timeout_errors: tuple[type[BaseException], ...] = (
+            requests.exceptions.ReadTimeout,
+            urllib3.exceptions.ReadTimeoutError,
+            TimeoutError,
+        )
+
+    @property
+    def has_token(self) -> bool:
+        return self._token is not None
+
+    def __repr__(self) -> str:
+        token = "'***'" if self._token else "None"
+        return f"HttpClient(token={token}, token_hosts={sorted(self._token_origins)!r}, offline={self.offline})"
+
+    def __enter__(self) -> HttpClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every pooled connection (the client stays usable; pools reopen on demand)."""
+        self._adapter.close()
+
+    # ------------------------------------------------------------------ public API
+
+    def get_small(
+        self,
+        url: str,
+        *,
+        etag: str | None = None,
+        last_modified: str | None = None,
+        max_bytes: int,
+        accept: str | None = None,
+        insecure: bool = False,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> SmallResponse:
+        """GET a small document, conditionally when `etag`/`last_modified` are given.
+
+        The body may be gzip-encoded on the wire (decoded in bounded steps); more than
+        `max_bytes` decoded bytes -> `archive_too_large`. Raises `UrlNotAllowed` (usage) for
+        a refused URL and the `PkgmgrError`s of the module docstring.
+        """
+        check_url_allowed(url, insecure=insecure)
+        self._check_online(url)
+        validators = {"If-None-Match": etag, "If-Modified-Since": last_modified}
+        headers = _request_headers(extra_headers, "gzip", accept, validators)
+        conditional = bool(etag or last_modified)
+
+        def attempt() -> SmallResponse:
+            resp = self._open(url, headers, insecure=insecure, allow_304=conditional)
+            try:
+                final = resp.url
+                resp_headers = self._requests.structures.CaseInsensitiveDict(resp.headers)
+                if resp.status_code == 304:
+                    return SmallResponse(
+                        304,
+                        None,
+                        resp.headers.get("ETag") or etag,
+                        resp.headers.get("Last-Modified") or last_modified,
+                        final,
+                        resp_headers,
+                    )
+                encoded = resp.headers.get("Content-Encoding", "identity").strip().lower() not in ("", "identity")
+                if not encoded:
+                    self._refuse_announced(resp, max_bytes, None, final)
+                body = bytearray()
+                for chunk in self._iter_body(resp, limit=max_bytes, decode=True, shown=redact_url(final)):
+                    body += chunk
+                if len(body) > max_bytes:
+                    raise self._too_large(final, max_bytes)
+                return SmallResponse(
+                    200, bytes(body), resp.headers.get("ETag"), resp.headers.get("Last-Modified"), final, resp_headers
+                )
+            finally:
+                self._release(resp)
+
+        return self._retrying(attempt)
+
+    def download(
+        self,
+        url: str,
+        *,
+        expected_sha256: str | None,
+        expected_size: int | None,
+        cache: DownloadCache,
+        reporter: Reporter,
+        key: str,
+        label: str,
+        max_bytes: int,
+        accept: str | None = None,
+        insecure: bool = False,
+        extra_headers: Mapping[str, str] | None = None,
+    ) -> Downloaded:
+        """Download an archive into `cache`, verifying it while it streams.
+
+        A cached file with `expected_sha256` (re-verified) is returned without any request,
+        even offline. The body is requested with `Accept-Encoding: identity` and hashed raw
+        (never content-decoded). `expected_size` is exact: more -> `archive_too_large` (read
+        stops at size + 1 bytes), less -> `checksum_mismatch`; without it `max_bytes` caps the
+        body (`archive_too_large`). A wrong sha256 -> `checksum_mismatch`. On any failure the
+        temporary file is deleted and the cache is unchanged. Raises `ValueError` for a
+        malformed `expected_sha256`.
+        """
+        expected = _normalise_sha256(expected_sha256) if expected_sha256 is not None else None
+        if expected_size is not None and expected_size > max_bytes:
+            raise PkgmgrError(
+                f"{redact_url(url)}: the archive is {expected_size} bytes, over the {max_bytes}-byte limit",
+                code="archive_too_large",
+                details={"url": redact_url(url), "size": expected_size, "limit": max_bytes},
+            )
+        if expected is not None:
+            cached = cache.get(expected)
+            if cached is not None:
+                size = cached.stat().st_size
+                if expected_size is not None and size != expected_size:
+                    raise self._mismatch(url, f"the expected sha256 names a file of {size} bytes, not {expected_size}")
+                return Downloaded(cached, expected, size, True)
+        check_url_allowed(url, insecure=insecure)
+        self._check_online(url)
+        headers = _request_headers(extra_headers, "identity", accept)
+        limit = expected_size if expected_size is not None else max_bytes
+
+        def attempt() -> Downloaded:
+            resp = self._open(url, headers, insecure=insecure, allow_304=False)
+            try:
+                final = resp.url
+                announced = self._refuse_announced(resp, limit, expected_size, final)
+                with cache.incoming() as incoming:
+                    digest = hashlib.sha256()
+                    write = incoming.file.write
+                    total = 0
+                    reporter.download_started(key, label, expected_size if expected_size is not None else announced)
+                    try:
+                        for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final)):
+                            digest.update(chunk)
+                            write(chunk)
+                            total += len(chunk)
+                            reporter.download_advanced(key, len(chunk))
+                    finally:
+                        reporter.download_finished(key)
+                    if total > limit:
+                        raise self._too_large(final, limit)
+                    if expected_size is not None and total != expected_size:
+                        raise self._mismatch(final, f"received {total} bytes, expected {expected_size}")
+                    actual = digest.hexdigest()
+                    if expected is not None and not digests_equal(actual, expected):
+                        raise self._mismatch(final, f"sha256 is {actual}, expected {expected}", actual=actual)
+                    path = incoming.commit(actual)
+                return Downloaded(path, actual, total, False)
+            finally:
+                self._release(resp)
+
+        return self._retrying(attempt)
+
+    # ------------------------------------------------------------------ internals
+
+    def _transport(self, url: str) -> dict[str, Any]:
+        """Proxies and CA bundle from the environment (what `trust_env` gives, minus netrc)."""
+        host = urlsplit(url).hostname
+        proxies = {} if is_loopback_host(host) else self._requests.utils.get_environ_proxies(url)
+        verify: Any = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
+        return {"proxies": proxies, "verify": verify}
+
+    def _check_online(self, url: str) -> None:
+        if self.offline:
+            raise PkgmgrError(
+                f"offline: not fetching {redact_url(url)}",
+                code="network_error",
+                details={"url": redact_url(url), "offline": True},
+                hint="run without --offline",
+            )
+
+    def _retrying(self, attempt: Callable[[], Any]) -> Any:
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                return attempt()
+            except _Transient as transient:
+                if tries >= self._attempts:
+                    raise transient.error from None
+                wait = transient.wait
+                if wait is None:
+                    wait = self._backoff * (2 ** (tries - 1))
+                self._sleep(min(max(wait, 0.0), MAX_RETRY_WAIT))
+
+    def _headers_for(self, url: str, on_first_origin: bool, base: Mapping[str, str]) -> dict[str, str]:
+        """Headers of one hop. While the chain has not left its first origin: the caller's
+        headers, plus the token when that origin is a token host. Once it left (even if it
+        comes back): no token, and no caller Authorization/Cookie/Proxy-Authorization."""
+        if on_first_origin:
+            headers = {**self._headers, **base}
+            if self._token is not None and origin(url) in self._token_origins:
+                headers["Authorization"] = f"Bearer {self._token}"
+        else:
+            headers = {**self._headers, **{k: v for k, v in base.items() if k.lower() not in _CROSS_ORIGIN_DROP}}
+        return headers
+
+    def _open(self, url: str, headers: Mapping[str, str], *, insecure: bool, allow_304: bool) -> Any:
+        """Send GET, following redirects by hand; return a streaming 200 (or allowed 304)."""
+        requests = self._requests
+        first_origin = origin(url)
+        on_first_origin = True
+        seen = {url}
+        current = url
+        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
+        for _hop in range(MAX_REDIRECTS + 1):
+            try:
+                on_first_origin = on_first_origin and origin(current) == first_origin
+                request = requests.Request("GET", current, headers=self._headers_for(current, on_first_origin, headers))
+                resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout, **self._transport(current))
+            except self._send_errors as exc:
+                raise self._transport_error(exc, current) from None
+            if resp.status_code in REDIRECT_STATUSES:
+                location = resp.headers.get("Location")
+                self._release(resp)
+                if not location:
+                    raise self._error(
+                        "http_error", f"{redact_url(current)}: redirect without a Location", current, resp.status_code
+                    )
+                try:
+                    target = urljoin(current, location.strip())
+                except ValueError:
+                    target = location.strip()  # malformed: check_redirect refuses it
+                check_redirect(current, target, insecure=insecure)
+                if target in seen:
+                    raise self._error("network_error", f"{redact_url(url)}: redirect loop at {redact_url(target)}", url)
+                seen.add(target)
+                current = target
+                continue
+            self._check_status(resp, allow_304=allow_304)
+            return resp
+        raise self._error("network_error", f"{redact_url(url)}: more than {MAX_REDIRECTS} redirects", url)
+
+    def _check_status(self, resp: Any, *, allow_304: bool) -> None:
+        status = resp.status_code
+        if status == 200 or (status == 304 and allow_304):
+            return
+        url = resp.url
+        shown = redact_url(url)
+        reason = self._error_reason(resp)
+        what = f"{shown}: HTTP {status}{reason}"
+        headers = resp.headers
+        self._release(resp)
+        if status in (403, 429):
+            remaining = headers.get("X-RateLimit-Remaining")
+            if remaining is not None and remaining.strip() == "0":
+                reset = _reset_time(headers.get("X-RateLimit-Reset"))
+                when = f"; it resets at {reset}" if reset else ""
+                raise self._error(
+                    "rate_limited", f"{what}: rate limit exhausted{when}", url, status, reset=reset,
+                    hint=self._token_hint(url),
+                )
+            wait = _retry_after(headers.get("Retry-After"))
+            if wait is not None and wait > MAX_RETRY_WAIT:
+                raise self._error(
+                    "rate_limited", f"{what}: rate limited, asked to wait {int(wait)} s", url, status, retry_after=wait
+                )
+            if wait is not None or status == 429:
+                raise _Transient(self._error("rate_limited", f"{what}: rate limited", url, status), wait)
+            raise self._error("auth_required", f"{what}: access denied", url, status, hint=self._token_hint(url))
+        if status == 401:
+            hint = self._token_hint(url)
+            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint)
+        if status in (404, 410):
+            raise self._error("not_found", f"{what}: not found", url, status)
+        if status >= 500:
+            wait = _retry_after(headers.get("Retry-After"))
+            raise _Transient(self._error("http_error", f"{what}: server error", url, status), wait)
+        raise self._error("http_error", f"{what}: unexpected response", url, status)
+
+    def _token_hint(self, url: str) -> str | None:
+        if origin(url) not in self._token_origins:
+            return None
+        if self._token is None:
+            return "set GITHUB_TOKEN (or GH_TOKEN) for private repositories and higher rate limits"
+        return "check that GITHUB_TOKEN (or GH_TOKEN) is valid and may read this repository"
+
+    def _error_reason(self, resp: Any) -> str:
+        """`: <message>` from a small JSON error body ({"message": ...}), else ''."""
+        if "json" not in resp.headers.get("Content-Type", ""):
+            return ""
+        try:
+            import json
+
+            text = b"".join(self._iter_body(resp, limit=4096, decode=True, shown=""))
+            data = json.loads(text) if len(text) <= 4096 else None
+        except (PkgmgrError, _Transient, ValueError):
+            return ""
+        message = data.get("message") if isinstance(data, dict) else None
+        if not isinstance(message, str) or not message:
+            return ""
+        clean = "".join(ch if ch.isprintable() else " " for ch in message)[:200]
+        return f" ({self._scrub(clean)})"
+
+    def _release(self, resp: Any) -> None:
+        """Finish with a response. One with nothing left to read (a 304, a consumed body)
+        goes back to the pool; any other is closed: a rest is never read, however small
+        (it could drip)."""
+        if getattr(resp.raw, "length_remaining", None) == 0:
+            try:
+                resp.raw.drain_conn()
+            except Exception:  # noqa: BLE001 - the connection is dropped by close() below
+                pass
+        resp.close()
+
+    def _refuse_announced(self, resp: Any, limit: int, expected_size: int | None, url: str) -> int | None:
+        """Content-Length over the limit -> refuse before reading. Returns the length."""
+        value = resp.headers.get("Content-Length")
+        if value is None:
+            return None
+        try:
+            announced = int(value)
+        except ValueError:
+            return None
+        if announced > limit:
+            if expected_size is not None:
+                raise PkgmgrError(
+                    f"{redact_url(url)}: the server announces {announced} bytes, expected {expected_size}",
+                    code="archive_too_large",
+                    details={"url": redact_url(url), "size": announced, "expected": expected_size},
+                )
+            raise self._too_large(url, limit, announced=announced)
+        return announced
+
+    def _iter_body(self, resp: Any, *, limit: int, decode: bool, shown: str) -> Iterator[bytes]:
+        """Yield the body in chunks of at most 1 MiB, stopping once more than `limit` bytes
+        arrived (the caller sees the overflow). Enforces the minimum average rate."""
+        read1 = resp.raw.read1
+        min_rate = float(self._settings.min_rate)
+        after = float(self._settings.min_rate_after)
+        start = time.monotonic()
+        total = 0
+        while total <= limit:
+            try:
+                chunk = read1(min(CHUNK, limit + 1 - total), decode_content=decode)
+            except self._body_errors as exc:
+                raise self._body_error(exc, shown, total) from None
+            if not chunk:
+                return
+            total += len(chunk)
+            yield chunk
+            if min_rate > 0:
+                elapsed = time.monotonic() - start
+                if elapsed >= after and total < min_rate * elapsed:
+                    raise PkgmgrError(
+                        f"{shown}: too slow ({total / elapsed:.0f} bytes/s on average, "
+                        f"the minimum is {min_rate:.0f} bytes/s)",
+                        code="network_error",
+                        details={"url": shown, "received": total, "seconds": round(elapsed, 3)},
+                    )
+
+    def _transport_error(self, exc: BaseException, url: str) -> Exception:
+        """Map a requests exception raised before the body to a (possibly transient) error."""
+        exceptions = self._requests.exceptions
+        shown = redact_url(url)
+        if isinstance(exc, exceptions.ConnectTimeout):
+            return _Transient(self._error("network_error", f"{shown}: timed out connecting", url))
+        if isinstance(exc, exceptions.ReadTimeout):
+            return _Transient(self._error("network_error", f"{shown}: timed out waiting for the server", url))
+        if isinstance(exc, exceptions.SSLError):
+            return self._error("network_error", f"{shown}: TLS error ({_describe(exc)})", url)
+        if isinstance(exc, (exceptions.ConnectionError, exceptions.ChunkedEncodingError)):
+            return _Transient(self._error("network_error", f"{shown}: cannot connect ({_describe(exc)})", url))
+        return self._error("network_error", f"{shown}: request failed ({_describe(exc)})", url)
+
+    def _body_error(self, exc: BaseException, shown: str, received: int) -> Exception:
+        if isinstance(exc, self._timeout_errors):
+            message = f"{shown}: timed out reading the body after {received} bytes"
+        else:
+            message = f"{shown}: connection broken after {received} bytes ({_describe(exc)})"
+        return _Transient(self._error("network_error", message, shown, received=received))
+
+    def _too_large(self, url: str, limit: int, *, announced: int | None = None) -> PkgmgrError:
+        size = f" ({announced} bytes announced)" if announced is not None else ""
+        return PkgmgrError(
+            f"{redact_url(url)}: the response is larger than the {limit}-byte limit{size}",
+            code="archive_too_large",
+            details={"url": redact_url(url), "limit": limit},
+        )
+
+    def _mismatch(self, url: str, why: str, *, actual: str | None = None) -> PkgmgrError:
+        details: dict[str, Any] = {"url": redact_url(url)}
+        if actual:
+            details["actual"] = actual
+        return PkgmgrError(f"{redact_url(url)}: checksum mismatch: {why}", code="checksum_mismatch", details=details)
+
+    def _scrub(self, text: str) -> str:
+        return text.replace(self._token, "***") if self._token else text
+
+    def _error(
+        self, code: str, message: str, url: str, status: int | None = None, *, hint: str | None = None, **extra: Any
+    ) -> PkgmgrError:
+        details: dict[str, Any] = {"url": redact_url(url)}
+        if status is not None:
+            details["status"] = status
+        details.update({k: v for k, v in extra.items() if v is not None})
+        return PkgmgrError(self._scrub(message), code=code, details=details, hint=hint)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _request_headers(
+    extra: Mapping[str, str] | None, encoding: str, accept: str | None, optional: Mapping[str, str | None] | None = None
+) -> dict[str, str]:
+    headers = dict(extra or {})
+    headers["Accept-Encoding"] = encoding
+    headers.update({name: value for name, value in {"Accept": accept, **(optional or {})}.items() if value})
+    return headers
+
+
+def _normalise_sha256(value: str) -> str:
+    if not isinstance(value, str) or not _HEX64.fullmatch(value):
+        raise ValueError("expected_sha256 must be 64 hex digits")
+    return value.lower()
+
+
+def _retry_after(value: str | None) -> float | None:
+    """Seconds from a Retry-After header (delta-seconds or an HTTP date); None if absent/bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def _reset_time(value: str | None) -> str | None:
+    """X-RateLimit-Reset (epoch seconds) as an ISO 8601 UTC time."""
+    if value is None:
+        return None
+    try:
+        stamp = datetime.fromtimestamp(int(value.strip()), tz=timezone.utc)
+    except (ValueError, OverflowError, OSError):
+        return None
+    return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _describe(exc: BaseException) -> str:
+    """A short cause for an exception chain (the OS error text, else a class name), never the
+    exception's own text: requests and urllib3 put full URLs in theirs."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    names: list[str] = []
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.strerror:
+            return current.strerror
+        names.append(type(current).__name__)
+        nested = getattr(current, "reason", None)
+        if not isinstance(nested, BaseException):
+            nested = next((a for a in current.args if isinstance(a, BaseException)), None)
+        current = nested or current.__cause__ or current.__context__
+    meaningful = [n for n in names if n not in ("ConnectionError", "MaxRetryError", "ProtocolError")]
+    return (meaningful or names)[-1]

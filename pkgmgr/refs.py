@@ -1,0 +1,66 @@
+"""What a user typed on `ext install`: a registry name, a path, a GitHub repository or a URL."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pkgmgr.errors import PkgmgrError
+
+NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
+_GITHUB_RE = re.compile(r"^github:([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:@(.+))?$")
+
+
+@dataclass(frozen=True)
+class Ref:
+    kind: str  # name | path | github | url
+    text: str
+    name: str | None = None
+    spec: str | None = None  # "" for a bare name; "==1.2.3" style or a specifier set
+    exact: str | None = None  # NAME@1.2.3 names an exact version
+    path: Path | None = None
+    owner: str | None = None
+    repo: str | None = None
+    tag: str | None = None
+    url: str | None = None
+
+
+def parse_ref(text: str) -> Ref:
+    """Classify an install ref (SPEC 4). Raises `usage` for something that is none of them."""
+    if not text or text != text.strip():
+        raise PkgmgrError(f"{text!r} is not an extension reference", code="usage")
+    if text.startswith("github:"):
+        match = _GITHUB_RE.match(text)
+        if not match:
+            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@TAG]", code="usage")
+        owner, repo, tag = match.groups()
+        return Ref("github", text, owner=owner, repo=repo, tag=tag)
+    if text.startswith(("https://", "http://")):
+        return Ref("url", text, url=text)
+    if text.startswith((".", "/", "~")) or "/" in text:
+        return Ref("path", text, path=Path(text).expanduser())
+    name, sep, spec = text.partition("@")
+    if not NAME_RE.match(name):
+        raise PkgmgrError(
+            f"{text!r} is not an extension name (lower-case letters, digits and '-'), a path, "
+            "github:OWNER/REPO or an https:// URL",
+            code="usage",
+        )
+    if not sep:
+        return Ref("name", text, name=name, spec="")
+    spec = spec.strip()
+    if not spec:
+        raise PkgmgrError(f"{text!r}: a version or specifier is expected after '@'", code="usage")
+    from pkgmgr.versions import parse_semver, parse_specifier
+
+    try:
+        parse_semver(spec)
+        return Ref("name", text, name=name, spec=f"=={spec.lstrip('vV')}", exact=spec.lstrip("vV"))
+    except ValueError:
+        pass
+    try:
+        parse_specifier(spec)
+    except ValueError as exc:
+        raise PkgmgrError(f"{text!r}: {exc}", code="usage") from None
+    return Ref("name", text, name=name, spec=spec)

@@ -1,0 +1,48 @@
+"""Archives of a local-directory registry: copied into the content-addressed download cache
+while hashed, with the same rules as a download (exact size, sha256 compared in constant time)
+so the file that is extracted is the file that was verified."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.net.hashing import CHUNK, digests_equal
+
+
+def copy_verified(source: Path, cache: Any, *, sha256: str, size: int, limit: int, label: str) -> Path:
+    """The cached copy of `source`, verified. Raises archive_too_large (more than `size` bytes,
+    or `size` over `limit`), checksum_mismatch (fewer bytes, another sha256) and not_found."""
+    if size > limit:
+        raise PkgmgrError(f"{label}: the archive is {size} bytes, over the {limit}-byte limit",
+                          code="archive_too_large", details={"size": size, "limit": limit})
+    cached = cache.get(sha256)
+    if cached is not None and cached.stat().st_size == size:
+        return cached
+    try:
+        handle = open(source, "rb")
+    except FileNotFoundError:
+        raise PkgmgrError(f"{label}: the registry's archive {source} does not exist", code="not_found") from None
+    except OSError as exc:
+        raise PkgmgrError(f"{label}: cannot read {source}: {exc.strerror}", code="not_found") from None
+    with handle, cache.incoming() as incoming:
+        digest = hashlib.sha256()
+        total = 0
+        while total <= size:
+            chunk = handle.read(min(CHUNK, size + 1 - total))
+            if not chunk:
+                break
+            total += len(chunk)
+            digest.update(chunk)
+            incoming.file.write(chunk)
+        if total > size:
+            raise PkgmgrError(f"{label}: {source} is larger than the {size} bytes the registry entry says",
+                              code="archive_too_large", details={"path": str(source), "size": size})
+        actual = digest.hexdigest()
+        if total != size or not digests_equal(actual, sha256):
+            why = f"{total} bytes, expected {size}" if total != size else f"sha256 is {actual}, expected {sha256}"
+            raise PkgmgrError(f"{label}: checksum mismatch for {source}: {why}", code="checksum_mismatch",
+                              details={"path": str(source), "actual": actual, "expected": sha256})
+        return incoming.commit(actual)

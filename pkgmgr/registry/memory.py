@@ -1,0 +1,71 @@
+"""What the client remembers of each registry source (SPEC 5.4): the highest serial and every
+(name, version, sha256) it has seen, in the GLOBAL scope's state.db, keyed by the source URL.
+
+Reads never create the database; a record is one transaction and only ever raises a serial.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterable
+
+from pkgmgr.registry.trust import known_versions
+
+
+class Memory:
+    def __init__(self, home: Path) -> None:
+        from pkgmgr.store.scope import global_scope
+
+        self._scope = global_scope(home)
+
+    def serial(self, source: str) -> int | None:
+        conn = self._scope.reader()
+        if conn is None:
+            return None
+        row = conn.execute("SELECT serial FROM registry_serials WHERE source = ?", (source,)).fetchone()
+        return int(row[0]) if row else None
+
+    def known(self, source: str, name: str) -> dict[Any, tuple[str, str]]:
+        """Remembered versions of `name` in `source`, keyed by parsed version."""
+        conn = self._scope.reader()
+        if conn is None:
+            return {}
+        rows = conn.execute("SELECT version, sha256 FROM registry_versions WHERE source = ? AND name = ?",
+                            (source, name)).fetchall()
+        return known_versions([(r[0], r[1]) for r in rows])
+
+    def record(self, source: str, serial: int | None, versions: Iterable[tuple[str, str, str]]) -> None:
+        """Remember `serial` (never lowering it) and (name, version, sha256) triples, atomically.
+        A triple already known keeps its first sha256 (a change is refused before we get here)."""
+        from pkgmgr.store.db import transaction
+        from pkgmgr.store.install import now_utc
+
+        rows = list(versions)
+        if serial is None and not rows:
+            return
+        conn = self._scope.db
+        with transaction(conn):
+            if serial is not None:
+                conn.execute(
+                    "INSERT INTO registry_serials (source, serial, updated_at) VALUES (?, ?, ?) "
+                    "ON CONFLICT (source) DO UPDATE SET serial = max(serial, excluded.serial), "
+                    "updated_at = excluded.updated_at",
+                    (source, serial, now_utc()),
+                )
+            conn.executemany(
+                "INSERT OR IGNORE INTO registry_versions (source, name, version, sha256) VALUES (?, ?, ?, ?)",
+                [(source, name, version, sha256) for name, version, sha256 in rows],
+            )
+
+    def forget(self, source: str) -> None:
+        from pkgmgr.store.db import transaction
+
+        conn = self._scope.reader()
+        if conn is None:
+            return
+        with transaction(conn):
+            conn.execute("DELETE FROM registry_serials WHERE source = ?", (source,))
+            conn.execute("DELETE FROM registry_versions WHERE source = ?", (source,))
+
+    def close(self) -> None:
+        self._scope.close()

@@ -1,0 +1,508 @@
+"""The registry index format (SPEC 5.1): `registry.toml`, sharded entry files and `index.json`.
+
+Pure: bytes in, frozen values or every problem of the file out (`invalid_index`, naming the
+file and the key). A hostile or broken file never raises anything but `ValidationFailed`.
+The writer side, `build_index`, renders `index.json` deterministically for `registry build`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import Any, Iterable
+from urllib.parse import urlsplit
+
+from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
+from pkgmgr.jsonutil import join_key
+from pkgmgr.versions import _SEMVER, parse_semver
+
+INVALID = "invalid_index"
+MIB = 1024 * 1024
+REGISTRY_FILE = "registry.toml"
+INDEX_FILE = "index.json"
+REGISTRY_MAX_BYTES = 1 * MIB
+ENTRY_MAX_BYTES = 1 * MIB
+INDEX_MAX_BYTES = 16 * MIB
+TIERS = ("official", "community", "unverified")
+VERIFIED_TIERS = frozenset({"official", "community"})
+_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
+_LINE_RE = re.compile(r"line (\d+)")
+_CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
+
+
+def entry_path(name: str) -> str:
+    """Where an extension's entry lives in a registry: `extensions/<first two chars>/<name>.toml`."""
+    return f"extensions/{name[:2]}/{name}.toml"
+
+
+def is_extension_name(name: Any) -> bool:
+    return isinstance(name, str) and bool(_NAME_RE.match(name))
+
+
+# --- values -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RegistryMeta:
+    """The `[registry]` table of `registry.toml`."""
+
+    name: str
+    description: str
+    format: int
+    serial: int
+    expires: datetime | None = None
+
+    def expired(self, now: datetime | None = None) -> bool:
+        return self.expires is not None and self.expires <= (now or datetime.now(timezone.utc))
+
+
+@dataclass(frozen=True)
+class VersionEntry:
+    """One released version of an entry."""
+
+    version: str
+    url: str
+    sha256: str
+    size: int
+    min_compozy_version: str
+    network_digest: str = ""
+    permissions: tuple[str, ...] = ()
+    published: datetime | None = None
+    yanked: bool = False
+
+    @property
+    def parsed(self) -> Any:
+        return parse_semver(self.version)
+
+    @property
+    def prerelease(self) -> bool:
+        return bool(self.parsed.is_prerelease)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "url": self.url,
+            "sha256": self.sha256,
+            "size": self.size,
+            "min_compozy_version": self.min_compozy_version,
+            "network_digest": self.network_digest,
+            "permissions": list(self.permissions),
+            "published": format_datetime(self.published),
+            "yanked": self.yanked,
+            "prerelease": self.prerelease,
+        }
+
+
+@dataclass(frozen=True)
+class Entry:
+    """`extensions/<shard>/<name>.toml`: one extension and its versions, ascending."""
+
+    name: str
+    description: str
+    repository: str | None
+    tier: str
+    versions: tuple[VersionEntry, ...]
+
+    @property
+    def verified(self) -> bool:
+        return self.tier in VERIFIED_TIERS
+
+    @property
+    def latest(self) -> str | None:
+        return latest_version([(v.version, v.yanked) for v in self.versions])
+
+    def find(self, version: str) -> VersionEntry | None:
+        wanted = parse_semver(version)
+        return next((v for v in self.versions if v.parsed == wanted), None)
+
+
+@dataclass(frozen=True)
+class IndexVersion:
+    version: str
+    yanked: bool
+    min_compozy_version: str
+
+
+@dataclass(frozen=True)
+class IndexExtension:
+    name: str
+    description: str
+    tier: str
+    latest: str | None
+    versions: tuple[IndexVersion, ...]
+
+
+@dataclass(frozen=True)
+class Index:
+    """`index.json`: every extension of a registry, sorted by name (for search)."""
+
+    format: int
+    serial: int
+    extensions: tuple[IndexExtension, ...]
+
+
+def latest_version(versions: Iterable[tuple[str, bool]]) -> str | None:
+    """SPEC 5.1: the highest version neither yanked nor a prerelease, else the highest."""
+    parsed = [(parse_semver(v), v, yanked) for v, yanked in versions]
+    if not parsed:
+        return None
+    stable = [p for p in parsed if not p[2] and not p[0].is_prerelease]
+    return max(stable or parsed, key=lambda p: p[0])[1]
+
+
+def format_datetime(value: datetime | None) -> str | None:
+    if value is None:
+        return None
+    text = value.isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+# --- decoding ---------------------------------------------------------------------------------
+
+
+def _fail(file: str, message: str, line: int | None = None) -> ValidationFailed:
+    return ValidationFailed([Problem(INVALID, file, "", message, line)])
+
+
+def _text(raw: bytes, file: str, cap: int) -> str:
+    if len(raw) > cap:
+        raise _fail(file, f"is larger than {cap // MIB} MiB")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _fail(file, f"not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+
+
+def decode_toml(raw: bytes, file: str, *, cap: int = ENTRY_MAX_BYTES) -> dict[str, Any]:
+    """TOML bytes to a document. Raises `ValidationFailed(invalid_index)` naming the file."""
+    text = _text(raw, file, cap)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        match = _LINE_RE.search(str(exc))
+        raise _fail(file, f"not valid TOML: {exc}", int(match.group(1)) if match else None) from None
+    except RecursionError:
+        raise _fail(file, "nested too deeply") from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise _fail(file, f"not valid TOML: {exc}") from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode_json(raw: bytes, file: str, *, cap: int = INDEX_MAX_BYTES) -> Any:
+    text = _text(raw, file, cap)
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise _fail(file, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from None
+    except RecursionError:
+        raise _fail(file, "nested too deeply") from None
+    except ValueError as exc:
+        raise _fail(file, f"not valid JSON: {exc}") from None
+
+
+def _jsonable(value: Any, path: tuple[Any, ...], stamps: dict[str, Any]) -> Any:
+    """TOML values as the JSON Schema sees them: date-times become RFC 3339 strings (their
+    original objects are kept in `stamps`, by key path, for the code rules)."""
+    if isinstance(value, dict):
+        return {k: _jsonable(v, (*path, k), stamps) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_jsonable(v, (*path, i), stamps) for i, v in enumerate(value)]
+    if isinstance(value, (datetime, date, time)):
+        stamps[join_key("", *path)] = value
+        return value.isoformat()
+    return value
+
+
+def _schema_checked(data: Any, schema: str, file: str) -> tuple[Any, dict[str, Any], ProblemSink]:
+    from pkgmgr.schemas import schema_problems
+
+    stamps: dict[str, Any] = {}
+    try:
+        doc = _jsonable(data, (), stamps)
+    except RecursionError:
+        raise _fail(file, "nested too deeply") from None
+    sink = ProblemSink(file, INVALID)
+    sink.extend(schema_problems(doc, schema, file=file, code=INVALID))
+    return doc, stamps, sink
+
+
+def _timestamp(sink: ProblemSink, stamps: dict[str, Any], key: str, present: bool) -> datetime | None:
+    """An offset date-time written as a TOML date-time (not a string, not a local time)."""
+    if not present:
+        return None
+    value = stamps.get(key)
+    if isinstance(value, datetime) and value.tzinfo is not None:
+        return value
+    sink.add(key, "must be a TOML offset date-time such as 2027-01-01T00:00:00Z")
+    return None
+
+
+# --- registry.toml ------------------------------------------------------------------------------
+
+
+def parse_registry(raw: bytes, file: str = REGISTRY_FILE) -> RegistryMeta:
+    """`registry.toml` bytes to `RegistryMeta`. Raises `ValidationFailed(invalid_index)`."""
+    doc, stamps, sink = _schema_checked(decode_toml(raw, file, cap=REGISTRY_MAX_BYTES), "registry", file)
+    sink.raise_if_any()
+    table = doc["registry"]
+    expires = _timestamp(sink, stamps, "registry.expires", "expires" in table)
+    sink.raise_if_any()
+    return RegistryMeta(
+        name=table["name"],
+        description=table.get("description", ""),
+        format=table["format"],
+        serial=table["serial"],
+        expires=expires,
+    )
+
+
+# --- entries ------------------------------------------------------------------------------------
+
+
+def url_problem(url: str) -> str | None:
+    """Why a version `url` is unacceptable (SPEC 5.1), or None. Whether plain http is allowed
+    depends on the registry and is decided when the url is used."""
+    if _CONTROL_RE.search(url) or "\\" in url:
+        return "must not contain whitespace, control characters or backslashes"
+    if "#" in url:
+        return "must not have a fragment"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname
+    except ValueError as exc:
+        return f"is not a valid URL: {exc}"
+    if parts.scheme:
+        if parts.scheme not in ("https", "http"):
+            return "must be an https:// URL or a path relative to the registry root"
+        if not host:
+            return "has no host"
+        if "@" in parts.netloc:
+            return "must not carry credentials"
+        return None
+    if url.startswith("/") or parts.netloc:
+        return "a relative url must not start with '/'"
+    if any(segment in ("", ".", "..") for segment in parts.path.split("/")):
+        return "a relative url must not contain empty, '.' or '..' segments"
+    return None
+
+
+def parse_entry(raw: bytes, file: str, *, expected_name: str | None = None) -> Entry:
+    """An entry file's bytes to `Entry`. `expected_name` (the name the file was looked up by)
+    must equal the entry's `name`. Raises `ValidationFailed(invalid_index)` with every problem."""
+    doc, stamps, sink = _schema_checked(decode_toml(raw, file, cap=ENTRY_MAX_BYTES), "registry_entry", file)
+    if not isinstance(doc, dict):  # pragma: no cover - TOML documents are tables
+        raise _fail(file, "must be a table")
+    name = doc.get("name")
+    if expected_name is not None and isinstance(name, str) and name != expected_name:
+        sink.add("name", f"is {name!r} but the file is the entry of {expected_name!r}")
+    versions: list[VersionEntry] = []
+    raw_versions = doc.get("versions")
+    seen: dict[Any, str] = {}
+    previous = None
+    for index, item in enumerate(raw_versions if isinstance(raw_versions, list) else []):
+        version = _version_entry(item, f"versions[{index}]", sink, stamps)
+        if version is None:
+            continue
+        parsed = version.parsed
+        key = f"versions[{index}].version"
+        if parsed in seen:
+            sink.add(key, f"{version.version} is listed twice (same version as {seen[parsed]})")
+        elif previous is not None and parsed < previous:
+            sink.add(key, f"{version.version} is out of order: versions must be sorted ascending")
+        seen.setdefault(parsed, version.version)
+        previous = parsed if previous is None else max(previous, parsed)
+        versions.append(version)
+    sink.raise_if_any()
+    return Entry(
+        name=doc["name"],
+        description=doc.get("description", ""),
+        repository=doc.get("repository"),
+        tier=doc["tier"],
+        versions=tuple(versions),
+    )
+
+
+def _version_entry(item: Any, key: str, sink: ProblemSink, stamps: dict[str, Any]) -> VersionEntry | None:
+    if not isinstance(item, dict):
+        return None
+    before = len(sink.problems)
+    for field_name in ("version", "min_compozy_version"):
+        value = item.get(field_name)
+        if isinstance(value, str):
+            try:
+                parse_semver(value)
+            except ValueError as exc:
+                sink.add(f"{key}.{field_name}", str(exc))
+            else:
+                if value[:1] in ("v", "V"):
+                    sink.add(f"{key}.{field_name}", f"{value!r}: write the version without a leading 'v'")
+    url = item.get("url")
+    if isinstance(url, str):
+        problem = url_problem(url)
+        if problem:
+            sink.add(f"{key}.url", problem)
+    published = _timestamp(sink, stamps, f"{key}.published", "published" in item)
+    required = ("version", "url", "sha256", "size", "min_compozy_version")
+    if len(sink.problems) > before or any(k not in item for k in required):
+        return None
+    if any(p.key.startswith(key + ".") or p.key == key for p in sink.problems):
+        return None  # the schema already found this version broken
+    return VersionEntry(
+        version=item["version"],
+        url=item["url"],
+        sha256=item["sha256"],
+        size=item["size"],
+        min_compozy_version=item["min_compozy_version"],
+        network_digest=item.get("network_digest", ""),
+        permissions=tuple(item.get("permissions", ())),
+        published=published,
+        yanked=bool(item.get("yanked", False)),
+    )
+
+
+# --- index.json ---------------------------------------------------------------------------------
+
+
+def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
+    """`index.json` bytes to `Index`. Raises `ValidationFailed(invalid_index)`."""
+    from pkgmgr.schemas import schema_problems
+
+    doc = decode_json(raw, file, cap=INDEX_MAX_BYTES)
+    sink = ProblemSink(file, INVALID)
+    if not _index_shape_ok(doc):  # the schema (slow on 10,000 entries) explains what is wrong
+        sink.extend(schema_problems(doc, "index", file=file, code=INVALID))
+        sink.raise_if_any()
+    extensions = []
+    previous = ""
+    for index, item in enumerate(doc["extensions"]):
+        if item["name"] <= previous:
+            sink.add(f"extensions[{index}].name", f"{item['name']!r} is out of order or listed twice")
+        previous = max(previous, item["name"])
+        versions = []
+        for vindex, version in enumerate(item["versions"]):
+            if not _SEMVER.match(version["version"]):  # the regex only: 10,000 Version objects cost
+                sink.add(f"extensions[{index}].versions[{vindex}].version",
+                         f"{version['version']!r} is not a semantic version (X.Y.Z)")
+                continue
+            versions.append(IndexVersion(version["version"], version["yanked"], version["min_compozy_version"]))
+        extensions.append(IndexExtension(item["name"], item["description"], item["tier"], item["latest"],
+                                         tuple(versions)))
+    sink.raise_if_any()
+    return Index(doc["format"], doc["serial"], tuple(extensions))
+
+
+_INDEX_KEYS = frozenset({"format", "serial", "extensions"})
+_INDEX_EXTENSION_KEYS = frozenset({"name", "description", "tier", "latest", "versions"})
+_INDEX_VERSION_KEYS = frozenset({"version", "yanked", "min_compozy_version"})
+_MAX_SERIAL = 9223372036854775807
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _short_str(value: Any, limit: int = 128) -> bool:
+    return isinstance(value, str) and len(value) <= limit
+
+
+def _index_shape_ok(doc: Any) -> bool:
+    """A fast check equivalent to (or stricter than) schemas/index.schema.json; when it says
+    no, the schema is run to name the problems."""
+    if not isinstance(doc, dict) or doc.keys() != _INDEX_KEYS:
+        return False
+    if doc["format"] != 1 or not _is_int(doc["format"]) or not _is_int(doc["serial"]):
+        return False
+    if not 0 <= doc["serial"] <= _MAX_SERIAL or not isinstance(doc["extensions"], list):
+        return False
+    for item in doc["extensions"]:
+        if not isinstance(item, dict) or item.keys() != _INDEX_EXTENSION_KEYS:
+            return False
+        if not is_extension_name(item["name"]) or not _short_str(item["description"], 4096):
+            return False
+        if item["tier"] not in TIERS or not isinstance(item["tier"], str):
+            return False
+        if not (item["latest"] is None or _short_str(item["latest"])) or not isinstance(item["versions"], list):
+            return False
+        for version in item["versions"]:
+            if not isinstance(version, dict) or version.keys() != _INDEX_VERSION_KEYS:
+                return False
+            if not _short_str(version["version"]) or not _short_str(version["min_compozy_version"]):
+                return False
+            if not isinstance(version["yanked"], bool):
+                return False
+    return True
+
+
+# --- writer: index.json -------------------------------------------------------------------------
+
+
+def index_document(meta: RegistryMeta, entries: Iterable[Entry]) -> dict[str, Any]:
+    """The `index.json` document of a registry: extensions sorted by name, versions ascending."""
+    extensions = []
+    for entry in sorted(entries, key=lambda e: e.name):
+        versions = sorted(entry.versions, key=lambda v: v.parsed)
+        extensions.append({
+            "name": entry.name,
+            "description": entry.description,
+            "tier": entry.tier,
+            "latest": latest_version([(v.version, v.yanked) for v in versions]),
+            "versions": [{"version": v.version, "yanked": v.yanked, "min_compozy_version": v.min_compozy_version}
+                         for v in versions],
+        })
+    return {"format": 1, "serial": meta.serial, "extensions": extensions}
+
+
+def render_index(document: dict[str, Any]) -> bytes:
+    """Deterministic bytes: same document, same bytes (key order as built, 2-space indent)."""
+    return (json.dumps(document, indent=2, ensure_ascii=False, allow_nan=False) + "\n").encode("utf-8")
+
+
+def read_entries(root: Path) -> list[Entry]:
+    """Every entry file of a registry directory, strictly parsed, each in its right shard.
+    Raises `ValidationFailed(invalid_index)` with the problems of every file."""
+    problems: list[Problem] = []
+    entries: list[Entry] = []
+    base = root / "extensions"
+    files = sorted(base.rglob("*.toml")) if base.is_dir() else []
+    for path in files:
+        rel = path.relative_to(root).as_posix()
+        name = path.stem
+        if rel != entry_path(name):
+            problems.append(Problem(INVALID, rel, "", f"an entry named {name!r} belongs at {entry_path(name)}"))
+            continue
+        try:
+            entries.append(parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel), rel, expected_name=name))
+        except ValidationFailed as exc:
+            problems.extend(exc.problems)
+    if problems:
+        raise ValidationFailed(problems)
+    return entries
+
+
+def read_capped(path: Path, cap: int, file: str) -> bytes:
+    """A registry file from disk, refusing more than `cap` bytes (never reads more than cap + 1)."""
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(cap + 1)
+    except IsADirectoryError:
+        raise _fail(file, "is a directory, not a file") from None
+    except OSError as exc:
+        raise _fail(file, f"cannot be read: {exc.strerror}") from None
+    if len(data) > cap:
+        raise _fail(file, f"is larger than {cap // MIB} MiB")
+    return data
+
+
+def build_index(root: Path) -> bytes:
+    """`index.json` of the registry directory `root`, deterministically (SPEC 5.5 `registry
+    build`). Raises `ValidationFailed(invalid_index)` when any file is invalid."""
+    root = Path(root)
+    meta = parse_registry(read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE))
+    return render_index(index_document(meta, read_entries(root)))

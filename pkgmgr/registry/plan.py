@@ -1,0 +1,120 @@
+"""Install plans for the remote refs: registry names, `github:OWNER/REPO[@TAG]` and URLs.
+
+`make_planner(ctx, options=, asset=)` returns the callable the installer gives every ref that
+is not a local path. Planning (registry reads, resolution, GitHub release lookup) happens in
+the caller's thread; each plan's `fetch` only downloads and verifies, and is safe to run in
+the installer's thread pool.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.resolve import Request, select_version
+from pkgmgr.sources import Plan
+from pkgmgr.store.model import Expected, Fetched
+
+if TYPE_CHECKING:
+    from pkgmgr.progress import Reporter
+    from pkgmgr.refs import Ref
+    from pkgmgr.registry.client import Registry
+    from pkgmgr.registry.session import Session
+
+Planner = Callable[["Ref"], Plan]
+
+
+def make_planner(ctx: Any, *, options: Any, asset: str | None = None, allow_expired: bool | None = None) -> Planner:
+    """The planner of `ext install` (and of `update`): refs of kind name, github and url.
+
+    `allow_expired` defaults to `options.allow_expired` when InstallOptions has it.
+    """
+    from pkgmgr.registry.session import session_for
+
+    if allow_expired is None:
+        allow_expired = bool(getattr(options, "allow_expired", False))
+    session = session_for(ctx, allow_expired=allow_expired)
+    return RemotePlanner(session, options=options, asset=asset)
+
+
+class RemotePlanner:
+    def __init__(self, session: "Session", *, options: Any, asset: str | None = None) -> None:
+        self.session = session
+        self.options = options
+        self.asset = asset
+
+    def __call__(self, ref: "Ref") -> Plan:
+        if ref.kind == "name":
+            return self.plan_name(ref)
+        if ref.kind == "github":
+            from pkgmgr.registry.github_plan import plan_github
+
+            return plan_github(self.session, ref, pre=self.options.pre, asset=self.asset)
+        if ref.kind == "url":
+            return plan_url(self.session, ref)
+        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.sources
+
+    def request(self, ref: "Ref") -> Request:
+        return Request(spec=ref.spec or "", exact=ref.exact, pre=self.options.pre,
+                       host_version=self.session.config.host_version)
+
+    def plan_name(self, ref: "Ref") -> Plan:
+        """SPEC 5.3: the first registry listing the name answers; highest allowed version."""
+        assert ref.name is not None
+        registry, entry = self.session.registries.lookup(ref.name)
+        version = select_version(entry, self.request(ref), registry=registry.name,
+                                 vanished=registry.vanished(ref.name))
+        registry.remember()
+        return registry_plan(self.session, registry, entry, version, ref)
+
+
+def registry_plan(session: "Session", registry: "Registry", entry: Entry, version: VersionEntry, ref: "Ref") -> Plan:
+    """A plan for one version of a registry entry. The archive is verified against the entry's
+    sha256 and exact size wherever it comes from (a download, the cache, a local registry)."""
+    location = registry.locate(version)  # in this thread: a github registry resolves its commit here
+    limit = session.config.limits.max_archive_bytes
+    expected = Expected(name=entry.name, version=version.version, permissions=version.permissions,
+                        network_digest=version.network_digest, min_compozy_version=version.min_compozy_version)
+    label = f"{entry.name} {version.version}"
+
+    def fetch(reporter: "Reporter") -> Fetched:
+        if location.path is not None:
+            from pkgmgr.registry.localcopy import copy_verified
+
+            archive = copy_verified(location.path, session.downloads, sha256=version.sha256, size=version.size,
+                                    limit=limit, label=label)
+        else:
+            archive = session.http.download(
+                location.url, expected_sha256=version.sha256, expected_size=version.size, cache=session.downloads,
+                reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit,
+                insecure=registry.insecure,
+            ).path
+        return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
+                       source_url=location.url, verified=entry.verified, tier=entry.tier, registry=registry.name,
+                       expected=expected, label=ref.text)
+
+    return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=entry.tier,
+                name=entry.name, version=version.version, fetch=fetch,
+                extra={"registry": registry.name, "url": location.url, "sha256": version.sha256,
+                       "size": version.size})
+
+
+def plan_url(session: "Session", ref: "Ref") -> Plan:
+    """An https:// (or loopback http://) archive URL: unverified, its sha256 recorded."""
+    from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
+
+    url = ref.url or ref.text
+    try:
+        check_url_allowed(url, insecure=False)
+    except UrlNotAllowed as error:
+        raise PkgmgrError(error.message, code="usage", hint=error.hint) from None
+    limit = session.config.limits.max_archive_bytes
+
+    def fetch(reporter: "Reporter") -> Fetched:
+        downloaded = session.http.download(url, expected_sha256=None, expected_size=None, cache=session.downloads,
+                                           reporter=reporter, key=url, label=url, max_bytes=limit)
+        return Fetched(kind="url", locator=url, archive=downloaded.path, sha256=downloaded.sha256, source_url=url,
+                       verified=False, label=ref.text)
+
+    return Plan(ref, "url", url, verified=False, fetch=fetch, extra={"url": url})

@@ -1,0 +1,112 @@
+"""Everything one remote operation shares: configuration, the HTTP and GitHub clients, the
+download cache, the rollback memory and the registries — each created lazily, once, under a
+lock (the fetch pool may touch them from several threads)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from pkgmgr.config import Config, RegistryConfig
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.client import Registries
+    from pkgmgr.registry.memory import Memory
+
+
+class Session:
+    def __init__(
+        self,
+        home: Path,
+        config: Config,
+        *,
+        offline: bool = False,
+        allow_expired: bool = False,
+        warn: Callable[[str], None] | None = None,
+        extra_registries: Sequence[RegistryConfig] = (),
+    ) -> None:
+        self.home = home
+        self.config = config
+        self.offline = offline
+        self.allow_expired = allow_expired
+        self._warn = warn
+        self.extra_registries = tuple(extra_registries)
+        self._lock = threading.RLock()
+        self._objects: dict[str, Any] = {}
+        self._warned: set[str] = set()
+
+    def warn(self, message: str) -> None:
+        with self._lock:
+            if message in self._warned:
+                return
+            self._warned.add(message)
+        if self._warn is not None:
+            self._warn(message)
+
+    def _once(self, key: str, factory: Callable[[], Any]) -> Any:
+        with self._lock:
+            if key not in self._objects:
+                self._objects[key] = factory()
+            return self._objects[key]
+
+    @property
+    def http(self) -> Any:
+        """The one HttpClient of the operation; the token goes only to GitHub's API and raw hosts."""
+        def make() -> Any:
+            from pkgmgr.net.github import github_client
+
+            return github_client(self.config.network, offline=self.offline)
+
+        return self._once("http", make)
+
+    @property
+    def github(self) -> Any:
+        """The GitHub client (PKGMGR_GITHUB_API_URL / PKGMGR_GITHUB_RAW_URL) over `http`."""
+        def make() -> Any:
+            from pkgmgr.net.github import GitHub
+
+            return GitHub(self.http)
+
+        return self._once("github", make)
+
+    @property
+    def downloads(self) -> Any:
+        def make() -> Any:
+            from pkgmgr.net.cache import DownloadCache
+
+            return DownloadCache(self.home / "cache" / "downloads")
+
+        return self._once("downloads", make)
+
+    @property
+    def memory(self) -> "Memory":
+        def make() -> Any:
+            from pkgmgr.registry.memory import Memory
+
+            return Memory(self.home)
+
+        return self._once("memory", make)
+
+    @property
+    def registries(self) -> "Registries":
+        def make() -> Any:
+            from pkgmgr.registry.client import Registries
+
+            return Registries(self, self.config.registries, self.extra_registries)
+
+        return self._once("registries", make)
+
+    def close(self) -> None:
+        memory = self._objects.get("memory")
+        if memory is not None:
+            memory.close()
+        http = self._objects.get("http")
+        if http is not None:
+            http.close()
+
+
+def session_for(ctx: Any, *, allow_expired: bool = False, extra_registries: Sequence[RegistryConfig] = ()) -> Session:
+    """A Session from the CLI context (home, config, --offline, warnings on stderr)."""
+    return Session(ctx.home, ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn,
+                   extra_registries=extra_registries)

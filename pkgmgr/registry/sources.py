@@ -1,0 +1,257 @@
+"""Where a registry's files come from (SPEC 5.2): a local directory, a static http(s) base
+URL, or `github:OWNER/REPO[@REF]` read at one commit per operation.
+
+A reader answers two questions: the bytes of a file of the registry (None when it does not
+exist: a name the registry does not list), and where a version's `url` points (relative urls
+resolve against the registry's own base). HTTP reads are cached with their validators and
+revalidated with conditional requests; offline, only the cache answers.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Callable, TypeVar
+from urllib.parse import urljoin, urlsplit
+
+from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.registry.cache import CachedFile, FileCache
+from pkgmgr.registry.model import MIB, read_capped
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.session import Session
+
+T = TypeVar("T")
+_GITHUB_SOURCE = re.compile(r"^github:([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:@([^\s@]+))?$")
+DEFAULT_REF = "main"
+
+
+@dataclass(frozen=True)
+class SourceSpec:
+    """A parsed registry SOURCE. `text` is its canonical form: the key of the cache and of the
+    rollback memory, and what `registry list` shows."""
+
+    kind: str  # dir | http | github
+    text: str
+    path: Path | None = None
+    base_url: str | None = None
+    owner: str | None = None
+    repo: str | None = None
+    ref: str | None = None
+
+
+def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
+    """Classify a registry source. Raises `usage` for something unusable."""
+    text = (text or "").strip()
+    if not text:
+        raise PkgmgrError("a registry source is required", code="usage")
+    if text.startswith("github:"):
+        match = _GITHUB_SOURCE.match(text)
+        if not match:
+            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@REF]", code="usage")
+        owner, repo, ref = match.groups()
+        ref = ref or DEFAULT_REF
+        return SourceSpec("github", f"github:{owner}/{repo}@{ref}", owner=owner, repo=repo, ref=ref)
+    if "://" in text:
+        try:
+            parts = urlsplit(text)
+            host = parts.hostname
+        except ValueError as exc:
+            raise PkgmgrError(f"{text!r} is not a valid URL: {exc}", code="usage") from None
+        if parts.scheme not in ("https", "http") or not host:
+            raise PkgmgrError(f"{text!r}: a registry URL must be https:// (or http:// on loopback)", code="usage")
+        if "@" in parts.netloc or parts.query or parts.fragment:
+            raise PkgmgrError(f"{text!r}: a registry URL may not carry credentials, a query or a fragment",
+                              code="usage")
+        base = text if text.endswith("/") else text + "/"
+        return SourceSpec("http", base, base_url=base)
+    path = Path(text).expanduser()
+    if not path.is_absolute():
+        path = (cwd or Path.cwd()) / path
+    path = Path(*path.parts)  # normalise separators, keep symlinks as written
+    return SourceSpec("dir", str(path.absolute()), path=path.absolute())
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a version's archive is: a URL, or a file of a local-directory registry."""
+
+    url: str
+    path: Path | None = None
+
+
+class Reader:
+    """Reads the files of one registry for one operation."""
+
+    spec: SourceSpec
+    insecure: bool = False
+
+    def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        """`parse(bytes)` of the file `rel`, or None when the registry has no such file."""
+        raise NotImplementedError
+
+    def locate(self, url: str) -> Location:
+        raise NotImplementedError
+
+    def describe(self) -> str:
+        return self.spec.text
+
+
+class DirReader(Reader):
+    def __init__(self, spec: SourceSpec) -> None:
+        assert spec.path is not None
+        self.spec = spec
+        self.root = spec.path
+
+    def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        path = self.root / rel
+        if not path.exists():
+            if not self.root.is_dir():
+                raise PkgmgrError(f"registry directory {self.root} does not exist", code="not_found")
+            return None
+        return parse(read_capped(path, cap, rel))
+
+    def locate(self, url: str) -> Location:
+        if urlsplit(url).scheme:
+            return Location(url)
+        root = self.root.resolve()
+        path = (root / url).resolve()
+        if not path.is_relative_to(root):
+            raise PkgmgrError(f"registry {self.root}: archive url {url!r} resolves outside the registry",
+                              code="invalid_index")
+        return Location(str(path), path)
+
+
+class HttpReader(Reader):
+    """Static files under a base URL."""
+
+    def __init__(self, spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> None:
+        assert spec.base_url is not None
+        self.spec = spec
+        self.session = session
+        self.cache = cache
+        self.insecure = insecure
+
+    def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        return cached_read(self.session, self.cache, rel, urljoin(self.spec.base_url or "", rel), cap, parse,
+                           insecure=self.insecure)
+
+    def locate(self, url: str) -> Location:
+        return Location(urljoin(self.spec.base_url or "", url))
+
+
+class GitHubReader(Reader):
+    """A GitHub repository read at one commit: REF is resolved to a SHA once (a conditional
+    request: an unchanged branch costs a 304), then files come from the raw host at that SHA.
+    Files at a SHA never change, so a cached one is used without asking again."""
+
+    def __init__(self, spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> None:
+        self.spec = spec
+        self.session = session
+        self.cache = cache
+        self.insecure = insecure
+        self._sha: str | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def sha(self) -> str:
+        with self._lock:
+            if self._sha is None:
+                self._sha = self._resolve()
+            return self._sha
+
+    def _resolve(self) -> str:
+        owner, repo, ref = self.spec.owner or "", self.spec.repo or "", self.spec.ref or DEFAULT_REF
+        remembered = self.cache.load_json("commit.json") or {}
+        if remembered.get("ref") != ref:
+            remembered = {}
+        if self.session.offline:
+            sha = remembered.get("sha")
+            if not isinstance(sha, str):
+                raise offline_error(f"registry {self.spec.text}: the commit of {ref}")
+            return sha
+        known = remembered.get("sha") if isinstance(remembered.get("sha"), str) else None
+        result = self.session.github.commit_sha(owner, repo, ref, etag=remembered.get("etag") if known else None)
+        if result.not_modified and known:
+            return known
+        if result.sha is None:
+            raise PkgmgrError(f"registry {self.spec.text}: GitHub answered 304 for an unknown commit",
+                              code="http_error")
+        self.cache.store_json("commit.json", {"ref": ref, "sha": result.sha, "etag": result.etag})
+        return result.sha
+
+    def file_url(self, rel: str) -> str:
+        return self.session.github.raw_file_url(self.spec.owner or "", self.spec.repo or "", self.sha, rel)
+
+    def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        return cached_read(self.session, self.cache, rel, self.file_url(rel), cap, parse, insecure=self.insecure,
+                           immutable=True)
+
+    def locate(self, url: str) -> Location:
+        if urlsplit(url).scheme:
+            return Location(url)
+        return Location(self.file_url(url))
+
+    def describe(self) -> str:
+        return f"{self.spec.text} (commit {self._sha[:12]})" if self._sha else self.spec.text
+
+
+def offline_error(what: str) -> PkgmgrError:
+    return PkgmgrError(f"offline: {what} is not cached", code="network_error",
+                       hint="run the command once without --offline to fill the cache")
+
+
+def is_missing(error: PkgmgrError) -> bool:
+    """A 404 from the server: the registry has no such file."""
+    return error.code == "not_found" or error.details.get("status") == 404
+
+
+def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: int, parse: Callable[[bytes], T],
+                *, insecure: bool, immutable: bool = False) -> T | None:
+    """Read `url` through the cache: revalidated with If-None-Match/If-Modified-Since (a 304
+    costs no body), offline from the cache only. A body enters the cache only once it parses."""
+    cached = cache.load(rel)
+    if cached is not None and cached.url != url:
+        cached = None
+    if session.offline or (immutable and cached is not None):
+        if cached is None:
+            raise offline_error(url)
+        return parse(cached.body)
+    try:
+        response = session.http.get_small(
+            url, etag=cached.etag if cached else None, last_modified=cached.last_modified if cached else None,
+            max_bytes=cap, insecure=insecure,
+        )
+    except PkgmgrError as error:
+        if is_missing(error):
+            cache.forget(rel)
+            return None
+        if error.code == "archive_too_large":  # a registry file over its cap is a broken registry
+            raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")]) from None
+        raise
+    if response.status == 304:
+        if cached is None:
+            raise PkgmgrError(f"{url}: the server answered 304 to an unconditional request", code="http_error")
+        return parse(cached.body)
+    body: bytes = response.body or b""
+    value = parse(body)
+    cache.store(rel, CachedFile(url, body, response.etag, response.last_modified))
+    return value
+
+
+def make_reader(spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> Reader:
+    if spec.kind == "dir":
+        return DirReader(spec)
+    if spec.kind == "http":
+        return HttpReader(spec, session, cache, insecure=insecure)
+    return GitHubReader(spec, session, cache, insecure=insecure)
+
+
+def check_source_allowed(spec: SourceSpec, *, insecure: bool) -> None:
+    """http:// only for loopback hosts or an --insecure registry (SPEC 5.1/5.2)."""
+    if spec.kind == "http":
+        from pkgmgr.net.http import check_url_allowed
+
+        check_url_allowed(spec.base_url or "", insecure=insecure)

@@ -1,0 +1,104 @@
+"""JSON Schema gate: compiled-once validators over `schemas/*.schema.json`.
+
+jsonschema is imported only when a document is actually validated, so read-only commands
+(`ext list`, `--version`) never pay for it.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from pkgmgr.errors import Problem
+from pkgmgr.jsonutil import key_path
+from pkgmgr.resources_data import schemas_dir
+
+
+@cache
+def load_schema(name: str) -> dict[str, Any]:
+    with open(schemas_dir() / f"{name}.schema.json", encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+@cache
+def validator(name: str) -> Any:
+    """The compiled Draft 2020-12 validator of `schemas/<name>.schema.json`."""
+    from jsonschema import Draft202012Validator
+
+    schema = load_schema(name)
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _describe(error: Any) -> str:
+    """A message without jsonschema's habit of dumping the whole instance."""
+    kind = error.validator
+    if kind == "additionalProperties":
+        extra = sorted(set(error.instance) - set(error.schema.get("properties", {})))
+        return "unknown key(s): " + ", ".join(repr(k) for k in extra)
+    if kind == "required":
+        return error.message.replace("is a required property", "is required")
+    if kind == "type":
+        expected = error.validator_value
+        expected = " or ".join(expected) if isinstance(expected, list) else expected
+        return f"must be of type {expected}"
+    if kind == "enum":
+        return "must be one of " + ", ".join(json.dumps(v) for v in error.validator_value)
+    if kind == "const":
+        return f"must be {json.dumps(error.validator_value)}"
+    if kind == "pattern":
+        return f"{_short(error.instance)} does not match {error.validator_value}"
+    message = error.message
+    return message if len(message) <= 200 else message[:197] + "..."
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def schema_problems(instance: Any, name: str, *, file: str, code: str, prefix: str = "") -> list[Problem]:
+    """Validate `instance` against schema `name`; one Problem per leaf error, in document order."""
+    problems: list[Problem] = []
+    errors = sorted(validator(name).iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
+    for error in errors:
+        leaves = _leaf_errors(error)
+        for leaf in leaves:
+            path = key_path(list(leaf.absolute_path))
+            if leaf.validator == "additionalProperties":
+                for extra in sorted(set(leaf.instance) - set(leaf.schema.get("properties", {}))):
+                    key = f"{path}.{extra}" if path else str(extra)
+                    problems.append(Problem(code, file, _prefixed(prefix, key), "unknown key"))
+                continue
+            problems.append(Problem(code, file, _prefixed(prefix, path), _describe(leaf)))
+    return _dedupe(problems)
+
+
+def _leaf_errors(error: Any) -> list[Any]:
+    """For oneOf/anyOf, report the best matching branch's errors rather than the umbrella."""
+    if error.context:
+        from jsonschema.exceptions import best_match
+
+        best = best_match(error.context)
+        return _leaf_errors(best) if best is not None else [error]
+    return [error]
+
+
+def _prefixed(prefix: str, key: str) -> str:
+    if not prefix:
+        return key
+    if not key:
+        return prefix
+    return prefix + key if key.startswith("[") else f"{prefix}.{key}"
+
+
+def _dedupe(problems: list[Problem]) -> list[Problem]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for problem in problems:
+        marker = (problem.key, problem.message)
+        if marker not in seen:
+            seen.add(marker)
+            out.append(problem)
+    return out

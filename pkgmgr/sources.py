@@ -1,0 +1,57 @@
+"""Turning install refs into plans (what will be installed, from where, how trusted) and
+plans into local files. Local paths are handled here; registries, GitHub and URLs by
+`pkgmgr.registry`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.progress import Reporter
+from pkgmgr.refs import Ref
+from pkgmgr.store.model import Fetched
+
+ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+
+
+@dataclass
+class Plan:
+    """A resolved ref: enough to decide policy before anything is downloaded."""
+
+    ref: Ref
+    kind: str  # registry | github | url | archive | path
+    label: str
+    verified: bool
+    tier: str | None = None
+    name: str | None = None
+    version: str | None = None
+    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment,return-value]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def needs_consent(self) -> bool:
+        """Direct sources and unverified registries need --allow-unverified (SPEC 7)."""
+        return not self.verified
+
+
+def plan_path(ref: Ref) -> Plan:
+    """A directory or an archive file on disk. Raises not_found."""
+    assert ref.path is not None
+    path = ref.path.absolute()
+    if path.is_dir():
+        fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
+        return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
+    if path.is_file():
+        from pkgmgr.net.hashing import file_sha256
+
+        def fetch(reporter: Reporter) -> Fetched:
+            return Fetched(kind="archive", locator=str(path), archive=path, sha256=file_sha256(path),
+                           source_url=str(path), label=ref.text)
+
+        return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
+    if path.exists():
+        raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
+    raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found")

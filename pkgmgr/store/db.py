@@ -1,0 +1,156 @@
+"""The SQLite state of one scope: connection setup and forward-only schema migrations.
+
+Every write happens inside `transaction()` (BEGIN IMMEDIATE ... COMMIT), so a crash leaves
+either the old or the new state. WAL mode lets readers proceed while a writer works.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from pkgmgr.errors import PkgmgrError
+
+# Each entry migrates the schema from version i to i + 1. Never edit a released step; append.
+MIGRATIONS: tuple[str, ...] = (
+    # 1: installed extensions with their provenance
+    """
+    CREATE TABLE extensions (
+        name TEXT PRIMARY KEY,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        source_kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        registry TEXT,
+        source_url TEXT,
+        sha256 TEXT,
+        verified INTEGER NOT NULL,
+        allow_unverified INTEGER NOT NULL,
+        tier TEXT,
+        tree_sha256 TEXT NOT NULL,
+        tree_listing TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        network_digest TEXT NOT NULL,
+        grants TEXT NOT NULL,
+        max_scope TEXT,
+        installed_at TEXT NOT NULL,
+        installed_by TEXT NOT NULL
+    );
+    """,
+    # 2: what the client remembers of each registry source (SPEC 5.4; used in the global scope)
+    """
+    CREATE TABLE registry_serials (
+        source TEXT PRIMARY KEY,
+        serial INTEGER NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE registry_versions (
+        source TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        sha256 TEXT NOT NULL,
+        PRIMARY KEY (source, name, version)
+    );
+    """,
+    # 3: bundle activations and the resources they project (SPEC 9)
+    """
+    CREATE TABLE activations (
+        id TEXT PRIMARY KEY,
+        extension TEXT NOT NULL,
+        extension_version TEXT NOT NULL,
+        bundle TEXT NOT NULL,
+        profile TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        status TEXT NOT NULL,
+        network_digest TEXT NOT NULL,
+        activation_digest TEXT NOT NULL,
+        primary_channel TEXT,
+        confirmed_version INTEGER,
+        confirmed_digest TEXT,
+        confirmed_at TEXT,
+        confirmed_by TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE INDEX activations_extension ON activations (extension);
+    CREATE TABLE resources (
+        id TEXT PRIMARY KEY,
+        activation_id TEXT NOT NULL REFERENCES activations (id) ON DELETE CASCADE,
+        kind TEXT NOT NULL,
+        name TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        source_path TEXT NOT NULL,
+        record TEXT NOT NULL
+    );
+    CREATE INDEX resources_activation ON resources (activation_id);
+    CREATE INDEX resources_kind_name ON resources (kind, name);
+    """,
+)
+
+
+def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
+    """Open `state.db`, switch it to WAL and migrate it forward.
+
+    Raises `state_inconsistent` when the file is not a database this version understands.
+    """
+    if not create and not path.exists():
+        raise FileNotFoundError(path)
+    try:
+        conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
+        conn.row_factory = sqlite3.Row
+        conn.execute("PRAGMA busy_timeout = 30000")
+        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if mode != "wal":
+            conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        _migrate(conn)
+    except sqlite3.DatabaseError as exc:
+        raise PkgmgrError(
+            f"{path}: the state database cannot be used: {exc}",
+            code="state_inconsistent",
+            hint="run 'pkgmgr doctor --check' to inspect the scope",
+        ) from exc
+    return conn
+
+
+def schema_version(conn: sqlite3.Connection) -> int:
+    return int(conn.execute("PRAGMA user_version").fetchone()[0])
+
+
+def _migrate(conn: sqlite3.Connection) -> None:
+    current = schema_version(conn)
+    target = len(MIGRATIONS)
+    if current > target:
+        raise sqlite3.DatabaseError(f"schema version {current} is newer than this pkgmgr understands ({target})")
+    if current == target:
+        return
+    with transaction(conn):
+        current = schema_version(conn)  # another process may have migrated meanwhile
+        for step in range(current, target):
+            for statement in _statements(MIGRATIONS[step]):
+                conn.execute(statement)
+            conn.execute(f"PRAGMA user_version = {step + 1}")
+
+
+def _statements(script: str) -> list[str]:
+    return [s.strip() for s in script.split(";") if s.strip()]
+
+
+@contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One atomic write: BEGIN IMMEDIATE, COMMIT on success, ROLLBACK on any exception."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    else:
+        conn.execute("COMMIT")

@@ -1,0 +1,331 @@
+"""Install, switch and remove extensions in one scope, atomically.
+
+The sequence of SPEC 4: extract into `.staging/<random>` -> validate manifest and bundles ->
+rename into `extensions/<name>/<version>/` -> one SQLite transaction switches the current
+version, records provenance and refreshes activations -> the old version directory is
+removed. A crash anywhere leaves the old or the new state; what it leaves on disk is an
+orphan that the next writer removes.
+"""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.crash import crashpoint
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import remove_tree
+from pkgmgr.store.db import transaction
+from pkgmgr.store.model import READ_ONLY_GRANTS, Fetched, Installed
+from pkgmgr.store.scope import Scope
+from pkgmgr.versions import same_version
+
+
+@dataclass(frozen=True)
+class InstallOptions:
+    force: bool = False
+    allow_grants: bool = False
+    allow_unverified: bool = False
+    pin: bool = False
+    pre: bool = False
+    yes: bool = False
+    dry_run: bool = False
+    deactivate_missing: bool = False
+    confirm_always: bool = False  # config policy.confirm = "always"
+    allow_expired: bool = False
+
+
+@dataclass
+class Prepared:
+    """An extension extracted and validated in staging, ready to be committed."""
+
+    fetched: Fetched
+    root: Path  # the manifest root inside the staging directory
+    staging: Path
+    manifest: Any  # pkgmgr.manifest.Manifest
+    bundles: tuple[Any, ...]
+    tree_sha256: str
+    listing: dict[str, str]
+    grants: tuple[str, ...]
+    max_scope: str | None
+
+    @property
+    def name(self) -> str:
+        return self.manifest.name
+
+    @property
+    def version(self) -> str:
+        return self.manifest.version
+
+    def summary(self) -> dict[str, Any]:
+        """What the operator should see before it is installed (SPEC 7)."""
+        sub = self.manifest.subprocess
+        command = None
+        if sub is not None and sub.command:
+            command = " ".join([sub.command, *sub.args])
+        network = self.manifest.network
+        return {
+            "name": self.name,
+            "version": self.version,
+            "source": self.fetched.kind,
+            "verified": self.fetched.verified,
+            "kind": self.manifest.kind,
+            "permissions": list(self.grants),
+            "subprocess": command,
+            "network_requirement": network,
+            "network_digest": self.manifest.network_digest,
+            "max_scope": self.max_scope,
+        }
+
+
+@dataclass
+class Outcome:
+    action: str  # installed | switched | unchanged | reinstalled
+    installed: Installed
+    previous_version: str | None = None
+    activations: list[dict[str, Any]] = field(default_factory=list)
+
+
+def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOptions) -> Prepared:
+    """Make `fetched` an extension tree in `staging` and validate it completely.
+
+    Raises the archive errors (unsafe_archive, archive_too_large, invalid_archive), manifest
+    and bundle validation errors, incompatible_host, metadata_mismatch and grant_not_allowed.
+    """
+    from pkgmgr.archive import copy_source_tree, extract_archive, tree_checksum_and_listing
+    from pkgmgr.bundles import load_bundles
+    from pkgmgr.manifest import check_host, read_manifest
+
+    if fetched.archive is not None:
+        root = extract_archive(fetched.archive, staging, config.limits)
+    elif fetched.directory is not None:
+        root = copy_source_tree(fetched.directory, staging / "tree")
+    else:  # a bug in the caller
+        raise RuntimeError("Fetched has neither an archive nor a directory")
+    crashpoint("install.after_extract")
+    manifest = read_manifest(root)
+    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+    check_host(manifest, config.host_version)
+    if fetched.expected is not None:
+        check_expected(fetched, manifest)
+    grants = check_grants(manifest, fetched, options)
+    max_scope = manifest.publish_max_scope
+    if max_scope is not None and fetched.tier != "official":
+        max_scope = "workspace"
+    tree_sha256, listing = tree_checksum_and_listing(root)
+    return Prepared(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
+
+
+def check_expected(fetched: Fetched, manifest: Any) -> None:
+    """The registry entry may not understate what the archive's manifest declares."""
+    expected = fetched.expected
+    assert expected is not None
+    differences = []
+    if manifest.name != expected.name:
+        differences.append(f"name: entry says {expected.name!r}, archive says {manifest.name!r}")
+    if not same_version(manifest.version, expected.version):
+        differences.append(f"version: entry says {expected.version}, archive says {manifest.version}")
+    if sorted(set(manifest.grants)) != sorted(set(expected.permissions)):
+        differences.append(
+            f"permissions: entry says {sorted(set(expected.permissions))}, archive says {sorted(set(manifest.grants))}"
+        )
+    if manifest.network_digest != expected.network_digest:
+        differences.append(
+            f"network_digest: entry says {expected.network_digest!r}, archive says {manifest.network_digest!r}"
+        )
+    if not same_version(manifest.min_compozy_version, expected.min_compozy_version):
+        differences.append(
+            f"min_compozy_version: entry says {expected.min_compozy_version}, "
+            f"archive says {manifest.min_compozy_version}"
+        )
+    if differences:
+        raise PkgmgrError(
+            f"{expected.name} {expected.version}: the registry entry does not match the archive's manifest: "
+            + "; ".join(differences),
+            code="metadata_mismatch",
+            details={"differences": differences},
+        )
+
+
+def check_grants(manifest: Any, fetched: Fetched, options: InstallOptions) -> tuple[str, ...]:
+    """The read-only grant ceiling of SPEC 7; returns the effective grants."""
+    grants = tuple(manifest.grants)
+    beyond = sorted(g for g in set(grants) if g not in READ_ONLY_GRANTS)
+    if beyond and fetched.tier != "official" and not options.allow_grants:
+        raise PkgmgrError(
+            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)}",
+            code="grant_not_allowed",
+            details={"grants": beyond},
+            hint="review them and pass --allow-grants to accept",
+        )
+    return grants
+
+
+def get_installed(scope: Scope, name: str) -> Installed | None:
+    conn = scope.reader()
+    if conn is None:
+        return None
+    row = conn.execute("SELECT * FROM extensions WHERE name = ?", (name,)).fetchone()
+    return Installed.from_row(row, scope.kind, scope.root) if row else None
+
+
+def list_installed(scope: Scope) -> list[Installed]:
+    conn = scope.reader()
+    if conn is None:
+        return []
+    return [Installed.from_row(r, scope.kind, scope.root) for r in conn.execute("SELECT * FROM extensions ORDER BY name")]
+
+
+def same_source(current: Installed, fetched: Fetched) -> bool:
+    if current.source_kind != fetched.kind:
+        return False
+    if fetched.kind == "registry":
+        return current.registry == fetched.registry
+    return current.source == fetched.locator
+
+
+def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome:
+    """Move a prepared tree into place and switch to it in one transaction (writer lock held)."""
+    fetched = prepared.fetched
+    name, version = prepared.name, prepared.version
+    current = get_installed(scope, name)
+    if current is not None:
+        if not same_source(current, fetched) and not options.force:
+            raise PkgmgrError(
+                f"{name} is installed from another source ({current.source_kind} {current.source}); "
+                f"refusing to replace it with {fetched.kind} {fetched.locator}",
+                code="source_conflict",
+                hint="pass --force to replace it",
+            )
+        if same_version(current.version, version):
+            if current.tree_sha256 == prepared.tree_sha256:
+                if current.pinned != options.pin:
+                    with transaction(scope.db):
+                        scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
+                    current = get_installed(scope, name)
+                    assert current is not None
+                remove_tree(prepared.staging)
+                return Outcome("unchanged", current, current.version)
+            if not options.force:
+                raise PkgmgrError(
+                    f"{name} {version} is already installed with different content "
+                    f"(tree {current.tree_sha256[:12]} vs {prepared.tree_sha256[:12]})",
+                    code="source_conflict",
+                    hint="pass --force to replace it",
+                )
+    rel = f"extensions/{name}/{version}"
+    if current is not None and current.path == rel:
+        rel = f"{rel}~{prepared.tree_sha256[:12]}"  # a forced reinstall of the same version
+    target = scope.root / rel
+    if target.exists():
+        remove_tree(target)  # an orphan of an interrupted writer: nothing references it
+    target.parent.mkdir(parents=True, exist_ok=True)
+    os.rename(prepared.root, target)
+    crashpoint("install.after_rename")
+    from pkgmgr.activation.lifecycle import refresh_on_switch
+
+    row = _row(prepared, rel, options, current)
+    conn = scope.db
+    with transaction(conn):
+        columns = ", ".join(row)
+        placeholders = ", ".join("?" for _ in row)
+        conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})", tuple(row.values()))
+        installed = get_installed(scope, name)
+        assert installed is not None
+        activations = refresh_on_switch(conn, scope, installed, prepared.bundles,
+                                        deactivate_missing=options.deactivate_missing,
+                                        confirm_always=options.confirm_always)
+        crashpoint("install.before_commit")
+    crashpoint("install.after_commit")
+    if current is not None and current.path != rel:
+        remove_tree(scope.root / current.path)
+    remove_tree(prepared.staging)
+    if current is None:
+        action = "installed"
+    elif same_version(current.version, version):
+        action = "reinstalled"
+    else:
+        action = "switched"
+    return Outcome(action, installed, current.version if current else None, activations)
+
+
+def _row(prepared: Prepared, rel: str, options: InstallOptions, current: Installed | None) -> dict[str, Any]:
+    fetched = prepared.fetched
+    manifest = prepared.manifest
+    return {
+        "name": manifest.name,
+        "version": manifest.version,
+        "path": rel,
+        "enabled": int(current.enabled) if current is not None else 1,
+        "pinned": int(options.pin),
+        "source_kind": fetched.kind,
+        "source": fetched.locator,
+        "registry": fetched.registry,
+        "source_url": fetched.source_url,
+        "sha256": fetched.sha256,
+        "verified": int(fetched.verified),
+        "allow_unverified": int(options.allow_unverified and not fetched.verified),
+        "tier": fetched.tier,
+        "tree_sha256": prepared.tree_sha256,
+        "tree_listing": json.dumps(prepared.listing, sort_keys=True, separators=(",", ":")),
+        "manifest": json.dumps(manifest.document, sort_keys=True, default=str),
+        "network_digest": manifest.network_digest,
+        "grants": json.dumps(list(prepared.grants)),
+        "max_scope": prepared.max_scope,
+        "installed_at": now_utc(),
+        "installed_by": login_user(),
+    }
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+
+
+def login_user() -> str:
+    try:
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+
+def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:
+    """Remove an installed extension (writer lock held). Raises not_found and, through the
+    activation hooks, extension_has_active_bundles."""
+    current = get_installed(scope, name)
+    if current is None:
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+    from pkgmgr.activation.lifecycle import guard_removal
+
+    conn = scope.db
+    with transaction(conn):
+        deactivated = guard_removal(conn, scope, current, deactivate=deactivate, action="remove")
+        conn.execute("DELETE FROM extensions WHERE name = ?", (name,))
+        crashpoint("remove.before_commit")
+    crashpoint("remove.after_commit")
+    remove_tree(scope.root / current.path)
+    name_dir = scope.extensions_dir / name
+    if name_dir.is_dir() and not any(name_dir.iterdir()):
+        name_dir.rmdir()
+    return current, deactivated
+
+
+def set_enabled(scope: Scope, name: str, enabled: bool, *, deactivate: bool = False) -> tuple[Installed, list]:
+    current = get_installed(scope, name)
+    if current is None:
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+    from pkgmgr.activation.lifecycle import guard_removal
+
+    conn = scope.db
+    changed: list[dict[str, Any]] = []
+    with transaction(conn):
+        if not enabled:
+            changed = guard_removal(conn, scope, current, deactivate=deactivate, action="disable")
+        conn.execute("UPDATE extensions SET enabled = ? WHERE name = ?", (int(enabled), name))
+    updated = get_installed(scope, name)
+    assert updated is not None
+    return updated, changed

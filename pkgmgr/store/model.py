@@ -1,0 +1,124 @@
+"""Values the store hands around: what was fetched, what was prepared, what is installed."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+READ_ONLY_GRANTS = frozenset(
+    {"logs.read", "memory.read", "model.read", "observe.read", "session.read", "skills.read", "tool.read"}
+)
+DIRECT_KINDS = frozenset({"path", "archive", "url", "github"})
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a registry entry promises about the archive (SPEC 5.4 metadata_mismatch)."""
+
+    name: str
+    version: str
+    permissions: tuple[str, ...]
+    network_digest: str
+    min_compozy_version: str
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A source made local: an archive file (checksum verified when known) or a directory."""
+
+    kind: str  # registry | github | url | archive | path
+    locator: str  # registry name, OWNER/REPO, URL or absolute path: what `update` follows
+    archive: Path | None = None
+    directory: Path | None = None
+    sha256: str | None = None
+    source_url: str | None = None
+    verified: bool = False
+    tier: str | None = None
+    registry: str | None = None
+    expected: Expected | None = None
+    label: str = ""  # how the user named it (for messages)
+
+    @property
+    def direct(self) -> bool:
+        return self.kind in DIRECT_KINDS or self.tier == "unverified"
+
+
+@dataclass(frozen=True)
+class Installed:
+    """One row of `extensions`."""
+
+    name: str
+    version: str
+    path: str
+    enabled: bool
+    pinned: bool
+    source_kind: str
+    source: str
+    registry: str | None
+    source_url: str | None
+    sha256: str | None
+    verified: bool
+    allow_unverified: bool
+    tier: str | None
+    tree_sha256: str
+    tree_listing: dict[str, str]
+    manifest: dict[str, Any]
+    network_digest: str
+    grants: tuple[str, ...]
+    max_scope: str | None
+    installed_at: str
+    installed_by: str
+    scope: str = "global"
+    root: Path | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_row(cls, row: sqlite3.Row, scope: str, root: Path) -> "Installed":
+        return cls(
+            name=row["name"],
+            version=row["version"],
+            path=row["path"],
+            enabled=bool(row["enabled"]),
+            pinned=bool(row["pinned"]),
+            source_kind=row["source_kind"],
+            source=row["source"],
+            registry=row["registry"],
+            source_url=row["source_url"],
+            sha256=row["sha256"],
+            verified=bool(row["verified"]),
+            allow_unverified=bool(row["allow_unverified"]),
+            tier=row["tier"],
+            tree_sha256=row["tree_sha256"],
+            tree_listing=json.loads(row["tree_listing"]),
+            manifest=json.loads(row["manifest"]),
+            network_digest=row["network_digest"],
+            grants=tuple(json.loads(row["grants"])),
+            max_scope=row["max_scope"],
+            installed_at=row["installed_at"],
+            installed_by=row["installed_by"],
+            scope=scope,
+            root=root,
+        )
+
+    @property
+    def directory(self) -> Path:
+        assert self.root is not None
+        return self.root / self.path
+
+    def provenance(self) -> dict[str, Any]:
+        return {
+            "source": self.source_kind,
+            "locator": self.source,
+            "registry": self.registry,
+            "source_url": self.source_url,
+            "sha256": self.sha256,
+            "verified": self.verified,
+            "tier": self.tier,
+            "tree_sha256": self.tree_sha256,
+            "installed_at": self.installed_at,
+            "installed_by": self.installed_by,
+            "allow_unverified": self.allow_unverified,
+            "pinned": self.pinned,
+        }

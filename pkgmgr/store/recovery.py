@@ -1,0 +1,128 @@
+"""Leftovers of interrupted writers, and the invariants `pkgmgr doctor` checks.
+
+`remove_leftovers` runs at the start of every write, under the scope's lock: it empties
+`.staging/` and removes version directories that no committed row references (a crash
+between the rename and the commit, or before the old version was removed).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pkgmgr.fsutil import remove_tree
+
+if TYPE_CHECKING:
+    from pkgmgr.store.scope import Scope
+
+
+@dataclass
+class Finding:
+    """One violated invariant (or one repair done)."""
+
+    scope: str
+    check: str
+    message: str
+    repairable: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        return {"scope": self.scope, "check": self.check, "message": self.message, "repairable": self.repairable}
+
+
+def _referenced_paths(conn: sqlite3.Connection) -> set[str]:
+    return {row["path"] for row in conn.execute("SELECT path FROM extensions")}
+
+
+def orphans(scope: "Scope") -> list[Path]:
+    """Directories under `.staging/` and version directories no row references."""
+    found: list[Path] = []
+    if scope.staging_dir.is_dir():
+        found.extend(sorted(scope.staging_dir.iterdir()))
+    if scope.extensions_dir.is_dir():
+        conn = scope.reader()
+        referenced = _referenced_paths(conn) if conn is not None else set()
+        for name_dir in sorted(scope.extensions_dir.iterdir()):
+            if not name_dir.is_dir() or name_dir.is_symlink():
+                found.append(name_dir)
+                continue
+            versions = sorted(name_dir.iterdir())
+            kept = [v for v in versions if _rel(scope, v) in referenced]
+            found.extend(v for v in versions if v not in kept)
+            if not kept:
+                found.append(name_dir)
+    return found
+
+
+def _rel(scope: "Scope", path: Path) -> str:
+    return path.relative_to(scope.root).as_posix()
+
+
+def remove_leftovers(scope: "Scope") -> list[str]:
+    """Remove every orphan (caller holds the writer lock); returns what was removed."""
+    removed = []
+    for path in orphans(scope):
+        remove_tree(path)
+        removed.append(_rel(scope, path))
+    return removed
+
+
+@dataclass
+class Report:
+    findings: list[Finding] = field(default_factory=list)
+    repaired: list[Finding] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.findings
+
+
+def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) -> list[Finding]:
+    """Read-only invariant checks of SPEC 4 and of the activations."""
+    from pkgmgr.activation.invariants import check_activations
+
+    findings: list[Finding] = []
+    if not scope.root.exists():
+        return findings
+    conn = scope.reader()
+    if conn is not None:
+        result = conn.execute("PRAGMA integrity_check").fetchone()[0]
+        if result != "ok":
+            findings.append(Finding(scope.kind, "sqlite", f"state.db integrity_check: {result}"))
+            return findings
+        findings.extend(_check_installs(scope, conn, verify_trees))
+        findings.extend(check_activations(scope, conn, config))
+    for path in orphans(scope):
+        findings.append(Finding(scope.kind, "leftover", f"{_rel(scope, path)} is not referenced by any install", True))
+    return findings
+
+
+def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Finding]:
+    from pkgmgr.archive import tree_checksum
+
+    findings = []
+    for row in conn.execute("SELECT name, version, path, tree_sha256, tree_listing FROM extensions ORDER BY name"):
+        directory = scope.root / row["path"]
+        if not directory.is_dir():
+            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: {row['path']} is missing"))
+            continue
+        if verify_trees and tree_checksum(directory) != row["tree_sha256"]:
+            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: tree checksum differs "
+                                    "from the recorded one (run 'pkgmgr ext verify "
+                                    f"{row['name']}' for the files)"))
+    return findings
+
+
+def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
+    """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories."""
+    if not scope.root.exists():
+        return []
+    with scope.writer(timeout):  # taking the writer lock removes the leftovers
+        removed = scope.last_cleanup
+    return [Finding(scope.kind, "leftover", f"removed {path}", True) for path in removed]
+
+
+def staging_is_empty(scope: "Scope") -> bool:
+    return not scope.staging_dir.is_dir() or not any(os.scandir(scope.staging_dir))

@@ -1,0 +1,170 @@
+"""Scope roots: the global scope (PKGMGR_HOME) and a workspace's `.pkgmgr/` store.
+
+A `Scope` knows its directories, opens its `state.db` lazily, and hands out the writer lock.
+Readers never create anything; a writer creates the root on first use and, while it holds the
+lock, removes what a crashed writer left behind.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import atomic_write_text, private_dir, remove_tree
+from pkgmgr.store import db as dbmod
+
+WORKSPACE_DIR = ".pkgmgr"
+WORKSPACE_MANIFEST = "pkgmgr.toml"
+
+
+@dataclass
+class Scope:
+    kind: str  # "global" | "workspace"
+    root: Path
+    workspace: Path | None = None  # the workspace directory (None for global)
+    parent: "Scope | None" = None  # the scope this one sees through (global, for a workspace)
+    _conn: sqlite3.Connection | None = field(default=None, repr=False)
+    last_cleanup: list[str] = field(default_factory=list, repr=False)
+
+    @property
+    def name(self) -> str:
+        return self.kind
+
+    @property
+    def workspace_path(self) -> str:
+        """Absolute workspace path, "" for the global scope (used by activation ids)."""
+        return str(self.workspace) if self.workspace is not None else ""
+
+    @property
+    def db_path(self) -> Path:
+        return self.root / "state.db"
+
+    @property
+    def staging_dir(self) -> Path:
+        return self.root / ".staging"
+
+    @property
+    def extensions_dir(self) -> Path:
+        return self.root / "extensions"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / "state.lock"
+
+    def exists(self) -> bool:
+        return self.db_path.exists()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        """The scope's database; created (with the root) only if it does not exist yet."""
+        if self._conn is None:
+            self.ensure_root()
+            self._conn = dbmod.connect(self.db_path)
+        return self._conn
+
+    def reader(self) -> sqlite3.Connection | None:
+        """The database for reading, or None when the scope was never written (creates nothing)."""
+        if self._conn is None and not self.db_path.exists():
+            return None
+        return self.db
+
+    def ensure_root(self) -> None:
+        if self.root.is_dir():
+            return
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o755)
+        if self.kind == "workspace":
+            atomic_write_text(self.root / ".gitignore", "*\n")
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    @contextmanager
+    def writer(self, timeout: float = 30.0) -> Iterator["Scope"]:
+        """Hold the scope's writer lock; clean leftovers of crashed writers first.
+
+        Raises `locked` when another writer keeps the lock longer than `timeout` seconds.
+        """
+        from filelock import FileLock, Timeout
+
+        self.ensure_root()
+        lock = FileLock(str(self.lock_path), timeout=timeout)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise PkgmgrError(
+                f"another pkgmgr process is changing the {self.kind} scope ({self.root}); "
+                f"gave up after waiting {timeout:g} s",
+                code="locked",
+                hint="wait for it to finish, or raise --lock-timeout",
+            ) from None
+        try:
+            self.db  # migrate under the lock
+            from pkgmgr.store.recovery import remove_leftovers
+
+            self.last_cleanup = remove_leftovers(self)
+            yield self
+        finally:
+            lock.release()
+
+    def new_staging(self) -> Path:
+        """A fresh private directory under `.staging/` (only while holding the writer lock)."""
+        return private_dir(self.staging_dir, "tx-")
+
+    def discard(self, path: Path) -> None:
+        remove_tree(path)
+
+
+def global_scope(home: Path) -> Scope:
+    return Scope("global", home)
+
+
+def workspace_scope(workspace: Path, home: Path | None = None) -> Scope:
+    """A workspace's store; with `home`, it sees the global scope through `parent`."""
+    parent = global_scope(home) if home is not None else None
+    return Scope("workspace", workspace / WORKSPACE_DIR, workspace, parent)
+
+
+def discover_workspace(start: Path, *, home: Path | None = None) -> Path:
+    """The nearest ancestor of `start` holding `pkgmgr.toml` or `.pkgmgr/` (SPEC 11).
+
+    The walk stops at $HOME (not above it), at a filesystem boundary and at a directory the
+    user does not own; without a match the answer is `start` itself.
+    """
+    start = start.absolute()
+    user_home = (home or Path(os.path.expanduser("~"))).absolute()
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    try:
+        device = start.stat().st_dev
+    except OSError:
+        return start
+    current = start
+    while True:
+        try:
+            info = current.stat()
+        except OSError:
+            break
+        if info.st_dev != device:
+            break
+        if uid is not None and info.st_uid != uid:
+            break
+        if (current / WORKSPACE_MANIFEST).is_file() or _is_real_dir(current / WORKSPACE_DIR):
+            return current
+        if current == user_home or current.parent == current:
+            break
+        current = current.parent
+    return start
+
+
+def _is_real_dir(path: Path) -> bool:
+    try:
+        return stat.S_ISDIR(path.lstat().st_mode)
+    except OSError:
+        return False

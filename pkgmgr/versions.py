@@ -1,0 +1,78 @@
+"""Versions: semantic versions that are also PEP 440 versions (SPEC section 2).
+
+The manifest speaks semver (`1.0.0-rc.1`); resolution compares with `packaging`, where
+`1.0.0-rc.1` and `1.0.0-rc1` are the same version.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.version import InvalidVersion, Version
+
+_SEMVER = re.compile(
+    r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
+    r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
+    r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
+)
+
+
+def strip_v(text: str) -> str:
+    return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
+
+
+@lru_cache(maxsize=4096)
+def parse_semver(text: str) -> Version:
+    """Parse a semantic version (a leading `v` stripped) that must also be a PEP 440 version.
+
+    Raises ValueError with a message fit for a validation problem.
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
+    candidate = strip_v(text.strip()) if text.strip() == text else text
+    if not _SEMVER.match(candidate):
+        raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
+    try:
+        return Version(candidate)
+    except InvalidVersion:
+        raise ValueError(
+            f"{_quote(text)} is a semantic version but not a PEP 440 version "
+            "(use prereleases such as -alpha.N, -beta.N or -rc.N)"
+        ) from None
+
+
+def _quote(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def normalize_semver(text: str) -> str:
+    """The version as written, minus a leading `v` (after validating it)."""
+    parse_semver(text)
+    return strip_v(text)
+
+
+@lru_cache(maxsize=1024)
+def parse_specifier(text: str) -> SpecifierSet:
+    """A PEP 440 specifier set; `""` and `"*"` mean any version. Raises ValueError."""
+    text = (text or "").strip()
+    if text in ("", "*"):
+        return SpecifierSet("")
+    try:
+        return SpecifierSet(text)
+    except InvalidSpecifier:
+        raise ValueError(f"{_quote(text)} is not a version specifier (PEP 440, e.g. '>=0.2,<0.4')") from None
+
+
+def same_version(a: str, b: str) -> bool:
+    """PEP 440 equality: `1.0.0-rc.1` equals `1.0.0-rc1`."""
+    try:
+        return Version(strip_v(a)) == Version(strip_v(b))
+    except InvalidVersion:
+        return a == b
+
+
+def version_key(text: str) -> Version:
+    return Version(strip_v(text))

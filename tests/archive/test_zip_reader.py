@@ -1,0 +1,78 @@
+"""zip specifics: central directory checked first, declared sizes never trusted."""
+
+from __future__ import annotations
+
+import io
+import stat
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.archive.staging import Staging
+from pkgmgr.archive.zip_reader import extract_zip
+from pkgmgr.config import Limits
+from pkgmgr.errors import PkgmgrError
+from tests.archive.corpus import MANIFEST, Z, zip_bytes
+
+
+def _extract(tmp_path: Path, raw: bytes, limits: Limits = Limits()) -> Path:
+    out = tmp_path / "out"
+    out.mkdir(exist_ok=True)
+    staging = Staging(out, limits)
+    extract_zip(io.BytesIO(raw), len(raw), staging)
+    staging.finish()
+    return out
+
+
+def test_stdlib_zip_with_data_descriptors(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:  # a non-seekable-style writer uses descriptors
+        zf.writestr("pkg/extension.toml", MANIFEST)
+        with zf.open("pkg/streamed.txt", "w") as handle:
+            handle.write(b"streamed " * 1000)
+    out = _extract(tmp_path, buf.getvalue())
+    assert (out / "pkg/streamed.txt").read_bytes() == b"streamed " * 1000
+
+
+def test_nothing_is_written_when_a_late_member_is_unsafe(tmp_path: Path) -> None:
+    raw = zip_bytes([Z("pkg/extension.toml", MANIFEST), Z("pkg/a", b"a"), Z("pkg/link", b"/", unix_mode=stat.S_IFLNK)])
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "unsafe_archive"
+    assert list((tmp_path / "out").iterdir()) == []  # the central directory is checked first
+
+
+def test_declared_sizes_over_the_limit_are_refused_before_writing(tmp_path: Path) -> None:
+    raw = zip_bytes([Z("pkg/a", b"a", declared_size=10_000), Z("pkg/b", b"b", declared_size=10_000)])
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw, Limits(max_uncompressed_bytes=15_000))
+    assert caught.value.code == "archive_too_large"
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+def test_directory_mode_on_a_file_name_is_refused(tmp_path: Path) -> None:
+    raw = zip_bytes([Z("pkg/d", b"", unix_mode=stat.S_IFDIR | 0o755)])
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "unsafe_archive"
+
+
+def test_entry_pointing_past_the_central_directory(tmp_path: Path) -> None:
+    raw = bytearray(zip_bytes([Z("pkg/a", b"abc", method=0, declared_size=10_000, declared_csize=10_000)]))
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, bytes(raw))
+    assert caught.value.code == "unsafe_archive"
+    assert "overlaps" in caught.value.message
+
+
+def test_deflate_stream_shorter_than_declared_is_corrupt(tmp_path: Path) -> None:
+    raw = zip_bytes([Z("pkg/a", b"x" * 1000, payload=b"\x00\x01")])  # a stored block that stops short
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "invalid_archive"
+
+
+def test_empty_zip(tmp_path: Path) -> None:
+    out = _extract(tmp_path, zip_bytes([]))
+    assert list(out.iterdir()) == []

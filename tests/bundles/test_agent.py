@@ -1,0 +1,263 @@
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.bundles import parse_agent_md
+from pkgmgr.bundles.agent import load_agent
+from pkgmgr.bundles.files import PackageTree, TreeError
+
+from .helpers import agent_md, write_tree
+
+FILE = "agents/planner/AGENT.md"
+FULL = """---
+name: campaign-planner
+provider: claude
+command: claude
+model: sonnet
+reasoning_effort: xhigh
+tools: [search, read]
+toolsets: [linear]
+deny_tools: [delete]
+permissions: approve-reads
+skills: [brief]
+category_path: marketing/planning
+mcp_servers:
+  linear: {command: linear-mcp, args: [serve]}
+hooks:
+  - {event: session.post_create, command: echo}
+---
+
+# Role
+
+You plan campaigns.
+"""
+
+
+def parse(text: str, reserved=("coordinator",)):
+    return parse_agent_md(text, file=FILE, reserved_agent_names=reserved)
+
+
+def one(problems, key: str, fragment: str = ""):
+    matches = [p for p in problems if p.key == key and fragment in p.message]
+    assert matches, f"no problem at {key!r} with {fragment!r} in {[str(p) for p in problems]}"
+    assert all(p.file == FILE and p.code == "invalid_bundle" for p in problems)
+    return matches[0]
+
+
+def test_full_front_matter():
+    front, body, problems = parse(FULL)
+    assert problems == []
+    assert front["name"] == "campaign-planner" and front["tools"] == ["search", "read"]
+    assert front["mcp_servers"] == {"linear": {"command": "linear-mcp", "args": ["serve"]}}
+    assert body == "# Role\n\nYou plan campaigns."
+
+
+def test_minimal_and_line_endings_and_bom():
+    front, body, problems = parse("\ufeff---\r\nname: a\r\n---  \r\n\r\nBody\r\n")
+    assert problems == [] and front == {"name": "a"} and body == "Body"
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "fragment"),
+    [
+        ("name: a\n---\nbody", "", "must start with a '---' line"),
+        ("", "", "must start with a '---' line"),
+        ("---\nname: a\nbody", "", "is not closed"),
+        ("---\nname: [a\n---\nbody", "", "not valid YAML"),
+        ("---\n---\nbody", "name", "is required (the front matter is empty)"),
+        ("---\n- a\n- b\n---\nbody", "", "must be a YAML mapping"),
+        ("---\nmodel: x\n---\nbody", "name", "is required"),
+        ("---\nname: a\ndescription: x\n---\nbody", "description", "unknown field"),
+        ("---\nname: a\n---\n", "body", "is empty"),
+        ("---\nname: a\n---\n   \n\n", "body", "is empty"),
+        ("---\nname: a\nreasoning_effort: extreme\n---\nb", "reasoning_effort", "must be one of none, minimal"),
+        ("---\nname: a\npermissions: yolo\n---\nb", "permissions", "must be one of deny-all"),
+        ("---\nname: a\ntools: search\n---\nb", "tools", "list of non-empty strings"),
+        ("---\nname: a\ntools: [a, a]\n---\nb", "tools", "twice"),
+        ("---\nname: a\nskills: [1]\n---\nb", "skills", "list of non-empty strings"),
+        ("---\nname: a\nmodel: ''\n---\nb", "model", "non-empty string"),
+        ("---\nname: 12\n---\nb", "name", "non-empty string"),
+        ("---\nname: 2024-01-01\n---\nb", "name", "non-empty string"),
+        ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "string or a list"),
+        ("---\nname: a\nmcp_servers: linear\n---\nb", "mcp_servers", "server names or a map"),
+        ("---\nname: a\nhooks: x\n---\nb", "hooks", "list or a map"),
+        ("---\nname: a\nhooks: [{at: 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
+        ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
+        ("---\nname: '..'\n---\nb", "name", "is not allowed"),
+        ("---\nname: Coordinator\n---\nb", "name", "reserved"),
+        ("---\nname: ' a'\n---\nb", "name", "whitespace"),
+        ("---\nname: a\nname: b\n---\nb", "", "duplicate key 'name'"),
+        ("---\nbase: &b {x: 1}\nname: a\nhooks: *b\n---\nb", "", "anchors and aliases are not allowed"),
+        ("---\nname: a\n1: x\n---\nb", "", "key 1 is not a string"),
+        ("---\nname: !!python/object:os.system a\n---\nb", "", "not valid YAML"),
+    ],
+)
+def test_front_matter_problems(text, key, fragment):
+    _, _, problems = parse(text)
+    one(problems, key, fragment)
+
+
+def test_lone_surrogates_in_text_are_a_problem():
+    _, _, problems = parse("---\nname: a\nmodel: x\ud800\n---\nbody")
+    assert problems[0].key == "" and "lone surrogate" in problems[0].message
+
+
+def test_plain_json_issues_outside_free_form_fields():
+    _, _, problems = parse("---\nname: a\nhooks: {when: 2024-01-01}\n---\nbody")
+    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks.when", True)]
+
+
+def test_yaml_error_carries_the_file_line():
+    _, _, problems = parse("---\nname: a\ntools: [x\n---\nbody\n")
+    assert problems[0].line is not None and problems[0].line >= 3
+
+
+def test_all_field_problems_reported_together():
+    _, _, problems = parse("---\nname: a/b\nmodel: 1\nextra: x\n---\n")
+    assert {p.key for p in problems} == {"name", "model", "extra", "body"}
+
+
+def test_alias_bomb_is_a_problem():
+    lines = ["---", "name: a", "a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [*a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}, *a{i - 1}]" for i in range(1, 12)]
+    _, _, problems = parse("\n".join(lines + ["hooks: *a11", "---", "body"]))
+    assert problems and problems[0].key == ""
+
+
+@pytest.mark.parametrize("depth", [100, 5000])
+def test_deep_yaml_is_a_problem(depth):
+    text = "---\nname: a\nhooks: " + "[" * depth + "]" * depth + "\n---\nbody\n"
+    _, _, problems = parse(text)
+    assert problems and any("nested" in p.message or "YAML" in p.message for p in problems)
+
+
+# -- agent folders ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return write_tree(tmp_path / "ext", {"agents/planner/AGENT.md": agent_md("planner")})
+
+
+def load(root: Path, rel: str = "agents/planner", reserved=frozenset({"coordinator"})):
+    return load_agent(PackageTree.open(root), rel, reserved_agent_names=reserved)
+
+
+def test_minimal_folder(root):
+    spec, problems = load(root, "agents/./planner/")
+    assert problems == []
+    assert (spec.name, spec.path, spec.soul, spec.heartbeat, spec.mcp, spec.capabilities) == (
+        "planner", "agents/planner", None, None, None, None)
+
+
+def test_full_folder(root):
+    write_tree(root, {
+        "agents/planner/SOUL.md": "# Soul\ncalm\n",
+        "agents/planner/HEARTBEAT.md": "# Beat\n",
+        "agents/planner/mcp.json": json.dumps({"mcp_servers": {"linear": {"command": "x"}}}),
+        "agents/planner/capabilities/a.toml": "[security]\ncapabilities = ['session.read']\n",
+        "agents/planner/capabilities/sub/b.json": '{"x": 1}',
+    })
+    spec, problems = load(root)
+    assert problems == []
+    assert spec.soul == b"# Soul\ncalm\n" and spec.heartbeat == b"# Beat\n"
+    assert spec.mcp == {"linear": {"command": "x"}}
+    assert spec.capabilities == {"capabilities/a.toml": {"security": {"capabilities": ["session.read"]}},
+                                 "capabilities/sub/b.json": {"x": 1}}
+
+
+def test_capabilities_file(root):
+    write_tree(root, {"agents/planner/capabilities.json": '{"security": {"capabilities": ["tool.read"]}}'})
+    spec, problems = load(root)
+    assert problems == [] and spec.capabilities == {"capabilities.json": {"security": {"capabilities": ["tool.read"]}}}
+
+
+@pytest.mark.parametrize(
+    ("files", "file", "key", "fragment"),
+    [
+        ({"mcp.json": "[]"}, "agents/planner/mcp.json", "", "must be a JSON object"),
+        ({"mcp.json": "{}"}, "agents/planner/mcp.json", "", "needs an mcpServers"),
+        ({"mcp.json": '{"mcpServers": {}, "mcp_servers": {}}'}, "agents/planner/mcp.json", "mcp_servers", "both given"),
+        ({"mcp.json": '{"mcpServers": {}, "servers": {}}'}, "agents/planner/mcp.json", "servers", "unknown key"),
+        ({"mcp.json": '{"mcpServers": []}'}, "agents/planner/mcp.json", "mcpServers", "must be a map"),
+        ({"mcp.json": '{"mcpServers": {"a": 1}}'}, "agents/planner/mcp.json", "mcpServers.a", "must be an object"),
+        ({"mcp.json": '{"mcpServers": {" ": {}}}'}, "agents/planner/mcp.json", "mcpServers. ", "must not be empty"),
+        ({"mcp.json": '{"mcpServers": {"a": {}}, "mcpServers": {}}'}, "agents/planner/mcp.json", "", "duplicate object key"),
+        ({"mcp.json": "{"}, "agents/planner/mcp.json", "", "not valid JSON"),
+        ({"capabilities.toml": "a = 1", "capabilities.json": "{}"}, "agents/planner", "", "more than once"),
+        ({"capabilities.toml": "a = 1", "capabilities/x.toml": "a = 1"}, "agents/planner", "", "more than once"),
+        ({"capabilities.toml": "a = "}, "agents/planner/capabilities.toml", "", "not valid TOML"),
+        ({"capabilities.json": "[1]"}, "agents/planner/capabilities.json", "", "must be an object"),
+        ({"capabilities/readme.md": "x"}, "agents/planner/capabilities/readme.md", "", "only .toml or .json"),
+        ({"capabilities/.keep": ""}, "agents/planner/capabilities/.keep", "", "only .toml or .json"),
+        ({"capabilities": "not a dir"}, "agents/planner/capabilities", "", "must be a directory"),
+        ({"SOUL.md": ""}, "agents/planner/SOUL.md", "", "SOUL.md is empty"),
+        ({"HEARTBEAT.md": " \n\n"}, "agents/planner/HEARTBEAT.md", "", "HEARTBEAT.md is empty"),
+        ({"SOUL.md": b"\xff\xfe"}, "agents/planner/SOUL.md", "", "not valid UTF-8"),
+        ({"SOUL.md": "x" * (64 * 1024 + 1)}, "agents/planner/SOUL.md", "", "larger than 64 KiB"),
+        ({"AGENT.md": "no front matter"}, "agents/planner/AGENT.md", "", "must start with"),
+        ({"AGENT.md": b"---\nname: \xff\n---\nb"}, "agents/planner/AGENT.md", "", "not valid UTF-8"),
+        ({"AGENT.md": "x" * (1024 * 1024 + 1)}, "agents/planner/AGENT.md", "", "larger than 1 MiB"),
+    ],
+)
+def test_folder_problems(root, files, file, key, fragment):
+    write_tree(root, {f"agents/planner/{rel}": content for rel, content in files.items()})
+    spec, problems = load(root)
+    assert spec is None
+    assert any(p.file == file and p.key == key and fragment in p.message for p in problems), [str(p) for p in problems]
+
+
+def test_empty_capabilities_dir(root):
+    (root / "agents/planner/capabilities").mkdir()
+    spec, problems = load(root)
+    assert spec is None and "holds no .toml or .json file" in problems[0].message
+
+
+def test_folder_problems_are_all_reported(root):
+    write_tree(root, {"agents/planner/AGENT.md": "---\nname: coordinator\n---\n", "agents/planner/SOUL.md": "",
+                      "agents/planner/mcp.json": "{}"})
+    _, problems = load(root)
+    assert {(p.file, p.key) for p in problems} == {
+        ("agents/planner/AGENT.md", "name"), ("agents/planner/AGENT.md", "body"),
+        ("agents/planner/mcp.json", ""), ("agents/planner/SOUL.md", "")}
+
+
+@pytest.mark.parametrize(
+    ("rel", "code", "fragment"),
+    [
+        ("agents/missing", "invalid_bundle", "is not a directory"),
+        ("agents/planner/AGENT.md", "invalid_bundle", "is not a directory"),
+        ("agents", "invalid_bundle", "has no AGENT.md"),
+        ("../elsewhere", "path_escapes_root", "outside the extension root"),
+    ],
+)
+def test_unusable_folder_raises_tree_error(root, rel, code, fragment):
+    with pytest.raises(TreeError) as info:
+        load(root, rel)
+    assert info.value.code == code and fragment in info.value.message
+
+
+def test_symlinked_files_escaping_the_root(root, tmp_path):
+    (tmp_path / "secret.md").write_text("# stolen\n")
+    os.symlink(tmp_path / "secret.md", root / "agents/planner/SOUL.md")
+    spec, problems = load(root)
+    assert spec is None
+    assert [(p.code, p.file) for p in problems] == [("path_escapes_root", "agents/planner/SOUL.md")]
+
+
+def test_symlinked_agent_md_escaping_the_root(root, tmp_path):
+    (tmp_path / "AGENT.md").write_text(agent_md("thief"))
+    (root / "agents/planner/AGENT.md").unlink()
+    os.symlink(tmp_path / "AGENT.md", root / "agents/planner/AGENT.md")
+    spec, problems = load(root)
+    assert spec is None and problems[0].code == "path_escapes_root"
+
+
+def test_symlinked_folder_inside_the_root_is_fine(root):
+    os.symlink(root / "agents/planner", root / "agents/alias")
+    spec, problems = load(root, "agents/alias")
+    assert problems == [] and spec.path == "agents/alias"

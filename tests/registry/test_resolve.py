@@ -1,0 +1,77 @@
+"""Resolution rules of SPEC 5.3 (pure)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.resolve import Request, select_version
+
+
+def v(version: str, *, yanked: bool = False, host: str = "0.5.0") -> VersionEntry:
+    return VersionEntry(version, f"archives/{version}.tar.gz", "a" * 64, 10, host, yanked=yanked)
+
+
+ENTRY = Entry("demo-ext", "", None, "community", (
+    v("0.1.0"), v("0.2.0"), v("0.3.0", yanked=True), v("0.4.0-rc.1"), v("0.5.0", host="9.0.0"),
+))
+
+
+def pick(request: Request, **kw) -> str:  # noqa: ANN003
+    return select_version(ENTRY, request, **kw).version
+
+
+def test_highest_allowed_wins() -> None:
+    assert pick(Request()) == "0.5.0"
+
+
+def test_host_compatibility() -> None:
+    assert pick(Request(host_version="1.0.0")) == "0.2.0"
+
+
+def test_yanked_only_when_named_exactly() -> None:
+    with pytest.raises(PkgmgrError) as exc:
+        pick(Request(spec=">=0.3,<0.4"))
+    assert exc.value.code == "version_not_found"
+    yanked = {"version": "0.3.0", "reason": "yanked (installable only when named exactly)"}
+    assert yanked in exc.value.details["versions"]
+    assert pick(Request(spec="==0.3.0", exact="0.3.0")) == "0.3.0"
+
+
+def test_prereleases_only_when_named_or_pre() -> None:
+    assert pick(Request(spec="<0.5", host_version="1.0.0")) == "0.2.0"
+    assert pick(Request(spec="<0.5", pre=True)) == "0.4.0-rc.1"
+    assert pick(Request(spec=">=0.4.0-rc.1,<0.5")) == "0.4.0-rc.1"
+    assert pick(Request(spec="==0.4.0-rc.1", exact="0.4.0-rc.1")) == "0.4.0-rc.1"
+    assert pick(Request(spec="==0.4.0-rc1", exact="0.4.0-rc1")) == "0.4.0-rc.1"  # PEP 440 equality
+
+
+def test_exact_version_incompatible_with_host_is_refused() -> None:
+    with pytest.raises(PkgmgrError) as exc:
+        pick(Request(spec="==0.5.0", exact="0.5.0", host_version="1.0.0"))
+    assert "needs host 9.0.0 or newer (host is 1.0.0)" in exc.value.message
+
+
+def test_version_not_found_explains_every_version() -> None:
+    with pytest.raises(PkgmgrError) as exc:
+        pick(Request(spec=">=1.0"), registry="acme")
+    reasons = {item["version"]: item["reason"] for item in exc.value.details["versions"]}
+    assert set(reasons) == {"0.1.0", "0.2.0", "0.3.0", "0.4.0-rc.1", "0.5.0"}
+    assert reasons["0.1.0"] == "does not match >=1.0"
+    assert "registry acme" in exc.value.message
+    assert exc.value.exit_code == 5
+
+
+def test_vanished_versions_are_treated_as_yanked() -> None:
+    entry = Entry("demo-ext", "", None, "community", (v("0.1.0"),))
+    with pytest.raises(PkgmgrError) as exc:
+        select_version(entry, Request(spec="==0.2.0", exact="0.2.0"), vanished=("0.2.0",))
+    assert "vanished" in exc.value.message
+    assert select_version(entry, Request(), vanished=("0.2.0",)).version == "0.1.0"
+
+
+def test_entry_without_versions() -> None:
+    with pytest.raises(PkgmgrError) as exc:
+        select_version(Entry("demo-ext", "", None, "community", ()), Request())
+    assert exc.value.code == "version_not_found"

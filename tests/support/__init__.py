@@ -1,0 +1,1 @@
+"""Test support: builders for extensions and archives, an in-process CLI runner."""
