@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import cache
 from typing import Any, Callable, Collection
 
-from pkgmgr.bundles.documents import MIB, DocumentError, decode_text, plain_issues
+from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.model import AgentSpec
 from pkgmgr.bundles.names import agent_name_problem

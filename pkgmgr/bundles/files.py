@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.bundles.documents import DocumentError, load_document, size_text
+from pkgmgr.documents import DocumentError, load_document, size_text
 from pkgmgr.errors import Problem, ProblemSink
 
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.bundles.documents import MIB, DocumentError, integer_problem, load_document
+from pkgmgr.documents import MIB, DocumentError, integer_problem, load_document
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
 

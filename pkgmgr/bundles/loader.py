@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Collection, Iterator, Sequence
 
 from pkgmgr.bundles.agent import load_agent
-from pkgmgr.bundles.documents import MIB
+from pkgmgr.documents import MIB
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Mapping
 
-from pkgmgr.bundles.documents import integer_problem
+from pkgmgr.documents import integer_problem
 from pkgmgr.errors import ProblemSink
 
 MODE_FIELDS = {"cron": "expr", "every": "interval", "at": "time"}

@@ -3,10 +3,7 @@
 
 from __future__ import annotations
 
-import json
 import os
-import re
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -21,7 +18,6 @@ JSON_FILE = "extension.json"
 MANIFEST_FILES = (TOML_FILE, JSON_FILE)
 MAX_MANIFEST_BYTES = 1024 * 1024
 JSON_IGNORED = f"{JSON_FILE} ignored: {TOML_FILE} takes precedence"
-_TOML_LINE = re.compile(r"\(at line (\d+), column \d+\)")
 
 
 def find_manifest(root: Path) -> tuple[Path, tuple[str, ...]] | None:
@@ -69,54 +65,17 @@ def _read(root: Path, path: Path) -> bytes:
         raise ValidationFailed([Problem(INVALID, file, "", f"cannot be read: {exc.strerror or exc}")]) from exc
 
 
-class _DuplicateKey(ValueError):
-    pass
-
-
-def _object_without_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise _DuplicateKey(f"duplicate key {json.dumps(key, ensure_ascii=False)}")
-        result[key] = value
-    return result
-
-
-def _no_constants(name: str) -> Any:
-    raise _DuplicateKey(f"{name} is not a JSON number")
-
-
 def decode_manifest(raw: bytes, *, file: str) -> dict[str, Any]:
     """Bytes of `extension.toml` (TOML) or `extension.json` (JSON, by the name's suffix) to the
-    document. Raises `ValidationFailed(invalid_manifest)` with the parser's message."""
-    def fail(message: str, line: int | None = None) -> ValidationFailed:
-        return ValidationFailed([Problem(INVALID, file, "", message, line)])
+    document, through the strict decoder every extension document shares (pkgmgr.documents).
+    Raises `ValidationFailed(invalid_manifest)` with the parser's message."""
+    from pkgmgr.documents import DocumentError, load_document
 
-    if len(raw) > MAX_MANIFEST_BYTES:
-        raise fail(f"is larger than {MAX_MANIFEST_BYTES // (1024 * 1024)} MiB")
-    is_json = file.endswith(".json")
+    kind = "json" if file.endswith(".json") else "toml"
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise fail(f"not valid UTF-8: {exc.reason} at byte {exc.start}") from None
-    if text.startswith("\ufeff"):
-        raise fail("starts with a byte order mark; save it as UTF-8 without BOM")
-    try:
-        if is_json:
-            data = json.loads(text, object_pairs_hook=_object_without_duplicates, parse_constant=_no_constants)
-        else:
-            data = tomllib.loads(text)
-    except json.JSONDecodeError as exc:
-        raise fail(f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from None
-    except _DuplicateKey as exc:
-        raise fail(f"not valid JSON: {exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        match = _TOML_LINE.search(str(exc))
-        raise fail(f"not valid TOML: {exc}", int(match.group(1)) if match else None) from None
-    except RecursionError:
-        raise fail("nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        raise fail(f"not valid {'JSON' if is_json else 'TOML'}: {exc}") from None
+        data, _ = load_document(raw, kind=kind, max_bytes=MAX_MANIFEST_BYTES)
+    except DocumentError as exc:
+        raise ValidationFailed([Problem(INVALID, file, exc.key, exc.message, exc.line)]) from None
     if not isinstance(data, dict):
-        raise fail("the manifest must be a JSON object")
+        raise ValidationFailed([Problem(INVALID, file, "", "the manifest must be a JSON object")])
     return data

@@ -8,7 +8,6 @@ schema rejected still gets all its other problems reported and never crashes the
 from __future__ import annotations
 
 import json
-import math
 import re
 from pathlib import Path
 from typing import Any, Iterator
@@ -33,7 +32,7 @@ _SEGMENT = r"[a-z][a-z0-9_-]*"
 CAPABILITY = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})+")
 ACTION = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
 GRANT = re.compile(rf"(?:\*|{_SEGMENT})(?:\.(?:\*|{_SEGMENT}))*")
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
 
 IDENTIFIER_LISTS: dict[tuple[str, str], tuple[re.Pattern[str], str]] = {
     ("capabilities", "provides"): (
@@ -60,43 +59,26 @@ def parse_manifest(data: Any, *, file: str, root: Path | None) -> Manifest:
         raise ValidationFailed([Problem(INVALID, file, "", "the manifest must be a table (a JSON object)")])
     fatal, issues = _document_problems(data)
     if fatal is not None:
-        raise ValidationFailed([Problem(INVALID, file, fatal[0], fatal[1])])
+        raise ValidationFailed([Problem(INVALID, file, key, message) for key, message in fatal])
     try:
         return _Parser(data, file, root).parse(issues)
     except RecursionError:
         raise ValidationFailed([Problem(INVALID, file, "", "nested too deeply")]) from None
 
 
-def _document_problems(data: Any) -> tuple[tuple[str, str] | None, list[tuple[str, str]]]:
-    """Walk the document without recursion. Returns the problem that stops validation outright
-    (nesting deeper than MAX_DEPTH, a non-string key, text that is not Unicode: a lone
-    surrogate from a JSON escape, which no message may echo) or None, and the values JSON
-    cannot carry (TOML dates, NaN, infinities) in places the schema does not type, such as
-    `[resources.tools.<handler>]` tables."""
-    issues: list[tuple[str, str]] = []
-    stack: list[tuple[Any, tuple[Any, ...]]] = [(data, ())]
-    while stack:
-        value, path = stack.pop()
-        if len(path) > MAX_DEPTH:
-            return (key_path(path[:8]), f"nested more than {MAX_DEPTH} levels deep"), issues
-        if isinstance(value, dict):
-            for name, item in value.items():
-                if not isinstance(name, str):
-                    return (key_path(path), f"key {name!r} is not a string"), issues
-                if _SURROGATE.search(name):
-                    return (key_path(path), "a key is not valid Unicode text (lone surrogate)"), issues
-                stack.append((item, path + (name,)))
-        elif isinstance(value, list):
-            stack.extend((item, path + (index,)) for index, item in enumerate(value))
-        elif isinstance(value, str):
-            if _SURROGATE.search(value):
-                return (key_path(path), "not valid Unicode text (lone surrogate)"), issues
-        elif isinstance(value, float):
-            if not math.isfinite(value):
-                issues.append((key_path(path), f"{value} is not a finite number"))
-        elif value is not None and not isinstance(value, (bool, int)):
-            issues.append((key_path(path), f"a {type(value).__name__} value is not allowed here; write it as a string"))
-    return None, sorted(issues)
+def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tuple[str, str]]]:
+    """The problems that stop validation outright (nesting deeper than MAX_DEPTH, a non-string
+    key, text that is not Unicode — a lone surrogate from a JSON escape, which no message may
+    echo) or None, and the values JSON cannot carry (TOML dates, NaN, infinities) in places the
+    schema does not type, such as `[resources.tools.<handler>]` tables."""
+    from pkgmgr.documents import DocumentError, plain_issues
+
+    try:
+        issues = plain_issues(data, max_depth=MAX_DEPTH + 1)
+    except DocumentError as exc:
+        return [("", exc.message)], []
+    fatal = [i for i in issues if "Unicode" in i[1] or "is not a string" in i[1]]
+    return (fatal or None), issues
 
 
 def _q(value: Any) -> str:

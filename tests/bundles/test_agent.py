@@ -186,7 +186,7 @@ def test_capabilities_file(root):
         ({"mcp.json": '{"mcpServers": []}'}, "agents/planner/mcp.json", "mcpServers", "must be a map"),
         ({"mcp.json": '{"mcpServers": {"a": 1}}'}, "agents/planner/mcp.json", "mcpServers.a", "must be an object"),
         ({"mcp.json": '{"mcpServers": {" ": {}}}'}, "agents/planner/mcp.json", "mcpServers. ", "must not be empty"),
-        ({"mcp.json": '{"mcpServers": {"a": {}}, "mcpServers": {}}'}, "agents/planner/mcp.json", "", "duplicate object key"),
+        ({"mcp.json": '{"mcpServers": {"a": {}}, "mcpServers": {}}'}, "agents/planner/mcp.json", "", "duplicate key"),
         ({"mcp.json": "{"}, "agents/planner/mcp.json", "", "not valid JSON"),
         ({"capabilities.toml": "a = 1", "capabilities.json": "{}"}, "agents/planner", "", "more than once"),
         ({"capabilities.toml": "a = 1", "capabilities/x.toml": "a = 1"}, "agents/planner", "", "more than once"),

@@ -144,7 +144,7 @@ def test_toml_date_reported_once(root):
     [
         ('name = "x"\nname = "y"\n', "toml", "not valid TOML"),
         ("[1, 2]", "json", "holds an object"),
-        ('{"name": "x", "name": "y"}', "json", "duplicate object key"),
+        ('{"name": "x", "name": "y"}', "json", "duplicate key"),
         ('{"name": NaN}', "json", "NaN"),
         ("a = " + "[" * 500 + "]" * 500, "toml", "nested deeper"),
     ],

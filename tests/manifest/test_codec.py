@@ -142,9 +142,9 @@ def test_manifest_symlink_inside_the_root(tmp_path: Path) -> None:
         ("extension.json", b"", "not valid JSON"),
         ("extension.json", b'{"n": ' + b"9" * 5000 + b"}", "not valid JSON"),
         ("extension.toml", b"n = " + b"9" * 5000, "not valid TOML"),
-        ("extension.toml", b"a = " + b"[" * 100_000, "nested too deeply"),
-        ("extension.json", b"[" * 100_000, "nested too deeply"),
-        ("extension.toml", b"a = " + b"{b = " * 20_000, "nested too deeply"),
+        ("extension.toml", b"a = " + b"[" * 100_000, "nested deeper"),
+        ("extension.json", b"[" * 100_000, "nested deeper"),
+        ("extension.toml", b"a = " + b"{b = " * 20_000, "nested deeper"),
     ],
 )
 def test_undecodable_manifests(file: str, raw: bytes, message: str) -> None:
@@ -208,7 +208,7 @@ def test_values_json_cannot_carry_are_rejected_even_in_free_form_tables(tmp_path
 def test_json_number_overflowing_to_infinity(tmp_path: Path) -> None:
     text = json.dumps(minimal(resources={"tools": {"t": {"n": 1}}})).replace('"n": 1', '"n": 1e400')
     found = read_problems(write_extension(tmp_path / "ext", text, json_manifest=True))
-    assert [(p.key, p.message) for p in found] == [("resources.tools.t.n", "inf is not a finite number")]
+    assert [(p.key, p.message) for p in found] == [("", "not valid JSON: number 1e400 is out of range")]
 
 
 def test_load_manifest_bytes() -> None:

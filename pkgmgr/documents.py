@@ -1,4 +1,5 @@
-"""Bytes to plain JSON-like values, strictly: the one decoder of every bundle-side document.
+"""Bytes to plain JSON-like values, strictly: the one decoder of the documents an extension
+carries (manifests, bundles, layouts, agent files).
 
 A *plain* value is what canonical JSON can encode and hash: dicts with string keys, lists,
 strings without lone surrogates, finite numbers, booleans and null. JSON is decoded with
@@ -82,13 +83,15 @@ def _decode_toml(text: str) -> Any:
     except tomllib.TOMLDecodeError as exc:
         match = re.search(r"at line (\d+)", str(exc))
         raise DocumentError(f"not valid TOML: {exc}", line=int(match.group(1)) if match else None) from None
+    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
+        raise DocumentError(f"not valid TOML: {exc}") from None
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"duplicate object key {key!r}")
+            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)}")
         result[key] = value
     return result
 
@@ -125,7 +128,7 @@ def plain_issues(value: Any, *, max_depth: int = MAX_DEPTH, max_values: int = MA
                 if not isinstance(key, str):
                     issues.append((key_path(path), f"key {key!r} is not a string"))
                 elif not _encodable(key):
-                    issues.append((key_path(path), f"key {key!r} is not valid Unicode"))
+                    issues.append((key_path(path), f"key {key!r} is not valid Unicode (lone surrogate)"))
                 else:
                     stack.append((child, path + (key,)))
         elif isinstance(item, list):
