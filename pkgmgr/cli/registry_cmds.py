@@ -1,18 +1,22 @@
-"""`pkgmgr registry ...`: add, list, remove and refresh the configured registries.
+"""`pkgmgr registry ...`: the configured registries (add, list, remove, refresh) and the
+maintainer's side of a registry index directory (init, publish, validate, build, yank,
+unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
+`.validate_index`).
 
-`register(commands)` returns the `registry` group so that more commands (init, publish,
-validate, build, yank) can be declared on it by their own module.
+`register(commands)` returns the `registry` group so that more commands can be declared on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -27,7 +31,9 @@ def register(commands: "Commands") -> "Commands":
         "registry", "manage extension registries",
         "Configure the registries extensions are resolved from. Registries are consulted by ascending priority "
         "(default 100); the shipped registry 'default' (priority 1000) always comes last. The first registry "
-        "that lists a name answers for it.",
+        "that lists a name answers for it. Maintainers of a registry index directory (a git repository "
+        "like krew-index) create and change it with init, publish, yank/unyank and build, and check it with "
+        "validate (in its CI).",
     )
 
     p = group.command(
@@ -67,6 +73,7 @@ def register(commands: "Commands") -> "Commands":
     )
     p.add_argument("name", nargs="?", metavar="NAME")
     p.add_argument("--allow-expired", action="store_true", help="accept a registry whose metadata has expired")
+    register_publishing(group)
     return group
 
 
@@ -203,3 +210,248 @@ def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"failed {f['name']}: [{f['error']['code']}] {f['error']['message'].splitlines()[0]}")
 
     return Output({"refreshed": refreshed, "failed": failed}, human, error)
+
+
+# --- maintaining a registry index directory (SPEC 5.5) -------------------------------------------
+
+
+def register_publishing(group: "Commands") -> None:
+    p = group.command(
+        "init", cmd_init, "create a registry index directory",
+        "Create a registry index in DIR (created when missing): registry.toml (format 1, serial 0), "
+        "extensions/, index.json, a .gitignore for the publish lock, and .github/workflows/validate.yml, a GitHub "
+        "Actions workflow that installs pkgmgr and runs 'pkgmgr registry validate . --base <PR base> --fetch' on "
+        "every pull request. A directory that already holds index files is refused and left as it is. The "
+        "workflow installs pkgmgr from a pinned pip requirement (default: the git tag of this pkgmgr), never by "
+        "bare name: 'pkgmgr' on PyPI is another project.",
+        "pkgmgr registry init ./extension-index --name acme\n"
+        "pkgmgr registry init . --description 'Acme extensions' "
+        "--pkgmgr-requirement 'pkgmgr @ git+https://github.com/acme/pkgmgr@v0.1.0'",
+    )
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("--name", metavar="N", help="registry name (default: from the directory's name)")
+    p.add_argument("--description", default="", metavar="TEXT", help="registry description")
+    p.add_argument("--pkgmgr-requirement", metavar="REQ",
+                   help="pip requirement the CI workflow installs pkgmgr from (default: this version's git tag)")
+
+    p = group.command(
+        "publish", cmd_publish, "publish a release archive into a registry index",
+        "Add a version to the entry extensions/<xx>/<name>.toml of the index DIR. SOURCE is an archive built by "
+        "'pkgmgr ext pack' or github:OWNER/REPO@TAG (the release's archive asset is downloaded and its download "
+        "URL recorded). The archive is validated fully (manifest and bundles); the entry records version, url, "
+        "sha256, size, min_compozy_version, network_digest, permissions (security.capabilities) and published. "
+        "Without --url a local archive is copied to archives/ and recorded by a relative url. The serial goes "
+        "up by one and index.json is regenerated; the entry is edited in place, keeping its comments. "
+        "Publishing a version again with the same sha256 changes nothing; with another sha256 it is refused "
+        "(version_exists, exit 6).",
+        "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
+        "pkgmgr registry publish dist/my-extension-0.1.0.tar.gz --index ./extension-index\n"
+        "pkgmgr registry publish github:acme/my-extension@v0.2.0 --index . --tier community\n"
+        "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . "
+        "--url https://downloads.example.com/x-1.0.0.tar.gz",
+    )
+    p.add_argument("source", metavar="SOURCE", help="ARCHIVE or github:OWNER/REPO@TAG")
+    p.add_argument("--index", required=True, metavar="DIR", help="the registry index directory")
+    p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
+    p.add_argument("--tier", choices=("official", "community", "unverified"),
+                   help="entry tier (default: the entry's current tier, else community)")
+    p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")
+    p.add_argument("--published", metavar="DATETIME",
+                   help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
+                        "rebuilds)")
+
+    p = group.command(
+        "validate", cmd_validate, "check a registry index directory",
+        "Check every rule of a registry index: the schema of registry.toml and of every entry, entry names and "
+        "shards, versions (semver, unique, sorted), sha256 format, URLs (https://, or relative; http:// only on "
+        "loopback), index.json in sync. With --base REV (a git revision of the index repository) every version "
+        "published at REV must still be listed and unchanged (only yanked may change). With --fetch every new "
+        "version (every version without --base) is downloaded and its size, sha256, manifest name, version, "
+        "permissions, network digest, minimum host version and bundles are checked. Every problem is listed "
+        "with its file and line; exit 3 (invalid_index) if there is any.",
+        "pkgmgr registry validate ./extension-index\n"
+        "pkgmgr registry validate . --base origin/main --fetch\n"
+        "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
+    )
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
+    p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
+
+    p = group.command(
+        "build", cmd_build, "regenerate index.json",
+        "Regenerate index.json from registry.toml and the entries, deterministically (the same files give the "
+        "same bytes). The file is rewritten only when it changes.",
+        "pkgmgr registry build ./extension-index",
+    )
+    p.add_argument("path", metavar="DIR")
+
+    for name, handler, text in (("yank", cmd_yank, "yank a published version"),
+                                ("unyank", cmd_unyank, "make a yanked version installable again")):
+        p = group.command(
+            name, handler, text,
+            f"Set yanked = {'true' if name == 'yank' else 'false'} on one version of an entry, raise the serial "
+            "and regenerate index.json. A yanked version stays listed (its url and sha256 never change) but is "
+            "only installed when named exactly. A version already in that state is left as it is (exit 0).",
+            f"pkgmgr registry {name} ./extension-index review-pack 0.2.0",
+        )
+        p.add_argument("path", metavar="DIR")
+        p.add_argument("name", metavar="NAME")
+        p.add_argument("version", metavar="VERSION")
+
+
+def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.init import init_index
+
+    result = init_index(user_path(args.path), name=args.name, description=args.description,
+                        requirement=args.pkgmgr_requirement)
+
+    def human(p: Printer) -> None:
+        p.line(f"initialized registry {result.name} in {result.path} (serial 0)")
+        p.lines(f"  {f}" for f in result.files)
+        p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
+
+    return Output({"initialized": result.to_json()}, human)
+
+
+def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.artifact import inspect_archive
+    from pkgmgr.registry.publish import parse_published, private_copy, publish, require_index
+
+    index = user_path(args.index)
+    published = parse_published(args.published) if args.published else None
+    require_index(index)
+    if args.asset and not args.source.startswith("github:"):
+        raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code="usage")
+    url, repository, tag = args.url, None, None
+    session = None
+    try:
+        if args.source.startswith("github:"):
+            session = _session(ctx)
+            source, asset_url, repository, tag = _download_release(ctx, session, args.source, args.asset)
+            url = url or asset_url
+        else:
+            source = user_path(args.source)
+        with private_copy(source) as copy:
+            facts = inspect_archive(copy, limits=ctx.config.limits,
+                                    reserved_agent_names=ctx.config.reserved_agent_names)
+            if tag is not None:
+                _check_tag(ctx, tag, facts.version)
+            result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
+                             repository=repository, timeout=ctx.lock_timeout)
+    finally:
+        if session is not None:
+            session.close()
+    for warning in (*facts.warnings, *result.warnings):
+        ctx.warn(warning)
+    data = {"published": result.to_json(), "changed": result.changed, "serial": result.serial,
+            "index": str(index), "repaired_index": result.repaired_index}
+    if not result.changed:
+        text = (f"{result.name} {result.version} is already published in {index} with the same sha256; "
+                f"nothing changed (serial {result.serial})")
+        if result.repaired_index:
+            text += "; index.json was out of date and has been rebuilt"
+        return Output(data, text)
+
+    def human(p: Printer) -> None:
+        p.line(f"published {result.name} {result.version} to {index} (serial {result.serial})")
+        p.kv([("  entry", result.entry), ("  url", result.url), ("  sha256", result.sha256),
+              ("  size", result.size), ("  tier", result.tier),
+              ("  permissions", ", ".join(result.permissions) or "none"),
+              ("  network", result.network_digest or "none")])
+
+    return Output(data, human)
+
+
+def _download_release(ctx: Context, session: "Session", text: str,
+                      asset_name: str | None) -> tuple[Path, str, str, str]:
+    """Download the archive asset of a GitHub release: (file, its download URL, OWNER/REPO, tag)."""
+    from pkgmgr.cli.ext_cmds import reporter_for
+    from pkgmgr.refs import parse_ref
+
+    ref = parse_ref(text)
+    if ref.kind != "github" or not ref.tag:
+        raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code="usage")
+    github = session.github
+    release = github.release(ref.owner, ref.repo, ref.tag, pre=True)
+    asset = github.select_asset(release, asset_name)
+    if asset.pseudo:
+        raise PkgmgrError(
+            f"{ref.owner}/{ref.repo}@{release.tag} has no .tar.gz, .tgz or .zip asset; GitHub's generated source "
+            "tarball is not published (its bytes are not guaranteed stable)",
+            code="not_found", hint="attach the archive built by 'pkgmgr ext pack' to the release",
+        )
+    checksum = github.asset_checksum(release, asset)
+    downloaded = github.download_asset(release, asset, cache=session.downloads, reporter=reporter_for(ctx),
+                                       expected_sha256=checksum, max_bytes=ctx.config.limits.max_archive_bytes)
+    return downloaded.path, asset.url, f"{ref.owner}/{ref.repo}", release.tag
+
+
+def _check_tag(ctx: Context, tag: str, version: str) -> None:
+    from pkgmgr.registry.github_plan import tag_version
+    from pkgmgr.versions import same_version
+
+    named = tag_version(tag)
+    if named is not None and not same_version(named, version):
+        ctx.warn(f"release tag {tag} names version {named}, but the archive's manifest says {version}; "
+                 f"{version} is what gets published")
+
+
+def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.validate_index import http_fetcher, problem_json, problem_line, validate_index
+
+    root = user_path(args.path)
+    session = _session(ctx) if args.fetch else None
+    fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
+    try:
+        report = validate_index(root, base=args.base, fetcher=fetcher, limits=ctx.config.limits,
+                                reserved_agent_names=ctx.config.reserved_agent_names)
+    finally:
+        if cleanup is not None:
+            cleanup()
+        if session is not None:
+            session.close()
+    data = report.to_json()
+    if not report.valid:
+        count = len(report.problems)
+        error = PkgmgrError(
+            f"{root}: {count} problem{'s' if count != 1 else ''} in the registry index\n"
+            + "\n".join(problem_line(p) for p in report.problems),
+            code="invalid_index", details={"problems": [problem_json(p) for p in report.problems]},
+        )
+        return Output(data, None, error)
+    checks = [f"{report.entries} extension(s)", f"{report.versions} version(s)"]
+    if args.base:
+        checks.append(f"published versions unchanged since {args.base}")
+    if args.fetch:
+        checks.append(f"{report.fetched} archive(s) fetched and verified")
+    return Output(data, f"{root}: valid ({', '.join(checks)})")
+
+
+def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.publish import build
+
+    result = build(user_path(args.path), timeout=ctx.lock_timeout)
+    state = "rebuilt" if result.changed else "already up to date"
+    return Output(result.to_json(), f"{result.path}: {state} (serial {result.serial}, "
+                                    f"{result.extensions} extension(s))")
+
+
+def cmd_yank(ctx: Context, args: argparse.Namespace) -> Output:
+    return _set_yanked(ctx, args, True)
+
+
+def cmd_unyank(ctx: Context, args: argparse.Namespace) -> Output:
+    return _set_yanked(ctx, args, False)
+
+
+def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
+    from pkgmgr.registry.publish import set_yanked
+
+    result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    word = "yanked" if yanked else "unyanked"
+    if result.changed:
+        text = f"{word} {result.name} {result.version} (serial {result.serial})"
+    else:
+        text = (f"{result.name} {result.version} is already {'yanked' if yanked else 'not yanked'}; "
+                f"nothing changed (serial {result.serial})")
+    return Output(result.to_json(), text)

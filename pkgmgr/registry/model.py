@@ -308,17 +308,22 @@ def parse_entry(raw: bytes, file: str, *, expected_name: str | None = None) -> E
     previous = None
     for index, item in enumerate(raw_versions if isinstance(raw_versions, list) else []):
         version = _version_entry(item, f"versions[{index}]", sink, stamps)
-        if version is None:
+        if version is not None:
+            versions.append(version)
+        text = item.get("version") if isinstance(item, dict) else None
+        try:  # order and uniqueness are checked even when another field of the version is broken
+            parsed = parse_semver(text) if isinstance(text, str) else None
+        except ValueError:
+            parsed = None
+        if parsed is None:
             continue
-        parsed = version.parsed
         key = f"versions[{index}].version"
         if parsed in seen:
-            sink.add(key, f"{version.version} is listed twice (same version as {seen[parsed]})")
+            sink.add(key, f"{text} is listed twice (same version as {seen[parsed]})")
         elif previous is not None and parsed < previous:
-            sink.add(key, f"{version.version} is out of order: versions must be sorted ascending")
-        seen.setdefault(parsed, version.version)
+            sink.add(key, f"{text} is out of order: versions must be sorted ascending")
+        seen.setdefault(parsed, text)
         previous = parsed if previous is None else max(previous, parsed)
-        versions.append(version)
     sink.raise_if_any()
     return Entry(
         name=doc["name"],

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Callable, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.fsutil import user_path
 from pkgmgr.registry.cache import CachedFile, FileCache
 from pkgmgr.registry.model import MIB, read_capped
 
@@ -67,7 +68,7 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
                               code="usage")
         base = text if text.endswith("/") else text + "/"
         return SourceSpec("http", base, base_url=base)
-    path = Path(text).expanduser()
+    path = user_path(text)
     if not path.is_absolute():
         path = (cwd or Path.cwd()) / path
     path = Path(*path.parts)  # normalise separators, keep symlinks as written

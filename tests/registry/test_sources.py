@@ -158,14 +158,15 @@ def test_github_registry_offline_uses_the_cached_commit(home: Path, regdir: Regi
     assert entry.name == "demo-ext" and sum(s.count() for s in fake_github.servers) == before
 
 
-def test_default_registry_is_last_and_empty(home: Path) -> None:
+def test_default_registry_is_last_and_exempt(home: Path) -> None:
     s = session(home)
     default = s.registries.get("default")
     assert default.exempt and default.config.priority == 1000
     assert default.meta().name == "default"
     assert default.entry("demo-ext") is None
     index = default.index()
-    assert index is not None and index.extensions == ()
+    shipped = sorted(p.stem for p in (default.spec.path / "extensions").glob("*/*.toml"))
+    assert index is not None and [e.name for e in index.extensions] == shipped
 
 
 def test_remote_plain_http_archive_url_is_an_index_error(home: Path, regdir: RegistryDir) -> None:

@@ -1,0 +1,165 @@
+"""`registry init`: a new, empty registry index directory (SPEC 5.1, 5.5).
+
+It writes `registry.toml` (format 1, serial 0), `extensions/` (with a `.gitkeep`, so git
+keeps the empty directory), `index.json`, the GitHub Actions workflow
+`.github/workflows/validate.yml` that validates every pull request, and a `.gitignore`
+naming the publish lock file. It refuses a directory that already holds any of the index
+files (a registry is never re-initialised over itself); other files (README, LICENSE,
+`.git`) are fine.
+
+The workflow installs pkgmgr from a pinned pip requirement, never by bare name from PyPI:
+the name `pkgmgr` on PyPI belongs to another project, so `pip install pkgmgr` would put
+someone else's code in the index's CI. The default pins the git tag of the running
+version; `--pkgmgr-requirement` chooses another (a commit sha, a private index).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pkgmgr import __version__
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.registry.model import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
+from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
+
+PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"
+WORKFLOW_FILE = ".github/workflows/validate.yml"
+GITIGNORE = ".gitignore"
+_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+_REQUIREMENT_RE = re.compile(r"^[^\s'\"`$\\]+(?: @ [^\s'\"`$\\]+)?$")
+
+WORKFLOW = """\
+# Validates every pull request to this registry index (SPEC 5.5): the schema of every file,
+# entry names and shards, sorted and unique versions, URLs, index.json in sync; published
+# versions unchanged since the pull request's base; and every new version downloaded and
+# checked (sha256, size, manifest name/version/metadata, bundles).
+name: validate
+
+on:
+  pull_request:
+
+permissions:
+  contents: read
+
+jobs:
+  validate:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Check out the index
+        uses: actions/checkout@v4
+        with:
+          fetch-depth: 0  # the base revision must be readable by `git show`
+
+      - name: Set up Python
+        uses: actions/setup-python@v5
+        with:
+          python-version: "3.12"
+
+      - name: Install pkgmgr
+        run: python -m pip install '{requirement}'
+
+      - name: Validate the index
+        run: pkgmgr registry validate . --base "${{{{ github.event.pull_request.base.sha }}}}" --fetch
+"""
+
+
+def default_requirement() -> str:
+    """The pip requirement of the running pkgmgr: its git tag, pinned."""
+    return f"pkgmgr @ git+{PKGMGR_REPOSITORY}@v{__version__}"
+
+
+def default_name(root: Path) -> str:
+    """A registry name from the directory's name (lower-cased, other characters as '-')."""
+    text = re.sub(r"[^a-z0-9_-]+", "-", root.absolute().name.lower()).strip("-_")[:64]
+    return text if _NAME_RE.match(text) else "registry"
+
+
+def workflow_text(requirement: str) -> str:
+    return WORKFLOW.format(requirement=requirement)
+
+
+@dataclass(frozen=True)
+class InitResult:
+    path: Path
+    name: str
+    files: tuple[str, ...]
+
+    def to_json(self) -> dict[str, object]:
+        return {"path": str(self.path), "name": self.name, "serial": 0, "files": list(self.files)}
+
+
+def init_index(root: Path, *, name: str | None = None, description: str = "",
+               requirement: str | None = None) -> InitResult:
+    """Create a registry index in `root` (created when missing). Raises `usage` for a bad
+    name or requirement, or when `root` already holds index files (nothing is written)."""
+    root = Path(root)
+    name = name if name is not None else default_name(root)
+    if not _NAME_RE.match(name):
+        raise PkgmgrError(f"--name {name!r}: a registry name is lower-case letters, digits, '-' and '_' "
+                          "(starting with a letter, at most 64 characters)", code="usage")
+    requirement = requirement or default_requirement()
+    if not _REQUIREMENT_RE.match(requirement):
+        raise PkgmgrError(f"--pkgmgr-requirement {requirement!r} is not a single pip requirement "
+                          "(e.g. 'pkgmgr @ git+https://github.com/OWNER/pkgmgr@v1.2.0')", code="usage")
+    if root.exists() and not root.is_dir():
+        raise PkgmgrError(f"{root} exists and is not a directory", code="usage")
+    present = _existing_index_files(root)
+    if present:
+        raise PkgmgrError(
+            f"{root} already holds a registry index ({', '.join(present)}); nothing was written",
+            code="usage", details={"path": str(root), "existing": present},
+            hint="publish into it with 'pkgmgr registry publish ARCHIVE --index DIR', or choose an empty directory",
+        )
+    registry = _registry_toml(name, description)
+    index = render_index(index_document(RegistryMeta(name, description, 1, 0), []))
+    writes = [
+        Write(root / "extensions" / ".gitkeep", b""),
+        Write(root / WORKFLOW_FILE, workflow_text(requirement).encode("utf-8")),
+        Write(root / INDEX_FILE, index),
+        Write(root / REGISTRY_FILE, registry),
+    ]
+    gitignore = _gitignore(root)
+    if gitignore is not None:
+        writes.insert(0, Write(root / GITIGNORE, gitignore))
+    root.mkdir(parents=True, exist_ok=True)
+    apply_writes(writes)
+    return InitResult(root, name, tuple(w.path.relative_to(root).as_posix() for w in writes))
+
+
+def _existing_index_files(root: Path) -> list[str]:
+    if not root.is_dir():
+        return []
+    found = [rel for rel in (REGISTRY_FILE, INDEX_FILE, WORKFLOW_FILE, "archives") if (root / rel).exists()]
+    extensions = root / "extensions"
+    if extensions.is_dir() and any(p.name != ".gitkeep" for p in extensions.iterdir()):
+        found.append("extensions/")
+    elif extensions.exists() and not extensions.is_dir():
+        found.append("extensions")
+    return found
+
+
+def _registry_toml(name: str, description: str) -> bytes:
+    import tomlkit
+
+    doc = tomlkit.document()
+    doc.add(tomlkit.comment("A pkgmgr registry index (SPEC 5.1). Change it with `pkgmgr registry publish`,"))
+    doc.add(tomlkit.comment("`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`."))
+    table = tomlkit.table()
+    table["format"] = 1
+    table["name"] = name
+    table["description"] = description
+    table["serial"] = 0
+    doc["registry"] = table
+    return tomlkit.dumps(doc).encode("utf-8")
+
+
+def _gitignore(root: Path) -> bytes | None:
+    """The `.gitignore` with the lock file named, or None when it already names it."""
+    path = root / GITIGNORE
+    current = path.read_text(encoding="utf-8") if path.is_file() else ""
+    if LOCK_FILE in current.splitlines():
+        return None
+    prefix = current if not current or current.endswith("\n") else current + "\n"
+    return (prefix + f"# pkgmgr's lock while it publishes, yanks or builds\n{LOCK_FILE}\n").encode("utf-8")

@@ -1,0 +1,503 @@
+"""Writing a registry index directory (SPEC 5.5): publish, yank/unyank and build.
+
+Every operation holds the index's lock file (`.pkgmgr-registry.lock`, so two publishes never
+interleave), reads and strictly validates the whole index first, computes every new file in
+memory, and only then writes — each file atomically (temporary file + `os.replace`) in this
+order: the copied archive (if any), `registry.toml` (serial + 1), the entry, `index.json`.
+
+- A refusal (`version_exists`, `invalid_index`, ...) happens before the first write: the
+  index is unchanged.
+- An I/O error midway puts back the files already replaced (best effort) and re-raises.
+- A crash midway leaves at worst an unreferenced archive or an `index.json` out of date —
+  never an entry change under the old serial. `registry validate` reports the stale
+  `index.json`; `registry build` (or re-running the same publish, a no-op that repairs
+  `index.json`) fixes it.
+
+Entry files are edited with tomlkit so a maintainer's comments and layout survive; versions
+stay sorted ascending, and version identity is PEP 440 equality (`1.0.0-rc.1` = `1.0.0-rc1`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Sequence
+from urllib.parse import urlsplit
+
+from pkgmgr.errors import PkgmgrError, ValidationFailed
+from pkgmgr.fsutil import atomic_write_bytes
+from pkgmgr.registry.artifact import ArchiveFacts
+from pkgmgr.registry.model import (
+    ENTRY_MAX_BYTES,
+    INDEX_FILE,
+    REGISTRY_FILE,
+    REGISTRY_MAX_BYTES,
+    TIERS,
+    Entry,
+    RegistryMeta,
+    entry_path,
+    format_datetime,
+    index_document,
+    parse_entry,
+    parse_registry,
+    read_capped,
+    read_entries,
+    render_index,
+    url_problem,
+)
+from pkgmgr.versions import parse_semver
+
+LOCK_FILE = ".pkgmgr-registry.lock"
+ARCHIVES_DIR = "archives"
+DEFAULT_TIER = "community"
+
+
+# --- reading the index under its lock -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class IndexState:
+    """A registry directory as read (and validated) at the start of an operation."""
+
+    root: Path
+    registry_raw: bytes
+    meta: RegistryMeta
+    entries: dict[str, Entry]
+
+    def entry_file(self, name: str) -> Path:
+        return self.root / entry_path(name)
+
+
+@contextmanager
+def index_lock(root: Path, timeout: float) -> Iterator[None]:
+    """Hold the lock file of the index directory `root`. Raises `locked` after `timeout` s."""
+    from filelock import FileLock, Timeout
+
+    require_index(root)
+    lock = FileLock(str(root / LOCK_FILE), timeout=timeout)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise PkgmgrError(
+            f"another pkgmgr process is changing the registry index {root}; gave up after waiting {timeout:g} s",
+            code="locked", hint="wait for it to finish, or raise --lock-timeout",
+        ) from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def require_index(root: Path) -> None:
+    """Raise `not_found` unless `root` holds a `registry.toml`."""
+    if not (root / REGISTRY_FILE).is_file():
+        what = "does not exist" if not root.exists() else "is not a registry index (no registry.toml)"
+        raise PkgmgrError(f"{root} {what}", code="not_found", details={"path": str(root)},
+                          hint=f"create one with 'pkgmgr registry init {root}'")
+
+
+def read_index(root: Path) -> IndexState:
+    """`registry.toml` and every entry, strictly validated. Raises `not_found` or
+    `ValidationFailed(invalid_index)` listing every problem."""
+    require_index(root)
+    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE)
+    try:
+        meta = parse_registry(raw)
+        entries = read_entries(root)
+    except ValidationFailed as error:
+        raise ValidationFailed(error.problems, summary=f"{root}: the index has problems; fix them first "
+                                                       f"('pkgmgr registry validate {root}' lists them)") from None
+    return IndexState(root, raw, meta, {e.name: e for e in entries})
+
+
+# --- writing ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Write:
+    path: Path
+    data: bytes
+
+
+def apply_writes(writes: Sequence[Write]) -> None:
+    """Write each file atomically, in order. On an error, the files already replaced get their
+    previous content back (best effort; a file that did not exist is removed) and it re-raises."""
+    done: list[tuple[Path, bytes | None]] = []
+    try:
+        for write in writes:
+            previous = write.path.read_bytes() if write.path.is_file() else None
+            if previous == write.data:
+                continue
+            write.path.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write_bytes(write.path, write.data)
+            done.append((write.path, previous))
+    except BaseException:
+        for path, previous in reversed(done):
+            try:
+                if previous is None:
+                    path.unlink(missing_ok=True)
+                else:
+                    atomic_write_bytes(path, previous)
+            except OSError:
+                pass
+        raise
+
+
+def _dumps(doc: Any) -> bytes:
+    import tomlkit
+
+    return tomlkit.dumps(doc).encode("utf-8")
+
+
+def bump_serial(registry_raw: bytes) -> bytes:
+    """`registry.toml` with `serial` + 1, its comments and layout kept."""
+    import tomlkit
+
+    doc = tomlkit.parse(registry_raw.decode("utf-8"))
+    table = doc["registry"]
+    table["serial"] = int(table["serial"]) + 1
+    return _dumps(doc)
+
+
+def _commit(state: IndexState, name: str, entry_doc: Any, *, before: Iterable[Write] = ()) -> int:
+    """Write `entry_doc` as the entry of `name`, serial + 1, index.json regenerated. Returns the
+    new serial. The new entry is parsed strictly before anything is written."""
+    rel = entry_path(name)
+    entry_raw = _dumps(entry_doc)
+    registry_raw = bump_serial(state.registry_raw)
+    try:
+        entry = parse_entry(entry_raw, rel, expected_name=name)
+        meta = parse_registry(registry_raw)
+    except ValidationFailed as error:  # pragma: no cover - a bug in the editing code
+        raise ValidationFailed(error.problems, summary="internal: the edited file would be invalid") from None
+    index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
+    apply_writes([*before, Write(state.root / REGISTRY_FILE, registry_raw), Write(state.entry_file(name), entry_raw),
+                  Write(state.root / INDEX_FILE, index)])
+    return meta.serial
+
+
+def _rendered_index(state: IndexState) -> bytes:
+    return render_index(index_document(state.meta, state.entries.values()))
+
+
+# --- publish ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    name: str
+    version: str
+    url: str
+    sha256: str
+    size: int
+    tier: str
+    min_compozy_version: str
+    network_digest: str
+    permissions: tuple[str, ...]
+    published: datetime | None
+    entry: str
+    archive: str | None
+    serial: int
+    changed: bool
+    repaired_index: bool = False
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "version": self.version, "url": self.url, "sha256": self.sha256, "size": self.size,
+            "tier": self.tier, "min_compozy_version": self.min_compozy_version,
+            "network_digest": self.network_digest, "permissions": list(self.permissions),
+            "published": format_datetime(self.published), "entry": self.entry, "archive": self.archive,
+        }
+
+
+def check_publish_url(url: str) -> None:
+    """A `--url` must be absolute https:// (http:// only for a loopback host), without
+    credentials or a fragment. Raises `usage`."""
+    from pkgmgr.net.http import is_loopback_host
+
+    problem = url_problem(url)
+    if problem is None and not urlsplit(url).scheme:
+        problem = ("must be absolute; without --url the archive is copied into archives/ and recorded "
+                   "by a relative url")
+    if problem is None and urlsplit(url).scheme == "http" and not is_loopback_host(urlsplit(url).hostname):
+        problem = "must be https:// (plain http:// only for a loopback host)"
+    if problem:
+        raise PkgmgrError(f"--url {url!r} {problem}", code="usage")
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def parse_published(text: str) -> datetime:
+    """`--published`: an RFC 3339 date-time with an offset, e.g. 2026-01-01T00:00:00Z. Raises usage."""
+    try:
+        value = datetime.fromisoformat(text.strip().replace("z", "Z"))
+    except ValueError:
+        value = None
+    if value is None or value.tzinfo is None:
+        raise PkgmgrError(f"--published {text!r} is not a date-time with an offset, such as 2026-01-01T00:00:00Z",
+                          code="usage")
+    return value.astimezone(timezone.utc).replace(microsecond=0)
+
+
+def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str | None, tier: str | None = None,
+            published: datetime | None = None, repository: str | None = None, timeout: float = 30.0) -> PublishResult:
+    """Add the version `facts` describes to the index at `root` (SPEC 5.5).
+
+    Without `url`, `archive` is copied to `archives/<name>-<version><suffix>` and recorded by
+    relative url. Same version (PEP 440) with the same sha256 -> a no-op (`changed` False;
+    a stale index.json is rewritten); another sha256 -> `version_exists`. The entry's
+    `repository`, when it names another GitHub repository than `repository` ->
+    `invalid_index`. Also raises `not_found`, `locked`, `usage` and `ValidationFailed`."""
+    root = Path(root)
+    if tier is not None and tier not in TIERS:
+        raise PkgmgrError(f"--tier {tier!r}: expected one of {', '.join(TIERS)}", code="usage")
+    if url is not None:
+        check_publish_url(url)
+    elif archive is None:
+        raise PkgmgrError("an archive to copy, or --url, is required", code="usage")
+    when = published or utc_now()
+    rel = entry_path(facts.name)
+    with index_lock(root, timeout):
+        state = read_index(root)
+        existing = state.entries.get(facts.name)
+        if existing is not None:
+            _check_repository(existing, repository, rel)
+            found = existing.find(facts.version)
+            if found is not None:
+                return _republish(state, existing, found, facts, tier)
+        chosen_tier = tier or (existing.tier if existing is not None else DEFAULT_TIER)
+        before: list[Write] = []
+        stored = None
+        if url is None:
+            assert archive is not None
+            stored = f"{ARCHIVES_DIR}/{facts.name}-{facts.version}{facts.suffix}"
+            before.append(Write(root / stored, Path(archive).read_bytes()))
+        version_url = url or stored
+        assert version_url is not None
+        doc = _load_entry_doc(state, facts, chosen_tier, repository)
+        if doc.get("tier") != chosen_tier:
+            doc["tier"] = chosen_tier
+        _insert_version(doc, _version_table(facts, version_url, when), existing)
+        serial = _commit(state, facts.name, doc, before=before)
+    return PublishResult(facts.name, facts.version, version_url, facts.sha256, facts.size, chosen_tier,
+                         facts.min_compozy_version, facts.network_digest, facts.permissions, when, rel, stored,
+                         serial, True, warnings=_tier_warnings(facts, chosen_tier))
+
+
+def _check_repository(entry: Entry, repository: str | None, rel: str) -> None:
+    if repository and entry.repository and entry.repository.lower() != repository.lower():
+        raise ValidationFailed([_problem(rel, "repository",
+                                         f"the entry {entry.name} belongs to GitHub repository {entry.repository}, "
+                                         f"not {repository}")])
+
+
+def _problem(file: str, key: str, message: str) -> Any:
+    from pkgmgr.errors import Problem
+
+    return Problem("invalid_index", file, key, message)
+
+
+def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None) -> PublishResult:
+    if found.sha256 != facts.sha256:
+        raise PkgmgrError(
+            f"{entry.name} {found.version} is already published with sha256 {found.sha256}; this archive's is "
+            f"{facts.sha256}. A published version never changes: release a new version",
+            code="version_exists",
+            details={"name": entry.name, "version": found.version, "published_sha256": found.sha256,
+                     "sha256": facts.sha256, "entry": entry_path(entry.name)},
+        )
+    warnings = []
+    if tier is not None and tier != entry.tier:
+        warnings.append(f"--tier {tier} ignored: nothing was published (edit {entry_path(entry.name)} to change "
+                        "the tier)")
+    index = _rendered_index(state)
+    index_path = state.root / INDEX_FILE
+    stale = not index_path.is_file() or index_path.read_bytes() != index
+    if stale:
+        apply_writes([Write(index_path, index)])
+    return PublishResult(entry.name, found.version, found.url, found.sha256, found.size, entry.tier,
+                         found.min_compozy_version, found.network_digest, found.permissions, found.published,
+                         entry_path(entry.name), None, state.meta.serial, False, repaired_index=stale,
+                         warnings=tuple(warnings))
+
+
+def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
+    from pkgmgr.store.model import READ_ONLY_GRANTS
+
+    extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
+    if extra and tier != "official":
+        return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
+                f"from a {tier} entry need --allow-grants (SPEC 7)",)
+    return ()
+
+
+# --- tomlkit editing ----------------------------------------------------------------------------
+
+
+def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repository: str | None) -> Any:
+    import tomlkit
+
+    path = state.entry_file(facts.name)
+    if facts.name in state.entries:
+        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8"))
+    doc = tomlkit.document()
+    doc["name"] = facts.name
+    doc["description"] = facts.description
+    if repository:
+        doc["repository"] = repository
+    doc["tier"] = tier
+    doc.add(tomlkit.nl())
+    return doc
+
+
+def _version_table(facts: ArchiveFacts, url: str, published: datetime) -> Any:
+    import tomlkit
+
+    table = tomlkit.table()
+    table["version"] = facts.version
+    table["url"] = url
+    table["sha256"] = facts.sha256
+    table["size"] = facts.size
+    table["min_compozy_version"] = facts.min_compozy_version
+    table["network_digest"] = facts.network_digest
+    table["permissions"] = list(facts.permissions)
+    table["published"] = tomlkit.value(published.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    table["yanked"] = False
+    return table
+
+
+def _insert_version(doc: Any, table: Any, entry: Entry | None) -> None:
+    """Insert `table` among the entry's versions at its sorted position, keeping the blank
+    line between version tables."""
+    import tomlkit
+    from tomlkit.items import AoT
+
+    new = parse_semver(str(table["version"]))
+    position = sum(1 for v in (entry.versions if entry else ()) if v.parsed < new)
+    versions = doc.get("versions")
+    if versions is None:
+        versions = tomlkit.aot()
+        doc.append("versions", versions)
+    if not isinstance(versions, AoT):  # `versions = [{...}, ...]`: an array of inline tables
+        inline = tomlkit.inline_table()
+        inline.update(table)
+        versions.insert(position, inline)
+        return
+    if position < len(versions):
+        table.add(tomlkit.nl())
+    elif len(versions) and not versions[-1].as_string().endswith("\n\n"):
+        versions[-1].add(tomlkit.nl())
+    versions.insert(position, table)
+
+
+def _version_item(doc: Any, wanted: str) -> Any:
+    target = parse_semver(wanted)
+    for item in doc.get("versions") or ():
+        if parse_semver(str(item["version"])) == target:
+            return item
+    raise RuntimeError(f"version {wanted} vanished from the entry")  # read_index just listed it
+
+
+# --- yank / unyank ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class YankResult:
+    name: str
+    version: str
+    yanked: bool
+    changed: bool
+    serial: int
+    entry: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version, "yanked": self.yanked, "changed": self.changed,
+                "serial": self.serial, "entry": self.entry}
+
+
+def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: float = 30.0) -> YankResult:
+    """Flip `yanked` of one version (serial + 1, index.json regenerated); already in that state
+    -> a no-op. Raises `not_found` (no such entry), `version_not_found`, `usage`, `locked`."""
+    import tomlkit
+
+    root = Path(root)
+    try:
+        parse_semver(version)
+    except ValueError as exc:
+        raise PkgmgrError(f"VERSION: {exc}", code="usage") from None
+    with index_lock(root, timeout):
+        state = read_index(root)
+        entry = state.entries.get(name)
+        rel = entry_path(name)
+        if entry is None:
+            raise PkgmgrError(f"{root} has no extension named {name!r} ({rel} does not exist)", code="not_found",
+                              details={"name": name})
+        found = entry.find(version)
+        if found is None:
+            listed = ", ".join(v.version for v in entry.versions) or "none"
+            raise PkgmgrError(f"{name} has no version {version} (versions: {listed})", code="version_not_found",
+                              details={"name": name, "version": version,
+                                       "versions": [v.version for v in entry.versions]})
+        if found.yanked == yanked:
+            return YankResult(name, found.version, yanked, False, state.meta.serial, rel)
+        doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8"))
+        _version_item(doc, found.version)["yanked"] = yanked
+        serial = _commit(state, name, doc)
+    return YankResult(name, found.version, yanked, True, serial, rel)
+
+
+# --- build --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    path: Path
+    serial: int
+    extensions: int
+    changed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": str(self.path), "serial": self.serial, "extensions": self.extensions,
+                "changed": self.changed}
+
+
+def build(root: Path, *, timeout: float = 30.0) -> BuildResult:
+    """Regenerate `index.json` deterministically (same files, same bytes); written only when
+    it differs. Raises `not_found`, `locked` and `ValidationFailed(invalid_index)`."""
+    root = Path(root)
+    with index_lock(root, timeout):
+        state = read_index(root)
+        data = _rendered_index(state)
+        path = root / INDEX_FILE
+        changed = not path.is_file() or path.read_bytes() != data
+        if changed:
+            apply_writes([Write(path, data)])
+    return BuildResult(path, state.meta.serial, len(state.entries), changed)
+
+
+# --- staging a downloaded or local archive ------------------------------------------------------
+
+
+@contextmanager
+def private_copy(source: Path) -> Iterator[Path]:
+    """A private copy of `source` for the duration of the block, so the bytes that are
+    validated are the bytes that are published even if `source` changes meanwhile."""
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-src-") as tmp:
+        target = Path(tmp) / "archive"
+        try:
+            shutil.copyfile(source, target)
+        except FileNotFoundError:
+            raise PkgmgrError(f"{source}: no such archive", code="not_found", details={"path": str(source)}) from None
+        except IsADirectoryError:
+            raise PkgmgrError(f"{source}: is a directory; pack it first with 'pkgmgr ext pack {source}'",
+                              code="invalid_archive", details={"path": str(source)}) from None
+        os.chmod(target, 0o600)
+        yield target
