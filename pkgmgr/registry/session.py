@@ -106,7 +106,13 @@ class Session:
             http.close()
 
 
-def session_for(ctx: Any, *, allow_expired: bool = False, extra_registries: Sequence[RegistryConfig] = ()) -> Session:
-    """A Session from the CLI context (home, config, --offline, warnings on stderr)."""
+def session_for(ctx: Any, *, allow_expired: bool = False,
+                extra_registries: Sequence[RegistryConfig] | None = None) -> Session:
+    """A Session from the CLI context (home, config, --offline, warnings on stderr). Inside a
+    workspace, the registries its approved pkgmgr.toml declares join the configured ones."""
+    if extra_registries is None:
+        from pkgmgr.workspace.context import trusted_registries
+
+        extra_registries = trusted_registries(ctx)
     return Session(ctx.home, ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn,
                    extra_registries=extra_registries)

@@ -1,0 +1,270 @@
+"""`pkgmgr sync` and `pkgmgr trust`: declarative workspaces (SPEC 10)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.cli.context import Context, workspace_dir
+from pkgmgr.cli.ext_cmds import add_install_options, install_options, reporter_for
+from pkgmgr.cli.output import Output, Printer
+from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+    from pkgmgr.workspace.sync import SyncPlan
+
+
+def register(commands: "Commands") -> None:
+    p = commands.command(
+        "sync", cmd_sync, "bring the workspace to what pkgmgr.toml declares",
+        "Resolve the extensions pkgmgr.toml declares (keeping a locked version while it still satisfies its "
+        "requirement), write pkgmgr.lock, install into the workspace scope, remove what is no longer declared, and "
+        "activate/deactivate bundle profiles to match. The plan is printed before anything is done. A workspace's "
+        "declarations run only once 'pkgmgr trust' approved them. Activations that await confirmation exit 8.",
+        "pkgmgr sync\npkgmgr sync --dry-run\npkgmgr sync --locked          # CI: fail if the lock is stale\n"
+        "pkgmgr sync --frozen          # install exactly the lock\npkgmgr sync --upgrade review-pack",
+    )
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--locked", action="store_true", help="fail (lock_outdated) if resolving would change the lock")
+    mode.add_argument("--frozen", action="store_true", help="install exactly what the lock says, without resolving")
+    mode.add_argument("--upgrade", nargs="*", metavar="NAME", default=None,
+                      help="re-resolve these extensions (all when no name is given) to the newest allowed version")
+    add_install_options(p)
+
+    p = commands.command(
+        "trust", cmd_trust, "approve a workspace's pkgmgr.toml, lock and path extensions",
+        "A workspace's pkgmgr.toml comes with its repository, so nothing it declares runs before you approve it. "
+        "'pkgmgr trust' approves the current digest of pkgmgr.toml + pkgmgr.lock + every path extension's tree "
+        "(recorded in your global state) and adopts the workspace's .pkgmgr/ store; it prints what it approves. "
+        "--show prints the digest and what it covers without approving; --digest D approves only if the files "
+        "still have digest D.",
+        "pkgmgr trust --show\npkgmgr trust --digest 3f1c...\npkgmgr trust --workspace ~/src/team-repo",
+    )
+    p.add_argument("--show", action="store_true", help="print what would be approved; approve nothing")
+    p.add_argument("--digest", metavar="D", help="approve only if the workspace still has this digest")
+
+
+def _plan_lines(plan: "SyncPlan") -> list[str]:
+    lines = [f"sync plan for {plan.workspace}:"]
+    for item in plan.items:
+        version = item.version or "latest"
+        if item.action == "install":
+            lines.append(f"  + install {item.name} {version} ({item.declared.kind})")
+        elif item.action == "switch":
+            lines.append(f"  ~ switch {item.name} {item.current.version} -> {version}")
+        elif item.action == "reinstall":
+            lines.append(f"  ~ reinstall {item.name} {version} (other content or source)")
+    for installed in plan.remove:
+        lines.append(f"  - remove {installed.name} {installed.version}")
+    for activation in plan.deactivate:
+        lines.append(f"  - deactivate {activation['id']} ({activation['extension']}:{activation['bundle']}/"
+                     f"{activation['profile']})")
+    for declared in plan.activate:
+        lines.append(f"  + activate {declared.label}")
+    for row in plan.confirm:
+        lines.append(f"  + confirm {row['id']} ({row['extension']}:{row['bundle']}/{row['profile']}, network "
+                     f"requirement {row['network_digest']})")
+    if plan.lock_update:
+        lines.append("  ~ write pkgmgr.lock")
+    unchanged = sum(1 for i in plan.items if i.action == "unchanged")
+    if plan.empty:
+        lines.append(f"  nothing to do ({unchanged} extension(s) up to date)")
+    elif unchanged:
+        lines.append(f"  = {unchanged} extension(s) up to date")
+    return lines
+
+
+def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.workspace.sync import SyncOptions, sync
+
+    options = SyncOptions(
+        install=install_options(ctx, args),
+        locked=args.locked,
+        frozen=args.frozen,
+        upgrade=tuple(args.upgrade) if args.upgrade is not None else None,
+        dry_run=args.dry_run,
+    )
+    root = workspace_dir(ctx)
+
+    def on_plan(plan: "SyncPlan") -> None:
+        if not ctx.json:
+            printer = Printer(quiet=ctx.quiet)
+            printer.lines(_plan_lines(plan))
+
+    result = sync(root, home=ctx.home, config=ctx.config, options=options, offline=ctx.offline, warn=ctx.warn,
+                  reporter=reporter_for(ctx), lock_timeout=ctx.lock_timeout, on_plan=on_plan)
+    installed = []
+    failed = []
+    for ref_result in result.installed:
+        if ref_result.outcome is not None:
+            inst = ref_result.outcome.installed
+            installed.append({"name": inst.name, "version": inst.version, "scope": "workspace",
+                              "source": inst.source_kind, "sha256": inst.sha256, "verified": inst.verified,
+                              "action": ref_result.outcome.action})
+        if ref_result.error is not None:
+            failed.append({"ref": ref_result.ref, "error": ref_result.error.to_json()})
+    root = result.plan.workspace
+    data = {
+        "workspace": str(root),
+        "dry_run": options.dry_run,
+        "plan": result.plan.to_json(),
+        "installed": installed,
+        "removed": result.removed,
+        "failed": failed,
+        "activations": result.activations,
+        "lock": {"path": str(root / "pkgmgr.lock"), "written": result.lock_written},
+    }
+    error = result.error
+    awaiting = [a for a in result.activations if a.get("status") == "awaiting_confirmation"]
+    if error is None and awaiting:
+        from pkgmgr.activation.render import confirmation_error
+
+        error = confirmation_error(awaiting)
+
+    def human(p: Printer) -> None:
+        if options.dry_run:
+            p.line("dry run: nothing was changed")
+            return
+        for item in installed:
+            p.line(f"{item['action']} {item['name']} {item['version']}")
+        for item in result.removed:
+            p.line(f"removed {item['name']} {item['version']}")
+        for activation in result.activations:
+            change = activation.get("change") or activation.get("status")
+            p.line(f"{change} {activation['id']} ({activation['extension']}:{activation['bundle']}/"
+                   f"{activation['profile']})")
+        if result.lock_written:
+            p.line(f"wrote {root / 'pkgmgr.lock'}")
+
+    return Output(data, human, error)
+
+
+def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
+    """What an approval covers: registries, sources, permissions, commands, network requirements.
+    A path extension is described from its files; a registry or GitHub one from the lock and,
+    when this user's store has the locked version installed, from that install (otherwise its
+    permissions are checked when it is installed: the read-only set unless --allow-grants)."""
+    from pkgmgr.manifest import parse_manifest, read_manifest
+    from pkgmgr.store.install import list_installed
+
+    known = _store_known(ctx, ws)
+    installed = {i.name: i for i in list_installed(ws.scope)} if known else {}
+    trees = {name: tree for name, _, tree in state.paths}
+    extensions = []
+    for declared in ws.manifest.extensions:
+        locked = ws.lock.get(declared.name) if ws.lock else None
+        item: dict[str, Any] = {"name": declared.name, "source": declared.kind,
+                                "locked_version": locked.version if locked else None,
+                                "network_digest": locked.network_digest if locked else None}
+        manifest = None
+        try:
+            if declared.kind == "path":
+                item.update(path=declared.path, tree_sha256=trees.get(declared.name))
+                manifest = read_manifest(ws.root / (declared.path or ""))
+            else:
+                if declared.kind == "registry":
+                    item.update(requirement=declared.spec or "*", registry=declared.registry)
+                else:
+                    item.update(repository=declared.github, tag=declared.tag)
+                current = installed.get(declared.name)
+                if current is not None and locked is not None and current.sha256 == locked.sha256:
+                    manifest = parse_manifest(current.manifest, file="extension.toml", root=None)
+        except PkgmgrError as error:
+            item["problem"] = error.message.splitlines()[0]
+        if manifest is not None:
+            sub = manifest.subprocess
+            item.update(version=manifest.version, permissions=list(manifest.grants),
+                        subprocess=" ".join([sub.command, *sub.args]) if sub and sub.command else None,
+                        network_requirement=manifest.network, network_digest=manifest.network_digest)
+        extensions.append(item)
+    return {
+        "workspace": str(ws.root),
+        "digest": state.digest,
+        "approved": ws.trusted,
+        "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir(), "known": known},
+        "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure}
+                       for r in ws.manifest.registries],
+        "extensions": extensions,
+        "activations": [{"extension": a.extension, "bundle": a.bundle, "profile": a.profile,
+                         "confirm_network_requirement": a.confirm} for a in ws.manifest.activations],
+        "lock": ws.lock_raw is not None,
+    }
+
+
+def _store_known(ctx: Context, ws: Any) -> bool | None:
+    from pkgmgr.workspace.trust import store_is_known
+
+    return store_is_known(ctx.home, ws.scope) if ws.scope.root.is_dir() else None
+
+
+def _render_summary(p: Printer, data: dict[str, Any]) -> None:
+    p.kv([("workspace", data["workspace"]), ("digest", data["digest"]),
+          ("approved", "yes" if data["approved"] else "no"),
+          ("store", data["store"]["path"] + ("" if data["store"]["exists"] else " (not created yet)")
+           + (" (unknown: adopting it discards its content)" if data["store"]["known"] is False else ""))])
+    if data["registries"]:
+        p.line()
+        p.table(["REGISTRY", "SOURCE", "PRIORITY"], [(r["name"], r["source"], r["priority"]) for r in data["registries"]])
+    if data["extensions"]:
+        p.line()
+        rows = []
+        for e in data["extensions"]:
+            source = {"registry": f"registry {e.get('registry') or '(by priority)'} {e.get('requirement', '')}",
+                      "github": f"github {e.get('repository')}@{e.get('tag') or 'latest'}",
+                      "path": f"path {e.get('path')}"}[e["source"]]
+            permissions = (", ".join(e["permissions"]) or "none") if "permissions" in e else "read-only at most"
+            rows.append((e["name"], source, e.get("locked_version") or e.get("version") or "-", permissions,
+                         e.get("subprocess") or "-", e.get("network_digest") or "-"))
+        p.table(["EXTENSION", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK DIGEST"], rows)
+    if data["activations"]:
+        p.line()
+        p.table(["ACTIVATE", "BUNDLE", "PROFILE", "CONFIRMS"],
+                [(a["extension"], a["bundle"] or "(only bundle)", a["profile"], a["confirm_network_requirement"] or "-")
+                 for a in data["activations"]])
+
+
+def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.store.install import login_user
+    from pkgmgr.workspace import trust
+    from pkgmgr.workspace.workspace import Workspace
+
+    root = workspace_dir(ctx)
+    if not (root / "pkgmgr.toml").is_file():
+        scope_root = root / ".pkgmgr"
+        if not scope_root.is_dir():
+            raise PkgmgrError(f"{root} has neither a pkgmgr.toml nor a .pkgmgr/ store: nothing to trust",
+                              code="not_found")
+        from pkgmgr.store.scope import workspace_scope
+
+        scope = workspace_scope(root.resolve(), ctx.home)
+        known = trust.store_is_known(ctx.home, scope)
+        adopted = False if args.show else trust.adopt_store(ctx.home, scope)
+        data = {"workspace": str(root), "store": {"path": str(scope_root), "known": known, "adopted": adopted}}
+        if args.show:
+            text = f"{scope_root} is yours" if known else f"{scope_root} is unknown: adopting it discards its content"
+        else:
+            text = f"adopted {scope_root} (its content was discarded)" if adopted else f"{scope_root} is already yours"
+        return Output(data, text)
+    ws = Workspace(root, ctx.home)
+    state = ws.trust_state()
+    summary = _summary(ctx, ws, state)
+    if args.show:
+        return Output(summary, lambda p: (_render_summary(p, summary), p.line(),
+                                          p.line(f"approve exactly this with: pkgmgr trust --digest {state.digest}")))
+    if args.digest is not None and args.digest.strip().lower() != state.digest:
+        raise PkgmgrError(f"the workspace's digest is {state.digest}, not {args.digest}: its files changed since "
+                          "they were shown", code="trust_required", details={"digest": state.digest},
+                          hint="review them again with 'pkgmgr trust --show'")
+    adopted = trust.adopt_store(ctx.home, ws.scope)
+    trust.approve(ctx.home, ws.root, state.digest, by=login_user())
+    summary.update(approved=True, adopted_store=adopted)
+
+    def human(p: Printer) -> None:
+        _render_summary(p, summary)
+        p.line()
+        p.line(f"approved {ws.root} at digest {state.digest}"
+               + (" and adopted its .pkgmgr/ store (its content was discarded: 'pkgmgr sync' installs again)"
+                  if adopted else ""))
+
+    return Output(summary, human)

@@ -1,0 +1,35 @@
+"""What a command run inside a workspace takes from it: the registries of an approved pkgmgr.toml."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pkgmgr.config import RegistryConfig
+from pkgmgr.errors import PkgmgrError
+
+
+def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
+    """The `[registries]` of the current workspace's pkgmgr.toml once approved (SPEC 10); none
+    (with a warning) while it is not."""
+    from pathlib import Path
+
+    from pkgmgr.store.scope import discover_workspace
+    from pkgmgr.workspace.manifest import MANIFEST
+
+    root = getattr(ctx, "workspace_arg", None) or discover_workspace(Path.cwd())
+    if not (root / MANIFEST).is_file():
+        return ()
+    from pkgmgr.workspace.workspace import Workspace
+
+    try:
+        ws = Workspace(root, ctx.home)
+    except PkgmgrError as error:
+        ctx.warn(f"{root / MANIFEST} is ignored: {error.message.splitlines()[0]}")
+        return ()
+    if not ws.manifest.registries:
+        return ()
+    if not ws.trusted:
+        ctx.warn(f"the registries declared in {root / MANIFEST} are not used until you approve them "
+                 "('pkgmgr trust --show')")
+        return ()
+    return ws.manifest.registries

@@ -1,0 +1,249 @@
+"""Resolution of a workspace's declared extensions against its lock and the registries.
+
+A locked version is kept while it still satisfies its requirement (as cargo and uv do) and is
+looked up nowhere; `--upgrade` re-resolves; `--frozen` takes the lock as it is. An item whose
+lock entry is known is fetched from its registry, its GitHub release or its directory, checked
+against the locked checksums.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.progress import Reporter
+from pkgmgr.refs import Ref, parse_ref
+from pkgmgr.sources import Plan
+from pkgmgr.store.install import InstallOptions
+from pkgmgr.store.model import Fetched, Installed
+from pkgmgr.versions import parse_specifier, version_key
+from pkgmgr.workspace.lockfile import LOCK, LockEntry
+from pkgmgr.workspace.manifest import MANIFEST, Declared
+from pkgmgr.workspace.workspace import Workspace
+
+
+@dataclass(frozen=True)
+class SyncOptions:
+    install: InstallOptions = field(default_factory=InstallOptions)
+    locked: bool = False
+    frozen: bool = False
+    upgrade: tuple[str, ...] | None = None  # None: keep locks; (): upgrade all; names: those
+    dry_run: bool = False
+
+    def upgrading(self, name: str) -> bool:
+        return self.upgrade is not None and (not self.upgrade or name in self.upgrade)
+
+
+@dataclass
+class Item:
+    """The desired state of one declared extension."""
+
+    declared: Declared
+    entry: LockEntry | None  # the lock entry, when known before installing
+    kept: bool  # taken from the existing lock
+    plan: Plan | None = None  # how to fetch it when an install is needed
+    current: Installed | None = None
+    action: str = "unchanged"  # install | switch | reinstall | unchanged
+
+    @property
+    def name(self) -> str:
+        return self.declared.name
+
+    @property
+    def version(self) -> str | None:
+        if self.entry is not None:
+            return self.entry.version
+        return self.plan.version if self.plan is not None else None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "action": self.action, "source": self.declared.kind, "version": self.version,
+                "current_version": self.current.version if self.current else None}
+
+
+class Resolver:
+    """The declared extensions against the lock and the registries."""
+
+    def __init__(self, ws: Workspace, session: Any, options: SyncOptions) -> None:
+        self.ws = ws
+        self.session = session
+        self.options = options
+
+    def lock_source(self, registry: Any) -> str:
+        """`registry+<source>`, the same on every machine: the shipped registry is
+        `registry+default`; a directory that pkgmgr.toml names relative to the workspace stays
+        relative."""
+        if registry.exempt:
+            return "registry+default"
+        return "registry+" + self.ws.manifest.lock_sources.get(registry.name, registry.source)
+
+    def registry_for_lock(self, entry: LockEntry) -> Any | None:
+        return next((r for r in self.session.registries.ordered if self.lock_source(r) == entry.source), None)
+
+    def resolve(self, declared: Declared) -> Item:
+        locked = self.ws.lock.get(declared.name) if self.ws.lock else None
+        if self.options.frozen:
+            if locked is None or not self.fits(declared, locked):
+                what = "is not locked" if locked is None else f"is locked from another source ({locked.source})"
+                raise PkgmgrError(f"{declared.name} is declared in {MANIFEST} but {what} in {LOCK}",
+                                  code="lock_outdated", details={"extensions": [declared.name]},
+                                  hint="run 'pkgmgr sync' (without --frozen) to update the lock")
+            return Item(declared, locked, kept=True)
+        if declared.kind == "path":
+            return self.resolve_path(declared, locked)
+        if locked is not None and not self.options.upgrading(declared.name) and self.keeps(declared, locked):
+            return Item(declared, locked, kept=True)
+        if declared.kind == "github":
+            return self.resolve_github(declared)
+        return self.resolve_registry(declared)
+
+    def fits(self, declared: Declared, locked: LockEntry) -> bool:
+        """The lock entry comes from the source the declaration names (whatever its version)."""
+        if declared.kind != locked.kind:
+            return False
+        if declared.kind == "path":
+            return locked.locator == declared.path
+        if declared.kind == "github":
+            repo, _, tag = locked.locator.partition("@")
+            return repo == declared.github and declared.tag in (None, tag)
+        registry = self.registry_for_lock(locked)
+        return registry is not None and declared.registry in (None, registry.name)
+
+    def keeps(self, declared: Declared, locked: LockEntry) -> bool:
+        """A locked version is kept while it still satisfies the declaration (a github lock
+        while the declared tag, if any, is the locked one)."""
+        if not self.fits(declared, locked):
+            return False
+        if declared.kind == "github":
+            return True
+        try:
+            return parse_specifier(declared.spec).contains(version_key(locked.version), prereleases=True)
+        except ValueError:
+            return False
+
+    def resolve_path(self, declared: Declared, locked: LockEntry | None) -> Item:
+        from pkgmgr.manifest import read_manifest
+
+        directory = self.ws.root / (declared.path or "")
+        if not directory.is_dir():
+            raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code="not_found",
+                              details={"key": f"extensions.{declared.name}.path"})
+        tree = self.ws.path_tree(declared.name)  # hashed for the trust digest: exactly what was approved
+        if tree.startswith("invalid:"):
+            from pkgmgr.archive import select_files
+
+            select_files(directory)  # raises the problem the digest recorded (path_escapes_root, ...)
+        if locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree:
+            return Item(declared, locked, kept=True)  # the same files as locked: the same manifest
+        manifest = read_manifest(directory)
+        if manifest.name != declared.name:
+            raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its manifest names "
+                              f"{manifest.name}", code="invalid_config",
+                              details={"key": f"extensions.{declared.name}.path"})
+        entry = LockEntry(declared.name, manifest.version, f"path+{declared.path}", "", "", tree,
+                          manifest.network_digest)
+        return Item(declared, entry, kept=locked == entry)
+
+    def resolve_registry(self, declared: Declared) -> Item:
+        from pkgmgr.registry.resolve import Request, select_version
+
+        registries = self.session.registries
+        if declared.registry is not None:
+            registry = registries.get(declared.registry)
+            entry = registry.entry(declared.name)
+            if entry is None:
+                raise PkgmgrError(f"registry {registry.name} does not list {declared.name}", code="not_found",
+                                  details={"key": f"extensions.{declared.name}.registry"})
+        else:
+            registry, entry = registries.lookup(declared.name)
+        request = Request(spec=declared.spec, exact=declared.exact, pre=self.options.install.pre,
+                          host_version=self.session.config.host_version)
+        version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(declared.name))
+        registry.remember()
+        lock_entry = LockEntry(declared.name, version.version, self.lock_source(registry), version.url,
+                               version.sha256, "", version.network_digest)
+        item = Item(declared, lock_entry, kept=False)
+        item.plan = self.registry_plan(registry, entry, version)
+        return item
+
+    def resolve_github(self, declared: Declared) -> Item:
+        from pkgmgr.registry.github_plan import plan_github
+
+        ref = parse_ref(f"github:{declared.github}" + (f"@{declared.tag}" if declared.tag else ""))
+        plan = plan_github(self.session, ref, pre=self.options.install.pre)
+        return Item(declared, None, kept=False, plan=plan)
+
+    def registry_plan(self, registry: Any, entry: Any, version: Any, *, tree: str | None = None) -> Plan:
+        from pkgmgr.registry.plan import registry_plan
+
+        plan = registry_plan(self.session, registry, entry, version, _ref(entry.name, version.version))
+        return _expect_tree(plan, tree)
+
+    def plan_for(self, item: Item) -> Plan:
+        """How to fetch an item whose lock entry is known (kept or frozen)."""
+        if item.plan is not None:
+            return item.plan
+        locked = item.entry
+        assert locked is not None
+        name = item.name
+        if locked.kind == "path":
+            directory = self.ws.root / locked.locator
+            fetched = Fetched(kind="path", locator=str(directory), directory=directory, source_url=str(directory),
+                              label=name, expected_tree_sha256=locked.tree_sha256 or None)
+            return Plan(_ref(name, locked.version), "path", str(directory), verified=False,
+                        fetch=lambda reporter: fetched)
+        if locked.kind == "github":
+            return self.github_from_lock(locked)
+        registry = self.registry_for_lock(locked)
+        if registry is None:
+            raise PkgmgrError(f"{name}: the lock names {locked.source}, which is neither configured nor declared",
+                              code="not_found", hint=f"declare the registry in {MANIFEST} [registries]")
+        entry = registry.entry(name)
+        version = entry.find(locked.version) if entry is not None else None
+        if version is None:
+            raise PkgmgrError(f"{name} {locked.version} (locked) is not listed by registry {registry.name}",
+                              code="version_not_found")
+        if version.sha256 != locked.sha256:
+            raise PkgmgrError(f"{name} {locked.version}: registry {registry.name} lists sha256 {version.sha256}, the "
+                              f"lock records {locked.sha256}", code="checksum_mismatch",
+                              details={"sha256": version.sha256, "expected": locked.sha256})
+        registry.remember()
+        return self.registry_plan(registry, entry, version, tree=locked.tree_sha256 or None)
+
+    def github_from_lock(self, locked: LockEntry) -> Plan:
+        """The locked release asset, found again through the GitHub API (a private repository
+        works with a token; the lock's url is not fetched blindly) and checked against the
+        locked sha256 and tree."""
+        from pkgmgr.registry.github_plan import asset_name
+
+        repo, _, tag = locked.locator.partition("@")
+        owner, _, name = repo.partition("/")
+        session = self.session
+        github = session.github
+        release = github.release(owner, name, tag, pre=True)  # the lock names this very release
+        wanted = asset_name(locked.url)
+        chosen = next((a for a in release.assets if a.name == wanted), None) or github.select_asset(release, None)
+        limit = session.config.limits.max_archive_bytes
+
+        def fetch(reporter: Reporter) -> Fetched:
+            downloaded = github.download_asset(release, chosen, cache=session.downloads, reporter=reporter,
+                                               expected_sha256=locked.sha256 or None, max_bytes=limit)
+            return Fetched(kind="github", locator=repo, archive=downloaded.path, sha256=downloaded.sha256,
+                           source_url=chosen.url, verified=False, label=locked.name,
+                           expected_tree_sha256=locked.tree_sha256 or None)
+
+        return Plan(_ref(locked.name, locked.version), "github", f"{repo}@{tag} ({chosen.name})", verified=False,
+                    version=locked.version, fetch=fetch, extra={"repository": repo, "tag": tag})
+
+
+def _ref(name: str, version: str) -> Ref:
+    return Ref("name", f"{name}@{version}", name=name, spec=f"=={version}", exact=version)
+
+
+def _expect_tree(plan: Plan, tree: str | None) -> Plan:
+    if tree is None:
+        return plan
+    inner = plan.fetch
+    plan.fetch = lambda reporter: dataclasses.replace(inner(reporter), expected_tree_sha256=tree)
+    return plan

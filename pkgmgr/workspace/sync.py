@@ -1,0 +1,351 @@
+"""`pkgmgr sync`: bring a workspace's store to what its `pkgmgr.toml` declares (SPEC 10).
+
+1. Check the approval (trust) and the store id.
+2. Resolve every declared extension: a locked version is kept while it satisfies its
+   requirement (as cargo and uv do); `--upgrade` re-resolves; `--frozen` takes the lock as it
+   is; `--locked` refuses when resolving would change the lock.
+3. Plan: installs and switches, removals, activations to create, confirm and remove. The plan
+   is reported before anything is done (and is all `--dry-run` does).
+4. Act, each step atomic on its own: deactivate what is no longer declared, remove what is no
+   longer declared, install/switch, write `pkgmgr.lock` (keeping the approval), then create and
+   confirm the declared activations. A crash between steps leaves a state the next `sync`
+   completes.
+
+A synced workspace costs no registry read, no download and no re-hash of installed trees: a
+locked version that still satisfies its requirement and is installed with the locked checksums
+is left alone (only the path extensions' trees are hashed, once, for the trust digest).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pkgmgr.crash import crashpoint
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.progress import Reporter
+from pkgmgr.sources import Plan
+from pkgmgr.store.install import list_installed, remove
+from pkgmgr.store.model import Installed
+from pkgmgr.versions import same_version
+from pkgmgr.workspace import trust
+from pkgmgr.workspace.lockfile import LOCK, Lock, LockEntry, parse_lock
+from pkgmgr.workspace.manifest import MANIFEST, DeclaredActivation
+from pkgmgr.workspace.resolve import Item, Resolver, SyncOptions
+from pkgmgr.workspace.workspace import Workspace
+
+__all__ = ["SyncOptions", "SyncPlan", "SyncResult", "Workspace", "Resolver", "make_plan", "sync"]
+
+
+@dataclass
+class SyncPlan:
+    workspace: Path
+    items: list[Item]
+    remove: list[Installed]
+    activate: list[DeclaredActivation]
+    deactivate: list[dict[str, Any]]
+    confirm: list[dict[str, Any]] = field(default_factory=list)  # awaiting rows the declaration confirms
+    lock_update: bool = False  # pkgmgr.lock will be (re)written
+
+    @property
+    def empty(self) -> bool:
+        return (all(i.action == "unchanged" for i in self.items) and not self.remove and not self.activate
+                and not self.deactivate and not self.confirm and not self.lock_update)
+
+    def to_json(self) -> dict[str, Any]:
+        def act(a: dict[str, Any]) -> dict[str, Any]:
+            return {"id": a["id"], "extension": a["extension"], "bundle": a["bundle"], "profile": a["profile"]}
+
+        return {
+            "workspace": str(self.workspace),
+            "extensions": [i.to_json() for i in self.items],
+            "remove": [{"name": i.name, "version": i.version} for i in self.remove],
+            "activate": [{"extension": a.extension, "bundle": a.bundle, "profile": a.profile} for a in self.activate],
+            "deactivate": [act(a) for a in self.deactivate],
+            "confirm": [{**act(a), "network_digest": a["network_digest"]} for a in self.confirm],
+            "lock_update": self.lock_update,
+            "empty": self.empty,
+        }
+
+
+@dataclass
+class SyncResult:
+    plan: SyncPlan
+    installed: list[Any] = field(default_factory=list)  # installer RefResults
+    removed: list[dict[str, Any]] = field(default_factory=list)
+    activations: list[dict[str, Any]] = field(default_factory=list)
+    lock_written: bool = False
+    error: PkgmgrError | None = None
+
+
+def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) -> bool:
+    """The installed extension already is what the item wants (compared with the records:
+    no tree is hashed)."""
+    entry = item.entry
+    if entry is None or not same_version(current.version, entry.version):
+        return False
+    if entry.tree_sha256 and current.tree_sha256 != entry.tree_sha256:
+        return False
+    if entry.kind == "path":
+        return current.source_kind == "path" and Path(current.source) == ws.root / entry.locator
+    if entry.kind == "github":
+        return current.source_kind == "github" and current.sha256 == entry.sha256
+    registry = resolver.registry_for_lock(entry)
+    return (current.source_kind == "registry" and registry is not None and current.registry == registry.name
+            and current.sha256 == entry.sha256)
+
+
+def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPlan:
+    """What `sync` will do. Reads the store and, for what the lock does not settle, the
+    registries; writes nothing. Raises the resolution errors, lock_outdated (--locked,
+    --frozen) and the errors of a declared activation that can be checked already."""
+    from pkgmgr.activation.lifecycle import list_activations
+
+    installed = {i.name: i for i in list_installed(ws.scope)}
+    items = [resolver.resolve(d) for d in ws.manifest.extensions]
+    if options.frozen and ws.lock is not None:
+        extra = sorted({e.name for e in ws.lock.entries} - {i.name for i in items})
+        if extra:
+            raise PkgmgrError(f"{LOCK} locks extensions {MANIFEST} does not declare: {', '.join(extra)}",
+                              code="lock_outdated", details={"extensions": extra},
+                              hint="run 'pkgmgr sync' (without --frozen) to update the lock")
+    if options.locked:
+        _check_locked(ws, items)
+    for item in items:
+        item.current = installed.get(item.name)
+        if item.current is not None and _matches(item, item.current, ws, resolver):
+            assert item.entry is not None
+            if not item.entry.tree_sha256:  # a fresh resolution that is installed already
+                item.entry = dataclasses.replace(item.entry, tree_sha256=item.current.tree_sha256)
+            continue
+        if item.current is None:
+            item.action = "install"
+        elif item.version is not None and same_version(item.current.version, item.version):
+            item.action = "reinstall"
+        else:
+            item.action = "switch"
+    declared_names = {d.name for d in ws.manifest.extensions}
+    removals = [i for name, i in sorted(installed.items()) if name not in declared_names]
+    existing = list_activations(ws.scope)
+    workspace = ws.scope.workspace_path
+    wanted = ws.manifest.activations
+    deactivate = [a for a in existing if not any(_same_activation(a, d, workspace) for d in wanted)]
+    activate, confirm = [], []
+    for declared in wanted:
+        row = next((a for a in existing if _same_activation(a, declared, workspace)), None)
+        if row is None:
+            activate.append(declared)
+        elif _confirms(declared, row):
+            confirm.append(row)
+    unchanged = {i.name for i in items if i.action == "unchanged"}
+    for declared in activate:  # what can be checked before acting is checked now
+        if declared.extension in unchanged:
+            _check_activation(ws, declared, config=resolver.session.config)
+    plan = SyncPlan(ws.root, items, removals, activate, deactivate, confirm)
+    plan.lock_update = not options.frozen and _render_lock(plan) != ws.lock_raw
+    if options.locked and plan.lock_update:
+        raise PkgmgrError(f"{LOCK} would be rewritten (it is not as pkgmgr writes it)", code="lock_outdated",
+                          details={"extensions": []}, hint="run 'pkgmgr sync' to update the lock")
+    return plan
+
+
+def _render_lock(plan: SyncPlan) -> bytes:
+    return Lock(tuple(item.entry for item in plan.items if item.entry is not None)).render()
+
+
+def _same_activation(row: dict[str, Any], declared: DeclaredActivation, workspace: str) -> bool:
+    """`row` is the activation `declared` asks for (one recorded for another workspace path,
+    in a copied store, is not)."""
+    return (row["extension"] == declared.extension and row["profile"].lower() == declared.profile.lower()
+            and (declared.bundle is None or row["bundle"].lower() == declared.bundle.lower())
+            and row["workspace"] == workspace)
+
+
+def _confirms(declared: DeclaredActivation, row: dict[str, Any]) -> bool:
+    from pkgmgr.activation.lifecycle import AWAITING
+
+    return row["status"] == AWAITING and bool(declared.confirm) and declared.confirm == row["network_digest"]
+
+
+def _check_activation(ws: Workspace, declared: DeclaredActivation, *, config: Any) -> None:
+    from pkgmgr.activation.lifecycle import Target, resolve
+
+    try:
+        resolve(ws.scope, Target(declared.extension, declared.bundle, declared.profile), config=config)
+    except PkgmgrError as error:
+        raise _declaration_error(ws, declared, error) from None
+
+
+def _declaration_error(ws: Workspace, declared: DeclaredActivation, error: PkgmgrError) -> PkgmgrError:
+    """An activation's error, naming the declaration of pkgmgr.toml that asked for it."""
+    key = f"{MANIFEST} activations[{ws.manifest.activations.index(declared)}]"
+    hint = error.hint
+    if error.code == "usage" and declared.bundle is None:
+        hint = f"name the bundle in {key}: bundle = \"...\""
+    return PkgmgrError(f"{key} ({declared.label}): {error.message}", code=error.code, details=error.details,
+                       hint=hint)
+
+
+def _check_locked(ws: Workspace, items: list[Item]) -> None:
+    changed = [i.name for i in items if not i.kept]
+    if ws.lock is not None:
+        changed += sorted({e.name for e in ws.lock.entries} - {i.name for i in items})
+    if ws.lock is None or changed:
+        what = ", ".join(changed) if ws.lock is not None else f"there is no {LOCK}"
+        raise PkgmgrError(f"{LOCK} does not match {MANIFEST} ({what})", code="lock_outdated",
+                          details={"extensions": changed}, hint="run 'pkgmgr sync' to update the lock")
+
+
+def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: bool = False,
+         warn: Callable[[str], None] | None = None, reporter: Reporter | None = None, lock_timeout: float = 30.0,
+         on_plan: Callable[[SyncPlan], None] | None = None) -> SyncResult:
+    """Bring the workspace at `root` to its declaration; `on_plan` sees the plan before anything
+    changes. Raises, before acting: not_found / invalid_config (pkgmgr.toml), usage,
+    trust_required, lock_outdated and the resolution errors. An error while acting is returned
+    in `SyncResult.error`, beside what was done."""
+    from pkgmgr.registry.session import Session
+
+    ws = Workspace(root, home)
+    _check_upgrade(ws, options)
+    ws.require_trust()
+    session = Session(home, config, offline=offline, allow_expired=options.install.allow_expired, warn=warn,
+                      extra_registries=ws.manifest.registries)
+    try:
+        resolver = Resolver(ws, session, options)
+        plan = make_plan(ws, resolver, options)
+        if on_plan is not None:
+            on_plan(plan)
+        result = SyncResult(plan)
+        if options.dry_run:
+            return result
+        try:
+            _apply(ws, resolver, plan, result, config=config, options=options, reporter=reporter or Reporter(),
+                   lock_timeout=lock_timeout)
+        except PkgmgrError as error:
+            result.error = error
+        return result
+    finally:
+        session.close()
+
+
+def _check_upgrade(ws: Workspace, options: SyncOptions) -> None:
+    unknown = sorted(set(options.upgrade or ()) - {d.name for d in ws.manifest.extensions})
+    if unknown:
+        raise PkgmgrError(f"--upgrade names extensions {MANIFEST} does not declare: {', '.join(unknown)}",
+                          code="usage", details={"extensions": unknown},
+                          hint="declare them first (e.g. 'pkgmgr ext install NAME --save')")
+
+
+def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult, *, config: Any,
+           options: SyncOptions, reporter: Reporter, lock_timeout: float) -> None:
+    from pkgmgr.activation.lifecycle import deactivate
+    from pkgmgr.store.recovery import orphans
+
+    if ws.scope.root.is_dir() and orphans(ws.scope):
+        with ws.scope.writer(lock_timeout):  # taking it removes what an interrupted command left
+            pass
+    for activation in plan.deactivate:
+        deactivate(ws.scope, activation["id"], lock_timeout=lock_timeout)
+        result.activations.append({**activation, "status": "deactivated"})
+    if plan.remove:
+        with ws.scope.writer(lock_timeout):
+            for item in plan.remove:
+                gone, deactivated = remove(ws.scope, item.name, deactivate=True)
+                result.removed.append({"name": gone.name, "version": gone.version, "scope": "workspace"})
+                result.activations.extend(deactivated)
+    pending = [i for i in plan.items if i.action != "unchanged"]
+    if pending:
+        _install(resolver, pending, result, config=config, options=options, reporter=reporter,
+                 lock_timeout=lock_timeout)
+        if result.error is not None:
+            return
+    if not options.frozen:
+        result.lock_written = _write_lock(ws, plan)
+    _activate(ws, result, config=config, lock_timeout=lock_timeout)
+
+
+def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,
+             reporter: Reporter, lock_timeout: float) -> None:
+    from pkgmgr.installer import install
+
+    # The approved pkgmgr.toml is the consent for its sources (SPEC 10); its declaration is
+    # authoritative over where an installed extension came from.
+    install_options = dataclasses.replace(options.install, allow_unverified=True, yes=True, force=True,
+                                          pin=False, dry_run=False)
+    plans: dict[str, Plan] = {}
+    refs: list[str] = []
+    for item in pending:
+        plan = resolver.plan_for(item)
+        plans[plan.ref.text] = plan
+        refs.append(plan.ref.text)
+    batch = install(resolver.ws.scope, refs, config=config, options=install_options,
+                    planner=lambda ref: plans[ref.text], reporter=reporter, lock_timeout=lock_timeout)
+    result.installed = batch.results
+    for item, ref_result in zip(pending, batch.results):
+        if ref_result.outcome is not None:
+            installed = ref_result.outcome.installed
+            if installed.name != item.name and ref_result.error is None:
+                # only a github release can hold another name (registries and paths are checked
+                # before); it is installed under its own name, which the next sync removes
+                ref_result.error = PkgmgrError(
+                    f"{MANIFEST} declares {item.name} from github {item.declared.github}, but the release holds "
+                    f"the extension {installed.name}", code="invalid_config",
+                    details={"key": f"extensions.{item.name}.github", "name": installed.name},
+                    hint=f"declare it as {installed.name} = {{ github = \"{item.declared.github}\" }}")
+                continue
+            item.current = installed
+            item.entry = _final_entry(item, installed)
+            result.activations.extend(ref_result.outcome.activations)
+    result.error = batch.first_error
+
+
+def _final_entry(item: Item, installed: Installed) -> LockEntry:
+    """The lock entry of what was just installed (fresh resolutions learn their tree here)."""
+    entry = item.entry
+    if entry is None:  # a fresh github resolution
+        tag = item.plan.extra.get("tag", "") if item.plan else ""
+        return LockEntry(installed.name, installed.version, f"github+{item.declared.github}@{tag}",
+                         installed.source_url or "", installed.sha256 or "", installed.tree_sha256,
+                         installed.network_digest)
+    return dataclasses.replace(entry, version=installed.version, tree_sha256=installed.tree_sha256)
+
+
+def _activate(ws: Workspace, result: SyncResult, *, config: Any, lock_timeout: float) -> None:
+    """Create the declared activations that do not exist, confirm the awaiting ones whose
+    declared digest is their network requirement, and report the others that await (exit 8).
+    What exists already costs one read of the activation rows."""
+    from pkgmgr.activation.lifecycle import AWAITING, Target, activate, confirm, list_activations
+
+    existing = list_activations(ws.scope)
+    reported = {a["id"] for a in result.activations if a.get("status") == AWAITING}
+    for declared in ws.manifest.activations:
+        row = next((a for a in existing if _same_activation(a, declared, ws.scope.workspace_path)), None)
+        try:
+            if row is None:
+                target = Target(declared.extension, declared.bundle, declared.profile)
+                activation, _ = activate(ws.scope, target, config=config, confirm_digest=declared.confirm,
+                                         lock_timeout=lock_timeout)
+                result.activations.append({**activation, "change": "activated"})
+            elif _confirms(declared, row):
+                activation, _, _ = confirm(ws.scope, row["id"], expected_version=row["version"], confirmed_by=None,
+                                           config=config, lock_timeout=lock_timeout)
+                result.activations = [a for a in result.activations if a["id"] != row["id"]]
+                result.activations.append({**activation, "change": "confirmed"})
+            elif row["status"] == AWAITING and row["id"] not in reported:
+                result.activations.append(row)
+        except PkgmgrError as error:
+            raise _declaration_error(ws, declared, error) from None
+
+
+def _write_lock(ws: Workspace, plan: SyncPlan) -> bool:
+    """Write pkgmgr.lock when its content changed, keeping the approval; True when written."""
+    data = _render_lock(plan)
+    if data == ws.lock_raw:
+        return False
+    trust.write_keeping_approval(ws.home, ws.root, ws.root / LOCK, data, trusted=ws.trusted,
+                                 digest_after=ws.digest_with_lock(data),
+                                 after_write=lambda: crashpoint("sync.after_lock_write"))
+    ws.lock, ws.lock_raw = parse_lock(data), data
+    return True

@@ -1,0 +1,62 @@
+"""A workspace as one command sees it: its declaration (pkgmgr.toml), its lock, its store and
+its trust state, each read once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.store.scope import Scope, workspace_scope
+from pkgmgr.workspace import trust
+from pkgmgr.workspace.lockfile import read_lock
+from pkgmgr.workspace.manifest import MANIFEST, WorkspaceManifest, read_workspace_manifest
+
+
+class Workspace:
+    """A workspace's declaration, lock, store and trust state, read once. The root is resolved,
+    so that approvals and activation ids do not depend on how the path was spelt."""
+
+    def __init__(self, root: Path, home: Path) -> None:
+        self.root = root.resolve()
+        self.home = home
+        self.manifest: WorkspaceManifest = read_workspace_manifest(self.root)
+        self.lock, self.lock_raw = read_lock(self.root)
+        self.scope: Scope = workspace_scope(self.root, home)
+        self._state: trust.TrustState | None = None
+        self._trusted: bool | None = None
+
+    def path_extensions(self) -> list[tuple[str, str]]:
+        return [(d.name, d.path or "") for d in self.manifest.extensions if d.kind == "path"]
+
+    def trust_state(self) -> trust.TrustState:
+        """The digest of the files as they are now (the path trees are hashed once per command)."""
+        if self._state is None:
+            self._state = trust.compute(self.manifest.raw, self.lock_raw, self.root, self.path_extensions())
+        return self._state
+
+    def digest_with_lock(self, lock_raw: bytes) -> str:
+        """The digest once `lock_raw` replaces the lock (path trees as already hashed)."""
+        return trust.compute(self.manifest.raw, lock_raw, self.root, [], trees=self.trust_state().paths).digest
+
+    def path_tree(self, name: str) -> str:
+        """The tree checksum of a path extension, as the trust digest covers it."""
+        return next(tree for extension, _, tree in self.trust_state().paths if extension == name)
+
+    @property
+    def trusted(self) -> bool:
+        if self._trusted is None:
+            self._trusted = self.trust_state().digest in trust.approved_digests(self.home, self.root)
+        return self._trusted
+
+    def require_trust(self) -> None:
+        """Raises trust_required for an unknown `.pkgmgr/` or an unapproved declaration."""
+        trust.check_store(self.home, self.scope)
+        if not self.trusted:
+            raise PkgmgrError(
+                f"{self.root / MANIFEST} (with its lock and path extensions) has not been approved, or changed "
+                "since it was approved",
+                code="trust_required",
+                details={"digest": self.trust_state().digest},
+                hint=f"review it with 'pkgmgr trust --show --workspace {self.root}', then approve it with "
+                     "'pkgmgr trust'",
+            )

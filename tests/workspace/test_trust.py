@@ -1,0 +1,180 @@
+"""Trust: the digest, approvals kept across pkgmgr's own writes, the workspace store's id, and
+workspace discovery (which stops at $HOME and at directories the user does not own)."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.store.scope import discover_workspace, workspace_scope
+from pkgmgr.workspace import trust
+from tests.workspace.helpers import write_local_tool
+
+
+def digest(root: Path, manifest: bytes = b"m", lock: bytes | None = b"l") -> str:
+    return trust.compute(manifest, lock, root, [("local-tool", "tools/local-tool")]).digest
+
+
+def test_digest_covers_manifest_lock_and_path_trees(tmp_path: Path) -> None:
+    tool = write_local_tool(tmp_path / "tools" / "local-tool")
+    base = digest(tmp_path)
+    assert digest(tmp_path) == base
+    assert len({base, digest(tmp_path, manifest=b"m2"), digest(tmp_path, lock=b"l2"),
+                digest(tmp_path, lock=None), digest(tmp_path, lock=b"")}) == 5
+    (tool / "bin" / "serve").write_text("changed")
+    changed = digest(tmp_path)
+    assert changed != base
+    (tool / ".git").mkdir()
+    (tool / ".git" / "HEAD").write_text("ref")  # what pack and install leave out does not count
+    assert digest(tmp_path) == changed
+    (tool / "bin" / "serve").chmod(0o755)
+    assert digest(tmp_path) != changed
+    state = trust.compute(b"m", b"l", tmp_path, [("gone", "tools/gone"), ("local-tool", "tools/local-tool")])
+    assert [(name, tree) for name, _, tree in state.paths][0] == ("gone", "missing")
+    # the boundaries between the parts are unambiguous
+    assert trust.compute(b"ab", b"c", tmp_path, []).digest != trust.compute(b"a", b"bc", tmp_path, []).digest
+
+
+def test_digest_reuses_trees(tmp_path: Path) -> None:
+    write_local_tool(tmp_path / "tools" / "local-tool")
+    state = trust.compute(b"m", b"l", tmp_path, [("local-tool", "tools/local-tool")])
+    assert trust.compute(b"m", b"l", tmp_path, [], trees=state.paths) == state
+
+
+def approvals(home: Path) -> list[str]:
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        return sorted(row[0] for row in conn.execute("SELECT digest FROM trust_approvals"))
+    finally:
+        conn.close()
+
+
+def test_approve_replaces_and_write_keeps(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    assert trust.approved_digests(home, ws) == set()
+    assert not (home / "state.db").exists()  # reading created nothing
+    trust.approve(home, ws, "d1", by="me")
+    trust.approve(home, ws, "d2", by="me")
+    assert trust.approved_digests(home, ws) == {"d2"}
+    seen: list[list[str]] = []
+    trust.write_keeping_approval(home, ws, ws / "pkgmgr.lock", b"new", trusted=True, digest_after="d3",
+                                 after_write=lambda: seen.append(approvals(home)))
+    assert seen == [["d2", "d3"]]  # between the write and the cleanup both contents are approved
+    assert (ws / "pkgmgr.lock").read_bytes() == b"new" and approvals(home) == ["d3"]
+    trust.write_keeping_approval(home, ws, ws / "pkgmgr.lock", b"newer", trusted=False, digest_after="d4")
+    assert approvals(home) == ["d3"]  # an unapproved workspace does not become approved
+    # the key is the resolved path
+    link = tmp_path / "link"
+    link.symlink_to(ws)
+    assert trust.approved_digests(home, link) == {"d3"}
+
+
+def test_store_id_registered_when_pkgmgr_creates_the_store(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    scope = workspace_scope(ws, home)
+    trust.check_store(home, scope)  # no store yet: nothing to refuse
+    scope.ensure_root()
+    assert (scope.root / ".gitignore").read_text() == "*\n"
+    assert trust.store_is_known(home, scope)
+    trust.check_store(home, scope)
+    assert not trust.adopt_store(home, scope)  # known: nothing to adopt
+    # the same store seen from another path is not known there
+    moved = tmp_path / "moved"
+    ws.rename(moved)
+    assert not trust.store_is_known(home, workspace_scope(moved, home))
+
+
+def test_unknown_store_refused_and_adopted(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".pkgmgr" / "extensions").mkdir(parents=True)
+    (ws / ".pkgmgr" / "store-id").write_text("f" * 32)
+    scope = workspace_scope(ws, home)
+    with pytest.raises(PkgmgrError) as caught:
+        trust.check_store(home, scope)
+    assert caught.value.code == "trust_required" and "pkgmgr trust" in (caught.value.hint or "")
+    assert trust.adopt_store(home, scope)
+    assert not scope.root.exists()
+    trust.check_store(home, scope)
+
+
+def test_a_store_interrupted_while_created_is_claimed(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / ".pkgmgr").mkdir(parents=True)
+    (ws / ".pkgmgr" / ".gitignore").write_text("*\n")  # the crash came before the id was written
+    scope = workspace_scope(ws, home)
+    trust.check_store(home, scope)
+    assert trust.store_is_known(home, scope)
+
+
+def test_a_symlinked_store_is_refused(tmp_path: Path, home: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    (ws / ".pkgmgr").symlink_to(tmp_path / "elsewhere")
+    scope = workspace_scope(ws, home)
+    with pytest.raises(PkgmgrError):
+        trust.check_store(home, scope)
+    assert trust.adopt_store(home, scope)
+    assert not (ws / ".pkgmgr").exists() and (tmp_path / "elsewhere").is_dir()  # the link only
+
+
+# --- discovery ------------------------------------------------------------------------------------
+
+
+def test_discovery_finds_the_nearest_workspace(tmp_path: Path) -> None:
+    user_home = tmp_path / "home"
+    ws = user_home / "src" / "project"
+    deep = ws / "a" / "b"
+    deep.mkdir(parents=True)
+    (ws / "pkgmgr.toml").write_text("")
+    assert discover_workspace(deep, home=user_home) == ws
+    inner = ws / "a" / ".pkgmgr"
+    inner.mkdir()
+    assert discover_workspace(deep, home=user_home) == ws / "a"
+
+
+def test_discovery_stops_at_home(tmp_path: Path) -> None:
+    user_home = tmp_path / "home"
+    start = user_home / "project"
+    start.mkdir(parents=True)
+    (tmp_path / "pkgmgr.toml").write_text("")  # above $HOME: not looked at
+    assert discover_workspace(start, home=user_home) == start
+    (user_home / "pkgmgr.toml").write_text("")  # $HOME itself is
+    assert discover_workspace(start, home=user_home) == user_home
+
+
+def test_discovery_stops_at_a_directory_the_user_does_not_own(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = tmp_path / "shared"  # e.g. /tmp or a directory another user controls
+    start = shared / "mine" / "project"
+    start.mkdir(parents=True)
+    (shared / "pkgmgr.toml").write_text("")  # planted by someone else
+    assert discover_workspace(start, home=tmp_path / "home") == shared  # owned by us here
+    real_stat = Path.stat
+
+    def stat(self: Path, *args, **kwargs):  # noqa: ANN001, ANN202 - a stand-in for chown
+        result = real_stat(self, *args, **kwargs)
+        if self == shared:
+            fields = list(result)
+            fields[4] = os.getuid() + 1  # st_uid
+            return os.stat_result(fields)
+        return result
+
+    monkeypatch.setattr(Path, "stat", stat)
+    assert discover_workspace(start, home=tmp_path / "home") == start
+    (shared / "mine" / "pkgmgr.toml").write_text("")  # below the foreign directory: found
+    assert discover_workspace(start, home=tmp_path / "home") == shared / "mine"
+
+
+def test_discovery_ignores_a_pkgmgr_symlink(tmp_path: Path) -> None:
+    start = tmp_path / "home" / "project"
+    start.mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "home" / ".pkgmgr").symlink_to(tmp_path / "elsewhere")
+    assert discover_workspace(start, home=tmp_path / "home") == start
