@@ -1,11 +1,18 @@
 """Scope rules checked at activate, confirm and update (SPEC 8, 9.3): agent conflicts, agent
-references of jobs and triggers, and the layouts' scope binding."""
+references of jobs and triggers, and the layouts' scope binding.
+
+Only agents conflict. The agents visible from a scope are those projected by its activations
+and those declared statically (`resources.agents`) by its enabled extensions; a workspace also
+sees the global scope's, except the static agents of a global extension that the workspace
+shadows with its own install of the same name.
+"""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,22 +25,39 @@ class Finding:
     kind: str  # agent | job | trigger | window_layout
     name: str
     message: str
+    file: str = ""  # relative to the extension root
+    key: str = ""
 
     def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "kind": self.kind, "name": self.name, "message": self.message}
+        return {"code": self.code, "kind": self.kind, "name": self.name, "message": self.message,
+                "file": self.file, "key": self.key}
 
 
 def static_agent_names(directory: Path, manifest: dict[str, Any]) -> list[str]:
     """Names of the always-on agents an extension declares in `resources.agents`: each path is
-    an agent folder (holding AGENT.md) or a folder of agent folders."""
+    an agent folder (holding AGENT.md) or a folder of agent folders. The name is AGENT.md's
+    `name`, else the folder's name."""
+    resources = manifest.get("resources")
+    paths = resources.get("agents") if isinstance(resources, dict) else None
+    if not isinstance(paths, list) or not paths:
+        return []
+    return list(_static_names(str(directory), tuple(str(rel) for rel in paths)))
+
+
+@lru_cache(maxsize=256)
+def _static_names(directory: str, paths: tuple[str, ...]) -> tuple[str, ...]:
+    """Cached per installed directory: a version directory never changes once committed (a
+    forced reinstall of the same version gets a new directory name)."""
     from pkgmgr.bundles import parse_agent_md
 
-    resources = manifest.get("resources") if isinstance(manifest.get("resources"), dict) else {}
-    paths = resources.get("agents") if isinstance(resources, dict) else None
+    base_dir = Path(directory)
     names: list[str] = []
-    for rel in paths if isinstance(paths, list) else []:
-        base = directory / str(rel)
-        folders = [base] if (base / "AGENT.md").is_file() else sorted(p for p in base.glob("*/") if (p / "AGENT.md").is_file())
+    for rel in paths:
+        base = base_dir / rel
+        if (base / "AGENT.md").is_file():
+            folders = [base]
+        else:
+            folders = sorted(p for p in base.glob("*/") if (p / "AGENT.md").is_file())
         for folder in folders:
             name = folder.name
             try:
@@ -43,56 +67,104 @@ def static_agent_names(directory: Path, manifest: dict[str, Any]) -> list[str]:
             except (OSError, UnicodeDecodeError):
                 pass
             names.append(name)
-    return names
+    return tuple(names)
 
 
-def visible_agents(conn: sqlite3.Connection, scope_kind: str, root: Path, *, exclude_activation: str | None,
-                   exclude_extension_static: str | None = None) -> dict[str, str]:
-    """Agents visible in one scope: projected by activations (other than `exclude_activation`)
-    and declared statically by enabled extensions. Maps lower-cased name -> who owns it."""
-    owners: dict[str, str] = {}
+@dataclass
+class VisibleAgents:
+    """Lower-cased agent name -> [(owning activation id or None for a static agent, who owns it)]."""
+
+    owners: dict[str, list[tuple[str | None, str]]] = field(default_factory=dict)
+
+    def add(self, name: str, activation: str | None, description: str) -> None:
+        self.owners.setdefault(name.lower(), []).append((activation, description))
+
+    def owner(self, name: str, *, exclude: str | None = None) -> str | None:
+        """Who else holds `name` (case-insensitive), ignoring activation `exclude`; None if nobody."""
+        for activation, description in self.owners.get(name.lower(), ()):
+            if activation is None or activation != exclude:
+                return description
+        return None
+
+    def has(self, name: str, *, exclude: str | None = None) -> bool:
+        return self.owner(name, exclude=exclude) is not None
+
+    def replace(self, activation: str, names: Iterable[str] = (), description: Any = None) -> None:
+        """Forget what `activation` projected and record `names` instead (after a re-projection);
+        `description(name)` says who owns each."""
+        for key in list(self.owners):
+            kept = [entry for entry in self.owners[key] if entry[0] != activation]
+            if kept:
+                self.owners[key] = kept
+            else:
+                del self.owners[key]
+        for name in names:
+            self.add(name, activation, description(name) if description else f"agent {name!r} of {activation}")
+
+
+def activation_agent_owner(name: str, activation: str, extension: str, scope_kind: str) -> str:
+    return f"agent {name!r} of activation {activation} ({extension}, {scope_kind} scope)"
+
+
+def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into: VisibleAgents, *,
+                    skip_static_of: frozenset[str] = frozenset()) -> VisibleAgents:
+    """Add the agents visible in one scope to `into`: agents projected by its activations (one
+    indexed query) and static agents of its enabled extensions other than `skip_static_of`."""
     rows = conn.execute(
         "SELECT r.name, a.id, a.extension FROM resources r JOIN activations a ON a.id = r.activation_id "
-        "WHERE r.kind = 'agent' AND a.id IS NOT ?", (exclude_activation,))
+        "WHERE r.kind = 'agent' ORDER BY a.id, r.name")
     for row in rows:
-        owners.setdefault(row["name"].lower(), f"agent {row['name']!r} of activation {row['id']} ({row['extension']}, "
-                                               f"{scope_kind} scope)")
+        into.add(row["name"], row["id"], activation_agent_owner(row["name"], row["id"], row["extension"], scope_kind))
     for row in conn.execute("SELECT name, path, manifest FROM extensions WHERE enabled = 1 ORDER BY name"):
+        if row["name"] in skip_static_of:
+            continue
         for name in static_agent_names(root / row["path"], json.loads(row["manifest"])):
-            owners.setdefault(name.lower(), f"static agent {name!r} of extension {row['name']} ({scope_kind} scope)")
-    return owners
+            into.add(name, None, f"static agent {name!r} of extension {row['name']} ({scope_kind} scope)")
+    return into
 
 
-def scope_findings(*, profile: Any, visible: dict[str, str], scope_kind: str, workspace_path: str) -> list[Finding]:
-    """Every scope rule broken by activating `profile` with `visible` agents around it."""
+def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | None, scope_kind: str,
+                   workspace_path: str, bundle: Any = None) -> list[Finding]:
+    """Every scope rule broken by activating `profile` of `bundle` (as `activation`) with
+    `visible` agents around it; the agents `activation` itself projects do not count against it."""
     from pkgmgr.bundles import layout_scope_problems
 
     findings: list[Finding] = []
+    bundle_file, profile_key = "", "profile"
+    if bundle is not None:
+        bundle_file = bundle.file
+        profile_key = next((f"profiles[{i}]" for i, p in enumerate(bundle.profiles) if p is profile), profile_key)
     packaged = {name.lower() for name in profile.agent_names()}
     for agent in profile.agents:
-        owner = visible.get(agent.name.lower())
+        owner = visible.owner(agent.name, exclude=activation)
         if owner is not None:
             findings.append(Finding("agent_conflict", "agent", agent.name,
-                                    f"bundled agent {agent.name!r} conflicts with the visible {owner}"))
+                                    f"bundled agent {agent.name!r} conflicts with the visible {owner}",
+                                    f"{agent.path}/AGENT.md", "name"))
     for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
-        for item in items:
-            ref = item.agent.lower()
-            if ref not in packaged and ref not in visible:
+        for index, item in enumerate(items):
+            if item.agent.lower() not in packaged and not visible.has(item.agent, exclude=activation):
                 findings.append(Finding("agent_reference_not_found", kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
-                                        "does not package and the scope does not have"))
+                                        "does not package and the scope does not have", bundle_file,
+                                        f"{profile_key}.{kind}s[{index}].agent"))
     for layout in profile.layouts:
         for problem in layout_scope_problems(layout, scope_kind, workspace_path):
-            findings.append(Finding("invalid_layout", "window_layout", layout.id, str(problem)))
+            findings.append(Finding("invalid_layout", "window_layout", layout.id,
+                                    f"layout {layout.id!r}: {problem}", problem.file, problem.key))
     return findings
 
 
+ORDER = {"agent_conflict": 0, "agent_reference_not_found": 1, "invalid_layout": 2}
+
+
 def raise_findings(findings: Iterable[Finding], what: str) -> None:
-    findings = list(findings)
+    """Raise one error for every finding: the code (and exit status) of the most severe, a
+    conflict before a missing reference before a layout bound elsewhere; `details.problems`
+    lists each."""
+    findings = sorted(findings, key=lambda f: ORDER.get(f.code, 9))
     if not findings:
         return
-    order = {"agent_conflict": 0, "agent_reference_not_found": 1, "invalid_layout": 2}
-    findings.sort(key=lambda f: order.get(f.code, 9))
     raise PkgmgrError(
         f"{what}:\n" + "\n".join(f.message for f in findings),
         code=findings[0].code,

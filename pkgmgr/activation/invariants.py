@@ -13,8 +13,8 @@ from pkgmgr.store.scope import Scope
 
 def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> list[Finding]:
     """No projected resource without an active, confirmed-or-unneeded activation; no active
-    activation missing its resources; every activation's extension installed."""
-    from pkgmgr.activation.lifecycle import ACTIVE, compute, load_installed_bundles, pick
+    activation unconfirmed or missing its resources; every activation's extension installed."""
+    from pkgmgr.activation.lifecycle import ACTIVE, AWAITING, compute, is_confirmed, load_installed_bundles, pick
 
     findings: list[Finding] = []
     orphans = conn.execute(
@@ -30,7 +30,15 @@ def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> li
             findings.append(Finding(scope.kind, "activation", f"activation {row['id']} belongs to {row['extension']}, "
                                     "which is not installed"))
             continue
+        if row["status"] not in (ACTIVE, AWAITING):
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']} has an unknown status "
+                                    f"{row['status']!r}"))
+            continue
         if row["status"] != ACTIVE:
+            continue
+        if not is_confirmed(row):
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']} is active but its network "
+                                    f"digest {row['network_digest']} was never confirmed"))
             continue
         installed = Installed.from_row(ext, scope.kind, scope.root)
         try:

@@ -8,14 +8,14 @@ activation has projected resources; every projection change is one transaction.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from pkgmgr.activation.checks import Finding, raise_findings, scope_findings, visible_agents
+from pkgmgr.activation.checks import (Finding, VisibleAgents, activation_agent_owner, collect_visible, raise_findings,
+                                      scope_findings)
 from pkgmgr.activation.projection import Projection, project
+from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.db import transaction
@@ -54,13 +54,15 @@ class Resolved:
 def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
     """Find the installed extension, bundle and profile, and compute the projection.
     Raises not_found / usage with what exists."""
-    installed = get_installed(scope, target.extension)
+    name = target.extension.lower()  # extension names are lower-case (SPEC 2)
+    installed = get_installed(scope, name)
     if installed is None:
         hint = None
-        if scope.parent is not None and get_installed(scope.parent, target.extension) is not None:
-            hint = (f"{target.extension} is installed globally; activations live beside their install: "
-                    f"'pkgmgr --scope workspace ext install {target.extension}' installs it in the workspace")
-        raise PkgmgrError(f"{target.extension} is not installed in the {scope.kind} scope", code="not_found", hint=hint)
+        if scope.parent is not None and get_installed(scope.parent, name) is not None:
+            hint = (f"{name} is installed globally; an activation lives beside its install, so install it in "
+                    f"the workspace too: 'pkgmgr{scope_options(scope.kind, scope.workspace_path)} ext install "
+                    f"{name}' (or the path or archive it came from)")
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found", hint=hint)
     if not installed.enabled:
         raise PkgmgrError(f"{installed.name} is disabled", code="not_found",
                           hint=f"'pkgmgr ext enable {installed.name}' enables it")
@@ -71,11 +73,15 @@ def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
 
 
 def load_installed_bundles(installed: Installed, config: Any) -> tuple[Any, ...]:
+    """Load and validate the bundles of an installed tree. The manifest was validated when it
+    was installed, so its stored document gives `resources.bundles` without validating it
+    again; the bundle files are validated again, since they are what gets projected."""
     from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import parse_manifest
 
-    manifest = parse_manifest(installed.manifest, file="extension.toml", root=None)
-    return load_bundles(installed.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+    resources = installed.manifest.get("resources")
+    paths = resources.get("bundles") if isinstance(resources, dict) else None
+    bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
+    return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
 
 
 def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, profile_name: str) -> tuple[Any, Any]:
@@ -104,18 +110,34 @@ def compute(scope: Scope, installed: Installed, bundle: Any, profile: Any) -> Pr
                    scope_kind=scope.kind, scope_root=str(scope.root), workspace_path=scope.workspace_path)
 
 
-def findings_for(conn: sqlite3.Connection | None, scope: Scope, profile: Any, *, exclude: str | None) -> list[Finding]:
-    """Scope rules against everything visible from `scope` (a workspace also sees global)."""
-    visible: dict[str, str] = {}
+def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents:
+    """The agents visible from `scope` (a workspace also sees global, SPEC 9.3)."""
+    visible = VisibleAgents()
+    own_extensions: frozenset[str] = frozenset()
     if conn is not None:
-        visible.update(visible_agents(conn, scope.kind, scope.root, exclude_activation=exclude))
+        collect_visible(conn, scope.kind, scope.root, visible)
+        own_extensions = frozenset(r["name"] for r in conn.execute("SELECT name FROM extensions"))
     if scope.parent is not None:
         parent_conn = scope.parent.reader()
         if parent_conn is not None:
-            for name, owner in visible_agents(parent_conn, scope.parent.kind, scope.parent.root,
-                                              exclude_activation=None).items():
-                visible.setdefault(name, owner)
-    return scope_findings(profile=profile, visible=visible, scope_kind=scope.kind, workspace_path=scope.workspace_path)
+            # a workspace install shadows the global one of the same name, static agents included
+            collect_visible(parent_conn, scope.parent.kind, scope.parent.root, visible, skip_static_of=own_extensions)
+    return visible
+
+
+def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Any, profile: Any, *, activation: str,
+                 visible: VisibleAgents | None = None) -> list[Finding]:
+    """Scope rules for `profile` activated as `activation` against everything visible from
+    `scope` (computed unless `visible` is given)."""
+    if visible is None:
+        visible = visible_from(conn, scope)
+    return scope_findings(profile=profile, visible=visible, activation=activation, scope_kind=scope.kind,
+                          workspace_path=scope.workspace_path, bundle=bundle)
+
+
+def is_confirmed(row: sqlite3.Row | dict[str, Any]) -> bool:
+    """SPEC 9.3: confirmed when the network digest is empty or equals the confirmed digest."""
+    return row["network_digest"] == "" or row["network_digest"] == row["confirmed_digest"]
 
 
 # --- reading ------------------------------------------------------------------------------------
@@ -134,9 +156,11 @@ def resource_json(row: sqlite3.Row, scope_kind: str) -> dict[str, Any]:
 
 
 def get_activation(conn: sqlite3.Connection | None, act_id: str) -> sqlite3.Row | None:
+    """The activation `act_id`, looked up case-insensitively (ids are stored lower-case, so the
+    primary-key index answers), or None."""
     if conn is None:
         return None
-    return conn.execute("SELECT * FROM activations WHERE lower(id) = lower(?)", (act_id,)).fetchone()
+    return conn.execute("SELECT * FROM activations WHERE id = ?", (act_id.strip().lower(),)).fetchone()
 
 
 def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
@@ -159,8 +183,8 @@ def _project(conn: sqlite3.Connection, projection: Projection) -> None:
     conn.execute("DELETE FROM resources WHERE activation_id = ?", (projection.activation_id,))
     conn.executemany(
         "INSERT INTO resources (id, activation_id, kind, name, digest, source_path, record) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(r.id, projection.activation_id, r.kind, r.name, r.sha256, r.source_path,
-          json.dumps(r.record, sort_keys=True, ensure_ascii=False)) for r in projection.resources],
+        [(r.id, projection.activation_id, r.kind, r.name, r.sha256, r.source_path, r.stored)
+         for r in projection.resources],
     )
     crashpoint("activation.mid_projection")
 
@@ -172,7 +196,11 @@ def _withdraw(conn: sqlite3.Connection, act_id: str) -> None:
 def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str | None, lock_timeout: float,
              confirmed_by: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Create the activation at version 1: active and projected when no network requirement
-    exists or `confirm_digest` equals it, awaiting confirmation otherwise (SPEC 9.3)."""
+    exists or `confirm_digest` equals it, awaiting confirmation otherwise (SPEC 9.3).
+
+    Raises (writing nothing) not_found, already_active, network_digest_mismatch (a digest that
+    differs, or any digest when there is no requirement), agent_conflict,
+    agent_reference_not_found and invalid_layout."""
     with scope.writer(lock_timeout):
         conn = scope.db
         resolved = resolve(scope, target, config=config)
@@ -181,17 +209,23 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
         if existing is not None:
             raise PkgmgrError(f"{projection.activation_id} ({resolved.installed.name}:{projection.bundle}/"
                               f"{projection.profile}) is already activated in the {scope.kind} scope "
-                              f"(status {existing['status']})", code="already_active",
-                              details={"activation": activation_json(existing)})
+                              f"(status {existing['status']}, version {existing['version']})", code="already_active",
+                              details={"activation": activation_json(existing)},
+                              hint=f"'{show_command(projection.activation_id, scope.kind, scope.workspace_path)}' "
+                                   "shows it")
         network = projection.network_digest
-        if confirm_digest is not None and confirm_digest.strip().lower() != network:
-            expected = network or "(none: this extension declares no network requirement)"
-            raise PkgmgrError(f"the confirmed network requirement digest {confirm_digest} does not match "
-                              f"{resolved.installed.name}'s: {expected}", code="network_digest_mismatch",
-                              details={"given": confirm_digest, "network_digest": network})
-        raise_findings(findings_for(conn, scope, resolved.profile, exclude=projection.activation_id),
+        if confirm_digest is not None and (network == "" or confirm_digest.strip().lower() != network):
+            expected = network or "(none: the extension declares no network requirement, nothing to confirm)"
+            raise PkgmgrError(f"the confirmed network requirement digest {confirm_digest!r} does not match "
+                              f"{resolved.installed.name} {resolved.installed.version}'s: {expected}",
+                              code="network_digest_mismatch",
+                              details={"given": confirm_digest, "network_digest": network},
+                              hint="'pkgmgr bundle preview' shows the requirement and its digest")
+        raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile,
+                                    activation=projection.activation_id),
                        f"cannot activate {resolved.installed.name}:{projection.bundle}/{projection.profile}")
         confirmed = network == "" or confirm_digest is not None
+        records_confirmation = confirmed and network != ""
         now = now_utc()
         row = {
             "id": projection.activation_id, "extension": resolved.installed.name,
@@ -199,10 +233,10 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
             "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
             "status": ACTIVE if confirmed else AWAITING, "network_digest": network,
             "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
-            "confirmed_version": 1 if confirmed and network else None,
-            "confirmed_digest": network if confirmed and network else None,
-            "confirmed_at": now if confirmed and network else None,
-            "confirmed_by": (confirmed_by or login_user()) if confirmed and network else None,
+            "confirmed_version": 1 if records_confirmation else None,
+            "confirmed_digest": network if records_confirmation else None,
+            "confirmed_at": now if records_confirmation else None,
+            "confirmed_by": (confirmed_by or login_user()) if records_confirmation else None,
             "created_at": now, "updated_at": now,
         }
         with transaction(conn):
@@ -217,25 +251,31 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
 def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Any,
             lock_timeout: float) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
     """Confirm the current version's network requirement and project. Returns (activation,
-    resources, changed); confirming an already-confirmed current version changes nothing."""
+    resources, changed); confirming an already-confirmed current version changes nothing.
+
+    Raises not_found, stale_version (showing the current version), tree_modified (the
+    installed files no longer produce this version) and the scope-rule errors."""
     with scope.writer(lock_timeout):
         conn = scope.db
         row = require_activation(scope, act_id)
         if expected_version != row["version"]:
             raise PkgmgrError(f"{row['id']} is at version {row['version']}, not {expected_version}; read it with "
-                              f"'pkgmgr bundle show {row['id']}' and confirm that version",
+                              f"'{show_command(row['id'], scope.kind, scope.workspace_path)}' and confirm that version",
                               code="stale_version", details={"current_version": row["version"],
+                                                             "expected_version": expected_version,
                                                              "activation": activation_json(row)})
-        if row["status"] == ACTIVE and row["confirmed_version"] == row["version"]:
+        if row["status"] == ACTIVE and is_confirmed(row):
             return activation_json(row), resources_of(conn, row["id"], scope.kind), False
-        target = Target(row["extension"], row["bundle"], row["profile"])
-        resolved = resolve(scope, target, config=config)
+        resolved = resolve(scope, Target(row["extension"], row["bundle"], row["profile"]), config=config)
         projection = resolved.projection
         if projection.activation_digest != row["activation_digest"]:
-            raise PkgmgrError(f"the installed files of {row['extension']} no longer produce version "
-                              f"{row['version']} of {row['id']}", code="tree_modified",
+            raise PkgmgrError(f"the installed files of {row['extension']} {row['extension_version']} no longer "
+                              f"produce version {row['version']} of {row['id']} (activation digest "
+                              f"{projection.activation_digest}, recorded {row['activation_digest']})",
+                              code="tree_modified",
                               hint=f"'pkgmgr ext verify {row['extension']}' lists the changed files")
-        raise_findings(findings_for(conn, scope, resolved.profile, exclude=row["id"]), f"cannot confirm {row['id']}")
+        raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile, activation=row["id"]),
+                       f"cannot confirm {row['id']}")
         now = now_utc()
         with transaction(conn):
             conn.execute(
@@ -290,52 +330,64 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
 def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Any, ...], *,
                       deactivate_missing: bool, confirm_always: bool) -> list[dict[str, Any]]:
     """Recompute each activation of `installed` after its version changed (SPEC 9.3 "On
-    update"): unchanged digest -> nothing; changed -> version + 1 and re-projection; a new
-    non-empty network digest (or policy confirm=always) -> confirmation cleared, projection
-    withdrawn, awaiting confirmation. Raises bundle_missing / scope-rule errors (the caller's
-    transaction then rolls back)."""
+    update"), inside the caller's transaction:
+
+    - activation digest unchanged -> only `extension_version` follows (`change: unchanged`);
+    - changed -> `version` + 1 and re-projection (`change: updated`); the confirmation carries
+      over while the network digest still equals the confirmed one (`confirmed_version` keeps
+      naming the version that was confirmed);
+    - a network digest that is not empty and not the confirmed one, or any change under policy
+      confirm = "always" -> confirmation cleared, projection withdrawn, `awaiting_confirmation`;
+    - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it
+      (`status: deactivated`).
+
+    Raises bundle_missing and the scope-rule errors; the caller's transaction then rolls back,
+    so the old version stays installed and every activation as it was."""
     rows = conn.execute("SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,)).fetchall()
+    if not rows:
+        return []
     results: list[dict[str, Any]] = []
     now = now_utc()
+    visible = visible_from(conn, scope)  # once; kept current as activations are re-projected below
     for row in rows:
         bundle = next((b for b in bundles if b.name.lower() == row["bundle"].lower()), None)
         profile = bundle.profile(row["profile"]) if bundle is not None else None
-        if profile is None:
+        if bundle is None or profile is None:
             if not deactivate_missing:
+                missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
                 raise PkgmgrError(
-                    f"{installed.name} {installed.version} no longer has profile {row['bundle']}/{row['profile']}, "
-                    f"which activation {row['id']} uses", code="bundle_missing",
+                    f"{installed.name} {installed.version} no longer has {missing}, which activation {row['id']} "
+                    "uses; nothing was changed", code="bundle_missing",
+                    details={"activation": activation_json(row)},
                     hint="pass --deactivate-missing to deactivate it as part of the update")
             _withdraw(conn, row["id"])
             conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
-            results.append({**activation_json(row), "status": "deactivated"})
+            visible.replace(row["id"])
+            results.append({**activation_json(row), "status": "deactivated", "change": "deactivated"})
             continue
         projection = compute(scope, installed, bundle, profile)
-        raise_findings(findings_for(conn, scope, profile, exclude=row["id"]),
+        raise_findings(findings_for(conn, scope, bundle, profile, activation=row["id"], visible=visible),
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
         if projection.activation_digest == row["activation_digest"]:
             conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
             results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
             continue
-        version = row["version"] + 1
         network = projection.network_digest
         needs_confirmation = confirm_always or (network != "" and network != row["confirmed_digest"])
+        conn.execute(
+            "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
+            "activation_digest = ?, primary_channel = ?, updated_at = ? WHERE id = ?",
+            (installed.version, row["version"] + 1, AWAITING if needs_confirmation else ACTIVE, network,
+             projection.activation_digest, projection.primary_channel, now, row["id"]))
         if needs_confirmation:
-            conn.execute(
-                "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
-                "activation_digest = ?, primary_channel = ?, confirmed_version = NULL, confirmed_digest = NULL, "
-                "confirmed_at = NULL, confirmed_by = NULL, updated_at = ? WHERE id = ?",
-                (installed.version, version, AWAITING, network, projection.activation_digest,
-                 projection.primary_channel, now, row["id"]))
+            conn.execute("UPDATE activations SET confirmed_version = NULL, confirmed_digest = NULL, "
+                         "confirmed_at = NULL, confirmed_by = NULL WHERE id = ?", (row["id"],))
             _withdraw(conn, row["id"])
+            visible.replace(row["id"])
         else:
-            conn.execute(
-                "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
-                "activation_digest = ?, primary_channel = ?, confirmed_version = CASE WHEN ? = '' THEN "
-                "confirmed_version ELSE ? END, updated_at = ? WHERE id = ?",
-                (installed.version, version, ACTIVE, network, projection.activation_digest,
-                 projection.primary_channel, network, version, now, row["id"]))
             _project(conn, projection)
+            visible.replace(row["id"], profile.agent_names(),
+                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
         updated = conn.execute("SELECT * FROM activations WHERE id = ?", (row["id"],)).fetchone()
         results.append({**activation_json(updated), "change": "updated"})
     return results
@@ -353,7 +405,8 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
         raise PkgmgrError(f"cannot {action} {installed.name}: it has {len(rows)} activation(s): {ids}",
                           code="extension_has_active_bundles",
                           details={"activations": [activation_json(r) for r in rows]},
-                          hint=f"pass --deactivate to deactivate them, or 'pkgmgr bundle deactivate ACT' first")
+                          hint="pass --deactivate to deactivate them in the same step, or "
+                               "'pkgmgr bundle deactivate ACT' first")
     for row in rows:
         _withdraw(conn, row["id"])
         conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))

@@ -19,12 +19,16 @@ from pkgmgr.jsonutil import canonical_json
 
 @dataclass(frozen=True)
 class Resource:
+    """One projected resource; `stored` is the canonical JSON of `record`, the text kept in the
+    catalog (for structured resources `sha256` is its digest)."""
+
     id: str
     kind: str
     name: str
     sha256: str
     source_path: str
     record: dict[str, Any]
+    stored: str
 
 
 @dataclass(frozen=True)
@@ -40,13 +44,16 @@ class Projection:
 
 
 def _structured(kind: str, act: str, name: str, record: dict[str, Any], source_path: str) -> Resource:
-    digest = hashlib.sha256(canonical_json(record).encode("utf-8")).hexdigest()
-    return Resource(resource_id(kind, act, name), kind, name, digest, source_path, record)
+    text = canonical_json(record)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return Resource(resource_id(kind, act, name), kind, name, digest, source_path, record, text)
 
 
 def _file(kind: str, act: str, agent: str, content: bytes, source_path: str) -> Resource:
+    """SOUL.md / HEARTBEAT.md: the digest is over the file bytes (SPEC 9.2)."""
     record = {"agent": agent, "content": content.decode("utf-8")}
-    return Resource(resource_id(kind, act, agent), kind, agent, hashlib.sha256(content).hexdigest(), source_path, record)
+    return Resource(resource_id(kind, act, agent), kind, agent, hashlib.sha256(content).hexdigest(), source_path,
+                    record, canonical_json(record))
 
 
 def project(*, extension: str, bundle: Any, profile: Any, network_digest: str, scope_kind: str,

@@ -5,20 +5,23 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from pkgmgr.activation.ids import RESOURCE_PREFIXES
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
 
-RESOURCE_KINDS = ("agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout")
+RESOURCE_KINDS = tuple(RESOURCE_PREFIXES)  # agent, agent.soul, agent.heartbeat, channel, job, trigger, window_layout
 
 
 def register(commands: "Commands") -> None:
     bundle = commands.group("bundle", "preview, activate and confirm bundle profiles",
                             "Project bundle profiles of installed extensions into the global or a workspace scope. "
                             "TARGET is EXT[:BUNDLE[/PROFILE]]; the bundle defaults to the extension's only one, the "
-                            "profile to 'default'. An activation lives in the scope its extension is installed in.")
+                            "profile to 'default'. An activation lives in the scope its extension is installed in. "
+                            "ACT ids are matched case-insensitively; show, confirm and deactivate look in the "
+                            "chosen scope first, then (from a workspace) in global.")
     p = bundle.command("preview", cmd_preview, "show what activating a profile would do (writes nothing)",
                        "Resolve and validate a profile in the chosen scope and show the activation id, the network "
                        "and activation digests, the inventory, conflicts and whether confirmation will be needed.",
@@ -31,8 +34,8 @@ def register(commands: "Commands") -> None:
                        "With one, pass the digest shown by 'bundle preview' as --confirm-network-requirement to "
                        "activate and confirm in one step; without it the activation awaits confirmation (exit 8) "
                        "and nothing is projected.",
-                       "pkgmgr bundle activate review-pack\n"
-                       "pkgmgr bundle activate marketing-linear --confirm-network-requirement 884e12e9...")
+                       "pkgmgr bundle activate marketing-linear\n"
+                       "pkgmgr bundle activate marketing-linear --confirm-network-requirement 884e12e9... --as alice")
     p.add_argument("target", metavar="TARGET")
     p.add_argument("--confirm-network-requirement", metavar="DIGEST",
                    help="the network requirement digest you reviewed (from 'bundle preview')")
@@ -77,7 +80,8 @@ def _inventory(profile: Any) -> dict[str, Any]:
                     "provider": a.front_matter.get("provider"), "soul": a.soul is not None,
                     "heartbeat": a.heartbeat is not None} for a in profile.agents],
         "channels": profile.channels.record(),
-        "jobs": [{"name": j.name, "agent": j.agent, "enabled": j.enabled, "schedule": j.schedule} for j in profile.jobs],
+        "jobs": [{"name": j.name, "agent": j.agent, "enabled": j.enabled, "schedule": j.schedule}
+                 for j in profile.jobs],
         "triggers": [{"name": t.name, "agent": t.agent, "event": t.event} for t in profile.triggers],
         "layouts": [{"id": lay.id, "display_name": lay.display_name, "path": lay.path} for lay in profile.layouts],
     }
@@ -116,15 +120,17 @@ def render_inventory(p: Printer, inventory: dict[str, Any]) -> None:
 
 
 def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.activation.lifecycle import (ACTIVE, AWAITING, Target, activation_json, findings_for,
-                                             get_activation, resolve)
+    from pkgmgr.activation.lifecycle import ACTIVE, AWAITING, Target, activation_json, findings_for, get_activation, \
+        resolve
+    from pkgmgr.activation.render import scope_options
+    from pkgmgr.manifest.network import normalize_network
 
     scope = target_scope(ctx)
     resolved = resolve(scope, Target.parse(args.target), config=ctx.config)
     projection = resolved.projection
-    conn = scope.reader()
+    conn = scope.reader()  # never creates state.db: a preview writes nothing
     existing = get_activation(conn, projection.activation_id)
-    findings = findings_for(conn, scope, resolved.profile, exclude=projection.activation_id)
+    findings = findings_for(conn, scope, resolved.bundle, resolved.profile, activation=projection.activation_id)
     needs_confirmation = projection.network_digest != ""
     if existing is not None:
         activation = activation_json(existing)
@@ -137,6 +143,7 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
             "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
             "confirmed_version": None, "confirmed_digest": None, "confirmed_at": None, "confirmed_by": None,
         }
+    network, _ = normalize_network(resolved.installed.manifest.get("network_participation"))
     data = {
         "activation": activation,
         "exists": existing is not None,
@@ -145,44 +152,55 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
                       for r in projection.resources],
         "conflicts": [f.to_json() for f in findings],
         "confirmation_required": needs_confirmation,
-        "network_requirement": _network_requirement(resolved.installed),
+        "network_requirement": network if network and network.get("required") else None,
     }
+    command = f"pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle activate {args.target}"
 
     def human(p: Printer) -> None:
+        state = f" (already activated: version {existing['version']}, {existing['status']})" if existing else ""
         p.kv([
-            ("activation", projection.activation_id + (" (exists, status " + existing["status"] + ")" if existing else "")),
+            ("activation", projection.activation_id + state),
             ("target", f"{resolved.installed.name} {resolved.installed.version}: bundle {projection.bundle}, "
                        f"profile {projection.profile}"),
             ("scope", scope.kind + (f" ({scope.workspace_path})" if scope.workspace_path else "")),
             ("network digest", projection.network_digest or "(none)"),
             ("activation digest", projection.activation_digest),
-            ("resources", len(projection.resources)),
+            ("resources", _resource_counts(projection.resources)),
         ])
         render_inventory(p, data["inventory"])
         p.line()
         for finding in findings:
             p.line(f"conflict [{finding.code}]: {finding.message}")
+        requirement = data["network_requirement"]
         if needs_confirmation:
-            req = data["network_requirement"] or {}
+            scopes = ", ".join(requirement.get("channel_scopes", [])) if requirement else ""
             p.line(f"confirmation required: this profile needs live network participation "
-                   f"(channel scopes: {', '.join(req.get('channel_scopes', [])) or 'none'}).")
-            p.line(f"  to activate and confirm: pkgmgr{' --scope workspace' if scope.kind == 'workspace' else ''} "
-                   f"bundle activate {args.target} --confirm-network-requirement {projection.network_digest}")
-        elif not findings:
+                   f"(channel scopes: {scopes or 'none'}); review it, then confirm digest {projection.network_digest}")
+        else:
             p.line("no confirmation needed: activating projects the resources at once")
+        if existing is not None:
+            p.line(f"already activated; 'pkgmgr bundle show {existing['id']}' shows it")
+        elif findings:
+            p.line("activation would fail until the conflicts above are resolved")
+        elif needs_confirmation:
+            p.line(f"to activate and confirm: {command} --confirm-network-requirement {projection.network_digest}")
+        else:
+            p.line(f"to activate: {command}")
 
     return Output(data, human)
 
 
-def _network_requirement(installed: Any) -> dict[str, Any] | None:
-    from pkgmgr.manifest import parse_manifest
-
-    return parse_manifest(installed.manifest, file="extension.toml", root=None).network
+def _resource_counts(resources: Any) -> str:
+    counts: dict[str, int] = {}
+    for resource in resources:
+        counts[resource.kind] = counts.get(resource.kind, 0) + 1
+    detail = ", ".join(f"{count} {kind}" for kind, count in sorted(counts.items()))
+    return f"{len(resources)}" + (f" ({detail})" if detail else "")
 
 
 def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any]], headline: str,
                        error: Any = None) -> Output:
-    from pkgmgr.activation.render import activation_pairs
+    from pkgmgr.activation.render import activation_pairs, confirm_command
 
     def human(p: Printer) -> None:
         if headline:
@@ -190,8 +208,12 @@ def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any
         p.kv(activation_pairs(activation))
         if resources:
             p.line()
-            p.table(["KIND", "NAME", "ID", "DIGEST"], [(r["kind"], r["name"], r["id"], r["digest"][:16])
-                                                       for r in resources])
+            p.table(["KIND", "NAME", "ID", "DIGEST", "SOURCE"],
+                    [(r["kind"], r["name"], r["id"], r["digest"][:16], r["source_path"]) for r in resources])
+        elif activation["status"] == "awaiting_confirmation":
+            p.line()
+            p.line("nothing is projected until the activation is confirmed; after reviewing it run:")
+            p.line(f"  {confirm_command(activation)}")
 
     return Output({"activation": activation, "resources": resources}, human, error)
 
@@ -205,23 +227,26 @@ def cmd_activate(ctx: Context, args: argparse.Namespace) -> Output:
                                      confirm_digest=args.confirm_network_requirement, lock_timeout=ctx.lock_timeout,
                                      confirmed_by=args.as_name)
     error = confirmation_error([activation]) if activation["status"] == AWAITING else None
-    headline = f"activated {activation['id']}" if error is None else f"created {activation['id']} (awaiting confirmation)"
+    headline = (f"activated {activation['id']}: {len(resources)} resource(s) projected" if error is None
+                else f"created {activation['id']}, awaiting confirmation of its network requirement")
     return _activation_output(activation, resources, headline, error)
 
 
 def cmd_confirm(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.activation.lifecycle import confirm
 
-    scope = target_scope(ctx)
+    scope = _find_scope_of(ctx, args.activation)
     activation, resources, changed = confirm(scope, args.activation, expected_version=args.expected_version,
                                              confirmed_by=args.as_name, config=ctx.config,
                                              lock_timeout=ctx.lock_timeout)
-    headline = (f"confirmed {activation['id']} version {activation['version']}" if changed
-                else f"{activation['id']} version {activation['version']} was already confirmed")
+    headline = (f"confirmed {activation['id']} version {activation['version']}: {len(resources)} resource(s) "
+                "projected" if changed else f"{activation['id']} version {activation['version']} was already confirmed")
     return _activation_output(activation, resources, headline)
 
 
 def _find_scope_of(ctx: Context, act_id: str) -> Any:
+    """The visible scope holding `act_id` (nearest first), else the target scope (whose lookup
+    then reports not_found)."""
     from pkgmgr.activation.lifecycle import get_activation
 
     for scope in visible_scopes(ctx):
@@ -247,11 +272,17 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         if not items:
             p.line("no activations")
             return
-        p.table(["ID", "EXTENSION", "BUNDLE/PROFILE", "SCOPE", "VERSION", "STATUS"],
+        p.table(["ID", "EXTENSION", "BUNDLE/PROFILE", "SCOPE", "VERSION", "STATUS", "CONFIRMED"],
                 [(a["id"], f"{a['extension']} {a['extension_version']}", f"{a['bundle']}/{a['profile']}", a["scope"],
-                  a["version"], a["status"]) for a in items])
+                  a["version"], a["status"], _confirmed_cell(a)) for a in items])
 
     return Output({"activations": items}, human)
+
+
+def _confirmed_cell(a: dict[str, Any]) -> str:
+    if a.get("confirmed_at"):
+        return f"v{a['confirmed_version']} by {a['confirmed_by']}"
+    return "no" if a["status"] == "awaiting_confirmation" else "-"
 
 
 def cmd_deactivate(ctx: Context, args: argparse.Namespace) -> Output:
@@ -259,7 +290,7 @@ def cmd_deactivate(ctx: Context, args: argparse.Namespace) -> Output:
 
     scope = _find_scope_of(ctx, args.activation)
     activation, resources = deactivate(scope, args.activation, lock_timeout=ctx.lock_timeout)
-    return Output({"deactivated": activation, "resources": resources},
+    return Output({"deactivated": activation, "activation": activation, "resources": resources},
                   f"deactivated {activation['id']} and removed {len(resources)} resource(s)")
 
 

@@ -1,0 +1,73 @@
+"""Stable ids (SPEC 9.1), each expected value computed here with hashlib."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.activation.ids import RESOURCE_PREFIXES, activation_id, resource_id, stable_id
+
+from .helpers import NAME, activate, installed, make_ext, ok
+
+
+def expected(prefix: str, *parts: str) -> str:
+    return prefix + "_" + hashlib.sha256("\n".join(p.strip() for p in parts).encode("utf-8")).hexdigest()[:16]
+
+
+def test_stable_id_strips_each_part_and_keeps_sixteen_hex() -> None:
+    assert stable_id("x", [" a ", "b\n"]) == expected("x", "a", "b")
+    assert stable_id("x", ["a", "b"]) == "x_" + hashlib.sha256(b"a\nb").hexdigest()[:16]
+    assert len(stable_id("act", ["only"])) == len("act_") + 16
+
+
+def test_activation_id_lower_cases_names_and_keeps_the_workspace_path() -> None:
+    assert activation_id("Crew-Ext", "Crew", "Default", "global", "") == \
+        "act_" + hashlib.sha256(b"crew-ext\ncrew\ndefault\nglobal\n").hexdigest()[:16]
+    ws = "/srv/work/Project"
+    assert activation_id("crew-ext", "crew", "default", "workspace", ws) == \
+        expected("act", "crew-ext", "crew", "default", "workspace", ws)
+    assert activation_id("a", "b", "c", "global", "") != activation_id("a", "b", "c", "workspace", ws)
+
+
+@pytest.mark.parametrize("kind, prefix", [("agent", "agt"), ("agent.soul", "sol"), ("agent.heartbeat", "hbt"),
+                                          ("channel", "chn"), ("job", "job"), ("trigger", "trg"),
+                                          ("window_layout", "lay")])
+def test_resource_prefixes(kind: str, prefix: str) -> None:
+    assert RESOURCE_PREFIXES[kind] == prefix
+    assert resource_id(kind, "act_0123456789abcdef", "planner") == expected(prefix, "act_0123456789abcdef", "planner")
+
+
+def test_ids_of_a_real_activation_in_both_scopes(tmp_path: Path, home: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    make_ext(tmp_path / "src", scopes=None)
+    installed(tmp_path / "src")
+    installed(tmp_path / "src", workspace=workspace)
+    act = expected("act", NAME, "crew", "default", "global", "")
+    assert activate()["activation"]["id"] == act
+    ws_act = expected("act", NAME, "crew", "default", "workspace", str(workspace))
+    # the workspace activation needs its own agent names: deactivate the global one first
+    ok("bundle", "deactivate", act)
+    document = activate(workspace=workspace)
+    assert document["activation"]["id"] == ws_act
+    ids = {(r["kind"], r["name"]): r["id"] for r in document["resources"]}
+    assert ids == {
+        ("agent", "planner"): expected("agt", ws_act, "planner"),
+        ("agent.soul", "planner"): expected("sol", ws_act, "planner"),
+        ("channel", "ops"): expected("chn", ws_act, "ops"),
+        ("job", "daily"): expected("job", ws_act, "daily"),
+        ("trigger", "on-issue"): expected("trg", ws_act, "on-issue"),
+        ("window_layout", "two-up"): expected("lay", ws_act, "two-up"),
+    }
+
+
+def test_lookups_of_activation_ids_are_case_insensitive(tmp_path: Path, home: Path) -> None:
+    make_ext(tmp_path / "src", scopes=None)
+    installed(tmp_path / "src")
+    act = activate("CREW-EXT:Crew/DEFAULT")["activation"]["id"]
+    assert act == expected("act", NAME, "crew", "default", "global", "")
+    assert ok("bundle", "show", act.upper().replace("ACT_", "Act_"))["activation"]["id"] == act
+    assert ok("bundle", "show", f" {act.upper()} ")["activation"]["id"] == act
+    assert ok("bundle", "deactivate", act.upper())["deactivated"]["id"] == act
