@@ -6,6 +6,7 @@ through `edit_config` so a user's comments survive.
 
 from __future__ import annotations
 
+import math
 import os
 import re
 import tomllib
@@ -15,6 +16,8 @@ from typing import Any, Iterator
 from contextlib import contextmanager
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.fsutil import user_path
+from pkgmgr.jsonutil import key_path
 
 DEFAULT_RESERVED_AGENTS = ("coordinator", "dreaming-curator")
 MIB = 1024 * 1024
@@ -64,7 +67,7 @@ class Config:
 
 def config_path(home: Path) -> Path:
     env = os.environ.get("PKGMGR_CONFIG")
-    return Path(env).expanduser() if env else home / "config.toml"
+    return user_path(env) if env else home / "config.toml"
 
 
 def load_config(home: Path) -> Config:
@@ -104,14 +107,19 @@ def _checked_host_version(value: str | None, key: str, file: str = "environment"
 
 
 def parse_config(raw: bytes, path: Path) -> Config:
+    """Parse and validate `config.toml`. Raises `ValidationFailed(invalid_config)`."""
     file = str(path)
     try:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ValidationFailed([Problem("invalid_config", file, "", f"not valid TOML: {exc}")]) from exc
+    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
+        raise ValidationFailed([Problem("invalid_config", file, "", "not valid TOML: nested too deeply")]) from None
     from pkgmgr.schemas import schema_problems
 
     problems = schema_problems(data, "config", file=file, code="invalid_config")
+    # JSON Schema lets NaN through every bound (NaN compares false), and an infinite limit is none
+    problems += [Problem("invalid_config", file, key, "must be a finite number") for key in _non_finite(data, [])]
     if problems:
         raise ValidationFailed(problems)
     host = data.get("host", {})
@@ -141,6 +149,18 @@ def parse_config(raw: bytes, path: Path) -> Config:
         network=network,
         registries=registries,
     )
+
+
+def _non_finite(value: Any, path: list[Any]) -> Iterator[str]:
+    """Key paths of NaN and infinite floats anywhere in `value`."""
+    if isinstance(value, float) and not math.isfinite(value):
+        yield key_path(path)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _non_finite(item, [*path, key])
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _non_finite(item, [*path, index])
 
 
 @contextmanager

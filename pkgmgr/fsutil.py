@@ -8,6 +8,12 @@ import tempfile
 from pathlib import Path
 
 
+def user_path(text: str | os.PathLike[str]) -> Path:
+    """`~` and `~user` expanded; an unknown `~user` stays as written (where Path.expanduser raises
+    RuntimeError, which would surface as an internal error)."""
+    return Path(os.path.expanduser(text))
+
+
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
     """Write `data` to a temporary file beside `path`, fsync it, then `os.replace` it in."""
     path = Path(path)

@@ -99,28 +99,47 @@ def install(
         return batch
     if options.dry_run:
         for index, item in fetched.items():
-            _dry_run(batch.results[index], item, config=config, options=options)
+            if _preview(batch.results[index], item, config=config, options=options):
+                batch.results[index].status = "planned"
         return batch
-    with scope.writer(lock_timeout):
-        for index, item in fetched.items():
+    if not options.yes and confirm is not None:
+        # ask before taking the writer lock, so that a prompt left open never blocks other writers
+        for index in [i for i in fetched if plans[i].needs_consent]:
             result = batch.results[index]
-            try:
-                staging = scope.new_staging()
-                try:
-                    prepared = prepare(item, staging, config=config, options=options)
-                    result.summary = prepared.summary()
-                    result.name, result.version = prepared.name, prepared.version
-                    if plans[index].needs_consent and not options.yes and confirm is not None:
-                        if not confirm(result.summary):
-                            raise PkgmgrError(f"{prepared.name} {prepared.version}: not confirmed",
-                                              code="unverified_source")
-                    outcome = commit(scope, prepared, options)
-                finally:
-                    scope.discard(staging)
-                result.outcome, result.status = outcome, outcome.action
-            except PkgmgrError as error:
+            if not _preview(result, fetched[index], config=config, options=options):
+                del fetched[index]
+            elif not confirm(result.summary or {}):
+                result.status = "failed"
+                result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code="unverified_source")
+                del fetched[index]
+        if not fetched:
+            return batch
+    try:
+        with scope.writer(lock_timeout):
+            for index, item in fetched.items():
+                _commit_one(scope, batch.results[index], item, config=config, options=options)
+    except PkgmgrError as error:  # the lock or the state database: what was not committed fails with it
+        for index in fetched:
+            result = batch.results[index]
+            if result.status == "pending":
                 result.status, result.error = "failed", error
     return batch
+
+
+def _commit_one(scope: Scope, result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> None:
+    """Prepare and commit one fetched ref (writer lock held); a failure lands in `result`."""
+    try:
+        staging = scope.new_staging()
+        try:
+            prepared = prepare(item, staging, config=config, options=options)
+            result.summary = prepared.summary()
+            result.name, result.version = prepared.name, prepared.version
+            outcome = commit(scope, prepared, options)
+        finally:
+            scope.discard(staging)
+        result.outcome, result.status = outcome, outcome.action
+    except PkgmgrError as error:
+        result.status, result.error = "failed", error
 
 
 def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
@@ -151,13 +170,15 @@ def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
         return error
 
 
-def _dry_run(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> None:
-    """Validate and summarise in a throw-away directory outside the scope; write nothing."""
-    with tempfile.TemporaryDirectory(prefix="pkgmgr-dry-run-") as tmp:
+def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> bool:
+    """Validate and summarise in a throw-away directory outside the scope (a dry run, or what a
+    prompt shows); write nothing. False, with the error in `result`, when it would fail."""
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
             prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
         except PkgmgrError as error:
             result.status, result.error = "failed", error
-            return
+            return False
         result.summary = prepared.summary()
-        result.name, result.version, result.status = prepared.name, prepared.version, "planned"
+        result.name, result.version = prepared.name, prepared.version
+        return True

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import user_path
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
-_GITHUB_RE = re.compile(r"^github:([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:@(.+))?$")
+# GitHub's own rules: owners are letters, digits and inner '-'; repositories are never '.' or '..'
+_GITHUB_RE = re.compile(
+    r"github:([A-Za-z0-9][A-Za-z0-9-]{0,38})"  # OWNER
+    r"/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})"  # REPO
+    r"(?:@(\S+))?"  # TAG
+)
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
 
 @dataclass(frozen=True)
@@ -28,10 +36,10 @@ class Ref:
 
 def parse_ref(text: str) -> Ref:
     """Classify an install ref (SPEC 4). Raises `usage` for something that is none of them."""
-    if not text or text != text.strip():
+    if not text or text != text.strip() or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
         raise PkgmgrError(f"{text!r} is not an extension reference", code="usage")
     if text.startswith("github:"):
-        match = _GITHUB_RE.match(text)
+        match = _GITHUB_RE.fullmatch(text)
         if not match:
             raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@TAG]", code="usage")
         owner, repo, tag = match.groups()
@@ -39,13 +47,15 @@ def parse_ref(text: str) -> Ref:
     if text.startswith(("https://", "http://")):
         return Ref("url", text, url=text)
     if text.startswith((".", "/", "~")) or "/" in text:
-        return Ref("path", text, path=Path(text).expanduser())
+        return Ref("path", text, path=user_path(text))
     name, sep, spec = text.partition("@")
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
+        looks_local = text.lower().endswith(_ARCHIVE_SUFFIXES) or os.path.exists(text)
         raise PkgmgrError(
             f"{text!r} is not an extension name (lower-case letters, digits and '-'), a path, "
             "github:OWNER/REPO or an https:// URL",
             code="usage",
+            hint=f"write ./{text} to install the file or directory of that name" if looks_local else None,
         )
     if not sep:
         return Ref("name", text, name=name, spec="")

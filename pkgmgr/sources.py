@@ -5,6 +5,8 @@ plans into local files. Local paths are handled here; registries, GitHub and URL
 
 from __future__ import annotations
 
+import errno
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -38,13 +40,20 @@ class Plan:
 
 
 def plan_path(ref: Ref) -> Plan:
-    """A directory or an archive file on disk. Raises not_found."""
+    """A directory or an archive file on disk. Raises not_found, and invalid_archive for anything else
+    (a FIFO, a device)."""
     assert ref.path is not None
     path = ref.path.absolute()
-    if path.is_dir():
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
+            raise  # permissions and the like: the CLI reports what could not be accessed
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+    if stat.S_ISDIR(info.st_mode):
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
-    if path.is_file():
+    if stat.S_ISREG(info.st_mode):
         from pkgmgr.net.hashing import file_sha256
 
         def fetch(reporter: Reporter) -> Fetched:
@@ -52,6 +61,4 @@ def plan_path(ref: Ref) -> Plan:
                            source_url=str(path), label=ref.text)
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
-    if path.exists():
-        raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
-    raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found")
+    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")

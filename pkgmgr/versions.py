@@ -24,16 +24,20 @@ def strip_v(text: str) -> str:
     return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
 
 
-@lru_cache(maxsize=4096)
 def parse_semver(text: str) -> Version:
     """Parse a semantic version (a leading `v` stripped) that must also be a PEP 440 version.
 
     Raises ValueError with a message fit for a validation problem.
     """
-    if not isinstance(text, str):
+    if not isinstance(text, str):  # checked before the cache, which cannot hash a list or a dict
         raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
+    return _parse_semver(text)
+
+
+@lru_cache(maxsize=4096)
+def _parse_semver(text: str) -> Version:
     candidate = strip_v(text.strip()) if text.strip() == text else text
-    if not _SEMVER.match(candidate):
+    if not _SEMVER.fullmatch(candidate):
         raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
     try:
         return Version(candidate)
@@ -54,10 +58,16 @@ def normalize_semver(text: str) -> str:
     return strip_v(text)
 
 
-@lru_cache(maxsize=1024)
 def parse_specifier(text: str) -> SpecifierSet:
     """A PEP 440 specifier set; `""` and `"*"` mean any version. Raises ValueError."""
-    text = (text or "").strip()
+    if text is not None and not isinstance(text, str):
+        raise ValueError(f"{_quote(text)} is not a version specifier (PEP 440, e.g. '>=0.2,<0.4')")
+    return _parse_specifier(text or "")
+
+
+@lru_cache(maxsize=1024)
+def _parse_specifier(text: str) -> SpecifierSet:
+    text = text.strip()
     if text in ("", "*"):
         return SpecifierSet("")
     try:

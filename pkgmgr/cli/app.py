@@ -11,13 +11,13 @@ import argparse
 import sys
 import textwrap
 import traceback
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
 from pkgmgr.cli.output import Output, Printer, error_document, print_error, write_json
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import user_path
 
 Handler = Callable[[Context, argparse.Namespace], Output]
 
@@ -78,9 +78,11 @@ def global_options() -> argparse.ArgumentParser:
 class Commands:
     """Helper handed to each command module to declare its parsers in one style."""
 
-    def __init__(self, subparsers: Any, parent: argparse.ArgumentParser) -> None:
+    def __init__(self, subparsers: Any, parent: argparse.ArgumentParser,
+                 owner: argparse.ArgumentParser | None = None) -> None:
         self._subparsers = subparsers
         self._parent = parent
+        self._owner = owner  # a group's parser: its help gathers the first example of each command
 
     def group(self, name: str, help: str, description: str) -> "Commands":
         parser = self._subparsers.add_parser(
@@ -89,7 +91,7 @@ class Commands:
         )
         parser.set_defaults(handler=None, group_parser=parser)
         sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-        return Commands(sub, self._parent)
+        return Commands(sub, self._parent, parser)
 
     def command(self, name: str, handler: Handler, help: str, description: str, examples: str = "",
                 aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
@@ -99,6 +101,9 @@ class Commands:
             formatter_class=argparse.RawDescriptionHelpFormatter, aliases=list(aliases),
         )
         parser.set_defaults(handler=handler)
+        if examples and self._owner is not None:
+            first = textwrap.dedent(examples).strip("\n").splitlines()[0]
+            self._owner.epilog = (self._owner.epilog or "examples:") + "\n  " + first
         return parser
 
 
@@ -131,8 +136,8 @@ def build_parser() -> Parser:
 
 def make_context(args: argparse.Namespace) -> Context:
     options = {**GLOBAL_DEFAULTS, **{k: v for k, v in vars(args).items() if k in GLOBAL_DEFAULTS}}
-    home = Path(options["home"]).expanduser() if options["home"] else default_home()
-    workspace = Path(options["workspace"]).expanduser() if options["workspace"] else None
+    home = user_path(options["home"]) if options["home"] else default_home()
+    workspace = user_path(options["workspace"]) if options["workspace"] else None
     return Context(
         output=options["output"],
         home=home.absolute(),

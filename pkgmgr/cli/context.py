@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.config import Config, load_config
+from pkgmgr.fsutil import user_path
 
 
 def default_home() -> Path:
     env = os.environ.get("PKGMGR_HOME")
     if env:
-        return Path(env).expanduser()
+        return user_path(env)
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("pkgmgr", appauthor=False))
@@ -85,10 +86,14 @@ def _isatty(stream: Any) -> bool:
 def workspace_dir(ctx: Context) -> Path:
     """The workspace: --workspace, else discovered from the current directory (SPEC 11)."""
     if ctx.workspace_arg is not None:
-        return ctx.workspace_arg
+        if not ctx.workspace_arg.is_dir():  # a typo must not become a new directory tree
+            from pkgmgr.errors import PkgmgrError
+
+            raise PkgmgrError(f"workspace {ctx.workspace_arg} is not a directory", code="not_found")
+        return ctx.workspace_arg.resolve()  # one spelling: activation ids and approvals key on it
     from pkgmgr.store.scope import discover_workspace
 
-    return discover_workspace(Path.cwd())
+    return discover_workspace(Path.cwd()).resolve()
 
 
 def target_scope(ctx: Context, scope: str | None = None) -> Any:
@@ -97,7 +102,11 @@ def target_scope(ctx: Context, scope: str | None = None) -> Any:
 
     kind = scope or ctx.scope
     if kind == "workspace":
-        return workspace_scope(workspace_dir(ctx), ctx.home)
+        from pkgmgr.workspace.trust import check_store
+
+        scope = workspace_scope(workspace_dir(ctx), ctx.home)
+        check_store(ctx.home, scope)
+        return scope
     return global_scope(ctx.home)
 
 

@@ -31,15 +31,26 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.store.scope import global_scope, workspace_scope
 
     scopes = [global_scope(ctx.home)]
-    workspace = workspace_scope(workspace_dir(ctx))
+    workspace = workspace_scope(workspace_dir(ctx), ctx.home)
+    unknown_store = None
     if workspace.root.is_dir():
-        scopes.append(workspace)
+        from pkgmgr.workspace.trust import store_is_known
+
+        if store_is_known(ctx.home, workspace):
+            scopes.append(workspace)
+        else:  # a committed or copied .pkgmgr/: never opened (nor migrated, nor repaired) before it is adopted
+            unknown_store = workspace.root
     repaired, findings = [], []
     for scope in scopes:
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
         findings.extend(check_scope(scope, config=ctx.config))
         scope.close()
+    if unknown_store is not None:
+        from pkgmgr.store.recovery import Finding
+
+        findings.append(Finding("workspace", "store", f"{unknown_store} was not created by pkgmgr for this user "
+                                "here; adopt it with 'pkgmgr trust' before it is checked"))
     data = {
         "ok": not findings,
         "scopes": [{"scope": s.kind, "root": str(s.root)} for s in scopes],

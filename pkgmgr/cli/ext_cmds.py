@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -32,7 +33,9 @@ def register(commands: "Commands") -> "Commands":
                     "by .pkgmgrignore and VCS directories are left out.",
                     "pkgmgr ext pack ./my-extension\npkgmgr ext pack ./my-extension --output dist/my.tar.gz")
     p.add_argument("path", metavar="DIR")
-    p.add_argument("--output", metavar="FILE", help="archive to write (default ./<name>-<version>.tar.gz)")
+    # dest differs from the global -o's "output": sharing it let `-o json` overwrite the file name
+    p.add_argument("--output", dest="output_file", metavar="FILE",
+                   help="archive to write (default ./<name>-<version>.tar.gz)")
 
     p = ext.command("install", cmd_install, "install extensions",
                     "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
@@ -47,6 +50,8 @@ def register(commands: "Commands") -> "Commands":
     add_install_options(p)
     p.add_argument("--pin", action="store_true", help="hold this version: 'ext update' skips it")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
+    p.add_argument("--save", action="store_true",
+                   help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
 
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
@@ -85,6 +90,8 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("names", nargs="+", metavar="NAME")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
+    p.add_argument("--save", action="store_true",
+                   help="remove from the workspace and drop its declaration from pkgmgr.toml")
     return ext
 
 
@@ -133,8 +140,8 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     import tempfile
 
-    path = Path(args.path).expanduser()
-    if not path.exists():
+    path = user_path(args.path)
+    if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
         raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
     if path.is_dir():
         manifest, bundles = _validate_tree(path, ctx.config)
@@ -163,11 +170,12 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import pack_directory
 
-    root = Path(args.path).expanduser()
-    if not root.is_dir():
+    root = user_path(args.path)
+    if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
     manifest, _ = _validate_tree(root, ctx.config)
-    output = Path(args.output).expanduser() if args.output else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz"
+    output = (user_path(args.output_file) if args.output_file
+              else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz")
     result = pack_directory(root, manifest.name, manifest.version, output)
     data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
             "sha256": result.sha256, "size": result.size}
@@ -236,13 +244,25 @@ def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.installer import install
 
+    if args.save:
+        ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
     scope = target_scope(ctx)
+    if args.save:
+        from pkgmgr.workspace.edit import check_saveable
+
+        check_saveable(scope.workspace, args.refs)
     options = install_options(ctx, args)
     batch = install(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
         lock_timeout=ctx.lock_timeout,
     )
+    if args.save and not options.dry_run:
+        from pkgmgr.workspace.edit import save_installed
+
+        saved = save_installed(scope.workspace, ctx.home, batch.results, ctx.warn)
+        if saved:
+            ctx.note(f"declared {', '.join(saved)} in {scope.workspace / 'pkgmgr.toml'}")
     return install_output(ctx, batch, scope.kind)
 
 
@@ -277,7 +297,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
             if result.status == "failed":
                 continue
             if result.status == "skipped":
-                p.line(result.message)
+                p.done([result.message])
                 continue
             if result.status == "planned":
                 p.line(f"would install into the {scope_kind} scope:")
@@ -287,10 +307,10 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
             inst = outcome.installed
             verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
                     "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
-            p.line(f"{verb} {inst.name} {inst.version} ({scope_kind} scope, {inst.source_kind}, "
-                   f"{'verified' if inst.verified else 'unverified'})")
+            p.done([f"{verb} {inst.name} {inst.version} ({scope_kind} scope, {inst.source_kind}, "
+                    f"{'verified' if inst.verified else 'unverified'})"])
             if result.summary and outcome.action != "unchanged":
-                p.lines(summary_lines(result.summary)[1:])
+                p.done(summary_lines(result.summary)[1:])
         if data["activations"]:
             from pkgmgr.activation.render import activation_lines
 
@@ -457,7 +477,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
             parts.append(f"{r['name']} {r['version']}: " + (", ".join(changes) if changes else "directory missing"))
         error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
                             code="tree_modified", details={"extensions": bad},
-                            hint="reinstall with 'pkgmgr ext install NAME@VERSION --force'")
+                            hint=_reinstall_hint(next(i for i in items if i.name == bad[0]["name"])))
 
     def human(p: Printer) -> None:
         for r in results:
@@ -469,6 +489,14 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     return Output({"verified": results}, human, error)
 
 
+def _reinstall_hint(item: "Installed") -> str:
+    """How to put back what was installed, from the source it came from."""
+    ref = {"path": item.source, "archive": item.source, "url": item.source, "github": f"github:{item.source}"}
+    if item.source_kind in ref:
+        return f"reinstall it with 'pkgmgr ext install {ref[item.source_kind]} --force --allow-unverified'"
+    return f"reinstall it with 'pkgmgr ext install {item.name}@{item.version} --force'"
+
+
 # --- enable / disable / remove -------------------------------------------------------------------
 
 
@@ -476,16 +504,29 @@ def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Outpu
     from pkgmgr.store.install import set_enabled
 
     scope = target_scope(ctx)
-    done, activations = [], []
+    _require_store(scope, args.names)
+    done: list[dict[str, Any]] = []
+    activations: list[dict[str, Any]] = []
+    error = None
     with scope.writer(ctx.lock_timeout):
-        for name in args.names:
-            item, changed = set_enabled(scope, name, enabled, deactivate=getattr(args, "deactivate", False))
+        for name in args.names:  # one transaction each; a failure does not hide the others' outcome
+            try:
+                item, changed = set_enabled(scope, name, enabled, deactivate=getattr(args, "deactivate", False))
+            except PkgmgrError as exc:
+                error = error or exc
+                continue
             done.append({"name": item.name, "version": item.version, "scope": item.scope, "enabled": item.enabled})
             activations.extend(changed)
     verb = "enabled" if enabled else "disabled"
     data = {verb: done, "deactivated": activations}
-    return Output(data, lambda p: p.lines([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
-                                          + [f"deactivated {a['id']}" for a in activations]))
+    return Output(data, lambda p: p.done([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
+                                          + [f"deactivated {a['id']}" for a in activations]), error)
+
+
+def _require_store(scope: Any, names: list[str]) -> None:
+    """A scope never written holds nothing to change: say so without creating its store."""
+    if not scope.exists():
+        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code="not_found")
 
 
 def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
@@ -499,7 +540,13 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.store.install import get_installed, remove
 
+    if args.save:
+        from pkgmgr.workspace.edit import check_saveable
+
+        ctx.scope = "workspace"
     scope = target_scope(ctx)
+    if args.save:
+        check_saveable(scope.workspace)
     if args.dry_run:
         planned = []
         for name in args.names:
@@ -512,6 +559,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
             f"would remove {d['name']} {d['version']} ({d['scope']} scope)"
             + (f" and deactivate {len(d['activations'])} activation(s)" if d["activations"] else "")
             for d in planned))
+    _require_store(scope, args.names)
     removed: list[dict[str, Any]] = []
     deactivated: list[dict[str, Any]] = []
     error = None
@@ -524,6 +572,12 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
                 continue
             removed.append({"name": item.name, "version": item.version, "scope": scope.kind})
             deactivated.extend(gone)
+    if args.save:
+        from pkgmgr.workspace.edit import save_removed
+
+        dropped = save_removed(scope.workspace, ctx.home, [r["name"] for r in removed])
+        if dropped:
+            ctx.note(f"dropped {', '.join(dropped)} from {scope.workspace / 'pkgmgr.toml'}")
     data = {"removed": removed, "deactivated": deactivated}
-    return Output(data, lambda p: p.lines([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
+    return Output(data, lambda p: p.done([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
                                           + [f"deactivated {a['id']}" for a in deactivated]), error)

@@ -40,10 +40,13 @@ class Printer:
             from rich.console import Console
 
             tty = _isatty(self.stream)
+            plain = bool(os.environ.get("NO_COLOR"))
             self._console = Console(
                 file=self.stream,
                 highlight=False,
-                no_color=bool(os.environ.get("NO_COLOR")) or None,
+                no_color=plain or None,
+                # rich's no_color still emits bold and the like: NO_COLOR means no escape sequences
+                **({"color_system": None} if plain else {}),
                 width=None if tty else 1000,  # a pipe or a file gets whole lines, not wrapped cells
             )
         return self._console
@@ -54,6 +57,11 @@ class Printer:
     def lines(self, texts: Iterable[str]) -> None:
         for text in texts:
             self.line(text)
+
+    def done(self, texts: Iterable[str]) -> None:
+        """Lines saying what a command did (installed, removed, ...): `-q` drops them."""
+        if not self.quiet:
+            self.lines(texts)
 
     def kv(self, pairs: Sequence[tuple[str, Any]]) -> None:
         width = max((len(k) for k, _ in pairs), default=0)

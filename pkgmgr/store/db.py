@@ -91,6 +91,22 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX resources_activation ON resources (activation_id);
     CREATE INDEX resources_kind_name ON resources (kind, name);
     """,
+    # 4: workspace stores created for this user, and approvals of workspace declarations (SPEC 10;
+    # used in the global scope, which a repository cannot write)
+    """
+    CREATE TABLE workspace_stores (
+        id TEXT PRIMARY KEY,
+        path TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE TABLE trust_approvals (
+        workspace TEXT NOT NULL,
+        digest TEXT NOT NULL,
+        approved_at TEXT NOT NULL,
+        approved_by TEXT NOT NULL,
+        PRIMARY KEY (workspace, digest)
+    );
+    """,
 )
 
 

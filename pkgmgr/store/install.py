@@ -118,6 +118,13 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     if max_scope is not None and fetched.tier != "official":
         max_scope = "workspace"
     tree_sha256, listing = tree_checksum_and_listing(root)
+    if fetched.expected_tree_sha256 is not None and tree_sha256 != fetched.expected_tree_sha256:
+        raise PkgmgrError(
+            f"{manifest.name} {manifest.version}: the installed tree would have checksum {tree_sha256}, "
+            f"but the lock records {fetched.expected_tree_sha256}",
+            code="checksum_mismatch",
+            details={"tree_sha256": tree_sha256, "expected": fetched.expected_tree_sha256},
+        )
     return Prepared(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
 
 
@@ -195,7 +202,8 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
     name, version = prepared.name, prepared.version
     current = get_installed(scope, name)
     if current is not None:
-        if not same_source(current, fetched) and not options.force:
+        from_same_source = same_source(current, fetched)
+        if not from_same_source and not options.force:
             raise PkgmgrError(
                 f"{name} is installed from another source ({current.source_kind} {current.source}); "
                 f"refusing to replace it with {fetched.kind} {fetched.locator}",
@@ -203,7 +211,9 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
                 hint="pass --force to replace it",
             )
         if same_version(current.version, version):
-            if current.tree_sha256 == prepared.tree_sha256:
+            # --force always replaces: it records another source's provenance even when the
+            # content is identical, and it repairs an installed tree that was modified since
+            if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
                 if current.pinned != options.pin:
                     with transaction(scope.db):
                         scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
@@ -231,16 +241,23 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
 
     row = _row(prepared, rel, options, current)
     conn = scope.db
-    with transaction(conn):
-        columns = ", ".join(row)
-        placeholders = ", ".join("?" for _ in row)
-        conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})", tuple(row.values()))
-        installed = get_installed(scope, name)
-        assert installed is not None
-        activations = refresh_on_switch(conn, scope, installed, prepared.bundles,
-                                        deactivate_missing=options.deactivate_missing,
-                                        confirm_always=options.confirm_always)
-        crashpoint("install.before_commit")
+    try:
+        with transaction(conn):
+            columns = ", ".join(row)
+            placeholders = ", ".join("?" for _ in row)
+            conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})",
+                         tuple(row.values()))
+            installed = get_installed(scope, name)
+            assert installed is not None
+            activations = refresh_on_switch(conn, scope, installed, prepared.bundles,
+                                            deactivate_missing=options.deactivate_missing,
+                                            confirm_always=options.confirm_always)
+            crashpoint("install.before_commit")
+    except BaseException:
+        # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
+        # tree is an orphan; remove it now rather than leave it to the next writer
+        remove_tree(target)
+        raise
     crashpoint("install.after_commit")
     if current is not None and current.path != rel:
         remove_tree(scope.root / current.path)

@@ -40,6 +40,7 @@ class Fetched:
     registry: str | None = None
     expected: Expected | None = None
     label: str = ""  # how the user named it (for messages)
+    expected_tree_sha256: str | None = None  # a lock's tree checksum: the extracted tree must match
 
     @property
     def direct(self) -> bool:

@@ -44,15 +44,12 @@ def orphans(scope: "Scope") -> list[Path]:
     if scope.extensions_dir.is_dir():
         conn = scope.reader()
         referenced = _referenced_paths(conn) if conn is not None else set()
+        owners = {path.rsplit("/", 1)[0] for path in referenced}
         for name_dir in sorted(scope.extensions_dir.iterdir()):
-            if not name_dir.is_dir() or name_dir.is_symlink():
-                found.append(name_dir)
+            if name_dir.is_symlink() or not name_dir.is_dir() or _rel(scope, name_dir) not in owners:
+                found.append(name_dir)  # the whole directory: no install lives in it
                 continue
-            versions = sorted(name_dir.iterdir())
-            kept = [v for v in versions if _rel(scope, v) in referenced]
-            found.extend(v for v in versions if v not in kept)
-            if not kept:
-                found.append(name_dir)
+            found.extend(v for v in sorted(name_dir.iterdir()) if _rel(scope, v) not in referenced)
     return found
 
 

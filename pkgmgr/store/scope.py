@@ -80,6 +80,10 @@ class Scope:
         self.root.mkdir(parents=True, exist_ok=True, mode=0o755)
         if self.kind == "workspace":
             atomic_write_text(self.root / ".gitignore", "*\n")
+            if self.parent is not None:  # registered in the global state: this user's store (SPEC 10)
+                from pkgmgr.workspace.trust import create_store_id
+
+                create_store_id(self.parent.root, self)
 
     def close(self) -> None:
         if self._conn is not None:

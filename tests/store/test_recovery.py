@@ -1,0 +1,154 @@
+"""Leftovers of interrupted writers: removed by the next writer and by `pkgmgr doctor`, reported
+(and left alone) by `doctor --check` and by readers."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.store.recovery import check_scope, orphans, remove_leftovers, repair_scope, staging_is_empty
+from pkgmgr.store.scope import global_scope
+from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
+
+
+def plant_leftovers(home: Path) -> list[str]:
+    """What a crashed writer leaves: a staging directory and version directories no row references."""
+    staged = home / ".staging" / "tx-crashed" / "pkg"
+    staged.mkdir(parents=True)
+    (staged / "extension.toml").write_text("half written")
+    shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", home / "extensions" / "review-pack" / "0.2.0")
+    (home / "extensions" / "ghost" / "1.0.0").mkdir(parents=True)
+    return [".staging/tx-crashed", "extensions/ghost", "extensions/review-pack/0.2.0"]
+
+
+def test_doctor_check_reports_leftovers_and_changes_nothing(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    expected = plant_leftovers(home)
+    before = tree(home)
+    document = fail("state_inconsistent", "doctor", "--check")
+    assert document["error"]["exit_code"] == 4
+    problems = document["error"]["details"]["problems"]
+    assert [p["message"] for p in problems] == [f"{path} is not referenced by any install" for path in expected]
+    assert all(p["check"] == "leftover" and p["repairable"] and p["scope"] == "global" for p in problems)
+    assert document["problems"] == problems and document["repaired"] == [] and document["ok"] is False
+    assert tree(home) == before
+    text = human("doctor", "--check", code=4)
+    assert "run 'pkgmgr doctor'" in text.stderr
+    assert tree(home) == before
+
+
+def test_doctor_repairs_leftovers_and_lists_them(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    expected = plant_leftovers(home)
+    document = ok("doctor")
+    assert [r["message"] for r in document["repaired"]] == [f"removed {path}" for path in expected]
+    assert document["ok"] is True and document["problems"] == []
+    assert tree(home / ".staging") == []
+    assert sorted(p.name for p in (home / "extensions").iterdir()) == ["review-pack"]
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
+    assert ok("doctor", "--check")["ok"] is True
+    assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
+    assert human("doctor").stdout.startswith("all invariants hold: global")
+
+
+def test_readers_leave_leftovers_alone(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    plant_leftovers(home)
+    before = tree(home)
+    ok("ext", "list")
+    ok("ext", "status", "review-pack")
+    ok("ext", "verify", "review-pack")
+    assert tree(home) == before
+
+
+def test_the_next_writer_removes_leftovers(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    plant_leftovers(home)
+    install(FIXTURES / "prompt-enhancer")
+    assert tree(home / ".staging") == []
+    assert sorted(p.name for p in (home / "extensions").iterdir()) == ["prompt-enhancer", "review-pack"]
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
+
+
+@pytest.mark.parametrize("writer", [["ext", "disable", "review-pack"], ["ext", "remove", "prompt-enhancer"]])
+def test_every_writer_cleans_up(writer: list[str], home: Path) -> None:
+    install(FIXTURES / "review-pack", FIXTURES / "prompt-enhancer")
+    plant_leftovers(home)
+    ok(*writer)
+    assert ok("doctor", "--check")["ok"] is True
+
+
+def test_interrupted_install_between_rename_and_commit(home: Path) -> None:
+    """The new tree was renamed into place but the transaction never ran: the old state holds."""
+    install(FIXTURES / "review-pack")
+    shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", home / "extensions" / "review-pack" / "0.9.0")
+    (home / ".staging" / "tx-abc").mkdir()
+    assert [(e["name"], e["version"]) for e in ok("ext", "list")["extensions"]] == [("review-pack", "0.1.0")]
+    assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
+    assert fail("state_inconsistent", "doctor", "--check")["error"]["details"]["problems"][0]["check"] == "leftover"
+    ok("doctor")
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
+
+
+def test_interrupted_switch_after_commit(home: Path, tmp_path: Path) -> None:
+    """The transaction switched to the new version but the old tree was not removed yet."""
+    source = tmp_path / "rp"
+    shutil.copytree(FIXTURES / "review-pack", source)
+    install(source)
+    old = home / "extensions" / "review-pack" / "0.1.0"
+    kept = tmp_path / "kept-old"
+    shutil.copytree(old, kept)
+    manifest = source / "extension.toml"
+    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    install(source)
+    shutil.copytree(kept, old)  # as if the process died before removing it
+    assert ok("ext", "status", "review-pack")["version"] == "0.2.0"
+    fail("state_inconsistent", "doctor", "--check")
+    install(FIXTURES / "prompt-enhancer")  # any writer
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.2.0"]
+
+
+def test_doctor_reports_what_it_cannot_repair(home: Path) -> None:
+    install(FIXTURES / "review-pack", FIXTURES / "prompt-enhancer")
+    (home / "extensions" / "review-pack" / "0.1.0" / "README.md").write_text("tampered\n")
+    shutil.rmtree(home / "extensions" / "prompt-enhancer" / "0.1.0")
+    for args in (["doctor", "--check"], ["doctor"]):
+        problems = fail("state_inconsistent", *args)["error"]["details"]["problems"]
+        assert [(p["check"], p["repairable"]) for p in problems] == [("install", False), ("install", False)]
+        assert "prompt-enhancer 0.1.0" in problems[0]["message"] and "missing" in problems[0]["message"]
+        assert "review-pack 0.1.0" in problems[1]["message"] and "checksum" in problems[1]["message"]
+
+
+def test_doctor_on_a_fresh_home_creates_nothing(home: Path) -> None:
+    assert ok("doctor", "--check") == {"ok": True, "scopes": [{"scope": "global", "root": str(home)}],
+                                       "problems": [], "repaired": []}
+    assert ok("doctor")["ok"] is True
+    assert not home.exists()
+
+
+# --- the module's functions -------------------------------------------------------------------------
+
+
+def test_orphans_and_remove_leftovers(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    expected = plant_leftovers(home)
+    (home / "extensions" / "stray-file").write_text("x")
+    scope = global_scope(home)
+    found = [p.relative_to(home).as_posix() for p in orphans(scope)]
+    assert sorted(found) == sorted([*expected, "extensions/stray-file"])
+    assert not staging_is_empty(scope)
+    with scope.writer(1):
+        assert sorted(scope.last_cleanup) == sorted(found)
+    assert orphans(scope) == [] and staging_is_empty(scope)
+    assert remove_leftovers(scope) == []
+    assert repair_scope(scope, 1) == []
+    scope.close()
+
+
+def test_repair_of_a_scope_that_does_not_exist(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "nothing")
+    assert repair_scope(scope, 1) == [] and check_scope(scope, config=None) == []
+    assert staging_is_empty(scope) and orphans(scope) == []
+    assert not (tmp_path / "nothing").exists()

@@ -1,0 +1,248 @@
+"""Scope roots, the writer lock and workspace discovery."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from filelock import FileLock
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.store.scope import discover_workspace, global_scope, workspace_scope
+from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, install, ok, tree
+
+
+# --- roots ---------------------------------------------------------------------------------------
+
+
+def test_layout_of_a_scope(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "home")
+    assert (scope.kind, scope.root, scope.workspace_path) == ("global", tmp_path / "home", "")
+    assert scope.db_path == tmp_path / "home" / "state.db"
+    assert scope.staging_dir == tmp_path / "home" / ".staging"
+    assert scope.extensions_dir == tmp_path / "home" / "extensions"
+    assert scope.lock_path == tmp_path / "home" / "state.lock"
+    ws = workspace_scope(tmp_path / "proj", tmp_path / "home")
+    assert (ws.kind, ws.root, ws.workspace_path) == ("workspace", tmp_path / "proj" / ".pkgmgr", str(tmp_path / "proj"))
+    assert ws.parent is not None and ws.parent.root == tmp_path / "home"
+    assert workspace_scope(tmp_path / "proj").parent is None
+
+
+def test_a_reader_creates_nothing(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "home")
+    assert scope.reader() is None and not scope.exists()
+    assert not (tmp_path / "home").exists()
+
+
+def test_a_writer_creates_the_root(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "home")
+    with scope.writer(1):
+        pass
+    assert scope.exists() and scope.reader() is not None
+    scope.close()
+
+
+def test_a_workspace_store_is_ignored_by_git(tmp_path: Path) -> None:
+    (tmp_path / "proj").mkdir()
+    scope = workspace_scope(tmp_path / "proj", tmp_path / "home")
+    with scope.writer(1):
+        pass
+    assert (tmp_path / "proj" / ".pkgmgr" / ".gitignore").read_text() == "*\n"
+    scope.close()
+
+
+# --- the writer lock --------------------------------------------------------------------------------
+
+
+def test_a_second_writer_waits_then_fails_with_locked(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "home")
+    scope.ensure_root()
+    holder = FileLock(str(scope.lock_path))
+    holder.acquire()
+    try:
+        started = time.monotonic()
+        with pytest.raises(PkgmgrError) as caught:
+            with scope.writer(0.2):
+                pytest.fail("the lock was not exclusive")
+        assert time.monotonic() - started >= 0.2  # it waited for the timeout
+        assert caught.value.code == "locked" and caught.value.exit_code == 6
+        assert str(scope.root) in caught.value.message
+    finally:
+        holder.release()
+    with scope.writer(0.2):  # released: the next writer gets it
+        pass
+    scope.close()
+
+
+@pytest.fixture
+def lock_holder(home: Path):
+    """A child process that holds `<home>/state.lock` until its stdin closes."""
+    home.mkdir(parents=True, exist_ok=True)
+    code = ("import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+            "print('held', flush=True); sys.stdin.read(); lock.release()")
+    proc = subprocess.Popen([sys.executable, "-c", code, str(home / "state.lock")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    yield proc
+    if proc.poll() is None:
+        proc.stdin.close()  # type: ignore[union-attr]
+        proc.wait(timeout=30)
+
+
+def test_the_cli_fails_with_locked_while_another_process_writes(lock_holder: subprocess.Popen, home: Path) -> None:
+    document = fail("locked", "--lock-timeout", "0.1", "ext", "install", FIXTURES / "review-pack", *UNVERIFIED)
+    assert document["error"]["exit_code"] == 6
+    assert document["installed"] == []
+    assert [(f["ref"], f["error"]["code"]) for f in document["failed"]] == [(str(FIXTURES / "review-pack"), "locked")]
+    assert ok("ext", "list")["extensions"] == []  # readers never block
+    assert ok("doctor", "--check")["ok"] is True
+    lock_holder.stdin.close()  # type: ignore[union-attr]
+    lock_holder.wait(timeout=30)
+    install(FIXTURES / "review-pack", extra=("--lock-timeout", "5"))
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]
+
+
+def test_other_writers_fail_with_locked_too(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    holder = FileLock(str(home / "state.lock"))
+    with holder:
+        for args in (["ext", "remove", "review-pack"], ["ext", "disable", "review-pack"], ["doctor"]):
+            fail("locked", *args, "--lock-timeout", "0.05")
+        assert ok("ext", "status", "review-pack")["enabled"] is True
+    assert tree(home / "extensions") == ["review-pack", "review-pack/0.1.0"] + [
+        f"review-pack/0.1.0/{p}" for p in tree(home / "extensions" / "review-pack" / "0.1.0")]
+
+
+# --- workspace discovery (SPEC 11) ----------------------------------------------------------------
+
+
+@pytest.fixture
+def user_home(tmp_path: Path) -> Path:
+    path = tmp_path / "user-home"
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def test_nearest_ancestor_with_pkgmgr_toml(user_home: Path) -> None:
+    project = user_home / "work" / "project"
+    deep = project / "src" / "pkg"
+    deep.mkdir(parents=True)
+    (project / "pkgmgr.toml").write_text("")
+    assert discover_workspace(deep, home=user_home) == project
+    assert discover_workspace(project, home=user_home) == project
+
+
+def test_nearest_ancestor_with_a_store(user_home: Path) -> None:
+    outer = user_home / "outer"
+    inner = outer / "inner"
+    deep = inner / "a" / "b"
+    deep.mkdir(parents=True)
+    (outer / "pkgmgr.toml").write_text("")
+    (inner / ".pkgmgr").mkdir()
+    assert discover_workspace(deep, home=user_home) == inner  # the nearest wins
+
+
+def test_a_pkgmgr_file_or_link_is_not_a_store(user_home: Path, tmp_path: Path) -> None:
+    project = user_home / "project"
+    project.mkdir()
+    (project / ".pkgmgr").write_text("not a directory")
+    assert discover_workspace(project, home=user_home) == project  # the start, not a match
+    (project / ".pkgmgr").unlink()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", project / ".pkgmgr")
+    sub = project / "sub"
+    sub.mkdir()
+    assert discover_workspace(sub, home=user_home) == sub
+
+
+def test_without_a_marker_the_start_is_the_workspace(user_home: Path) -> None:
+    deep = user_home / "a" / "b"
+    deep.mkdir(parents=True)
+    assert discover_workspace(deep, home=user_home) == deep
+
+
+def test_the_walk_stops_at_home(tmp_path: Path, user_home: Path) -> None:
+    (tmp_path / "pkgmgr.toml").write_text("")  # above $HOME: never considered
+    deep = user_home / "x" / "y"
+    deep.mkdir(parents=True)
+    assert discover_workspace(deep, home=user_home) == deep
+    (user_home / "pkgmgr.toml").write_text("")  # $HOME itself is still considered
+    assert discover_workspace(deep, home=user_home) == user_home
+
+
+def test_the_walk_defaults_to_the_home_environment(tmp_path: Path, user_home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(user_home))
+    (tmp_path / "pkgmgr.toml").write_text("")
+    deep = user_home / "x"
+    deep.mkdir()
+    assert discover_workspace(deep) == deep
+
+
+def test_outside_home_the_walk_goes_up_to_a_marker(tmp_path: Path, user_home: Path) -> None:
+    project = tmp_path / "srv" / "project"
+    deep = project / "a"
+    deep.mkdir(parents=True)
+    (project / "pkgmgr.toml").write_text("")
+    assert discover_workspace(deep, home=user_home) == project
+
+
+def test_a_missing_start_is_returned_as_it_is(tmp_path: Path, user_home: Path) -> None:
+    assert discover_workspace(tmp_path / "gone", home=user_home) == tmp_path / "gone"
+
+
+def test_relative_start_is_made_absolute(user_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (user_home / "p").mkdir()
+    (user_home / "p" / "pkgmgr.toml").write_text("")
+    monkeypatch.chdir(user_home / "p")
+    assert discover_workspace(Path("."), home=user_home) == user_home / "p"
+
+
+@pytest.mark.skipif(not hasattr(os, "getuid") or os.getuid() != 0, reason="needs root to chown a directory")
+def test_the_walk_stops_at_a_directory_of_another_user(user_home: Path) -> None:
+    shared = user_home / "shared"
+    mine = shared / "mine"
+    mine.mkdir(parents=True)
+    (shared / "pkgmgr.toml").write_text("")
+    os.chown(shared, 12345, 12345)
+    assert discover_workspace(mine, home=user_home) == mine
+
+
+def fake_stat(monkeypatch: pytest.MonkeyPatch, applies: Callable[[Path], bool], field: int, value: int) -> None:
+    """Make Path.stat report `value` in tuple position `field` for the paths `applies` selects."""
+    real_stat = Path.stat
+
+    def stat(self: Path, *args: Any, **kwargs: Any) -> os.stat_result:
+        result = real_stat(self, *args, **kwargs)
+        if not applies(self):
+            return result
+        fields = list(result)
+        fields[field] = value
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(Path, "stat", stat)
+
+
+def test_the_walk_stops_at_a_directory_of_another_user_simulated(user_home: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    shared = user_home / "shared"
+    mine = shared / "mine"
+    mine.mkdir(parents=True)
+    (shared / "pkgmgr.toml").write_text("")
+    fake_stat(monkeypatch, lambda path: path == shared, 4, os.getuid() + 1)  # st_uid: someone else's
+    assert discover_workspace(mine, home=user_home) == mine
+
+
+def test_the_walk_stops_at_a_filesystem_boundary(user_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    mount = user_home / "mnt"
+    inside = mount / "inside"
+    inside.mkdir(parents=True)
+    (user_home / "pkgmgr.toml").write_text("")
+    device = user_home.stat().st_dev + 1
+    fake_stat(monkeypatch, lambda path: path == mount or mount in path.parents, 2, device)  # st_dev
+    assert discover_workspace(inside, home=user_home) == inside

@@ -1,0 +1,139 @@
+"""fsutil: atomic writes leave the old file or the new one (never a temp file), private
+directories, and removal of read-only and very deep trees."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from pkgmgr import fsutil
+from pkgmgr.fsutil import atomic_write_bytes, atomic_write_text, fsync_dir, private_dir, remove_tree
+
+
+def test_atomic_write_creates_and_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "state.json"
+    atomic_write_bytes(target, b"one")
+    assert target.read_bytes() == b"one" and stat.S_IMODE(target.stat().st_mode) == 0o644
+    atomic_write_text(target, "twö", mode=0o600)
+    assert target.read_text(encoding="utf-8") == "twö" and stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state.json"]
+
+
+def test_a_failed_replace_leaves_the_old_file_and_no_temp_file(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    target = tmp_path / "config.toml"
+    target.write_text("old")
+
+    def refuse(src: str, dst: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fsutil.os, "replace", refuse)
+    with pytest.raises(OSError):
+        atomic_write_text(target, "new")
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["config.toml"]
+
+
+def test_a_failed_write_leaves_no_temp_file(tmp_path: Path) -> None:
+    with pytest.raises(TypeError):
+        atomic_write_bytes(tmp_path / "x", "not bytes")  # type: ignore[arg-type]
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replacing_a_directory_fails_cleanly(tmp_path: Path) -> None:
+    (tmp_path / "taken").mkdir()
+    with pytest.raises(OSError):
+        atomic_write_text(tmp_path / "taken", "x")
+    assert [p.name for p in tmp_path.iterdir()] == ["taken"] and (tmp_path / "taken").is_dir()
+
+
+def test_an_interrupt_leaves_no_temp_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(fd: int) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fsutil.os, "fsync", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        atomic_write_text(tmp_path / "x", "data")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_private_dir(tmp_path: Path) -> None:
+    first = private_dir(tmp_path / "a" / ".staging", "tx-")
+    second = private_dir(tmp_path / "a" / ".staging", "tx-")
+    assert first != second and first.parent == second.parent == tmp_path / "a" / ".staging"
+    assert first.name.startswith("tx-") and stat.S_IMODE(first.stat().st_mode) == 0o700
+
+
+def test_fsync_dir_tolerates_a_missing_directory(tmp_path: Path) -> None:
+    fsync_dir(tmp_path)
+    fsync_dir(tmp_path / "missing")
+
+
+def test_remove_tree_of_missing_file_and_link(tmp_path: Path) -> None:
+    remove_tree(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    remove_tree(tmp_path / "file")
+    assert not (tmp_path / "file").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "precious").write_text("x")
+    os.symlink(kept, tmp_path / "link")
+    remove_tree(tmp_path / "link")  # the link goes, never what it points to
+    assert not os.path.lexists(tmp_path / "link") and (kept / "precious").exists()
+
+
+def test_remove_tree_with_links_inside_does_not_follow_them(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "precious").write_text("x")
+    tree = tmp_path / "tree"
+    (tree / "sub").mkdir(parents=True)
+    os.symlink(outside, tree / "sub" / "to-outside")
+    os.symlink(outside / "precious", tree / "file-link")
+    remove_tree(tree)
+    assert not tree.exists() and (outside / "precious").read_text() == "x"
+
+
+def test_remove_tree_handles_read_only_directories(tmp_path: Path) -> None:
+    tree = tmp_path / "tree"
+    inner = tree / "a" / "b"
+    inner.mkdir(parents=True)
+    (inner / "file").write_text("x")
+    (inner / "file").chmod(0o400)
+    for directory in (inner, inner.parent, tree):
+        directory.chmod(0o500)
+    remove_tree(tree)
+    assert not tree.exists()
+
+
+def test_remove_tree_handles_very_deep_trees(tmp_path: Path) -> None:
+    depth = 400
+    deepest = tmp_path / "t"
+    deepest.mkdir()
+    for _ in range(depth):
+        deepest = deepest / "d"
+        deepest.mkdir()
+    (deepest / "leaf").write_text("x")
+    # a recursive walk would need a frame per level: allow far fewer than the tree is deep
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(len(inspect.stack(0)) + 50)
+    try:
+        remove_tree(tmp_path / "t")
+    finally:
+        sys.setrecursionlimit(limit)
+    assert not (tmp_path / "t").exists()
+
+
+def test_remove_tree_of_a_wide_tree(tmp_path: Path) -> None:
+    tree = tmp_path / "wide"
+    for i in range(50):
+        (tree / f"d{i}").mkdir(parents=True)
+        (tree / f"d{i}" / "f").write_text("x")
+        (tree / f"f{i}").write_text("x")
+    remove_tree(tree)
+    assert list(tmp_path.iterdir()) == []

@@ -1,0 +1,48 @@
+"""Start-up cost (SPEC 12): `pkgmgr --version` and `ext list -o json` import neither requests,
+rich nor jsonschema. Checked in a fresh interpreter, after running the real entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import FIXTURES, install
+
+HEAVY = ("requests", "rich", "jsonschema")
+WRAPPER = """
+import contextlib, io, json, sys
+from pkgmgr.cli import main
+out = io.StringIO()
+with contextlib.redirect_stdout(out):
+    code = main(sys.argv[1:])
+loaded = sorted({name.split('.')[0] for name in sys.modules})
+print(json.dumps({"code": code, "stdout": out.getvalue(), "loaded": loaded}))
+"""
+
+
+def run_and_list_modules(*args: str) -> dict:
+    proc = subprocess.run([sys.executable, "-c", WRAPPER, *args], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+@pytest.mark.parametrize("args", [("--version",), ("ext", "list", "-o", "json")])
+def test_fast_commands_avoid_heavy_imports(args: tuple[str, ...], home: Path) -> None:
+    install(FIXTURES / "review-pack", FIXTURES / "prompt-enhancer", FIXTURES / "marketing-linear")
+    (home / "config.toml").write_text('[host]\nversion = "1.0.0"\n')
+    report = run_and_list_modules(*args)
+    assert report["code"] == 0
+    if "list" in args:
+        assert len(json.loads(report["stdout"])["extensions"]) == 3
+    assert [name for name in HEAVY if name in report["loaded"]] == []
+
+
+def test_the_wrapper_would_notice_a_heavy_import() -> None:
+    install(FIXTURES / "review-pack")
+    report = run_and_list_modules("ext", "list")  # human output renders a rich table
+    assert "rich" in report["loaded"]

@@ -1,0 +1,100 @@
+"""schemas: every shipped schema is valid draft 2020-12; schema_problems renders key paths."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pkgmgr.errors import Problem
+from pkgmgr.resources_data import schemas_dir
+from pkgmgr.schemas import load_schema, schema_problems, validator
+
+NAMES = sorted(p.name.removesuffix(".schema.json") for p in schemas_dir().glob("*.schema.json"))
+
+
+def keys(instance: object, name: str = "config", **kw: str) -> list[tuple[str, str]]:
+    return [(p.key, p.message) for p in schema_problems(instance, name, file="f.toml", code="invalid_config", **kw)]
+
+
+def test_the_expected_schemas_ship() -> None:
+    assert {"extension", "bundle", "config", "window_layout", "index", "registry", "registry_entry"} <= set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_schema_is_draft_2020_12(name: str) -> None:
+    schema = load_schema(name)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert validator(name) is validator(name)  # compiled once
+    json.dumps(schema)
+
+
+def test_valid_instance_has_no_problems() -> None:
+    assert schema_problems({"host": {"version": "1.0.0"}}, "config", file="f", code="invalid_config") == []
+
+
+def test_problems_carry_file_and_code() -> None:
+    [problem] = schema_problems({"x": 1}, "config", file="/etc/config.toml", code="invalid_config")
+    assert problem == Problem("invalid_config", "/etc/config.toml", "x", "unknown key")
+
+
+def test_unknown_keys_are_named_one_by_one() -> None:
+    assert keys({"host": {"b": 1, "a": 2}, "zz": 3}) == [  # shallower paths first, then sorted
+        ("zz", "unknown key"), ("host.a", "unknown key"), ("host.b", "unknown key")]
+
+
+def test_nested_key_paths() -> None:
+    assert keys({"registries": {"acme": {"source": 1, "extra": True}}, "limits": {"max_entries": "x"}}) == [
+        ("limits.max_entries", "must be of type integer"),
+        ("registries.acme.extra", "unknown key"),
+        ("registries.acme.source", "must be of type string"),
+    ]
+
+
+def test_list_indices_in_key_paths() -> None:
+    assert keys({"host": {"reserved_agent_names": ["ok", 5, ""]}}) == [
+        ("host.reserved_agent_names[1]", "must be of type string"),
+        ("host.reserved_agent_names[2]", "'' should be non-empty"),
+    ]
+    found = schema_problems({"name": "x", "version": "1", "min_compozy_version": "1",
+                             "resources": {"hooks": [{"name": 1, "bogus": 2}]}},
+                            "extension", file="extension.toml", code="invalid_manifest")
+    assert ("resources.hooks[0].bogus", "unknown key") in [(p.key, p.message) for p in found]
+    assert ("resources.hooks[0].name", "must be of type string") in [(p.key, p.message) for p in found]
+
+
+def test_required_enum_and_root_type_messages() -> None:
+    assert keys({"registries": {"acme": {}}}) == [("registries.acme", "'source' is required")]
+    assert keys({"policy": {"confirm": "never"}}) == [("policy.confirm", 'must be one of "on_change", "always"')]
+    assert keys(["not", "an", "object"]) == [("", "must be of type object")]
+
+
+def test_prefix_is_prepended() -> None:
+    assert keys({"host": {"x": 1}}, prefix="config") == [("config.host.x", "unknown key")]
+    assert keys([], prefix="config") == [("config", "must be of type object")]
+
+
+def test_long_instances_are_shortened_in_messages() -> None:
+    [(key, message)] = keys({"registries": {"Bad " + "x" * 200: {"source": "s"}}})
+    assert key == "registries" and len(message) < 200 and "..." in message
+
+
+def test_problems_are_not_repeated() -> None:
+    found = keys({"host": {"x": 1}, "policy": {"x": 1}})
+    assert len(found) == len(set(found))
+
+
+def test_every_shipped_schema_is_a_valid_draft_2020_12_schema() -> None:
+    """pkgmgr does not re-check its own schemas at run time (start-up cost); this test does."""
+    from jsonschema import Draft202012Validator
+
+    from pkgmgr.resources_data import schemas_dir
+    from pkgmgr.schemas import load_schema
+
+    names = sorted(p.name.removesuffix(".schema.json") for p in schemas_dir().glob("*.schema.json"))
+    assert {"extension", "bundle", "window_layout", "config", "registry", "registry_entry", "index",
+            "workspace"} <= set(names)
+    for name in names:
+        schema = load_schema(name)
+        Draft202012Validator.check_schema(schema)
+        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema", name
