@@ -280,3 +280,11 @@ def test_any_document_is_a_config_or_invalid_config(doc: dict[str, Any], data: A
     assert isinstance(config, Config)
     for number in (config.limits.max_ratio, config.network.connect_timeout, config.network.read_timeout):
         assert math.isfinite(number)
+
+
+@pytest.mark.parametrize("text", ["host" + ".a" * 10_000 + " = 1\n", "[network]\n" + "x." * 10_000 + "y = nan\n"])
+def test_keys_dotted_ten_thousand_deep_are_invalid_config(text: str) -> None:
+    """TOML's dotted keys nest tables without the parser recursing; checking them must not recurse."""
+    with pytest.raises(ValidationFailed) as caught:
+        parse_config(text.encode(), Path("config.toml"))
+    assert caught.value.code == "invalid_config"

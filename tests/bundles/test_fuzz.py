@@ -51,7 +51,7 @@ def mutations(draw: st.DrawFn, base: Any) -> Any:
     document = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 3))):
         path = draw(st.sampled_from(list(_paths(document))))
-        value = draw(interesting | json_values)
+        value = copy.deepcopy(draw(interesting | json_values))  # `interesting` holds shared lists and dicts
         if not path:
             document = value
             continue

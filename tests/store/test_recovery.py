@@ -152,3 +152,67 @@ def test_repair_of_a_scope_that_does_not_exist(tmp_path: Path) -> None:
     assert repair_scope(scope, 1) == [] and check_scope(scope, config=None) == []
     assert staging_is_empty(scope) and orphans(scope) == []
     assert not (tmp_path / "nothing").exists()
+
+
+# --- a damaged database -------------------------------------------------------------------------------
+
+
+def damage_a_page(db: Path, table: str) -> None:
+    """Overwrite the root page of `table` (or an index) with garbage, as a bad disk would."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    root, size = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,)).fetchone()[0], \
+        conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(root - 1) * size: root * size] = b"\xff" * size
+    db.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", ["index page", "not a database"])
+def test_doctor_lists_a_damaged_database_and_repairs_nothing(damage: str, home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    plant_leftovers(home)
+    if damage == "index page":
+        damage_a_page(home / "state.db", "activations_extension")
+        expected = "integrity_check: database disk image is malformed"
+    else:
+        for side in ("state.db-wal", "state.db-shm"):
+            (home / side).unlink(missing_ok=True)
+        (home / "state.db").write_bytes(b"not sqlite at all" * 64)
+        expected = "the state database cannot be used"
+    before = tree(home)
+    for args in (["doctor", "--check"], ["doctor"]):
+        document = fail("state_inconsistent", *args)
+        assert [(p["check"], p["repairable"]) for p in document["problems"]] == [("sqlite", False)], document
+        assert expected in document["problems"][0]["message"]
+        assert document["repaired"] == []
+        assert tree(home) == before  # nothing removed on the word of a database that cannot be read
+
+
+def test_a_writer_meeting_a_damaged_database_says_so(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    damage_a_page(home / "state.db", "extensions")
+    for args in (["ext", "list"], ["ext", "install", FIXTURES / "prompt-enhancer", "--allow-unverified", "--yes"]):
+        document = fail("state_inconsistent", *args)
+        assert "damaged" in document["error"]["message"]
+        assert "doctor --check" in human(*args, code=4).stderr
+
+
+def test_doctor_removes_partial_downloads_a_day_old(home: Path) -> None:
+    import os
+    import time
+
+    install(FIXTURES / "review-pack")
+    tmp = home / "cache" / "downloads" / "tmp"
+    tmp.mkdir(parents=True)
+    (tmp / "dl-old.part").write_bytes(b"interrupted")
+    (tmp / "dl-running.part").write_bytes(b"another process is downloading")
+    day_ago = time.time() - 25 * 3600
+    os.utime(tmp / "dl-old.part", (day_ago, day_ago))
+    assert ok("doctor", "--check")["ok"] is True  # not an invariant: the cache is content-addressed
+    repaired = ok("doctor")["repaired"]
+    assert [r["message"] for r in repaired] == ["removed 1 partial download(s) from cache/downloads/tmp"]
+    assert sorted(p.name for p in tmp.iterdir()) == ["dl-running.part"]

@@ -1,0 +1,161 @@
+"""The figures of docs/reliability.md, from an actual run of the suites.
+
+    rm -f /tmp/reliability.jsonl
+    PKGMGR_RELIABILITY_REPORT=/tmp/reliability.jsonl python -m pytest -n 2 -q tests/reliability tests/fuzz
+    python -m tests.reliability.figures /tmp/reliability.jsonl [--doc docs/reliability.md]
+
+Each suite appends one JSON line per observation (tests/reliability/helpers.py: `record`); this
+turns them into the Markdown tables of the document (printed, or with --doc written between the
+document's `<!-- figures:begin -->` and `<!-- figures:end -->` lines). The adversarial archive
+corpus is counted from tests/archive/corpus.py, whose every entry tests/archive/test_extract.py
+runs.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from pathlib import Path
+from typing import Any, Iterable
+
+
+def load(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def table(header: list[str], rows: Iterable[Iterable[Any]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
+    lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _states(items: list[dict[str, Any]]) -> str:
+    counts = collections.Counter(item["state"] for item in items)
+    return ", ".join(f"{counts[s]} {s}" for s in ("old", "new", "partial") if counts[s])
+
+
+def crash_section(rows: list[dict[str, Any]]) -> str:
+    crashes = [r for r in rows if r["kind"] == "crash"]
+    order = dict(next((r["by_command"] for r in rows if r["kind"] == "crash_points"), []))  # scenario order
+    position = {(c, label): i for c, labels in order.items() for i, label in enumerate(labels)}
+    by_command: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for row in sorted(crashes, key=lambda r: position.get((r["command"], r["label"]), 0)):
+        by_command[row["command"]].append(row)
+    points = len({(r["command"], r["label"]) for r in crashes})
+    out = [f"**{points} distinct (command, crash point) pairs** were killed with SIGKILL, each once; "
+           "every kill was followed by a successful next command and `doctor --check` exit 0.", ""]
+    out.append(table(["command", "points", "state left by the kill", "crash points (PKGMGR_TEST_CRASH_AT)"], [
+        (command, len(items), _states(items), ", ".join(f"`{i['label']}`" for i in items))
+        for command, items in sorted(by_command.items(), key=lambda kv: list(order).index(kv[0])
+                                     if kv[0] in order else len(order))]))
+    kills = [r for r in rows if r["kind"] == "random_kill"]
+    if kills:
+        out += ["", f"**{len(kills)} randomly timed SIGKILLs** during large installs (seeded delays):", ""]
+        by_scenario: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+        for row in kills:
+            by_scenario[row["command"]].append(row)
+        out.append(table(["scenario", "runs", "killed (else finished first)", "state left", "with leftovers to clean"], [
+            (name, len(items), sum(i["killed"] for i in items), _states(items), sum(i["leftovers"] > 0 for i in items))
+            for name, items in sorted(by_scenario.items())]))
+    return "\n".join(out)
+
+
+def concurrency_section(rows: list[dict[str, Any]]) -> str:
+    runs = [r for r in rows if r["kind"] == "concurrency"]
+    by_round: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for row in runs:
+        by_round[row["round"]].append(row)
+    processes = sum(r["processes"] for r in runs)
+    head = (f"**{len(runs)} rounds, {processes} processes**; no internal error, no `database is locked`; "
+            "`doctor --check` held after every round and the state equalled a serial order of the successes.")
+    return head + "\n\n" + table(["round", "repeats", "processes", "--lock-timeout", "succeeded", "locked (exit 6)",
+                                  "serial order = finish order"], [
+        (name, len(items), sum(i["processes"] for i in items), f"{items[0]['lock_timeout']:g} s",
+         sum(i["ok"] for i in items), sum(i["locked"] for i in items), sum(i["first_order_matched"] for i in items))
+        for name, items in sorted(by_round.items())])
+
+
+def faults_section(rows: list[dict[str, Any]]) -> str:
+    faults = [r for r in rows if r["kind"] == "network_fault"]
+    return f"**{len(faults)} fault kinds**, each through `pkgmgr ext install`:\n\n" + table(
+        ["fault", "outcome", "archive requests"],
+        [(f["fault"], f"`{f['code']}`" if " " not in f["code"] else f["code"],
+          "-" if f["requests"] is None else f["requests"]) for f in faults])
+
+
+def fuzz_section(rows: list[dict[str, Any]]) -> str:
+    totals: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
+    for row in (r for r in rows if r["kind"] == "fuzz"):
+        totals[row["target"]].update(row["outcomes"])
+    body = []
+    for target, outcomes in sorted(totals.items()):
+        refused = ", ".join(f"{count} `{code}`" for code, count in sorted(outcomes.items())
+                            if code not in ("accepted", "refused"))
+        if outcomes["refused"]:
+            refused = (refused + ", " if refused else "") + f"{outcomes['refused']} refused with the file's code"
+        body.append((target, sum(outcomes.values()), outcomes["accepted"], refused or "-"))
+    total = sum(r[1] for r in body)
+    return (f"**{total} examples**, zero exceptions other than `PkgmgrError` (problems lists for the parsers "
+            "that return them):\n\n" + table(["target", "examples", "accepted", "refused"], body))
+
+
+def archives_section() -> str:
+    from tests.archive.corpus import ATTACKS
+
+    codes = collections.Counter(a.code for a in ATTACKS)
+    zips = sum(a.id.startswith("zip") for a in ATTACKS)
+    return (f"**{len(ATTACKS)} adversarial archives** (tests/archive/corpus.py: {zips} zip, {len(ATTACKS) - zips} "
+            "tar.gz or malformed streams), each refused with its code and nothing written outside staging: "
+            + ", ".join(f"{n} `{c}`" for c, n in sorted(codes.items())) + ".")
+
+
+def secrets_section(rows: list[dict[str, Any]]) -> str:
+    scans = [r for r in rows if r["kind"] == "secrets"]
+    return table(["token variable", "commands run", "files scanned", "occurrences"],
+                 [(f"`{s['variable']}`", s["commands"], s["files"], 0) for s in scans])
+
+
+def invariants_section(rows: list[dict[str, Any]]) -> str:
+    broken = [r for r in rows if r["kind"] == "invariant"]
+    return table(["broken by hand (workspace store)", "reported as", "repaired by `doctor`"],
+                 [(b["broken"], f"`{b['check']}`", "yes" if b["repaired"] else "no (listed, exit 4)") for b in broken])
+
+
+def render(rows: list[dict[str, Any]]) -> str:
+    sections = [("Kill points", crash_section), ("Concurrent writers", concurrency_section),
+                ("Network faults", faults_section), ("Fuzzing", fuzz_section), ("Secrets", secrets_section),
+                ("Invariants", invariants_section)]
+    out = []
+    for title, render_section in sections:
+        out += [f"### {title}", "", render_section(rows), ""]
+    out += ["### Attack archives", "", archives_section(), ""]
+    return "\n".join(out)
+
+
+BEGIN, END = "<!-- figures:begin -->", "<!-- figures:end -->"
+
+
+def write_doc(doc: Path, figures: str) -> None:
+    text = doc.read_text(encoding="utf-8")
+    head, begin, rest = text.partition(BEGIN + "\n")
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise SystemExit(f"{doc}: no {BEGIN} ... {END} region")
+    doc.write_text(f"{head}{BEGIN}\n{figures}{END}{tail}", encoding="utf-8")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) not in (1, 3) or (len(argv) == 3 and argv[1] != "--doc"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    figures = render(load(Path(argv[0])))
+    if len(argv) == 3:
+        write_doc(Path(argv[2]), figures)
+    else:
+        print(figures)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
