@@ -26,6 +26,8 @@ untimed warm-up round), `--repeat` pairs, and reports the medians of wall and CP
 median of the per-pair ratios, the target and whether it is met. `--smoke` runs each
 benchmark once, with no warm-up and no timing claims (CI uses it to keep the benchmarks
 working). Add a benchmark = add a module here; `python -m bench --list` shows them.
+`bench.support` has what the benchmarks share: a static HTTP server on loopback in a process
+of its own (with a request log), archive and registry builders, and subprocess helpers.
 """
 
 from bench.registry import BENCHMARKS, Benchmark, Case, Env, Target, benchmark

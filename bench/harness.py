@@ -30,6 +30,7 @@ class Result:
     baseline_cpu: list[float] = field(default_factory=list)
     baseline_label: str = ""
     ratios: list[float] = field(default_factory=list)
+    cpu_ratios: list[float] = field(default_factory=list)
     facts: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     met: bool | None = None
@@ -52,6 +53,11 @@ class Result:
         """The median of the per-pair ratios pkgmgr / baseline (not the ratio of the medians)."""
         return _median(self.ratios)
 
+    @property
+    def cpu_ratio(self) -> float | None:
+        """The same for CPU time: steadier than wall time on a shared machine (informative)."""
+        return _median(self.cpu_ratios)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "name": self.name, "summary": self.summary, "target": self.target, "smoke": self.smoke,
@@ -61,7 +67,8 @@ class Result:
             "baseline": ({"label": self.baseline_label, "median_s": self.baseline_median, "samples_s": self.baseline,
                           "cpu_median_s": _median(self.baseline_cpu)}
                          if self.baseline else None),
-            "ratio": self.ratio, "met": self.met, "facts": self.facts, "notes": self.notes, "error": self.error,
+            "ratio": self.ratio, "cpu_ratio": self.cpu_ratio, "met": self.met, "facts": self.facts,
+            "notes": self.notes, "error": self.error,
         }
 
 
@@ -93,7 +100,7 @@ def run_benchmark(bench: Benchmark, *, repeat: int, smoke: bool, keep: bool = Fa
         case: Case = next(setup)
         result.facts.update(case.facts)
         result.baseline_label = case.baseline_label
-        pairs = 1 if smoke else max(1, repeat)
+        pairs = 1 if smoke else max(1, repeat, case.min_repeat)
         if not smoke:  # warm-up: imports, compiled schemas and the page cache, untimed
             _timed(case.subject, case.reset)
             if case.baseline is not None:
@@ -113,6 +120,9 @@ def run_benchmark(bench: Benchmark, *, repeat: int, smoke: bool, keep: bool = Fa
                 result.baseline.append(wall)
                 result.baseline_cpu.append(times["baseline"][1])
                 result.ratios.append(times["subject"][0] / wall if wall > 0 else float("inf"))
+                cpu = times["baseline"][1]
+                if cpu > 0:
+                    result.cpu_ratios.append(times["subject"][1] / cpu)
             result.runs += 1
         if not smoke and case.after is not None:
             result.facts.update(case.after())
@@ -176,13 +186,14 @@ def render(results: list[Result], info: dict[str, Any], *, smoke: bool, repeat: 
     lines = [f"machine: {info['cpu']}, {info['cores']} cores, {info['implementation']} {info['python']}, "
              f"{info['system']}" + (f", load average {load:.2f} when the report was made" if load is not None else ""),
              "smoke run: each benchmark once, no timing claims" if smoke
-             else f"{repeat} alternating runs after one warm-up; medians", ""]
-    header = ("benchmark", "target", "pkgmgr", "pkgmgr cpu", "baseline", "ratio", "met")
+             else f"{repeat} (or more) alternating runs per benchmark after one warm-up; medians", ""]
+    header = ("benchmark", "target", "runs", "pkgmgr", "pkgmgr cpu", "baseline", "ratio", "cpu ratio", "met")
     rows = []
     for r in results:
         met = "error" if r.error else ("-" if r.met is None else ("yes" if r.met else "NO"))
-        rows.append((r.name, r.target, _seconds(r.median), _seconds(r.cpu_median), _seconds(r.baseline_median),
-                     f"{r.ratio:.2f}x" if r.ratio is not None else "-", met))
+        rows.append((r.name, r.target, str(r.runs), _seconds(r.median), _seconds(r.cpu_median),
+                     _seconds(r.baseline_median), f"{r.ratio:.2f}x" if r.ratio is not None else "-",
+                     f"{r.cpu_ratio:.2f}x" if r.cpu_ratio is not None else "-", met))
     widths = [max(len(str(row[i])) for row in [header, *rows]) for i in range(len(header))]
     for row in [header, *rows]:
         lines.append("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths)).rstrip())

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 BENCHMARKS: dict[str, "Benchmark"] = {}
 
 # modules of this package that are part of the harness, not benchmarks
-HARNESS_MODULES = frozenset({"registry", "harness", "__main__"})
+HARNESS_MODULES = frozenset({"registry", "harness", "support", "__main__"})
 
 
 @dataclass(frozen=True)
@@ -48,6 +48,8 @@ class Case:
       report, e.g. a cold command-line run or request counts.
     - `verdict`: a check beyond timing (e.g. "only conditional requests were sent"), returning
       (met, explanation); combined with the timing target.
+    - `min_repeat`: at least this many alternating pairs (quick subjects such as start-up,
+      where many samples make the median trustworthy), whatever `--repeat` says.
     """
 
     subject: Callable[[], Any]
@@ -58,6 +60,7 @@ class Case:
     facts: dict[str, Any] = field(default_factory=dict)
     after: Callable[[], dict[str, Any]] | None = None
     verdict: Callable[[], tuple[bool, str]] | None = None
+    min_repeat: int = 0
 
 
 class BenchError(RuntimeError):
