@@ -152,15 +152,21 @@ def parse_config(raw: bytes, path: Path) -> Config:
 
 
 def _non_finite(value: Any, path: list[Any]) -> Iterator[str]:
-    """Key paths of NaN and infinite floats anywhere in `value`."""
-    if isinstance(value, float) and not math.isfinite(value):
-        yield key_path(path)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _non_finite(item, [*path, key])
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _non_finite(item, [*path, index])
+    """Key paths of NaN and infinite floats anywhere in `value`. Iterative: TOML's dotted keys
+    nest tables without limit (`a.a.a... = 1`), deeper than Python's recursion allows."""
+    stack: list[tuple[Any, tuple | None]] = [(value, None)]  # (value, (parent link, key))
+    while stack:
+        current, link = stack.pop()
+        if isinstance(current, float) and not math.isfinite(current):
+            keys = []
+            while link is not None:
+                link, key = link
+                keys.append(key)
+            yield key_path([*path, *reversed(keys)])
+        elif isinstance(current, dict):
+            stack.extend((item, (link, key)) for key, item in reversed(current.items()))
+        elif isinstance(current, list):
+            stack.extend((item, (link, index)) for index, item in reversed(list(enumerate(current))))
 
 
 @contextmanager

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
@@ -14,15 +13,22 @@ def user_path(text: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(text))
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, then `os.replace` it in."""
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
+    """Write `data` to a temporary file beside `path`, fsync it, then `os.replace` it in.
+
+    `durable=False` skips both fsyncs, for files whose loss after a power cut costs nothing
+    (caches that verify what they read): the replace stays atomic, readers never see a torn
+    file before a crash, only possibly after one."""
+    import tempfile  # here, not at import time: read-only commands never need it
+
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
@@ -31,7 +37,8 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644) -> None:
         except FileNotFoundError:
             pass
         raise
-    fsync_dir(path.parent)
+    if durable:
+        fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
@@ -53,6 +60,8 @@ def fsync_dir(path: Path) -> None:
 
 def private_dir(parent: Path, prefix: str) -> Path:
     """Create a fresh 0700 directory under `parent`."""
+    import tempfile
+
     parent.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=prefix, dir=parent))
 

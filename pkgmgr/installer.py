@@ -22,6 +22,7 @@ from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
 Confirm = Callable[[dict[str, Any]], bool]
+PREPARE_WORKERS = 4  # extractions at a time under the writer lock (file creation is I/O-bound)
 Planner = Callable[[Ref], Plan]
 
 
@@ -77,6 +78,7 @@ def install(
     reporter = reporter or Reporter()
     batch = BatchResult([RefResult(ref) for ref in refs])
     plans: dict[int, Plan] = {}
+    wanted: dict[int, Ref] = {}
     for index, text in enumerate(refs):
         result = batch.results[index]
         try:
@@ -88,6 +90,15 @@ def install(
                     result.message = (f"{current.name} {current.version} is already installed; "
                                       f"'pkgmgr ext update {current.name}' moves it to a newer version")
                     continue
+            wanted[index] = ref
+        except PkgmgrError as error:
+            result.status, result.error = "failed", error
+    prefetch = getattr(planner, "prefetch", None)
+    if prefetch is not None and len(wanted) > 1:  # registry entries read concurrently, checked below
+        prefetch(list(wanted.values()))
+    for index, ref in wanted.items():
+        result = batch.results[index]
+        try:
             plan = plan_path(ref) if ref.kind == "path" else planner(ref)
             check_consent(plan, config=config, options=options, interactive=interactive)
             plans[index] = plan
@@ -116,8 +127,9 @@ def install(
             return batch
     try:
         with scope.writer(lock_timeout):
-            for index, item in fetched.items():
-                _commit_one(scope, batch.results[index], item, config=config, options=options)
+            prepared = prepare_all(scope, fetched, config=config, options=options)
+            for index in fetched:
+                _commit_one(scope, batch.results[index], prepared[index], options=options)
     except PkgmgrError as error:  # the lock or the state database: what was not committed fails with it
         for index in fetched:
             result = batch.results[index]
@@ -126,20 +138,65 @@ def install(
     return batch
 
 
-def _commit_one(scope: Scope, result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> None:
-    """Prepare and commit one fetched ref (writer lock held); a failure lands in `result`."""
-    try:
+Staged = tuple[Path, "Prepared | PkgmgrError"]
+
+
+def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
+                ) -> dict[int, Staged]:
+    """Extract and validate every fetched ref, each in its own staging directory (writer lock
+    held), several at a time: creating files waits on the disk, and one ref's waits overlap
+    another's work. Returns index -> (staging directory, Prepared or the error it raised)."""
+
+    def one(item: Fetched) -> Staged:
         staging = scope.new_staging()
         try:
-            prepared = prepare(item, staging, config=config, options=options)
-            result.summary = prepared.summary()
-            result.name, result.version = prepared.name, prepared.version
-            outcome = commit(scope, prepared, options)
-        finally:
+            return staging, prepare(item, staging, config=config, options=options)
+        except PkgmgrError as error:
+            return staging, error
+        except BaseException:
             scope.discard(staging)
+            raise
+
+    staged: dict[int, Staged] = {}
+    failure: BaseException | None = None
+    workers = min(PREPARE_WORKERS, len(fetched))
+    if workers <= 1:
+        for index, item in fetched.items():
+            try:
+                staged[index] = one(item)
+            except BaseException as exc:  # noqa: BLE001 - a bug or an interrupt: re-raised below
+                failure = exc
+                break
+    else:
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pkgmgr-prepare") as pool:
+            futures = {index: pool.submit(one, item) for index, item in fetched.items()}
+        for index, future in futures.items():
+            try:
+                staged[index] = future.result()
+            except BaseException as exc:  # noqa: BLE001 - a bug or an interrupt: re-raised below
+                failure = failure or exc
+    if failure is not None:  # no staging directory is left behind
+        for staging, _ in staged.values():
+            scope.discard(staging)
+        raise failure
+    return staged
+
+
+def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions) -> None:
+    """Commit one prepared ref (writer lock held) and drop its staging directory; a failure
+    (its preparation's included) lands in `result`."""
+    staging, prepared = staged
+    try:
+        if isinstance(prepared, PkgmgrError):
+            raise prepared
+        result.summary = prepared.summary()
+        result.name, result.version = prepared.name, prepared.version
+        outcome = commit(scope, prepared, options)
         result.outcome, result.status = outcome, outcome.action
     except PkgmgrError as error:
         result.status, result.error = "failed", error
+    finally:
+        scope.discard(staging)
 
 
 def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:

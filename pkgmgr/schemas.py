@@ -1,7 +1,8 @@
 """JSON Schema gate: compiled-once validators over `schemas/*.schema.json`.
 
-jsonschema is imported only when a document is actually validated, so read-only commands
-(`ext list`, `--version`) never pay for it.
+jsonschema is imported only when a document is not surely valid by the fast, conservative
+check of `pkgmgr.fastschema` (a valid document never pays for the import, ~0.2 s), so it is
+what explains invalid documents; read-only commands (`ext list`, `--version`) never load it.
 """
 
 from __future__ import annotations
@@ -28,6 +29,27 @@ def validator(name: str) -> Any:
 
     # The shipped schemas are checked against the metaschema by the tests, not on every run.
     return Draft202012Validator(load_schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@cache
+def fast_check(name: str) -> Any:
+    """The jsonschema-free predicate of schema `name` (`pkgmgr.fastschema`): True means surely
+    valid; None when the schema uses a keyword it does not implement."""
+    from pkgmgr.fastschema import compile_schema
+
+    return compile_schema(load_schema(name))
+
+
+def surely_valid(instance: Any, name: str) -> bool:
+    """True when `instance` is valid against schema `name` without asking jsonschema (the
+    common case, and the one that must not pay for importing it); False means "ask it"."""
+    check = fast_check(name)
+    if check is None:
+        return False
+    try:
+        return bool(check(instance))
+    except RecursionError:  # nested too deeply for the fast path: jsonschema decides
+        return False
 
 
 def _describe(error: Any) -> str:
@@ -58,7 +80,10 @@ def _short(value: Any) -> str:
 
 
 def schema_problems(instance: Any, name: str, *, file: str, code: str, prefix: str = "") -> list[Problem]:
-    """Validate `instance` against schema `name`; one Problem per leaf error, in document order."""
+    """Validate `instance` against schema `name`; one Problem per leaf error, in document order.
+    A document the fast path finds valid costs no jsonschema import (`surely_valid`)."""
+    if surely_valid(instance, name):
+        return []
     problems: list[Problem] = []
     errors = sorted(validator(name).iter_errors(instance), key=lambda e: [str(p) for p in e.absolute_path])
     for error in errors:

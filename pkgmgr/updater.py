@@ -188,6 +188,7 @@ class Updater:
                     report.items.append(UpdateItem(name, None, "failed", error=error))
                 else:
                     targets.append(installed)
+        self._prefetch(targets)
         plans: dict[str, tuple[UpdateItem, Plan]] = {}
         for installed in targets:
             try:
@@ -203,6 +204,22 @@ class Updater:
         self._commit(report, plans, config=config, interactive=interactive, confirm=confirm, reporter=reporter,
                      lock_timeout=lock_timeout)
         return report
+
+    def _prefetch(self, targets: Sequence["Installed"]) -> None:
+        """Read the registry entries of the targets concurrently before deciding one by one
+        (`Registry.prefetch`: the checks, and any error, still come per extension, in order)."""
+        by_registry: dict[str, list[str]] = {}
+        for installed in targets:
+            if installed.source_kind == "registry" and not installed.pinned:
+                by_registry.setdefault(installed.registry or installed.source, []).append(installed.name)
+        for name, names in by_registry.items():
+            if len(names) < 2:
+                continue
+            try:
+                registry = self.session.registries.get(name)
+            except PkgmgrError:
+                continue  # deciding reports it, per extension
+            registry.prefetch(names, workers=self.session.config.network.parallel)
 
     def _commit(self, report: UpdateReport, plans: dict[str, tuple[UpdateItem, "Plan"]], *, config: Any,
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float) -> None:

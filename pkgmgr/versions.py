@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.version import InvalidVersion, Version
+if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext search` and friends skip it
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
 
 _SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
@@ -36,6 +38,8 @@ def parse_semver(text: str) -> Version:
 
 @lru_cache(maxsize=4096)
 def _parse_semver(text: str) -> Version:
+    from packaging.version import InvalidVersion, Version
+
     candidate = strip_v(text.strip()) if text.strip() == text else text
     if not _SEMVER.fullmatch(candidate):
         raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
@@ -67,6 +71,8 @@ def parse_specifier(text: str) -> SpecifierSet:
 
 @lru_cache(maxsize=1024)
 def _parse_specifier(text: str) -> SpecifierSet:
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     text = text.strip()
     if text in ("", "*"):
         return SpecifierSet("")
@@ -78,6 +84,8 @@ def _parse_specifier(text: str) -> SpecifierSet:
 
 def same_version(a: str, b: str) -> bool:
     """PEP 440 equality: `1.0.0-rc.1` equals `1.0.0-rc1`."""
+    from packaging.version import InvalidVersion, Version
+
     try:
         return Version(strip_v(a)) == Version(strip_v(b))
     except InvalidVersion:
@@ -85,4 +93,6 @@ def same_version(a: str, b: str) -> bool:
 
 
 def version_key(text: str) -> Version:
+    from packaging.version import Version
+
     return Version(strip_v(text))

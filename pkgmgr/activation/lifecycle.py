@@ -245,6 +245,7 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
             if confirmed:
                 _project(conn, projection)
             crashpoint("activate.before_commit")
+        crashpoint("activate.after_commit")
         return activation_json(row), resources_of(conn, projection.activation_id, scope.kind)
 
 
@@ -284,6 +285,7 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
                 (ACTIVE, row["version"], row["network_digest"], now, confirmed_by or login_user(), now, row["id"]))
             _project(conn, projection)
             crashpoint("confirm.before_commit")
+        crashpoint("confirm.after_commit")
         updated = require_activation(scope, row["id"])
         return activation_json(updated), resources_of(conn, row["id"], scope.kind), True
 
@@ -298,6 +300,7 @@ def deactivate(scope: Scope, act_id: str, *, lock_timeout: float) -> tuple[dict[
             _withdraw(conn, row["id"])
             conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
             crashpoint("deactivate.before_commit")
+        crashpoint("deactivate.after_commit")
         return activation_json(row), resources
 
 
@@ -409,6 +412,7 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
                                "'pkgmgr bundle deactivate ACT' first")
     for row in rows:
         _withdraw(conn, row["id"])
+        crashpoint("remove.mid_deactivate")
         conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
     return [{**activation_json(r), "status": "deactivated"} for r in rows]
 

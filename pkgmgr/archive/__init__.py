@@ -12,6 +12,7 @@ tree checksum (SPEC 3).
 
 from pkgmgr.archive.checksum import (
     TreeDiff,
+    TreeRecord,
     diff_listings,
     files_checksum_and_listing,
     tree_checksum,
@@ -28,6 +29,7 @@ __all__ = [
     "PackResult",
     "SourceFile",
     "TreeDiff",
+    "TreeRecord",
     "VCS_NAMES",
     "copy_source_tree",
     "diff_listings",

@@ -8,15 +8,21 @@ directories; should a symbolic link or special file appear (tampering), it is fe
 is unchanged for every tree that holds only regular files). Empty directories do not count.
 
 Listing: rel -> `"<0755|0644>:<sha256 of content>"` (`"link:<sha256 of target>"`, `"special"`).
+
+`TreeRecord` computes both while an extraction writes the files, so that an install does not
+read its whole tree back: it holds when the files arrive sorted under one top-level directory
+that turns out to be the manifest root (what `pkgmgr ext pack` and `git archive` produce);
+otherwise it says so and the tree is read back as before.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.archive.files import mode_label, open_regular, read_chunks
 from pkgmgr.archive.selection import SourceFile
@@ -53,6 +59,57 @@ def files_checksum_and_listing(files: Iterable[SourceFile]) -> tuple[str, dict[s
     """Checksum and listing of a source tree's selected files: the same values its copy
     (`copy_source_tree`) or its extracted pack will have."""
     return _digest(sorted((f.rel, "file", os.fspath(f.path), f.mode) for f in files))
+
+
+class TreeRecord:
+    """The checksum and listing of a tree as its files are written (module docstring).
+
+    `file(rel, mode)` starts a file (rel: relative to the extraction directory, mode already
+    normalised) and returns the function that takes its content, chunk by chunk; `end()`
+    closes it. `result(directory, root)` is `tree_checksum_and_listing(root)` of what was
+    written, or None when this recording cannot tell (files out of order, or the manifest root
+    is not the single top-level directory the first file suggested)."""
+
+    def __init__(self) -> None:
+        self._tree = hashlib.sha256()
+        self._prefix: str | None = None
+        self._last = ""
+        self._usable = sys.platform != "darwin"  # HFS+ may store a name differently than written
+        self._content: Any = None
+        self._rel = ""
+        self._label = ""
+        self._listing: dict[str, str] = {}
+
+    def file(self, rel: str, mode: int) -> Callable[[bytes], None]:
+        if self._prefix is None:
+            self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
+        if not rel.startswith(self._prefix) or rel <= self._last:
+            self._usable = False
+        self._last = rel
+        self._rel, self._label = rel, mode_label(mode)
+        self._content = content = hashlib.sha256()
+        if not self._usable:
+            return content.update
+        tree = self._tree
+        tree.update(b"file:%s\nmode:%s\n" % (os.fsencode(rel[len(self._prefix):]), self._label.encode()))
+
+        def take(chunk: bytes) -> None:
+            content.update(chunk)
+            tree.update(chunk)
+
+        return take
+
+    def end(self) -> None:
+        if self._usable:
+            self._tree.update(b"\0")
+        self._listing[self._rel] = f"{self._label}:{self._content.hexdigest()}"
+
+    def result(self, directory: Path, root: Path) -> tuple[str, dict[str, str]] | None:
+        rel = Path(root).relative_to(directory).as_posix()
+        prefix = "" if rel == "." else rel + "/"
+        if not self._usable or self._prefix != prefix:
+            return None
+        return self._tree.hexdigest(), {name[len(prefix):]: value for name, value in self._listing.items()}
 
 
 def diff_listings(recorded: dict[str, str], current: dict[str, str]) -> TreeDiff:

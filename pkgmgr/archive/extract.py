@@ -11,7 +11,7 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator
 
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
@@ -20,16 +20,17 @@ from pkgmgr.archive.errors import too_large
 from pkgmgr.archive.files import DIR_MODE, empty_directory
 from pkgmgr.archive.staging import Staging
 from pkgmgr.archive.tar_reader import extract_tar_gz
-from pkgmgr.archive.zip_reader import extract_zip
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def extract_archive(archive: Path, staging: Path, limits: Limits) -> Path:
+def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any = None) -> Path:
     """Extract `archive` into `staging` (an existing, empty, private directory) and return the
     manifest root inside it (`find_manifest_root`), with mode 0755 like every directory made.
+    A `checksum.TreeRecord` given as `record` sees every file written (the tree checksum
+    without reading the tree back).
 
     Raises `not_found` (no such file), `invalid_archive` (not a .tar.gz/.zip, corrupt, no
     manifest), `unsafe_archive` (a member SPEC 3 refuses, named in the message) or
@@ -42,11 +43,13 @@ def extract_archive(archive: Path, staging: Path, limits: Limits) -> Path:
             raise ValueError(f"staging directory {staging} is not empty")
     try:
         with _open_archive(Path(archive), limits) as (raw, size, kind):
-            target = Staging(staging, limits)
+            target = Staging(staging, limits, record)
             if kind == "zip":
+                from pkgmgr.archive.zip_reader import extract_zip  # zipfile only when needed
+
                 extract_zip(raw, size, target)
             else:
-                extract_tar_gz(raw, target)
+                extract_tar_gz(raw, target, size=size)
             target.finish()
         root = find_manifest_root(staging)
         os.chmod(root, DIR_MODE)  # the extension root, even when it is staging itself

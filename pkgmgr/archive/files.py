@@ -9,7 +9,7 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import remove_tree
@@ -100,10 +100,11 @@ class TreeWriter:
     No per-file fsync: the store fsyncs what it needs before switching versions.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, record: Any = None) -> None:
         self._root = os.fspath(root)
         self._dirs: set[str] = {""}
         self._made: list[str] = []
+        self._record = record  # a checksum.TreeRecord, fed what is written
 
     def _path(self, rel: str) -> str:
         return os.path.join(self._root, rel)
@@ -124,14 +125,19 @@ class TreeWriter:
         """Create file `rel` (parents included) from `chunks`, then set `mode`."""
         self.mkdir(rel.rpartition("/")[0])
         fd = os.open(self._path(rel), _CREATE_FLAGS, 0o600)
+        take = self._record.file(rel, mode) if self._record is not None else None
         try:
             for chunk in chunks:
+                if take is not None:
+                    take(chunk)
                 view = memoryview(chunk)
                 while view:
                     view = view[os.write(fd, view):]
             os.fchmod(fd, mode)
         finally:
             os.close(fd)
+        if self._record is not None:
+            self._record.end()
 
     def finish(self) -> None:
         """Give every directory this writer made its final mode."""

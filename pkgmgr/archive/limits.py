@@ -6,8 +6,10 @@ written: a decompression bomb is stopped after at most one chunk past the ratio 
 
 from __future__ import annotations
 
+import queue
+import threading
 import zlib
-from typing import BinaryIO, Callable
+from typing import Any, BinaryIO, Callable
 
 from pkgmgr.config import Limits
 from pkgmgr.archive.errors import corrupt, too_large
@@ -129,3 +131,50 @@ class Inflater:
             consumed = max(self.fed - len(self._pending), 1)
             if self.produced > self._limits.max_ratio * consumed:
                 raise too_large("compression ratio", self._limits.max_ratio, member=self._member)
+
+
+class ReadAhead:
+    """`read(n)` of a source (an `Inflater`) that a thread of its own runs ahead of the reader,
+    at most `depth` chunks: inflating (zlib lets go of the GIL) overlaps writing and hashing
+    what came before. The chunks, their order, the checks and the errors are the source's: an
+    error reaches the reader at the point of the stream where the source raised it. `close()`
+    stops the thread and waits for it (call it before the source's file is closed)."""
+
+    def __init__(self, source: Callable[[int], bytes], *, depth: int = 4) -> None:
+        self._source = source
+        self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._run, name="pkgmgr-inflate", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            try:
+                chunk: Any = self._source(CHUNK)
+            except BaseException as exc:  # noqa: BLE001 - handed to the reader, raised there
+                chunk = exc
+            while not self._stop.is_set():
+                try:
+                    self._queue.put(chunk, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
+            if isinstance(chunk, BaseException) or not chunk:
+                return
+
+    def read(self, size: int = -1) -> bytes:
+        """The next chunk (whatever its size: `_ForwardStream` splits it); b"" at the end."""
+        if self._done:
+            return b""
+        item = self._queue.get()
+        if isinstance(item, BaseException):
+            self._done = True
+            raise item
+        if not item:
+            self._done = True
+        return item
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()

@@ -4,7 +4,7 @@ name against all names seen so far, counts it against the limits, and writes it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from pkgmgr.config import Limits
 from pkgmgr.archive.errors import unsafe
@@ -16,11 +16,11 @@ from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
 class Staging:
     """One extraction into one private directory."""
 
-    def __init__(self, root: Path, limits: Limits) -> None:
+    def __init__(self, root: Path, limits: Limits, record: Any = None) -> None:
         self.limits = limits
         self.budget = Budget(limits)
         self._names = NameTable()
-        self._writer = TreeWriter(root)
+        self._writer = TreeWriter(root, record)
 
     def admit(self, name: str, *, is_dir: bool) -> str:
         """Count and check a member before any of its data is read; return its relative path

@@ -17,7 +17,7 @@ from typing import BinaryIO, Iterator
 
 from pkgmgr.archive.errors import corrupt, unsafe
 from pkgmgr.archive.files import CHUNK
-from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater
+from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater, ReadAhead
 from pkgmgr.archive.staging import Staging
 
 _FILE_TYPES = frozenset((tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE))
@@ -40,7 +40,7 @@ class _ForwardStream:
     """The decompressed tar stream as the seekable file tarfile's `r:` mode expects, as long as
     nobody seeks backwards. `chunks(n)` hands out the next n bytes without copying them."""
 
-    def __init__(self, source: Inflater) -> None:
+    def __init__(self, source: Inflater | ReadAhead) -> None:
         self._source = source
         self._buffer = b""
         self._offset = 0
@@ -97,21 +97,31 @@ class _StrictTarInfo(tarfile.TarInfo):
             raise corrupt(f"bad tar header ({exc})") from None
 
 
-def extract_tar_gz(raw: BinaryIO, staging: Staging) -> None:
-    """Extract the .tar.gz read from `raw` into `staging`; raises PkgmgrError only."""
+# From this compressed size on, inflating runs in a thread ahead of the extraction (ReadAhead).
+READ_AHEAD_BYTES = 4 * 1024 * 1024
+
+
+def extract_tar_gz(raw: BinaryIO, staging: Staging, *, size: int = 0) -> None:
+    """Extract the .tar.gz read from `raw` (`size` bytes) into `staging`; raises PkgmgrError only."""
     limits = staging.limits
     counting = CountingReader(raw, limits.max_archive_bytes)
     cap = limits.max_uncompressed_bytes + _OVERHEAD_PER_ENTRY * limits.max_entries + CHUNK
-    stream = _ForwardStream(Inflater(counting.read, wbits=GZIP_WBITS, limits=limits, cap=cap))
+    inflater = Inflater(counting.read, wbits=GZIP_WBITS, limits=limits, cap=cap)
+    ahead = ReadAhead(inflater.read) if size >= READ_AHEAD_BYTES else None
+    stream = _ForwardStream(ahead if ahead is not None else inflater)
     try:
-        tar = tarfile.open(fileobj=stream, mode="r:", tarinfo=_StrictTarInfo,  # type: ignore[call-overload]
-                           encoding="utf-8", errors="surrogateescape")
-    except _MALFORMED as exc:
-        raise corrupt(f"not a tar stream inside the gzip data ({exc})") from None
-    with tar:
-        for member in _members(tar):
-            _extract_member(stream, member, staging)
-    stream.drain()  # inflate to the end: the gzip CRC and length are checked, truncation is seen
+        try:
+            tar = tarfile.open(fileobj=stream, mode="r:", tarinfo=_StrictTarInfo,  # type: ignore[call-overload]
+                               encoding="utf-8", errors="surrogateescape")
+        except _MALFORMED as exc:
+            raise corrupt(f"not a tar stream inside the gzip data ({exc})") from None
+        with tar:
+            for member in _members(tar):
+                _extract_member(stream, member, staging)
+        stream.drain()  # inflate to the end: the gzip CRC and length are checked, truncation is seen
+    finally:
+        if ahead is not None:
+            ahead.close()
 
 
 def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:

@@ -10,12 +10,11 @@ from __future__ import annotations
 import argparse
 import sys
 import textwrap
-import traceback
 from typing import Any, Callable, Sequence
 
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
-from pkgmgr.cli.output import Output, Printer, error_document, print_error, write_json
+from pkgmgr.cli.output import Output, Printer, error_document, print_error, scrub_secrets, write_json
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import user_path
 
@@ -75,26 +74,49 @@ def global_options() -> argparse.ArgumentParser:
     return parent
 
 
+class Skipped:
+    """Stands in for the parser of a command the command line does not name: whatever a module
+    declares on it is ignored (`Commands(only=...)`)."""
+
+    def __getattr__(self, name: str) -> Any:
+        return self._ignore
+
+    def _ignore(self, *args: Any, **kwargs: Any) -> "Skipped":
+        return self
+
+
 class Commands:
-    """Helper handed to each command module to declare its parsers in one style."""
+    """Helper handed to each command module to declare its parsers in one style. With `only`
+    (top level: the command named; in a group: its command named) the other commands of this
+    level get a `Skipped` stand-in, and their group parsers are not built."""
 
     def __init__(self, subparsers: Any, parent: argparse.ArgumentParser,
-                 owner: argparse.ArgumentParser | None = None) -> None:
+                 owner: argparse.ArgumentParser | None = None, *, only: str | None = None,
+                 then: str | None = None) -> None:
         self._subparsers = subparsers
         self._parent = parent
         self._owner = owner  # a group's parser: its help gathers the first example of each command
+        self._only = only
+        self._then = then  # the word after `only`: the command inside the group `only` names
+
+    def _skipped(self, name: str, aliases: Sequence[str] = ()) -> bool:
+        return self._only is not None and name != self._only and self._only not in aliases
 
     def group(self, name: str, help: str, description: str) -> "Commands":
+        if self._skipped(name):
+            return Commands(None, self._parent, only="")  # every command of it skipped
         parser = self._subparsers.add_parser(
             name, help=help, description=description, parents=[self._parent],
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
         parser.set_defaults(handler=None, group_parser=parser)
         sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-        return Commands(sub, self._parent, parser)
+        return Commands(sub, self._parent, parser, only=self._then if self._only == name else None)
 
     def command(self, name: str, handler: Handler, help: str, description: str, examples: str = "",
                 aliases: Sequence[str] = ()) -> argparse.ArgumentParser:
+        if self._skipped(name, aliases):
+            return Skipped()  # type: ignore[return-value]
         epilog = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip("\n"), "  ") if examples else None
         parser = self._subparsers.add_parser(
             name, help=help, description=description, epilog=epilog, parents=[self._parent],
@@ -107,7 +129,10 @@ class Commands:
         return parser
 
 
-def build_parser() -> Parser:
+def build_parser(only: str | None = None, then: str | None = None) -> Parser:
+    """The command-line parser; with `only`, just the modules declaring that top-level command
+    (`pkgmgr.cli.commands.register_all`) and, in them, just that command (and, with `then`,
+    just that command of its group)."""
     from pkgmgr.cli import commands
 
     parent = global_options()
@@ -130,8 +155,25 @@ def build_parser() -> Parser:
     parser.add_argument("--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    commands.register_all(Commands(sub, parent))
+    commands.register_all(Commands(sub, parent, only=only, then=then), only)
     return parser
+
+
+def parse(argv: list[str]) -> argparse.Namespace:
+    """Parse with the parser of the command `argv` names; whenever that fails, parse again with
+    the full parser, so that every error and message is the full parser's."""
+    from pkgmgr.cli.commands import command_words
+
+    only, then = command_words(argv)
+    if only is not None:
+        try:
+            args = build_parser(only, then).parse_args(argv)
+        except UsageError:
+            pass
+        else:
+            if args.handler is not None:  # a group without its command prints the group's whole help
+                return args
+    return build_parser().parse_args(argv)
 
 
 def make_context(args: argparse.Namespace) -> Context:
@@ -169,8 +211,7 @@ def run(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     json_mode, verbose = _prescan(argv)
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
+        args = parse(argv)
         if args.handler is None:
             group = args.group_parser
             group.print_help(sys.stderr)
@@ -190,20 +231,39 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # the disk, not a bug: full, read-only, permissions
         if verbose:
-            traceback.print_exc(file=sys.stderr)
+            import traceback
+
+            sys.stderr.write(scrub_secrets(traceback.format_exc()))
         where = f" {exc.filename}" if exc.filename else ""
         error = PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code="internal",
                             details={"errno": exc.errno})
         return report(error, json_mode)
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
+        damaged = _damaged_database(exc)
+        if damaged is not None:
+            return report(damaged, json_mode)
         if verbose:
-            traceback.print_exc(file=sys.stderr)
+            import traceback
+
+            sys.stderr.write(scrub_secrets(traceback.format_exc()))
         error = PkgmgrError(
             f"internal error: {type(exc).__name__}: {_one_line(exc)}"
             + ("" if verbose else " (run with -v for the traceback)"),
             code="internal",
         )
         return report(error, json_mode)
+
+
+def _damaged_database(exc: BaseException) -> PkgmgrError | None:
+    """SQLite found a state.db damaged ("database disk image is malformed"): the disk's doing,
+    not a bug of pkgmgr's, so `state_inconsistent` rather than an internal error. Only the exact
+    class: its subclasses (busy, constraint, misuse) remain what they are."""
+    import sqlite3
+
+    if type(exc) is not sqlite3.DatabaseError:
+        return None
+    return PkgmgrError(f"a state database is damaged: {_one_line(exc)}", code="state_inconsistent",
+                       hint="run 'pkgmgr doctor --check' to see which scope; restore it from a backup")
 
 
 def _one_line(exc: BaseException) -> str:

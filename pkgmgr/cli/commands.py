@@ -1,19 +1,74 @@
-"""Registry of command groups: each module declares its own parsers and handlers."""
+"""Registry of command groups: each module declares its own parsers and handlers.
+
+A command line names one top-level command, so only the modules declaring it are imported
+and registered (`MODULES`), and inside them only the parser of the command named (the others
+get a stand-in that ignores what is declared on it); building every parser costs more than
+most commands' work. `pkgmgr.cli.app.parse` falls back to the full parser whenever the short
+one fails or help is asked for, so what a user sees is the same either way.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import importlib
+from typing import TYPE_CHECKING, Sequence
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
 
+# the modules in registration order (that order is the order of the top-level help)
+ORDER = ("ext_cmds", "ext_remote_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds")
+# top-level command -> the modules that declare it (tests/perf checks it against ORDER)
+MODULES = {
+    "ext": ("ext_cmds", "ext_remote_cmds"),
+    "registry": ("registry_cmds",),
+    "bundle": ("bundle_cmds",),
+    "resources": ("bundle_cmds",),
+    "sync": ("workspace_cmds",),
+    "trust": ("workspace_cmds",),
+    "doctor": ("doctor_cmds",),
+}
+# global options that take a value in the next argument (see app.global_options)
+VALUE_OPTIONS = frozenset({"-o", "--home", "--workspace", "--scope", "--lock-timeout"})
 
-def register_all(commands: "Commands") -> None:
-    from pkgmgr.cli import bundle_cmds, doctor_cmds, ext_cmds, ext_remote_cmds, registry_cmds, workspace_cmds
 
-    ext = ext_cmds.register(commands)
-    ext_remote_cmds.register(ext)
-    registry_cmds.register(commands)
-    bundle_cmds.register(commands)
-    workspace_cmds.register(commands)
-    doctor_cmds.register(commands)
+def command_words(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The top-level command `argv` names, when it is one of `MODULES`, and the word after it
+    (a group's command; None when help is asked for before it or the top-level word is unknown:
+    then everything is registered)."""
+    words: list[str] = []
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in ("-h", "--help", "--"):
+            break
+        if arg.startswith("-"):
+            skip = arg in VALUE_OPTIONS
+            continue
+        words.append(arg)
+        if len(words) == 2:
+            break
+    if not words or words[0] not in MODULES:
+        return None, None
+    return words[0], words[1] if len(words) > 1 else None
+
+
+def command_word(argv: Sequence[str]) -> str | None:
+    return command_words(argv)[0]
+
+
+def register_all(commands: "Commands", only: str | None = None) -> None:
+    """Register every command group, or only the modules declaring top-level command `only`."""
+    wanted = set(MODULES[only]) if only in MODULES else set(ORDER)
+    ext = None
+    for name in ORDER:
+        if name not in wanted:
+            continue
+        module = importlib.import_module(f"pkgmgr.cli.{name}")
+        if name == "ext_remote_cmds":
+            module.register(ext)  # extends the ext group
+        elif name == "ext_cmds":
+            ext = module.register(commands)
+        else:
+            module.register(commands)

@@ -7,10 +7,13 @@ import sys
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.config import Config, load_config
+from pkgmgr.cli.output import isatty
 from pkgmgr.fsutil import user_path
+
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
 
 
 def default_home() -> Path:
@@ -43,6 +46,8 @@ class Context:
 
     @cached_property
     def config(self) -> Config:
+        from pkgmgr.config import load_config  # here: commands that need no configuration skip tomllib
+
         return load_config(self.home)
 
     @property
@@ -53,11 +58,11 @@ class Context:
     def interactive(self) -> bool:
         """A person can answer a prompt: human output and a terminal on stdin and stderr."""
         stdin = self.stdin if self.stdin is not None else sys.stdin
-        return not self.json and _isatty(stdin) and _isatty(self.err)
+        return not self.json and isatty(stdin) and isatty(self.err)
 
     @property
     def show_progress(self) -> bool:
-        return not self.json and not self.quiet and not self.no_progress and _isatty(self.err)
+        return not self.json and not self.quiet and not self.no_progress and isatty(self.err)
 
     def warn(self, message: str) -> None:
         self.err.write(f"warning: {message}\n")
@@ -76,11 +81,6 @@ class Context:
         return answer.strip().lower() in ("y", "yes")
 
 
-def _isatty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
 
 
 def workspace_dir(ctx: Context) -> Path:

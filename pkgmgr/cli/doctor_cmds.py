@@ -19,7 +19,8 @@ def register(commands: "Commands") -> None:
         "Check every invariant of the global scope and of the current workspace's store (when it has one): "
         "the SQLite integrity check, each installed tree against its recorded checksum, activations and "
         "their projected resources, and leftovers of interrupted commands. Without --check, leftovers and "
-        "orphaned version directories are removed first, and what was done is listed. Exit 0 when every "
+        "orphaned version directories (and partial downloads older than a day) are removed first, and what "
+        "was done is listed; nothing is removed while state.db cannot be read. Exit 0 when every "
         "invariant holds, 4 (state_inconsistent) otherwise.",
         "pkgmgr doctor --check\npkgmgr doctor -o json",
     )
@@ -41,6 +42,8 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
         else:  # a committed or copied .pkgmgr/: never opened (nor migrated, nor repaired) before it is adopted
             unknown_store = workspace.root
     repaired, findings = [], []
+    if not args.check:
+        repaired.extend(_prune_downloads(ctx))
     for scope in scopes:
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
@@ -73,3 +76,15 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
 
     return Output(data, human, error)
+
+
+def _prune_downloads(ctx: Context) -> list:
+    """Partial downloads that interrupted commands left in the cache's tmp/ (a day old, so that
+    a download running in another process is left alone); the cache proper is content-addressed
+    and re-hashed on every use, so it needs no repair."""
+    from pkgmgr.net.cache import DownloadCache
+    from pkgmgr.store.recovery import Finding
+
+    count = DownloadCache(ctx.home / "cache" / "downloads").prune_tmp()
+    return [Finding("global", "leftover", f"removed {count} partial download(s) from cache/downloads/tmp", True)
+            ] if count else []

@@ -39,7 +39,7 @@ class Printer:
         if self._console is None:
             from rich.console import Console
 
-            tty = _isatty(self.stream)
+            tty = isatty(self.stream)
             plain = bool(os.environ.get("NO_COLOR"))
             self._console = Console(
                 file=self.stream,
@@ -80,16 +80,29 @@ class Printer:
         self.console.print(table)
 
 
-def _isatty(stream: Any) -> bool:
+def isatty(stream: Any) -> bool:
+    """Whether `stream` is a terminal (False for anything without a working isatty)."""
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
 
 
+def scrub_secrets(text: str) -> str:
+    """`text` with the GitHub token masked (SPEC 6: never printed). pkgmgr's own messages never
+    carry it; this guards the one place everything is shown from what a bug (an exception quoting
+    request headers, a traceback) could put in a message."""
+    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
+        value = os.environ.get(name, "")
+        for secret in {value.strip(), *value.split()}:
+            if len(secret) >= 8 and secret in text:
+                text = text.replace(secret, "***")
+    return text
+
+
 def write_json(document: dict[str, Any], stream: Any = None) -> None:
     stream = stream if stream is not None else sys.stdout
-    stream.write(json.dumps(document, indent=2, ensure_ascii=False, default=str) + "\n")
+    stream.write(scrub_secrets(json.dumps(document, indent=2, ensure_ascii=False, default=str)) + "\n")
 
 
 def error_document(error: PkgmgrError, partial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -101,9 +114,9 @@ def error_document(error: PkgmgrError, partial: dict[str, Any] | None = None) ->
 def print_error(error: PkgmgrError, stream: Any = None) -> None:
     """The message goes to stderr in every mode (SPEC 11)."""
     stream = stream if stream is not None else sys.stderr
-    first, _, rest = error.message.partition("\n")
+    first, _, rest = scrub_secrets(error.message).partition("\n")
     stream.write(f"error[{error.code}]: {first}\n")
     for line in rest.splitlines():
         stream.write(f"  {line}\n")
     if error.hint:
-        stream.write(f"hint: {error.hint}\n")
+        stream.write(f"hint: {scrub_secrets(error.hint)}\n")

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import BinaryIO
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.net.hashing import digests_equal, file_sha256
 
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -109,7 +110,9 @@ class Incoming:
         target = self._cache.path_for(sha256)
         self.file.close()
         target.parent.mkdir(parents=True, exist_ok=True)
+        crashpoint("cache.before_replace")
         os.replace(self.path, target)
+        crashpoint("cache.after_replace")
         self._done = True
         return target
 

@@ -5,12 +5,19 @@
 `Registry` reads `registry.toml` once, then only the entry files asked for, checks expiry,
 rollback and changed checksums against what the client remembers, and records what it saw
 (only after a successful verified read, in one transaction) when `remember()` is called.
+
+A command that names several extensions lets `Registries.prefetch` read their entry files
+concurrently first (one round trip for all instead of one each); the checks still run when
+`entry()` is asked, in the caller's order, and a read that failed raises there — so requests,
+warnings and errors are those of reading one by one. A failed `registry.toml` is not read again
+in the same operation.
 """
 
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Any, Callable, Sequence, TypeVar
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError, ValidationFailed
@@ -63,7 +70,9 @@ class Registry:
         self.exempt = exempt  # the shipped default: part of the package, no rollback memory
         self._reader: Reader | None = None
         self._meta: RegistryMeta | None = None
+        self._meta_error: PkgmgrError | None = None
         self._entries: dict[str, Entry | None] = {}
+        self._prefetched: dict[str, Entry | None | Exception] = {}  # read, not yet checked
         self._vanished: dict[str, tuple[str, ...]] = {}
         self._seen: dict[tuple[str, str], str] = {}
         self._lock = threading.RLock()
@@ -109,18 +118,27 @@ class Registry:
         return None if self.exempt else self.session.memory.serial(self.source)
 
     def meta(self) -> RegistryMeta:
-        """`registry.toml`, checked for expiry and rollback (once per operation)."""
+        """`registry.toml`, checked for expiry and rollback (once per operation, failure included)."""
         with self._lock:
+            if self._meta_error is not None:
+                raise self._meta_error
             if self._meta is None:
-                meta = self._read(REGISTRY_FILE, REGISTRY_MAX_BYTES, lambda raw: parse_registry(raw, REGISTRY_FILE))
-                if meta is None:
-                    raise PkgmgrError(f"registry {self.name} ({self.source}) has no {REGISTRY_FILE}",
-                                      code="invalid_index", details={"registry": self.name, "file": REGISTRY_FILE},
-                                      hint="is the source a registry index? 'pkgmgr registry list' shows it")
-                check_meta(meta, label=self.name, remembered_serial=self.remembered_serial(),
-                           allow_expired=self.session.allow_expired)
-                self._meta = meta
+                try:
+                    self._meta = self._read_meta()
+                except PkgmgrError as error:
+                    self._meta_error = error  # one attempt per operation, however many names ask
+                    raise
             return self._meta
+
+    def _read_meta(self) -> RegistryMeta:
+        meta = self._read(REGISTRY_FILE, REGISTRY_MAX_BYTES, lambda raw: parse_registry(raw, REGISTRY_FILE))
+        if meta is None:
+            raise PkgmgrError(f"registry {self.name} ({self.source}) has no {REGISTRY_FILE}",
+                              code="invalid_index", details={"registry": self.name, "file": REGISTRY_FILE},
+                              hint="is the source a registry index? 'pkgmgr registry list' shows it")
+        check_meta(meta, label=self.name, remembered_serial=self.remembered_serial(),
+                   allow_expired=self.session.allow_expired)
+        return meta
 
     def entry(self, name: str) -> Entry | None:
         """The entry of `name`, or None when this registry does not list it. Raises
@@ -129,10 +147,10 @@ class Registry:
             if name in self._entries:
                 return self._entries[name]
             self.meta()
-            entry = None
-            if is_extension_name(name):
-                rel = entry_path(name)
-                entry = self._read(rel, ENTRY_MAX_BYTES, lambda raw: parse_entry(raw, rel, expected_name=name))
+            read = self._prefetched.pop(name) if name in self._prefetched else self._read_entry(name)
+            if isinstance(read, Exception):
+                raise read
+            entry = read
             if entry is not None and not self.exempt:
                 vanished = check_entry(entry, label=self.name, known=self.session.memory.known(self.source, name))
                 if vanished:
@@ -143,6 +161,51 @@ class Registry:
                     self._seen.setdefault((name, version.version), version.sha256)
             self._entries[name] = entry
             return entry
+
+    def _read_entry(self, name: str) -> Entry | None:
+        if not is_extension_name(name):
+            return None
+        rel = entry_path(name)
+        return self._read(rel, ENTRY_MAX_BYTES, lambda raw: parse_entry(raw, rel, expected_name=name))
+
+    def prefetch(self, names: Iterable[str], *, workers: int) -> bool:
+        """Read the entry files of `names` concurrently, for `entry()` to check later (module
+        docstring). False when nothing was read: a local directory (no round trips to save) or
+        an unreadable `registry.toml` (`entry()` raises its error)."""
+        if self.spec.kind == "dir":
+            return False
+        try:
+            self.meta()  # in this thread: it consults the rollback memory (SQLite)
+        except PkgmgrError:
+            return False
+        with self._lock:
+            todo = [n for n in dict.fromkeys(names)
+                    if n not in self._entries and n not in self._prefetched and is_extension_name(n)]
+        if not todo:
+            return True
+
+        def read(name: str) -> Entry | None | Exception:
+            try:
+                return self._read_entry(name)
+            except Exception as error:  # noqa: BLE001 - raised again by entry(), where it belongs
+                return error
+
+        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))),
+                                thread_name_prefix="pkgmgr-registry") as pool:
+            results = list(pool.map(read, todo))
+        with self._lock:
+            for name, result in zip(todo, results):
+                self._prefetched.setdefault(name, result)
+        return True
+
+    def listed(self, name: str) -> bool | None:
+        """Whether this registry lists `name`, as far as read so far (None: not read, or the
+        read failed)."""
+        with self._lock:
+            value = self._entries[name] if name in self._entries else self._prefetched.get(name, False)
+        if value is False or isinstance(value, Exception):
+            return None
+        return value is not None
 
     def vanished(self, name: str) -> tuple[str, ...]:
         return self._vanished.get(name, ())
@@ -214,6 +277,16 @@ class Registries:
         raise PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
                           details={"registry": name, "registries": self.names()},
                           hint="'pkgmgr registry list' shows the configured registries")
+
+    def prefetch(self, names: Sequence[str]) -> None:
+        """Read ahead, concurrently, the entry files `lookup` will read for `names`: in each
+        registry, in order, the names no earlier registry lists (module docstring)."""
+        pending = [n for n in dict.fromkeys(names) if is_extension_name(n)]
+        workers = self.session.config.network.parallel
+        for registry in self.ordered:
+            if not pending or not registry.prefetch(pending, workers=workers):
+                return
+            pending = [n for n in pending if registry.listed(n) is False]
 
     def lookup(self, name: str) -> tuple[Registry, Entry]:
         """The first registry (by priority) that lists `name` answers for it; a registry that

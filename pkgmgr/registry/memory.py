@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Iterable
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.registry.trust import known_versions
 
 
@@ -56,6 +57,7 @@ class Memory:
                 "INSERT OR IGNORE INTO registry_versions (source, name, version, sha256) VALUES (?, ?, ?, ?)",
                 [(source, name, version, sha256) for name, version, sha256 in rows],
             )
+            crashpoint("memory.before_commit")
 
     def forget(self, source: str) -> None:
         from pkgmgr.store.db import transaction

@@ -55,6 +55,17 @@ class RemotePlanner:
             return plan_url(self.session, ref)
         raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.sources
 
+    def prefetch(self, refs: "list[Ref]") -> None:
+        """Read the registry entries of the name refs concurrently, before they are planned one
+        by one (`Registries.prefetch`); errors surface when each is planned."""
+        names = [ref.name for ref in refs if ref.kind == "name" and ref.name]
+        if not names:
+            return
+        try:
+            self.session.registries.prefetch(names)
+        except PkgmgrError:
+            pass  # planning meets the same error, ref by ref
+
     def request(self, ref: "Ref") -> Request:
         return Request(spec=ref.spec or "", exact=ref.exact, pre=self.options.pre,
                        host_version=self.session.config.host_version)

@@ -76,13 +76,13 @@ class IndexState:
 @contextmanager
 def index_lock(root: Path, timeout: float) -> Iterator[None]:
     """Hold the lock file of the index directory `root`. Raises `locked` after `timeout` s."""
-    from filelock import FileLock, Timeout
+    from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     require_index(root)
-    lock = FileLock(str(root / LOCK_FILE), timeout=timeout)
+    lock = ExclusiveLock(root / LOCK_FILE, timeout)
     try:
         lock.acquire()
-    except Timeout:
+    except LockTimeout:
         raise PkgmgrError(
             f"another pkgmgr process is changing the registry index {root}; gave up after waiting {timeout:g} s",
             code="locked", hint="wait for it to finish, or raise --lock-timeout",

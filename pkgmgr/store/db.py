@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 
 # Each entry migrates the schema from version i to i + 1. Never edit a released step; append.
@@ -153,6 +154,7 @@ def _migrate(conn: sqlite3.Connection) -> None:
             for statement in _statements(MIGRATIONS[step]):
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step + 1}")
+        crashpoint("db.migrate.before_commit")
 
 
 def _statements(script: str) -> list[str]:

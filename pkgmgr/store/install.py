@@ -9,11 +9,9 @@ orphan that the next writer removes.
 
 from __future__ import annotations
 
-import getpass
 import json
 import os
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +21,6 @@ from pkgmgr.fsutil import remove_tree
 from pkgmgr.store.db import transaction
 from pkgmgr.store.model import READ_ONLY_GRANTS, Fetched, Installed
 from pkgmgr.store.scope import Scope
-from pkgmgr.versions import same_version
 
 
 @dataclass(frozen=True)
@@ -97,12 +94,14 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     Raises the archive errors (unsafe_archive, archive_too_large, invalid_archive), manifest
     and bundle validation errors, incompatible_host, metadata_mismatch and grant_not_allowed.
     """
-    from pkgmgr.archive import copy_source_tree, extract_archive, tree_checksum_and_listing
+    from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive, tree_checksum_and_listing
     from pkgmgr.bundles import load_bundles
     from pkgmgr.manifest import check_host, read_manifest
 
+    record = None
     if fetched.archive is not None:
-        root = extract_archive(fetched.archive, staging, config.limits)
+        record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
+        root = extract_archive(fetched.archive, staging, config.limits, record=record)
     elif fetched.directory is not None:
         root = copy_source_tree(fetched.directory, staging / "tree")
     else:  # a bug in the caller
@@ -117,7 +116,8 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     max_scope = manifest.publish_max_scope
     if max_scope is not None and fetched.tier != "official":
         max_scope = "workspace"
-    tree_sha256, listing = tree_checksum_and_listing(root)
+    recorded = record.result(staging, root) if record is not None else None
+    tree_sha256, listing = recorded if recorded is not None else tree_checksum_and_listing(root)
     if fetched.expected_tree_sha256 is not None and tree_sha256 != fetched.expected_tree_sha256:
         raise PkgmgrError(
             f"{manifest.name} {manifest.version}: the installed tree would have checksum {tree_sha256}, "
@@ -130,6 +130,8 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
 
 def check_expected(fetched: Fetched, manifest: Any) -> None:
     """The registry entry may not understate what the archive's manifest declares."""
+    from pkgmgr.versions import same_version
+
     expected = fetched.expected
     assert expected is not None
     differences = []
@@ -198,6 +200,8 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
 
 def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome:
     """Move a prepared tree into place and switch to it in one transaction (writer lock held)."""
+    from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
+
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
     current = get_installed(scope, name)
@@ -261,6 +265,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
     crashpoint("install.after_commit")
     if current is not None and current.path != rel:
         remove_tree(scope.root / current.path)
+        crashpoint("install.after_old_removed")
     remove_tree(prepared.staging)
     if current is None:
         action = "installed"
@@ -300,10 +305,14 @@ def _row(prepared: Prepared, rel: str, options: InstallOptions, current: Install
 
 
 def now_utc() -> str:
+    from datetime import datetime, timezone
+
     return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def login_user() -> str:
+    import getpass
+
     try:
         return getpass.getuser()
     except (KeyError, OSError):
@@ -325,6 +334,7 @@ def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, lis
         crashpoint("remove.before_commit")
     crashpoint("remove.after_commit")
     remove_tree(scope.root / current.path)
+    crashpoint("remove.after_tree_removed")
     name_dir = scope.extensions_dir / name
     if name_dir.is_dir() and not any(name_dir.iterdir()):
         name_dir.rmdir()

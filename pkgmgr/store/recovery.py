@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.fsutil import remove_tree
 
 if TYPE_CHECKING:
@@ -63,6 +64,7 @@ def remove_leftovers(scope: "Scope") -> list[str]:
     for path in orphans(scope):
         remove_tree(path)
         removed.append(_rel(scope, path))
+        crashpoint("recovery.mid_cleanup")
     return removed
 
 
@@ -83,17 +85,35 @@ def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) ->
     findings: list[Finding] = []
     if not scope.root.exists():
         return findings
+    broken = database_problem(scope)
+    if broken is not None:
+        return [broken]
     conn = scope.reader()
     if conn is not None:
-        result = conn.execute("PRAGMA integrity_check").fetchone()[0]
-        if result != "ok":
-            findings.append(Finding(scope.kind, "sqlite", f"state.db integrity_check: {result}"))
-            return findings
         findings.extend(_check_installs(scope, conn, verify_trees))
         findings.extend(check_activations(scope, conn, config))
     for path in orphans(scope):
         findings.append(Finding(scope.kind, "leftover", f"{_rel(scope, path)} is not referenced by any install", True))
     return findings
+
+
+def database_problem(scope: "Scope") -> Finding | None:
+    """The scope's state.db cannot be opened, or fails SQLite's `integrity_check` (a damaged
+    page makes the check itself raise); None when it is sound or does not exist."""
+    from pkgmgr.errors import PkgmgrError
+
+    try:
+        conn = scope.reader()
+        if conn is None:
+            return None
+        results = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
+    except PkgmgrError as error:  # not a database this pkgmgr can open
+        return Finding(scope.kind, "sqlite", error.message)
+    except sqlite3.DatabaseError as exc:
+        results = [str(exc)]
+    if results == ["ok"]:
+        return None
+    return Finding(scope.kind, "sqlite", "state.db integrity_check: " + "; ".join(results))
 
 
 def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Finding]:
@@ -114,8 +134,8 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
 
 def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
     """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories."""
-    if not scope.root.exists():
-        return []
+    if not scope.root.exists() or database_problem(scope) is not None:
+        return []  # nothing is removed on the word of a database that cannot be read
     with scope.writer(timeout):  # taking the writer lock removes the leftovers
         removed = scope.last_cleanup
     return [Finding(scope.kind, "leftover", f"removed {path}", True) for path in removed]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import atomic_write_text, private_dir, remove_tree
 from pkgmgr.store import db as dbmod
@@ -96,13 +97,13 @@ class Scope:
 
         Raises `locked` when another writer keeps the lock longer than `timeout` seconds.
         """
-        from filelock import FileLock, Timeout
+        from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
         self.ensure_root()
-        lock = FileLock(str(self.lock_path), timeout=timeout)
+        lock = ExclusiveLock(self.lock_path, timeout)
         try:
             lock.acquire()
-        except Timeout:
+        except LockTimeout:
             raise PkgmgrError(
                 f"another pkgmgr process is changing the {self.kind} scope ({self.root}); "
                 f"gave up after waiting {timeout:g} s",
@@ -110,6 +111,7 @@ class Scope:
                 hint="wait for it to finish, or raise --lock-timeout",
             ) from None
         try:
+            crashpoint("writer.locked")
             self.db  # migrate under the lock
             from pkgmgr.store.recovery import remove_leftovers
 

@@ -261,6 +261,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
                  lock_timeout=lock_timeout)
         if result.error is not None:
             return
+    crashpoint("sync.before_lock")
     if not options.frozen:
         result.lock_written = _write_lock(ws, plan)
     _activate(ws, result, config=config, lock_timeout=lock_timeout)

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import atomic_write_text, remove_tree
 from pkgmgr.store.db import transaction
@@ -105,6 +106,7 @@ def approve(home: Path, workspace: Path, digest: str, *, by: str, replace: bool 
                              (_key(workspace), digest))
             conn.execute("INSERT OR REPLACE INTO trust_approvals (workspace, digest, approved_at, approved_by) "
                          "VALUES (?, ?, ?, ?)", (_key(workspace), digest, now_utc(), by))
+            crashpoint("trust.approve.before_commit")
 
 
 def forget_others(home: Path, workspace: Path, keep: str) -> None:
@@ -126,6 +128,7 @@ def write_keeping_approval(home: Path, workspace: Path, path: Path, data: bytes,
 
     if trusted:
         approve(home, workspace, digest_after, by=login_user(), replace=False)
+    crashpoint("trust.keep.before_write")
     atomic_write_bytes(path, data)
     after_write()
     if trusted:
@@ -160,6 +163,7 @@ def create_store_id(home: Path, scope: Scope) -> str:
     so that a crash never leaves an id file the global state does not know)."""
     ident = secrets.token_hex(16)
     register_store(home, scope, ident)
+    crashpoint("store.after_register")
     atomic_write_text(scope.root / STORE_ID, ident + "\n")
     return ident
 

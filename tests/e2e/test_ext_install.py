@@ -178,7 +178,7 @@ def test_allow_unverified_without_yes_and_without_a_terminal(home: Path) -> None
 def test_a_terminal_is_asked(answer: str, code: int, monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
     import pkgmgr.cli.context as context
 
-    monkeypatch.setattr(context, "_isatty", lambda stream: True)
+    monkeypatch.setattr(context, "isatty", lambda stream: True)
     result = run_cli(["ext", "install", FIXTURES / "prompt-enhancer", "--allow-unverified"], stdin=answer)
     assert result.code == code, result
     assert "[y/N]" in result.stderr
