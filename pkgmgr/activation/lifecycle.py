@@ -339,8 +339,9 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
     - changed -> `version` + 1 and re-projection (`change: updated`); the confirmation carries
       over while the network digest still equals the confirmed one (`confirmed_version` keeps
       naming the version that was confirmed);
-    - a network digest that is not empty and not the confirmed one, or any change under policy
-      confirm = "always" -> confirmation cleared, projection withdrawn, `awaiting_confirmation`;
+    - a network digest changed to a non-empty value (or not empty and never confirmed), or any
+      change under policy confirm = "always" -> confirmation cleared, projection withdrawn,
+      `awaiting_confirmation`;
     - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it
       (`status: deactivated`).
 
@@ -376,7 +377,10 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
             results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
             continue
         network = projection.network_digest
-        needs_confirmation = confirm_always or (network != "" and network != row["confirmed_digest"])
+        # a non-empty network digest needs confirming when it changed (even back to a value confirmed
+        # before it was dropped) or was never confirmed
+        needs_confirmation = confirm_always or (
+            network != "" and (network != row["network_digest"] or network != row["confirmed_digest"]))
         conn.execute(
             "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
             "activation_digest = ?, primary_channel = ?, updated_at = ? WHERE id = ?",

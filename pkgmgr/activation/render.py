@@ -67,7 +67,10 @@ def confirmation_text(a: dict[str, Any]) -> str:
         text = (f"network digest {digest} at version {a['confirmed_version']}, by {a['confirmed_by']} "
                 f"at {a['confirmed_at']}")
         if a.get("confirmed_version") != a.get("version") and a.get("status") == "active":
-            text += f" (still holds at version {a['version']}: the network digest did not change)"
+            if not a.get("network_digest"):
+                text += f" (version {a['version']} declares no network requirement)"
+            elif a.get("network_digest") == a.get("confirmed_digest"):
+                text += f" (still holds at version {a['version']}: the network digest did not change)"
         return text
     if a.get("status") == "awaiting_confirmation":
         return f"not yet: run {confirm_command(a)}"

@@ -1,7 +1,8 @@
 """Job schedules, retry and fire limits (SPEC 8): the rules the bundle schema cannot say.
 
 `cron` expressions are checked by croniter (a maintained cron library) and must have exactly
-the five standard fields; `every` intervals and retry/fire-limit durations are Go-style
+the five standard fields, without croniter's extensions (L, W, #, R, H) that a standard parser
+rejects; `every` intervals and retry/fire-limit durations are Go-style
 durations (the manifest's parser); `at` times are RFC 3339, implemented here because
 `datetime.fromisoformat` accepts forms RFC 3339 forbids and rejects some it allows.
 """
@@ -53,6 +54,10 @@ def _days_in_month(year: int, month: int) -> int:
     return 30 if month in (4, 6, 9, 11) else 31
 
 
+_CRON_NAMES = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat", re.IGNORECASE)
+_CRON_FIELD = re.compile(r"[0-9*?,/-]+", re.ASCII)
+
+
 def cron_problem(expr: str) -> str | None:
     """Why `expr` is not a standard five-field cron expression, or None."""
     fields = expr.split()
@@ -67,7 +72,14 @@ def cron_problem(expr: str) -> str | None:
         valid = croniter.is_valid(expr)
     except Exception:  # noqa: BLE001 - a third-party parser must not turn bad input into a traceback
         valid = False
-    return None if valid else f"{expr!r} is not a valid cron expression"
+    if not valid:
+        return f"{expr!r} is not a valid cron expression"
+    for index, field in enumerate(fields):
+        text = _CRON_NAMES.sub("0", field) if index >= 3 else field  # month and weekday names
+        if not _CRON_FIELD.fullmatch(text):
+            return (f"{expr!r}: field {field!r} uses a non-standard cron extension (L, W, #, R, H); "
+                    "standard fields hold numbers, names of months and weekdays, and * , - / ?")
+    return None
 
 
 def duration_problem(text: str) -> str | None:

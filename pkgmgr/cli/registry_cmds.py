@@ -83,6 +83,14 @@ def _session(ctx: Context, *, allow_expired: bool = False, config: Any = None) -
     return Session(ctx.home, config or ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn)
 
 
+def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Session":
+    """The registries as resolution sees them: inside a workspace, those its approved
+    pkgmgr.toml declares join the configured ones (SPEC 10), after them, before `default`."""
+    from pkgmgr.registry.session import session_for
+
+    return session_for(ctx, allow_expired=allow_expired)
+
+
 def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     import tomlkit
 
@@ -123,13 +131,14 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
             ctx.warn(f"registry {name} was added but cannot be read now: {error.message.splitlines()[0]}")
         finally:
             session.close()
-    added = {"name": name, "source": spec.text, "priority": args.priority or DEFAULT_PRIORITY,
+    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
+    added = {"name": name, "source": spec.text, "priority": priority,
              "insecure": bool(args.insecure), "serial": serial}
     return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
-    session = _session(ctx)
+    session = _resolution_session(ctx)
     rows = []
     try:
         for registry in session.registries.ordered:
@@ -146,7 +155,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
     def human(p: Printer) -> None:
         p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
                 [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
-                  r["source"] + (" (insecure)" if r["insecure"] else "")) for r in rows])
+                  r["source"] + (" (insecure)" if r["insecure"] else "")
+                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
 
     return Output({"registries": rows}, human)
 
@@ -180,7 +190,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.model import format_datetime
 
-    session = _session(ctx, allow_expired=args.allow_expired)
+    session = _resolution_session(ctx, allow_expired=args.allow_expired)
     refreshed: list[dict[str, Any]] = []
     failed: list[dict[str, Any]] = []
     error: PkgmgrError | None = None

@@ -86,8 +86,10 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
         dry_run=args.dry_run,
     )
     root = workspace_dir(ctx)
+    planned: dict[str, Any] = {}
 
     def on_plan(plan: "SyncPlan") -> None:
+        planned.update(plan.to_json())  # as planned: acting moves each item's current version
         if not ctx.json:
             printer = Printer(quiet=ctx.quiet)
             printer.lines(_plan_lines(plan))
@@ -108,7 +110,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     data = {
         "workspace": str(root),
         "dry_run": options.dry_run,
-        "plan": result.plan.to_json(),
+        "plan": planned or result.plan.to_json(),
         "installed": installed,
         "removed": result.removed,
         "failed": failed,

@@ -58,8 +58,10 @@ def default_registry_config() -> RegistryConfig:
 class Registry:
     """One registry during one operation (thread-safe: the fetch pool may ask for locations)."""
 
-    def __init__(self, config: RegistryConfig, session: "Session", *, exempt: bool = False) -> None:
+    def __init__(self, config: RegistryConfig, session: "Session", *, exempt: bool = False,
+                 declared: bool = False) -> None:
         self.config = config
+        self.declared = declared  # declared by the workspace's approved pkgmgr.toml, not config.toml
         self.name = config.name
         self.session = session
         try:
@@ -247,7 +249,7 @@ class Registry:
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "source": self.source, "priority": self.config.priority,
-                "insecure": self.insecure}
+                "insecure": self.insecure, "workspace": self.declared}
 
 
 class Registries:
@@ -264,7 +266,8 @@ class Registries:
         if clash:
             raise PkgmgrError(f"pkgmgr.toml declares registries that reuse configured names: {', '.join(clash)}",
                               code="invalid_config", details={"registries": clash})
-        self.ordered = [Registry(c, session) for c in [*_by_priority(configs), *_by_priority(extra)]]
+        self.ordered = [Registry(c, session) for c in _by_priority(configs)]
+        self.ordered += [Registry(c, session, declared=True) for c in _by_priority(extra)]
         self.ordered.append(Registry(default_registry_config(), session, exempt=True))
 
     def names(self) -> list[str]:

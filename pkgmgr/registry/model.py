@@ -530,7 +530,7 @@ def read_entries(root: Path) -> list[Entry]:
             problems.append(Problem(INVALID, rel, "", f"an entry named {name!r} belongs at {entry_path(name)}"))
             continue
         try:
-            entries.append(parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel), rel, expected_name=name))
+            entries.append(parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel, root=root), rel, expected_name=name))
         except ValidationFailed as exc:
             problems.extend(exc.problems)
     if problems:
@@ -538,8 +538,13 @@ def read_entries(root: Path) -> list[Entry]:
     return entries
 
 
-def read_capped(path: Path, cap: int, file: str) -> bytes:
-    """A registry file from disk, refusing more than `cap` bytes (never reads more than cap + 1)."""
+def read_capped(path: Path, cap: int, file: str, *, root: Path | None = None) -> bytes:
+    """A registry file from disk, refusing more than `cap` bytes (never reads more than cap + 1).
+    With `root` (the registry directory), a file that resolves outside it — through a symbolic
+    link of the file or of a directory above it — is refused unread (`invalid_index`)."""
+    if root is not None and not _inside(path, root):
+        raise _fail(file, "resolves outside the registry directory (a symbolic link); registry files must "
+                          "stay inside it")
     try:
         with open(path, "rb") as handle:
             data = handle.read(cap + 1)
@@ -552,9 +557,16 @@ def read_capped(path: Path, cap: int, file: str) -> bytes:
     return data
 
 
+def _inside(path: Path, root: Path) -> bool:
+    try:
+        return path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):  # a symlink loop
+        return False
+
+
 def build_index(root: Path) -> bytes:
     """`index.json` of the registry directory `root`, deterministically (SPEC 5.5 `registry
     build`). Raises `ValidationFailed(invalid_index)` when any file is invalid."""
     root = Path(root)
-    meta = parse_registry(read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE))
+    meta = parse_registry(read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root))
     return render_index(index_document(meta, read_entries(root)))

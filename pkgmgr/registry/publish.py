@@ -105,7 +105,7 @@ def read_index(root: Path) -> IndexState:
     """`registry.toml` and every entry, strictly validated. Raises `not_found` or
     `ValidationFailed(invalid_index)` listing every problem."""
     require_index(root)
-    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE)
+    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
     try:
         meta = parse_registry(raw)
         entries = read_entries(root)

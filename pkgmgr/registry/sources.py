@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     from pkgmgr.registry.session import Session
 
 T = TypeVar("T")
-_GITHUB_SOURCE = re.compile(r"^github:([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:@([^\s@]+))?$")
+# GitHub's own rules (as `refs.parse_ref`): owners are letters, digits and inner '-'; a
+# repository is never '.' or '..'
+_GITHUB_SOURCE = re.compile(r"^github:([A-Za-z0-9][A-Za-z0-9-]{0,38})/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})"
+                            r"(?:@([^\s@]+))?$")
 DEFAULT_REF = "main"
 
 
@@ -112,7 +115,7 @@ class DirReader(Reader):
             if not self.root.is_dir():
                 raise PkgmgrError(f"registry directory {self.root} does not exist", code="not_found")
             return None
-        return parse(read_capped(path, cap, rel))
+        return parse(read_capped(path, cap, rel, root=self.root))
 
     def locate(self, url: str) -> Location:
         if urlsplit(url).scheme:

@@ -134,7 +134,7 @@ class _Checker:
 
     def _read(self, rel: str, cap: int) -> bytes | None:
         try:
-            raw = read_capped(self.root / rel, cap, rel)
+            raw = read_capped(self.root / rel, cap, rel, root=self.root)
         except ValidationFailed as error:
             self.valid_files = False
             self.add(error.problems)

@@ -18,7 +18,8 @@ from pkgmgr.refs import NAME_RE
 
 MANIFEST = "pkgmgr.toml"
 MAX_BYTES = 1024 * 1024
-_GITHUB = re.compile(r"^([A-Za-z0-9_.-]+)/([A-Za-z0-9_.-]+)(?:@(\S+))?$")
+# GitHub's rules, as `refs.parse_ref` applies them to github:OWNER/REPO[@TAG]
+_GITHUB = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]{0,38})/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})(?:@(\S+))?$")
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
 

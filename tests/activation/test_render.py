@@ -52,6 +52,11 @@ def test_show_says_who_confirmed_which_digest_when() -> None:
                                              confirmed_by="alice", confirmed_at="2026-01-02T03:04:05Z")))
     assert pairs["confirmed"] == (f"network digest {OPS_DIGEST} at version 1, by alice at 2026-01-02T03:04:05Z "
                                   "(still holds at version 2: the network digest did not change)")
+    dropped = dict(activation_pairs(activation(status="active", network_digest="", confirmed_version=1,
+                                               confirmed_digest=OPS_DIGEST, confirmed_by="alice",
+                                               confirmed_at="2026-01-02T03:04:05Z")))
+    assert dropped["confirmed"] == (f"network digest {OPS_DIGEST} at version 1, by alice at 2026-01-02T03:04:05Z "
+                                    "(version 2 declares no network requirement)")
     assert dict(activation_pairs(activation()))["confirmed"] == \
         "not yet: run pkgmgr bundle confirm act_0123456789abcdef --expected-version 2"
     assert dict(activation_pairs(activation(status="active", network_digest="")))["confirmed"] == \

@@ -190,6 +190,23 @@ def test_a_network_requirement_dropped_by_an_update_activates_an_awaiting_activa
     ok("doctor", "--check")
 
 
+def test_a_network_requirement_that_returns_needs_confirmation_again(active: str, src: Path, home: Path) -> None:
+    # SPEC 9.3: a network digest *changed to a non-empty value* clears the confirmation, even
+    # when it is the value confirmed before the requirement was dropped in between
+    make_ext(src, version="0.2.0", scopes=None)
+    installed(src)
+    dropped = show(active)
+    assert (dropped["status"], dropped["version"], dropped["network_digest"]) == ("active", 2, "")
+    make_ext(src, version="0.3.0")
+    result = install(src)
+    assert result.code == 8, result
+    back = show(active)
+    assert (back["status"], back["version"], back["network_digest"]) == ("awaiting_confirmation", 3, OPS_DIGEST)
+    assert back["confirmed_digest"] is None and resources(home) == []
+    ok("bundle", "confirm", active, "--expected-version", "3")
+    assert resources(home) == FULL_RESOURCES
+
+
 def test_an_awaiting_activation_stays_awaiting_through_a_content_change(src: Path, home: Path) -> None:
     make_ext(src, version="0.1.0")
     installed(src)

@@ -62,7 +62,8 @@ def test_rfc3339_invalid(text):
     assert rfc3339_problem(text) is not None
 
 
-@pytest.mark.parametrize("expr", ["0 9 * * 1-5", "*/15 * * * *", "0 0 1 1 *", "0 9 * * MON-FRI", "  0 9 * * *  "])
+@pytest.mark.parametrize("expr", ["0 9 * * 1-5", "*/15 * * * *", "0 0 1 1 *", "0 9 * * MON-FRI", "  0 9 * * *  ",
+                                  "0 9 * JAN-MAR *", "0 9 * * Mon", "0 9 ? * 1", "0 0 1-15/2 * *"])
 def test_cron_valid(expr):
     assert cron_problem(expr) is None
 
@@ -80,6 +81,12 @@ def test_cron_valid(expr):
         ("1,2,,3 * * * *", "is not a valid cron expression"),
         ("", "has 0 field(s)"),
         ("1" * 300 + " * * * *", "longer than"),
+        # croniter extensions a standard 5-field parser (the host's) rejects
+        ("R * * * *", "non-standard"),
+        ("0 9 L * *", "non-standard"),
+        ("0 9 1W * *", "non-standard"),
+        ("0 9 * * 1#2", "non-standard"),
+        ("0 9 * * sun#1", "non-standard"),
     ],
 )
 def test_cron_invalid(expr, fragment):
