@@ -17,11 +17,12 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
+from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, is_unchanged, prepare
 from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
 Confirm = Callable[[dict[str, Any]], bool]
+Announce = Callable[[dict[str, Any]], None]  # shows a summary before its ref is committed (SPEC 7)
 PREPARE_WORKERS = 4  # extractions at a time under the writer lock (file creation is I/O-bound)
 Planner = Callable[[Ref], Plan]
 
@@ -74,7 +75,11 @@ def install(
     confirm: Confirm | None = None,
     reporter: Reporter | None = None,
     lock_timeout: float = 30.0,
+    announce: Announce | None = None,
 ) -> BatchResult:
+    """Install `refs` into `scope`. `confirm` asks the operator about an unverified source
+    (showing its summary); `announce` shows every other ref's summary just before it is
+    committed — what it grants, runs and needs from the network (SPEC 7)."""
     reporter = reporter or Reporter()
     batch = BatchResult([RefResult(ref) for ref in refs])
     plans: dict[int, Plan] = {}
@@ -113,9 +118,11 @@ def install(
             if _preview(batch.results[index], item, config=config, options=options):
                 batch.results[index].status = "planned"
         return batch
+    shown: set[int] = set()  # summaries the operator saw at a prompt
     if not options.yes and confirm is not None:
         # ask before taking the writer lock, so that a prompt left open never blocks other writers
         for index in [i for i in fetched if plans[i].needs_consent]:
+            shown.add(index)
             result = batch.results[index]
             if not _preview(result, fetched[index], config=config, options=options):
                 del fetched[index]
@@ -129,7 +136,8 @@ def install(
         with scope.writer(lock_timeout):
             prepared = prepare_all(scope, fetched, config=config, options=options)
             for index in fetched:
-                _commit_one(scope, batch.results[index], prepared[index], options=options)
+                _commit_one(scope, batch.results[index], prepared[index], options=options,
+                            announce=None if index in shown else announce)
     except PkgmgrError as error:  # the lock or the state database: what was not committed fails with it
         for index in fetched:
             result = batch.results[index]
@@ -182,7 +190,8 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
     return staged
 
 
-def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions) -> None:
+def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions,
+                announce: Announce | None) -> None:
     """Commit one prepared ref (writer lock held) and drop its staging directory; a failure
     (its preparation's included) lands in `result`."""
     staging, prepared = staged
@@ -191,6 +200,8 @@ def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: Ins
             raise prepared
         result.summary = prepared.summary()
         result.name, result.version = prepared.name, prepared.version
+        if announce is not None and not is_unchanged(get_installed(scope, prepared.name), prepared, options):
+            announce(result.summary)
         outcome = commit(scope, prepared, options)
         result.outcome, result.status = outcome, outcome.action
     except PkgmgrError as error:

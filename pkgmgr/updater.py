@@ -171,7 +171,8 @@ class Updater:
     # --- running ----------------------------------------------------------------------------
 
     def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Any, interactive: bool = False,
-            confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0) -> UpdateReport:
+            confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
+            announce: Any = None) -> UpdateReport:
         from pkgmgr.progress import Reporter
         from pkgmgr.store.install import get_installed, list_installed
 
@@ -202,7 +203,7 @@ class Updater:
         if check or not plans:
             return report
         self._commit(report, plans, config=config, interactive=interactive, confirm=confirm, reporter=reporter,
-                     lock_timeout=lock_timeout)
+                     lock_timeout=lock_timeout, announce=announce)
         return report
 
     def _prefetch(self, targets: Sequence["Installed"]) -> None:
@@ -222,12 +223,12 @@ class Updater:
             registry.prefetch(names, workers=self.session.config.network.parallel)
 
     def _commit(self, report: UpdateReport, plans: dict[str, tuple[UpdateItem, "Plan"]], *, config: Any,
-                interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float) -> None:
+                interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
         from pkgmgr.installer import install
 
         batch = install(self.scope, list(plans), config=config, options=self.options,
                         planner=lambda ref: plans[ref.text][1], interactive=interactive, confirm=confirm,
-                        reporter=reporter, lock_timeout=lock_timeout)
+                        reporter=reporter, lock_timeout=lock_timeout, announce=announce)
         for result in batch.results:
             item = plans[result.ref][0]
             item.summary = result.summary

@@ -213,6 +213,22 @@ def confirm_for(ctx: Context) -> Any:
     return confirm
 
 
+def announce_for(ctx: Context) -> Any:
+    """SPEC 7: before it acts, installing shows what it installs — permissions, subprocess
+    command, network requirement — one summary per extension, just before its commit (JSON
+    output carries the same summary in its document; `-q` drops it)."""
+    if ctx.json or ctx.quiet:
+        return None
+    printer = Printer()
+
+    def announce(summary: dict[str, Any]) -> None:
+        lines = summary_lines(summary)
+        printer.lines([f"installing {lines[0]}", *lines[1:]])
+        printer.stream.flush()
+
+    return announce
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
              f"{'verified' if summary['verified'] else 'unverified'})"]
@@ -255,7 +271,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
     batch = install(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
-        lock_timeout=ctx.lock_timeout,
+        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx),
     )
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed
@@ -308,9 +324,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
             verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
                     "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
             p.done([f"{verb} {inst.name} {inst.version} ({scope_kind} scope, {inst.source_kind}, "
-                    f"{'verified' if inst.verified else 'unverified'})"])
-            if result.summary and outcome.action != "unchanged":
-                p.done(summary_lines(result.summary)[1:])
+                    f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
         if data["activations"]:
             from pkgmgr.activation.render import activation_lines
 

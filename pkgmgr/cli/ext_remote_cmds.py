@@ -72,7 +72,7 @@ def _session(ctx: Context, args: argparse.Namespace) -> "Session":
 
 
 def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli.ext_cmds import confirm_for, install_options, reporter_for
+    from pkgmgr.cli.ext_cmds import announce_for, confirm_for, install_options, reporter_for
     from pkgmgr.updater import Updater
 
     if args.all and args.names:
@@ -86,7 +86,7 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
         updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset)
         report = updater.run(args.names, all_=args.all, check=args.check, config=ctx.config,
                              interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
-                             lock_timeout=ctx.lock_timeout)
+                             lock_timeout=ctx.lock_timeout, announce=announce_for(ctx))
     finally:
         session.close()
     return update_output(report, check=args.check, dry_run=args.dry_run)
@@ -123,6 +123,13 @@ def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
             p.line("nothing installed to update")
             return
         p.table(["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"], rows)
+        planned = [i for i in report.items if i.status == "planned" and i.summary]
+        if planned:
+            from pkgmgr.cli.ext_cmds import summary_lines
+
+            p.line("would install:")
+            for item in planned:
+                p.lines(summary_lines(item.summary))
         if report.activations:
             from pkgmgr.activation.render import activation_lines
 

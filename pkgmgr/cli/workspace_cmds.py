@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, workspace_dir
-from pkgmgr.cli.ext_cmds import add_install_options, install_options, reporter_for
+from pkgmgr.cli.ext_cmds import add_install_options, announce_for, install_options, reporter_for
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 
@@ -95,7 +95,8 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
             printer.lines(_plan_lines(plan))
 
     result = sync(root, home=ctx.home, config=ctx.config, options=options, offline=ctx.offline, warn=ctx.warn,
-                  reporter=reporter_for(ctx), lock_timeout=ctx.lock_timeout, on_plan=on_plan)
+                  reporter=reporter_for(ctx), lock_timeout=ctx.lock_timeout, on_plan=on_plan,
+                  announce=announce_for(ctx))
     installed = []
     failed = []
     for ref_result in result.installed:

@@ -198,6 +198,16 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
+def is_unchanged(current: Installed | None, prepared: Prepared, options: InstallOptions) -> bool:
+    """Whether committing `prepared` over `current` would change nothing (`unchanged`).
+    --force always replaces: it records another source's provenance even when the content is
+    identical, and it repairs an installed tree that was modified since."""
+    from pkgmgr.versions import same_version
+
+    return (current is not None and not options.force and same_source(current, prepared.fetched)
+            and same_version(current.version, prepared.version) and current.tree_sha256 == prepared.tree_sha256)
+
+
 def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome:
     """Move a prepared tree into place and switch to it in one transaction (writer lock held)."""
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
@@ -215,9 +225,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
                 hint="pass --force to replace it",
             )
         if same_version(current.version, version):
-            # --force always replaces: it records another source's provenance even when the
-            # content is identical, and it repairs an installed tree that was modified since
-            if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
+            if is_unchanged(current, prepared, options):
                 if current.pinned != options.pin:
                     with transaction(scope.db):
                         scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))

@@ -200,9 +200,10 @@ def _check_locked(ws: Workspace, items: list[Item]) -> None:
 
 def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: bool = False,
          warn: Callable[[str], None] | None = None, reporter: Reporter | None = None, lock_timeout: float = 30.0,
-         on_plan: Callable[[SyncPlan], None] | None = None) -> SyncResult:
+         on_plan: Callable[[SyncPlan], None] | None = None,
+         announce: Callable[[dict[str, Any]], None] | None = None) -> SyncResult:
     """Bring the workspace at `root` to its declaration; `on_plan` sees the plan before anything
-    changes. Raises, before acting: not_found / invalid_config (pkgmgr.toml), usage,
+    changes, `announce` each installed extension's summary before its commit (SPEC 7). Raises, before acting: not_found / invalid_config (pkgmgr.toml), usage,
     trust_required, lock_outdated and the resolution errors. An error while acting is returned
     in `SyncResult.error`, beside what was done."""
     from pkgmgr.registry.session import Session
@@ -222,7 +223,7 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
             return result
         try:
             _apply(ws, resolver, plan, result, config=config, options=options, reporter=reporter or Reporter(),
-                   lock_timeout=lock_timeout)
+                   lock_timeout=lock_timeout, announce=announce)
         except PkgmgrError as error:
             result.error = error
         return result
@@ -239,7 +240,8 @@ def _check_upgrade(ws: Workspace, options: SyncOptions) -> None:
 
 
 def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult, *, config: Any,
-           options: SyncOptions, reporter: Reporter, lock_timeout: float) -> None:
+           options: SyncOptions, reporter: Reporter, lock_timeout: float,
+           announce: Callable[[dict[str, Any]], None] | None) -> None:
     from pkgmgr.activation.lifecycle import deactivate
     from pkgmgr.store.recovery import orphans
 
@@ -258,7 +260,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
     pending = [i for i in plan.items if i.action != "unchanged"]
     if pending:
         _install(resolver, pending, result, config=config, options=options, reporter=reporter,
-                 lock_timeout=lock_timeout)
+                 lock_timeout=lock_timeout, announce=announce)
         if result.error is not None:
             return
     crashpoint("sync.before_lock")
@@ -268,7 +270,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
 
 
 def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,
-             reporter: Reporter, lock_timeout: float) -> None:
+             reporter: Reporter, lock_timeout: float, announce: Callable[[dict[str, Any]], None] | None) -> None:
     from pkgmgr.installer import install
 
     # The approved pkgmgr.toml is the consent for its sources (SPEC 10); its declaration is
@@ -282,7 +284,8 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         plans[plan.ref.text] = plan
         refs.append(plan.ref.text)
     batch = install(resolver.ws.scope, refs, config=config, options=install_options,
-                    planner=lambda ref: plans[ref.text], reporter=reporter, lock_timeout=lock_timeout)
+                    planner=lambda ref: plans[ref.text], reporter=reporter, lock_timeout=lock_timeout,
+                    announce=announce)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         if ref_result.outcome is not None:

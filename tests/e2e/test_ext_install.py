@@ -91,7 +91,8 @@ def test_another_version_switches_and_removes_the_old_tree(tmp_path: Path, home:
     assert install(source)["installed"][0]["action"] == "switched"
     assert versions(home) == ["0.1.0"]
     text = human("ext", "install", make(source, "0.3.0"), *UNVERIFIED).stdout
-    assert text.startswith("switched from 0.1.0 to demo-ext 0.3.0")
+    assert text.startswith("installing demo-ext 0.3.0 (resource extension, source path, unverified)\n")
+    assert "\nswitched from 0.1.0 to demo-ext 0.3.0" in text
 
 
 def test_switch_keeps_the_enabled_flag(tmp_path: Path) -> None:
@@ -276,3 +277,49 @@ def test_pin_is_recorded_and_cleared_by_an_install_without_pin(tmp_path: Path) -
     assert ok("ext", "list")["extensions"][0]["pinned"] is False
     install(make(source, "0.3.0"), extra=("--pin",))
     assert ok("ext", "list")["extensions"][0]["pinned"] is True
+
+
+# --- the summary before acting (SPEC 7) ------------------------------------------------------------
+
+
+def test_the_summary_is_shown_before_anything_is_committed(home: Path) -> None:
+    from tests.support.cli import run_subprocess
+
+    # killed just before the commit: the operator has already seen what was about to be installed
+    result = run_subprocess(["ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED],
+                            env={"PKGMGR_HOME": str(home), "PKGMGR_TEST_CRASH_AT": "install.before_commit"})
+    assert result.code == -9, result
+    assert result.stdout.splitlines() == [
+        "installing prompt-enhancer 0.1.0 (subprocess extension, source path, unverified)",
+        "  permissions: session.read",
+        "  subprocess:  node dist/index.js serve",
+    ]
+    assert ok("ext", "list")["extensions"] == []
+
+
+def test_each_summary_comes_once_and_json_and_quiet_carry_none(home: Path) -> None:
+    text = human("ext", "install", FIXTURES / "prompt-enhancer", FIXTURES / "marketing-linear", *UNVERIFIED).stdout
+    lines = text.splitlines()
+    assert lines.index("installing prompt-enhancer 0.1.0 (subprocess extension, source path, unverified)") \
+        < lines.index("installing marketing-linear 0.1.0 (resource extension, source path, unverified)") \
+        < lines.index("installed prompt-enhancer 0.1.0 (global scope, path, unverified)")
+    assert text.count("permissions: session.read") == 1 and text.count("network:     required") == 1
+    # the same version and content again: nothing to announce
+    again = human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED).stdout
+    assert again == "already installed: prompt-enhancer 0.1.0 (global scope, path, unverified)\n"
+    assert human("ext", "remove", "prompt-enhancer", "-q").stdout == ""
+    assert human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED, "-q").stdout == ""
+    ok("ext", "remove", "prompt-enhancer")
+    document = install(FIXTURES / "prompt-enhancer")  # -o json: stdout is the one document
+    assert document["installed"][0]["summary"]["subprocess"] == "node dist/index.js serve"
+
+
+def test_a_prompted_summary_is_not_shown_twice(monkeypatch: pytest.MonkeyPatch, home: Path) -> None:
+    import pkgmgr.cli.context as context
+
+    monkeypatch.setattr(context, "isatty", lambda stream: True)
+    result = run_cli(["ext", "install", FIXTURES / "prompt-enhancer", "--allow-unverified", "--no-progress"],
+                     stdin="y\n")
+    assert result.code == 0, result
+    assert "permissions: session.read" in result.stderr and "permissions" not in result.stdout
+    assert result.stdout == "installed prompt-enhancer 0.1.0 (global scope, path, unverified)\n"

@@ -212,6 +212,20 @@ def test_update_check_then_update(regdir: RegistryDir, added: StaticFileServer) 
     assert [u["name"] for u in again["unchanged"]] == ["demo-ext"] and again["updated"] == []
 
 
+def test_update_shows_what_it_installs_before_acting(regdir: RegistryDir, added: StaticFileServer) -> None:
+    ok("ext", "install", "demo-ext@0.1.0")
+    dry = run_cli(["ext", "update", "demo-ext", "--dry-run"])
+    assert dry.code == 0, dry
+    assert dry.stdout.splitlines()[-3:] == [
+        "would install:", "demo-ext 0.2.0 (resource extension, source registry, verified)", "  permissions: none"]
+    updated = run_cli(["ext", "update", "demo-ext"])
+    assert updated.code == 0, updated
+    lines = updated.stdout.splitlines()
+    assert lines[:2] == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
+                         "  permissions: none"]
+    assert lines[2].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
+
+
 def test_second_update_check_sends_only_conditional_requests(regdir: RegistryDir, added: StaticFileServer) -> None:
     for name in ("alpha-ext", "beta-ext", "gamma-ext"):
         regdir.publish(name, "1.0.0")

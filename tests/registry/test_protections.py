@@ -161,6 +161,19 @@ def test_metadata_mismatch_on_min_host_version(reg: RegistryDir, client: Client)
     client.refused("metadata_mismatch", "ext", "install", "demo-ext@0.2.0", cache=False)
 
 
+@pytest.mark.parametrize("served", ["", "0" * 64])
+def test_metadata_mismatch_on_the_network_digest(served: str, reg: RegistryDir, client: Client) -> None:
+    # the archive needs the network (a non-empty digest); the entry says it does not, or names
+    # another requirement: the reviewed entry and the archive disagree
+    manifest = ('name = "demo-ext"\nversion = "0.2.0"\nmin_compozy_version = "0.5.0"\n'
+                '[network_participation]\nrequired = true\nmode = "live"\nchannel_scopes = ["ops"]\n')
+    reg.publish("demo-ext", "0.2.0", data=archive_bytes("demo-ext", "0.2.0", manifest=manifest),
+                network_digest=served)
+    client.ok("ext", "update", "--all", "--check")
+    doc = client.refused("metadata_mismatch", "ext", "install", "demo-ext@0.2.0", cache=False)
+    assert "network" in doc["error"]["message"]
+
+
 def test_local_directory_registry_archive_is_verified_too(home: Path, tmp_path: Path) -> None:
     reg = RegistryDir(tmp_path / "local", "local")
     published = reg.publish("demo-ext", "0.1.0")
