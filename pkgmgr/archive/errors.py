@@ -15,14 +15,15 @@ def unsafe(member: str, reason: str) -> PkgmgrError:
                        details={"member": member, "reason": reason})
 
 
-def too_large(what: str, limit: int | float, *, member: str | None = None) -> PkgmgrError:
-    """`archive_too_large`: one of the `[limits]` was passed (found while streaming)."""
+def too_large(what: str, limit: int | float, *, member: str | None = None, configurable: bool = True) -> PkgmgrError:
+    """`archive_too_large`: one of the `[limits]` (or, not `configurable`, a fixed bound) was
+    passed (found while streaming)."""
     where = f" (refused while reading {member!r})" if member is not None else ""
     return PkgmgrError(
         f"archive exceeds the {what} limit of {limit:,}{where}",
         code="archive_too_large",
         details={"limit": what, "value": limit, **_member(member)},
-        hint="raise [limits] in config.toml if this archive is trusted",
+        hint="raise [limits] in config.toml if this archive is trusted" if configurable else None,
     )
 
 

@@ -15,7 +15,7 @@ import struct
 import tarfile
 from typing import BinaryIO, Iterator
 
-from pkgmgr.archive.errors import corrupt, unsafe
+from pkgmgr.archive.errors import corrupt, too_large, unsafe
 from pkgmgr.archive.files import CHUNK
 from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater, ReadAhead
 from pkgmgr.archive.staging import Staging
@@ -34,6 +34,9 @@ _TYPE_WORDS = {
 _MALFORMED = (tarfile.TarError, EOFError, ValueError, OverflowError, UnicodeError, RecursionError, struct.error)
 # Bytes a member costs in the stream beyond its content: header, pax/long-name records, padding.
 _OVERHEAD_PER_ENTRY = 4096
+# tarfile reads a header record (a pax or GNU long-name record) whole into memory; names are at
+# most MAX_NAME_BYTES, so a record this large is refused before it is buffered.
+MAX_HEADER_BYTES = 1024 * 1024
 
 
 class _ForwardStream:
@@ -57,8 +60,12 @@ class _ForwardStream:
         return position
 
     def read(self, size: int = -1) -> bytes:
+        """What tarfile reads itself: headers and their records (member data goes through
+        `chunks`)."""
         if size is None or size < 0:
             raise corrupt("unbounded read of tar data")
+        if size > MAX_HEADER_BYTES:
+            raise too_large("tar header record size", MAX_HEADER_BYTES, configurable=False)
         return b"".join(self.chunks(size))
 
     def drain(self) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
-from pkgmgr.archive.files import CHUNK, FILE_MODE, kind_of
+from pkgmgr.archive.files import CHUNK, kind_of
 from pkgmgr.archive.limits import RAW_DEFLATE_WBITS, Inflater
 from pkgmgr.archive.staging import Staging
 
@@ -88,7 +88,7 @@ def _check(info: zipfile.ZipInfo, staging: Staging) -> _Entry:
         declared_ratio = info.file_size / max(info.compress_size, 1)
         if info.file_size > limits.ratio_threshold_bytes and declared_ratio > limits.max_ratio:
             raise too_large("compression ratio", limits.max_ratio, member=name)
-    return _Entry(info, name, rel, is_dir, st_mode if kind else FILE_MODE)
+    return _Entry(info, name, rel, is_dir, st_mode)  # permissions without a file type still count
 
 
 def _locate_data(raw: BinaryIO, entries: list[_Entry], *, end: int) -> None:

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.manifest.model import Manifest
 from pkgmgr.versions import parse_semver
+
+if TYPE_CHECKING:
+    from packaging.version import Version
 
 
 def check_host(manifest: Manifest, host_version: str | None) -> None:
@@ -18,7 +23,7 @@ def check_host(manifest: Manifest, host_version: str | None) -> None:
     except ValueError as exc:
         raise PkgmgrError(f"host version: {exc}", code="invalid_config",
                           hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
-    if host < parse_semver(manifest.min_compozy_version):
+    if _precedence(host) < _precedence(parse_semver(manifest.min_compozy_version)):
         raise PkgmgrError(
             f"{manifest.name} {manifest.version} needs host version {manifest.min_compozy_version} or newer "
             f"(min_compozy_version); the configured host version is {host_version}",
@@ -27,3 +32,11 @@ def check_host(manifest: Manifest, host_version: str | None) -> None:
                      "min_compozy_version": manifest.min_compozy_version, "host_version": host_version},
             hint="upgrade the host, or install an older release of the extension",
         )
+
+
+def _precedence(version: Version) -> Version:
+    """The version without its build metadata (a PEP 440 local part), which semver precedence
+    ignores."""
+    from packaging.version import Version
+
+    return Version(version.public) if version.local is not None else version

@@ -104,3 +104,12 @@ def test_github_style_tarball_with_a_global_pax_header(tmp_path: Path) -> None:
     assert raw[156:157] == tarfile.XGLTYPE
     out = _extract(tmp_path, raw)
     assert (out / "owner-repo-1a2b3c/extension.toml").read_bytes() == MANIFEST
+
+
+def test_a_huge_header_record_is_refused_before_it_is_buffered(tmp_path: Path) -> None:
+    # tarfile reads a pax or GNU long-name record whole: a 2 MiB one must not be read into memory
+    raw = tar_bytes([T("pkg/extension.toml", MANIFEST, pax={"comment": "c" * (2 * 1024 * 1024)})])
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw, Limits(max_ratio=1e9))
+    assert caught.value.code == "archive_too_large"
+    assert "header" in caught.value.message

@@ -76,3 +76,16 @@ def test_deflate_stream_shorter_than_declared_is_corrupt(tmp_path: Path) -> None
 def test_empty_zip(tmp_path: Path) -> None:
     out = _extract(tmp_path, zip_bytes([]))
     assert list(out.iterdir()) == []
+
+
+def test_owner_execute_bit_kept_when_the_mode_has_no_file_type(tmp_path: Path) -> None:
+    # `info.external_attr = 0o755 << 16`: the common Python idiom records permissions only
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("pkg/extension.toml", MANIFEST)
+        info = zipfile.ZipInfo("pkg/run.sh")
+        info.external_attr = 0o4775 << 16
+        zf.writestr(info, b"#!/bin/sh\n")
+    out = _extract(tmp_path, buf.getvalue())
+    assert stat.S_IMODE((out / "pkg/run.sh").stat().st_mode) == 0o755
+    assert stat.S_IMODE((out / "pkg/extension.toml").stat().st_mode) == 0o644

@@ -36,3 +36,9 @@ def test_invalid_host_version_is_a_config_error() -> None:
     with pytest.raises(PkgmgrError) as caught:
         check_host(manifest(), "latest")
     assert caught.value.code == "invalid_config"
+
+
+def test_build_metadata_of_the_minimum_is_ignored() -> None:
+    # semver precedence ignores build metadata (PEP 440 would order 1.0.0+build after 1.0.0)
+    check_host(manifest("0.5.0+build.7"), "0.5.0")
+    check_host(manifest("0.5.0+build.7"), "0.5.0+build.1")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import shutil
 from pathlib import Path
 
@@ -179,6 +180,9 @@ def test_doctor_lists_a_damaged_database_and_repairs_nothing(damage: str, home: 
         damage_a_page(home / "state.db", "activations_extension")
         expected = "integrity_check: database disk image is malformed"
     else:
+        # the in-process install may leave its connection to the garbage collector; while it is
+        # open, SQLite shares its WAL index with the next connection and never sees the damage
+        gc.collect()
         for side in ("state.db-wal", "state.db-shm"):
             (home / side).unlink(missing_ok=True)
         (home / "state.db").write_bytes(b"not sqlite at all" * 64)
