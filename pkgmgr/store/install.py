@@ -112,6 +112,10 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     check_host(manifest, config.host_version)
     if fetched.expected is not None:
         check_expected(fetched, manifest)
+    if fetched.expected_name is not None and manifest.name != fetched.expected_name:
+        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the extension {manifest.name}, "
+                          f"not {fetched.expected_name}", code="invalid_config",
+                          details={"name": manifest.name, "expected": fetched.expected_name})
     grants = check_grants(manifest, fetched, options)
     max_scope = manifest.publish_max_scope
     if max_scope is not None and fetched.tier != "official":

@@ -41,6 +41,7 @@ class Fetched:
     expected: Expected | None = None
     label: str = ""  # how the user named it (for messages)
     expected_tree_sha256: str | None = None  # a lock's tree checksum: the extracted tree must match
+    expected_name: str | None = None  # the name a declaration gave a direct source: the manifest's must match
 
     @property
     def direct(self) -> bool:

@@ -28,7 +28,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.sources import Plan
 from pkgmgr.store.install import list_installed, remove
-from pkgmgr.store.model import Installed
+from pkgmgr.store.model import Fetched, Installed
 from pkgmgr.versions import same_version
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.lockfile import LOCK, Lock, LockEntry, parse_lock
@@ -281,6 +281,9 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     refs: list[str] = []
     for item in pending:
         plan = resolver.plan_for(item)
+        # what is installed carries the declared name, checked before anything is installed (a
+        # github release, or a locked archive, can hold another extension)
+        plan = dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name))
         plans[plan.ref.text] = plan
         refs.append(plan.ref.text)
     batch = install(resolver.ws.scope, refs, config=config, options=install_options,
@@ -288,21 +291,30 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
                     announce=announce)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
+        error = ref_result.error
+        if error is not None and error.code == "invalid_config" and error.details.get("expected") == item.name:
+            name = error.details["name"]
+            github = f"{item.declared.github}@{item.declared.tag}" if item.declared.tag else item.declared.github
+            source = f"github {github}" if github else item.declared.kind
+            ref_result.error = PkgmgrError(
+                f"{MANIFEST} declares {item.name} from {source}, but what it fetched holds the extension {name}; "
+                "nothing was installed", code="invalid_config",
+                details={"key": f"extensions.{item.name}" + (".github" if item.declared.github else ""),
+                         "name": name},
+                hint=f"declare it as {name} = {{ github = \"{github}\" }}" if github else None)
         if ref_result.outcome is not None:
             installed = ref_result.outcome.installed
-            if installed.name != item.name and ref_result.error is None:
-                # only a github release can hold another name (registries and paths are checked
-                # before); it is installed under its own name, which the next sync removes
-                ref_result.error = PkgmgrError(
-                    f"{MANIFEST} declares {item.name} from github {item.declared.github}, but the release holds "
-                    f"the extension {installed.name}", code="invalid_config",
-                    details={"key": f"extensions.{item.name}.github", "name": installed.name},
-                    hint=f"declare it as {installed.name} = {{ github = \"{item.declared.github}\" }}")
-                continue
             item.current = installed
             item.entry = _final_entry(item, installed)
             result.activations.extend(ref_result.outcome.activations)
     result.error = batch.first_error
+
+
+def _expecting(fetch: Callable[[Reporter], Fetched], name: str) -> Callable[[Reporter], Fetched]:
+    def expecting(reporter: Reporter) -> Fetched:
+        return dataclasses.replace(fetch(reporter), expected_name=name)
+
+    return expecting
 
 
 def _final_entry(item: Item, installed: Installed) -> LockEntry:

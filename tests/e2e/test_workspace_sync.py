@@ -11,6 +11,7 @@ import pytest
 
 from tests.registry.helpers import archive_bytes
 from tests.support.builders import write_extension
+from tests.support.cli import run_cli
 from tests.support.fakegithub import FakeGitHub
 from tests.e2e.test_workspace_story import RELEASE_DIGEST
 from tests.workspace.helpers import activations, cli, copy_release_crew, crew_files, fail, installed, ok
@@ -207,5 +208,18 @@ def test_github_source_with_a_tag_and_another_name(github: FakeGitHub, tmp_path:
     (ws / "pkgmgr.toml").write_text('[extensions]\nother-tool = { github = "acme/gh-tool@v0.2.0" }\n')
     ok("trust", "--workspace", ws)
     error = fail("invalid_config", "sync", "--workspace", ws)["error"]
-    assert error["details"]["key"] == "extensions.other-tool.github"
+    assert error["details"] == {"key": "extensions.other-tool.github", "name": "gh-tool"}
     assert "other-tool" not in (ws / "pkgmgr.lock").read_text()
+
+
+def test_a_release_holding_another_extension_installs_nothing(github: FakeGitHub, tmp_path: Path) -> None:
+    ws = tmp_path / "user-home" / "ws"
+    github.add_release("acme", "gh-tool", "v0.2.0", assets={"gh-tool-0.2.0.tar.gz": archive_bytes("gh-tool", "0.2.0")})
+    declare(ws, '[extensions]\nother-tool = { github = "acme/gh-tool@v0.2.0" }\n')
+    error = fail("invalid_config", "sync", "--workspace", ws)["error"]
+    assert error["details"] == {"key": "extensions.other-tool.github", "name": "gh-tool"}
+    assert "nothing was installed" in error["message"]
+    human = run_cli(["sync", "--workspace", str(ws)])
+    assert 'hint: declare it as gh-tool = { github = "acme/gh-tool@v0.2.0" }' in human.stderr, human
+    assert installed(ws) == {}  # not even under its own name: the host never sees it
+    assert not (ws / "pkgmgr.lock").exists()
