@@ -488,13 +488,16 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
         parts = []
         for r in bad:
             changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]]
-            parts.append(f"{r['name']} {r['version']}: " + (", ".join(changes) if changes else "directory missing"))
+            parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
         error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
                             code="tree_modified", details={"extensions": bad},
                             hint=_reinstall_hint(next(i for i in items if i.name == bad[0]["name"])))
 
     def human(p: Printer) -> None:
         for r in results:
+            if r.get("missing"):
+                p.line(f"{r['name']} {r['version']}: MISSING (its directory is gone)")
+                continue
             p.line(f"{r['name']} {r['version']}: {'ok' if r['ok'] else 'MODIFIED'}")
             for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
                 for path in r[kind]:

@@ -91,8 +91,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     def on_plan(plan: "SyncPlan") -> None:
         planned.update(plan.to_json())  # as planned: acting moves each item's current version
         if not ctx.json:
-            printer = Printer(quiet=ctx.quiet)
-            printer.lines(_plan_lines(plan))
+            Printer(quiet=ctx.quiet).done(_plan_lines(plan))
 
     result = sync(root, home=ctx.home, config=ctx.config, options=options, offline=ctx.offline, warn=ctx.warn,
                   reporter=reporter_for(ctx), lock_timeout=ctx.lock_timeout, on_plan=on_plan,
@@ -129,16 +128,12 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
         if options.dry_run:
             p.line("dry run: nothing was changed")
             return
-        for item in installed:
-            p.line(f"{item['action']} {item['name']} {item['version']}")
-        for item in result.removed:
-            p.line(f"removed {item['name']} {item['version']}")
-        for activation in result.activations:
-            change = activation.get("change") or activation.get("status")
-            p.line(f"{change} {activation['id']} ({activation['extension']}:{activation['bundle']}/"
-                   f"{activation['profile']})")
+        p.done(f"{item['action']} {item['name']} {item['version']}" for item in installed)
+        p.done(f"removed {item['name']} {item['version']}" for item in result.removed)
+        p.done(f"{a.get('change') or a.get('status')} {a['id']} ({a['extension']}:{a['bundle']}/{a['profile']})"
+               for a in result.activations)
         if result.lock_written:
-            p.line(f"wrote {root / 'pkgmgr.lock'}")
+            p.done([f"wrote {root / 'pkgmgr.lock'}"])
 
     return Output(data, human, error)
 

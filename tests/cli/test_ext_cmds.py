@@ -1,0 +1,318 @@
+"""cli.ext_cmds: the helpers of `ext install` (summary lines, the announcement before a commit,
+the prompt, the options), and the human rendering and argument checks of validate, pack, list,
+status, verify, enable/disable and remove that the end-to-end tests do not pin down."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from pkgmgr.cli.context import Context
+from pkgmgr.cli.ext_cmds import _reinstall_hint, announce_for, confirm_for, install_options, installed_json, \
+    summary_lines
+from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok
+from tests.support.builders import minimal_manifest, write_extension
+from tests.workspace.helpers import crew_files
+
+FULL_SUMMARY = {
+    "name": "net-tool", "version": "1.2.0", "kind": "subprocess", "source": "registry", "verified": True,
+    "permissions": ["session.read", "tool.read"], "subprocess": "node dist/index.js serve",
+    "network_requirement": {"required": True, "mode": "live", "channel_scopes": ["builders", "release"]},
+    "network_digest": "ab" * 32, "max_scope": "workspace",
+}
+BARE_SUMMARY = {"name": "bare-ext", "version": "0.1.0", "kind": "resource", "source": "path", "verified": False,
+                "permissions": [], "subprocess": None, "network_requirement": None, "network_digest": "",
+                "max_scope": None}
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+# --- summary_lines, announce_for, confirm_for ------------------------------------------------------
+
+
+def test_summary_lines_of_everything_an_install_can_carry() -> None:
+    assert summary_lines(FULL_SUMMARY) == [
+        "net-tool 1.2.0 (subprocess extension, source registry, verified)",
+        "  permissions: session.read, tool.read",
+        "  subprocess:  node dist/index.js serve",
+        f"  network:     required, mode live, builders, release (digest {'ab' * 32})",
+        "  publishes:   up to the workspace scope",
+    ]
+
+
+def test_summary_lines_of_a_bare_extension() -> None:
+    assert summary_lines(BARE_SUMMARY) == ["bare-ext 0.1.0 (resource extension, source path, unverified)",
+                                           "  permissions: none"]
+
+
+def test_summary_lines_of_a_network_requirement_without_channel_scopes() -> None:
+    summary = {**BARE_SUMMARY, "network_requirement": {"required": True, "mode": "live", "channel_scopes": []},
+               "network_digest": "cd" * 32}
+    assert summary_lines(summary)[-1] == f"  network:     required, mode live, no channel scopes (digest {'cd' * 32})"
+
+
+@pytest.mark.parametrize("options", [{"output": "json"}, {"quiet": True}])
+def test_nothing_is_announced_in_json_or_quiet_mode(options: dict, home: Path) -> None:
+    assert announce_for(Context(home=home, **options)) is None
+
+
+def test_the_announcement_is_the_summary_on_stdout(home: Path) -> None:
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        announce = announce_for(Context(home=home, stderr=io.StringIO()))
+        assert out.getvalue() == ""  # nothing before an extension is about to be committed
+        announce(FULL_SUMMARY)
+        announce(BARE_SUMMARY)
+    assert out.getvalue().splitlines() == [
+        "installing net-tool 1.2.0 (subprocess extension, source registry, verified)",
+        *summary_lines(FULL_SUMMARY)[1:],
+        "installing bare-ext 0.1.0 (resource extension, source path, unverified)",
+        "  permissions: none",
+    ]
+
+
+def test_no_prompt_without_a_terminal(home: Path) -> None:
+    assert confirm_for(Context(home=home, stdin=io.StringIO("y\n"), stderr=io.StringIO())) is None
+    assert confirm_for(Context(home=home, output="json", stdin=Terminal("y\n"), stderr=Terminal())) is None
+
+
+@pytest.mark.parametrize("answer, expected", [("y\n", True), ("\n", False)])
+def test_the_prompt_shows_the_summary_then_asks(answer: str, expected: bool, home: Path) -> None:
+    err = Terminal()
+    confirm = confirm_for(Context(home=home, stdin=Terminal(answer), stderr=err))
+    assert confirm(FULL_SUMMARY) is expected
+    assert err.getvalue() == "\n".join(summary_lines(FULL_SUMMARY)) + \
+        "\nInstall net-tool 1.2.0 from this unverified source? [y/N] "
+
+
+# --- install_options, installed_json, _reinstall_hint ---------------------------------------------
+
+
+def _install_args(**flags: bool) -> argparse.Namespace:
+    names = ("force", "allow_grants", "allow_unverified", "pre", "dry_run", "deactivate_missing", "allow_expired")
+    return argparse.Namespace(**{name: flags.get(name, False) for name in names})
+
+
+def test_install_options_take_the_flags_and_the_context(home: Path) -> None:
+    options = install_options(Context(home=home, yes=True), _install_args(force=True, pre=True, dry_run=True))
+    assert (options.force, options.pre, options.dry_run, options.yes) == (True, True, True, True)
+    assert (options.allow_grants, options.allow_unverified, options.pin, options.deactivate_missing,
+            options.allow_expired, options.confirm_always) == (False, False, False, False, False, False)
+    args = _install_args(allow_grants=True, allow_unverified=True, deactivate_missing=True, allow_expired=True)
+    args.pin = True  # only `ext install` has --pin
+    options = install_options(Context(home=home), args)
+    assert (options.allow_grants, options.allow_unverified, options.pin, options.deactivate_missing,
+            options.allow_expired, options.yes) == (True, True, True, True, True, False)
+
+
+def test_install_options_follow_the_confirm_policy(home: Path) -> None:
+    home.mkdir()
+    (home / "config.toml").write_text('[policy]\nconfirm = "always"\n')
+    assert install_options(Context(home=home), _install_args()).confirm_always is True
+
+
+def test_installed_json_has_the_spec_fields_and_extras() -> None:
+    item = SimpleNamespace(name="x-ext", version="1.0.0", scope="global", source_kind="registry", sha256="f" * 64,
+                           verified=True)
+    assert installed_json(item, action="installed") == {
+        "name": "x-ext", "version": "1.0.0", "scope": "global", "source": "registry", "sha256": "f" * 64,
+        "verified": True, "action": "installed"}
+
+
+@pytest.mark.parametrize("kind, source, expected", [
+    ("path", "/src/x-ext", "pkgmgr ext install /src/x-ext --force --allow-unverified"),
+    ("archive", "/dl/x.tar.gz", "pkgmgr ext install /dl/x.tar.gz --force --allow-unverified"),
+    ("url", "https://example.org/x.tar.gz", "pkgmgr ext install https://example.org/x.tar.gz --force "
+                                            "--allow-unverified"),
+    ("github", "acme/x", "pkgmgr ext install github:acme/x --force --allow-unverified"),
+    ("registry", "acme", "pkgmgr ext install x-ext@1.0.0 --force"),
+])
+def test_the_reinstall_hint_names_the_recorded_source(kind: str, source: str, expected: str) -> None:
+    item = SimpleNamespace(name="x-ext", version="1.0.0", source_kind=kind, source=source)
+    assert _reinstall_hint(item) == f"reinstall it with '{expected}'"
+
+
+# --- validate, pack -----------------------------------------------------------------------------
+
+
+def test_validate_says_what_it_found(tmp_path: Path) -> None:
+    assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
+        f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s))\n")
+    document = ok("ext", "validate", FIXTURES / "prompt-enhancer")
+    assert document == {"valid": True, "name": "prompt-enhancer", "version": "0.1.0", "kind": "subprocess",
+                        "network_digest": "", "bundles": [], "warnings": []}
+    assert ok("ext", "validate", FIXTURES / "marketing-linear")["bundles"] == [
+        {"name": "marketing-linear", "profiles": ["default", "lean"]}]
+
+
+def test_validate_reports_manifest_warnings_on_stderr_and_in_json(tmp_path: Path) -> None:
+    root = write_extension(tmp_path / "both", minimal_manifest(name="both-ext"))
+    write_extension(root, minimal_manifest(name="both-ext"), json_manifest=True)
+    result = human("ext", "validate", root)
+    assert "warning: " in result.stderr and "extension.json" in result.stderr
+    warnings = ok("ext", "validate", root)["warnings"]
+    assert len(warnings) == 1 and "extension.json" in warnings[0]
+
+
+def test_validate_an_archive(tmp_path: Path) -> None:
+    archive = tmp_path / "review.tar.gz"
+    ok("ext", "pack", FIXTURES / "review-pack", "--output", archive)
+    assert ok("ext", "validate", archive)["name"] == "review-pack"
+    assert list(tmp_path.iterdir()) == [archive]  # extracted into a temporary directory, removed after
+
+
+def test_pack_writes_to_the_current_directory_by_default(tmp_path: Path) -> None:
+    result = human("ext", "pack", FIXTURES / "review-pack", cwd=tmp_path)
+    target = tmp_path / "review-pack-0.1.0.tar.gz"
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"packed: {target}"
+    assert lines[1].startswith("sha256: ") and len(lines[1].split()[1]) == 64
+    assert lines[2] == f"size:   {target.stat().st_size}"
+
+
+@pytest.mark.parametrize("what", ["missing", "file"])
+def test_pack_needs_a_directory(what: str, tmp_path: Path) -> None:
+    path = tmp_path / "x"
+    if what == "file":
+        path.write_text("not a directory")
+    fail("not_found", "ext", "pack", path)
+
+
+def test_pack_refuses_an_invalid_extension(tmp_path: Path) -> None:
+    root = write_extension(tmp_path / "bad", minimal_manifest(version="1.0"))
+    fail("invalid_manifest", "ext", "pack", root, "--output", tmp_path / "out.tar.gz")
+    assert not (tmp_path / "out.tar.gz").exists()
+
+
+# --- list, status, verify ----------------------------------------------------------------------
+
+
+def test_list_without_extensions(home: Path) -> None:
+    assert human("ext", "list").stdout == "no extensions installed\n"
+    assert ok("ext", "list") == {"extensions": []}
+    assert not home.exists()  # a read creates nothing
+
+
+def crew(root: Path, version: str = "0.1.0", prompt: str = "Plan the week.") -> Path:
+    """An extension with one bundle (profile default, one agent) and no network requirement."""
+    if root.exists():
+        shutil.rmtree(root)
+    return write_extension(root, files=crew_files("crew-ext", version, prompt=prompt))
+
+
+def test_status_renders_bundles_activations_and_resolved_commands(tmp_path: Path) -> None:
+    install(crew(tmp_path / "crew"), FIXTURES / "prompt-enhancer")
+    act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
+    lines = human("ext", "status", "crew-ext").stdout.splitlines()
+    assert lines[lines.index("") + 1].split() == ["BUNDLE", "PROFILES"]
+    assert lines[lines.index("") + 2].split() == ["crew-ext", "default"]
+    assert f"activation {act} crew-ext:crew-ext/default v1 active" in lines
+    resolved = human("ext", "status", "prompt-enhancer", "--resolved").stdout.splitlines()
+    header = next(i for i, line in enumerate(resolved) if line.split()[:2] == ["KEY", "COMMAND"])
+    assert resolved[header + 1].split()[:2] == ["subprocess", "node"]
+    assert not any(line.split()[:1] == ["KEY"] for line in human("ext", "status", "prompt-enhancer").stdout
+                   .splitlines())
+
+
+def test_status_warns_when_the_bundles_cannot_be_read(tmp_path: Path, home: Path) -> None:
+    install(crew(tmp_path / "crew"))
+    bundle = home / "extensions" / "crew-ext" / "0.1.0" / "bundles" / "crew-ext.toml"
+    bundle.write_text("name = \n")
+    result = human("ext", "status", "crew-ext")
+    assert "warning: crew-ext: bundles cannot be read: " in result.stderr
+    assert ok("ext", "status", "crew-ext")["bundles"] == []
+
+
+def test_verify_all_of_nothing_is_ok(home: Path) -> None:
+    assert ok("ext", "verify", "--all") == {"verified": []}
+    assert human("ext", "verify", "--all").stdout == ""
+
+
+def test_verify_an_install_whose_directory_is_gone(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    shutil.rmtree(home / "extensions" / "review-pack" / "0.1.0")
+    document = fail("tree_modified", "ext", "verify", "--all")
+    [entry] = document["verified"]
+    assert entry["ok"] is False and entry["missing"] is True and entry["added"] == [] and entry["removed"]
+    assert entry["removed"] == sorted(entry["removed"])
+    text = human("ext", "verify", "review-pack", code=4).stdout.splitlines()
+    assert text == ["review-pack 0.1.0: MISSING (its directory is gone)"]
+
+
+def test_verify_says_when_the_directory_is_gone(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    shutil.rmtree(home / "extensions" / "review-pack" / "0.1.0")
+    document = fail("tree_modified", "ext", "verify", "review-pack")
+    assert "review-pack 0.1.0: directory missing" in document["error"]["message"]
+
+
+# --- enable, disable, remove --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["enable", "disable", "remove"])
+def test_changing_a_scope_never_written_creates_nothing(command: str, home: Path) -> None:
+    document = fail("not_found", "ext", command, "ghost-ext")
+    assert "ghost-ext is not installed in the global scope" in document["error"]["message"]
+    assert not home.exists()
+
+
+def test_disable_and_remove_with_deactivate_say_what_they_deactivated(tmp_path: Path) -> None:
+    install(crew(tmp_path / "crew"))
+    act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
+    fail("extension_has_active_bundles", "ext", "disable", "crew-ext")
+    assert human("ext", "disable", "crew-ext", "--deactivate").stdout == (
+        f"disabled crew-ext 0.1.0 (global scope)\ndeactivated {act}\n")
+    assert human("ext", "enable", "crew-ext").stdout == "enabled crew-ext 0.1.0 (global scope)\n"
+    act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
+    dry = human("ext", "remove", "crew-ext", "--dry-run").stdout
+    assert dry == "would remove crew-ext 0.1.0 (global scope) and deactivate 1 activation(s)\n"
+    planned = ok("ext", "remove", "crew-ext", "--dry-run")["planned"]
+    assert [(p["name"], [a["id"] for a in p["activations"]]) for p in planned] == [("crew-ext", [act])]
+    document = ok("ext", "remove", "crew-ext", "--deactivate")
+    assert [r["name"] for r in document["removed"]] == ["crew-ext"]
+    assert [a["id"] for a in document["deactivated"]] == [act]
+
+
+def test_remove_dry_run_of_a_name_not_installed(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    fail("not_found", "ext", "remove", "review-pack", "ghost-ext", "--dry-run")
+    assert human("ext", "remove", "review-pack", "--dry-run").stdout == \
+        "would remove review-pack 0.1.0 (global scope)\n"
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]
+
+
+def test_uninstall_is_remove(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    assert ok("ext", "uninstall", "review-pack")["removed"][0]["name"] == "review-pack"
+
+
+# --- install output -----------------------------------------------------------------------------
+
+
+def test_install_document_keys(tmp_path: Path) -> None:
+    document = install(FIXTURES / "review-pack")
+    assert set(document) == {"installed", "unchanged", "skipped", "failed", "activations"}  # no `planned`
+    [entry] = document["installed"]
+    assert (entry["action"], entry["previous_version"]) == ("installed", None)
+    assert entry["summary"]["name"] == "review-pack"
+    assert "planned" in ok("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED, "--dry-run")
+
+
+def test_a_switch_that_reprojects_an_activation_lists_it(tmp_path: Path) -> None:
+    source = crew(tmp_path / "crew")
+    install(source)
+    act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
+    result = human("ext", "install", crew(source, "0.2.0", prompt="Plan the month."), *UNVERIFIED)
+    lines = result.stdout.splitlines()
+    assert "switched from 0.1.0 to crew-ext 0.2.0 (global scope, path, unverified)" in lines
+    [line] = [line for line in lines if line.startswith("activation ")]
+    assert line.startswith(f"activation {act} crew-ext:crew-ext/default v2 active")
