@@ -70,22 +70,28 @@ def install(
     *,
     config: Any,
     options: InstallOptions,
-    planner: Planner,
+    planner: Planner | None = None,
+    planned: Sequence[Plan] | None = None,
     interactive: bool = False,
     confirm: Confirm | None = None,
     reporter: Reporter | None = None,
     lock_timeout: float = 30.0,
     announce: Announce | None = None,
 ) -> BatchResult:
-    """Install `refs` into `scope`. `confirm` asks the operator about an unverified source
-    (showing its summary); `announce` shows every other ref's summary just before it is
-    committed — what it grants, runs and needs from the network (SPEC 7)."""
+    """Install `refs` into `scope`, each planned by `planner` — or, with `planned` (a caller
+    that resolved already, such as update and sync), the plan of each ref at its position (two
+    refs may share a text: two assets of one release). `confirm` asks the operator about an
+    unverified source (showing its summary); `announce` shows every other ref's summary just
+    before it is committed — what it grants, runs and needs from the network (SPEC 7)."""
     reporter = reporter or Reporter()
     batch = BatchResult([RefResult(ref) for ref in refs])
     plans: dict[int, Plan] = {}
     wanted: dict[int, Ref] = {}
     for index, text in enumerate(refs):
         result = batch.results[index]
+        if planned is not None:
+            wanted[index] = planned[index].ref
+            continue
         try:
             ref = parse_ref(text)
             if ref.kind == "name" and not ref.spec:
@@ -104,7 +110,12 @@ def install(
     for index, ref in wanted.items():
         result = batch.results[index]
         try:
-            plan = plan_path(ref) if ref.kind == "path" else planner(ref)
+            if planned is not None:
+                plan = planned[index]
+            elif ref.kind == "path" or planner is None:
+                plan = plan_path(ref)
+            else:
+                plan = planner(ref)
             check_consent(plan, config=config, options=options, interactive=interactive)
             plans[index] = plan
         except PkgmgrError as error:
@@ -115,7 +126,7 @@ def install(
         return batch
     if options.dry_run:
         for index, item in fetched.items():
-            if _preview(batch.results[index], item, config=config, options=options):
+            if _preview(batch.results[index], item, config=config, options=options, scope=scope):
                 batch.results[index].status = "planned"
         return batch
     shown: set[int] = set()  # summaries the operator saw at a prompt
@@ -238,12 +249,20 @@ def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
         return error
 
 
-def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions) -> bool:
+def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions,
+             scope: Scope | None = None) -> bool:
     """Validate and summarise in a throw-away directory outside the scope (a dry run, or what a
-    prompt shows); write nothing. False, with the error in `result`, when it would fail."""
+    prompt shows); write nothing. With `scope` (a dry run), also check that the scope's
+    activations of the extension keep their bundle and profile. False, with the error in
+    `result`, when it would fail."""
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
             prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+            if scope is not None:
+                from pkgmgr.activation.lifecycle import check_kept
+
+                check_kept(scope, prepared.name, prepared.version, prepared.bundles,
+                           deactivate_missing=options.deactivate_missing)
         except PkgmgrError as error:
             result.status, result.error = "failed", error
             return False

@@ -3,9 +3,9 @@ source (SPEC 4) — not yanked, no prerelease unless --pre, compatible with the 
 
 Deciding is done here, per extension, and one extension's failure never hides the others'
 outcome; committing goes through `installer.install` (the same consent checks, parallel
-fetches, prepare/commit under the writer lock) with a planner that hands back the plans
-decided here. Pinned extensions are reported `pinned`; path and archive installs are not
-updatable and reported unchanged. An update never moves to a lower version.
+fetches, prepare/commit under the writer lock), handing it the plans decided here. Pinned
+extensions are reported `pinned`; path and archive installs are not updatable and reported
+unchanged. An update never moves to a lower version.
 """
 
 from __future__ import annotations
@@ -190,7 +190,7 @@ class Updater:
                 else:
                     targets.append(installed)
         self._prefetch(targets)
-        plans: dict[str, tuple[UpdateItem, Plan]] = {}
+        plans: list[tuple[UpdateItem, Plan]] = []
         for installed in targets:
             try:
                 item, plan = self.decide(installed, reporter, check=check)
@@ -199,7 +199,7 @@ class Updater:
                                         error=error), None
             report.items.append(item)
             if plan is not None:
-                plans[plan.ref.text] = (item, plan)
+                plans.append((item, plan))
         if check or not plans:
             return report
         self._commit(report, plans, config=config, interactive=interactive, confirm=confirm, reporter=reporter,
@@ -222,15 +222,14 @@ class Updater:
                 continue  # deciding reports it, per extension
             registry.prefetch(names, workers=self.session.config.network.parallel)
 
-    def _commit(self, report: UpdateReport, plans: dict[str, tuple[UpdateItem, "Plan"]], *, config: Any,
+    def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
         from pkgmgr.installer import install
 
-        batch = install(self.scope, list(plans), config=config, options=self.options,
-                        planner=lambda ref: plans[ref.text][1], interactive=interactive, confirm=confirm,
+        batch = install(self.scope, [plan.ref.text for _, plan in plans], config=config, options=self.options,
+                        planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
                         reporter=reporter, lock_timeout=lock_timeout, announce=announce)
-        for result in batch.results:
-            item = plans[result.ref][0]
+        for (item, _), result in zip(plans, batch.results):
             item.summary = result.summary
             if result.status == "failed":
                 item.status, item.error = "failed", result.error

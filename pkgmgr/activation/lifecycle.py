@@ -354,16 +354,10 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
     now = now_utc()
     visible = visible_from(conn, scope)  # once; kept current as activations are re-projected below
     for row in rows:
-        bundle = next((b for b in bundles if b.name.lower() == row["bundle"].lower()), None)
-        profile = bundle.profile(row["profile"]) if bundle is not None else None
+        bundle, profile = _target_of(row, bundles)
         if bundle is None or profile is None:
             if not deactivate_missing:
-                missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
-                raise PkgmgrError(
-                    f"{installed.name} {installed.version} no longer has {missing}, which activation {row['id']} "
-                    "uses; nothing was changed", code="bundle_missing",
-                    details={"activation": activation_json(row)},
-                    hint="pass --deactivate-missing to deactivate it as part of the update")
+                raise _bundle_missing(installed.name, installed.version, row, bundle)
             _withdraw(conn, row["id"])
             conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
             visible.replace(row["id"])
@@ -398,6 +392,31 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
         updated = conn.execute("SELECT * FROM activations WHERE id = ?", (row["id"],)).fetchone()
         results.append({**activation_json(updated), "change": "updated"})
     return results
+
+
+def _target_of(row: sqlite3.Row | dict[str, Any], bundles: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The bundle and profile an activation names among `bundles` (None where gone)."""
+    bundle = next((b for b in bundles if b.name.lower() == row["bundle"].lower()), None)
+    return bundle, bundle.profile(row["profile"]) if bundle is not None else None
+
+
+def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], bundle: Any) -> PkgmgrError:
+    missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
+    return PkgmgrError(
+        f"{name} {version} no longer has {missing}, which activation {row['id']} uses; nothing was changed",
+        code="bundle_missing", details={"activation": activation_json(row)},
+        hint="pass --deactivate-missing to deactivate it as part of the update")
+
+
+def check_kept(scope: Scope, name: str, version: str, bundles: tuple[Any, ...], *, deactivate_missing: bool) -> None:
+    """Raise the `bundle_missing` that switching `name` to `version` (with `bundles`) would
+    raise, reading only: what a dry run can know about the refresh of its activations."""
+    if deactivate_missing:
+        return
+    for row in activations_for(scope, name):
+        bundle, profile = _target_of(row, bundles)
+        if bundle is None or profile is None:
+            raise _bundle_missing(name, version, row, bundle)
 
 
 def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, *, deactivate: bool,

@@ -5,7 +5,7 @@ unverified: there is no registry entry vouching for it."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from pkgmgr.sources import Plan
 from pkgmgr.store.model import Fetched
@@ -61,5 +61,5 @@ def asset_name(url: str | None) -> str | None:
     """The file name at the end of a recorded asset URL."""
     if not url:
         return None
-    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    name = unquote(urlsplit(url).path.rsplit("/", 1)[-1])  # a download URL encodes '+', spaces...
     return name or None

@@ -277,18 +277,14 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     # authoritative over where an installed extension came from.
     install_options = dataclasses.replace(options.install, allow_unverified=True, yes=True, force=True,
                                           pin=False, dry_run=False)
-    plans: dict[str, Plan] = {}
-    refs: list[str] = []
+    plans: list[Plan] = []
     for item in pending:
         plan = resolver.plan_for(item)
         # what is installed carries the declared name, checked before anything is installed (a
         # github release, or a locked archive, can hold another extension)
-        plan = dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name))
-        plans[plan.ref.text] = plan
-        refs.append(plan.ref.text)
-    batch = install(resolver.ws.scope, refs, config=config, options=install_options,
-                    planner=lambda ref: plans[ref.text], reporter=reporter, lock_timeout=lock_timeout,
-                    announce=announce)
+        plans.append(dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name)))
+    batch = install(resolver.ws.scope, [plan.ref.text for plan in plans], config=config, options=install_options,
+                    planned=plans, reporter=reporter, lock_timeout=lock_timeout, announce=announce)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error

@@ -135,6 +135,15 @@ def test_a_missing_profile_refuses_the_update_and_moves_nothing(active: str, src
     ok("doctor", "--check")
 
 
+def test_a_dry_run_foresees_a_missing_profile(active: str, src: Path, home: Path) -> None:
+    make_ext(src, version="0.4.0", profiles=[profile("other")])
+    before = state(home)
+    fail("bundle_missing", 6, "ext", "install", src, "--allow-unverified", "--yes", "--dry-run")
+    planned = ok("ext", "install", src, "--allow-unverified", "--yes", "--dry-run", "--deactivate-missing")["planned"]
+    assert [(p["name"], p["version"]) for p in planned] == [(NAME, "0.4.0")]
+    assert state(home) == before and show(active)["status"] == "active"
+
+
 def test_a_missing_bundle_is_missing_too(active: str, src: Path, home: Path) -> None:
     make_ext(src, version="0.4.0", bundle_name="renamed")
     before = state(home)

@@ -44,7 +44,7 @@ class Client:
         manifest disagrees with the entry."""
         before = self.snapshot(cache=cache)
         result = self.run(*args)
-        assert result.code == 4 if code != "version_not_found" else 5, result
+        assert result.code == (5 if code == "version_not_found" else 4), result
         assert result.json["error"]["code"] == code, result
         assert self.snapshot(cache=cache) == before, "local state moved under attack"
         return result.json

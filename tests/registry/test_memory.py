@@ -1,0 +1,154 @@
+"""The registry memory (SPEC 5.4): per source, the highest serial seen and every (name,
+version, sha256) — in the global state.db, read without creating it, written in one
+transaction that never lowers a serial nor rewrites a known checksum."""
+
+from __future__ import annotations
+
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.registry.memory import Memory
+from pkgmgr.versions import parse_semver
+
+REPO = Path(__file__).resolve().parents[2]
+SRC = "https://registry.example/index/"
+A, B, C = "a" * 64, "b" * 64, "c" * 64
+
+
+@pytest.fixture
+def memory(home: Path):
+    m = Memory(home)
+    yield m
+    m.close()
+
+
+def rows(home: Path, sql: str) -> list[tuple]:
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        return conn.execute(sql).fetchall()
+    finally:
+        conn.close()
+
+
+def test_reads_of_a_fresh_home_create_nothing(home: Path, memory: Memory) -> None:
+    assert memory.serial(SRC) is None
+    assert memory.known(SRC, "demo-ext") == {}
+    memory.forget(SRC)
+    memory.record(SRC, None, [])  # nothing to remember: no database either
+    assert not home.exists()
+
+
+def test_record_then_read(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 3, [("demo-ext", "1.0.0", A), ("demo-ext", "1.1.0-rc.1", B), ("other-ext", "0.1.0", C)])
+    assert memory.serial(SRC) == 3
+    known = memory.known(SRC, "demo-ext")
+    assert known == {parse_semver("1.0.0"): ("1.0.0", A), parse_semver("1.1.0-rc.1"): ("1.1.0-rc.1", B)}
+    assert list(memory.known(SRC, "other-ext").values()) == [("0.1.0", C)]
+    assert memory.known(SRC, "unknown-ext") == {}
+    assert (home / "state.db").is_file()
+
+
+def test_another_instance_sees_what_was_recorded(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 7, [("demo-ext", "1.0.0", A)])
+    other = Memory(home)
+    try:
+        assert other.serial(SRC) == 7 and list(other.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
+    finally:
+        other.close()
+
+
+def test_a_serial_is_raised_never_lowered(memory: Memory) -> None:
+    memory.record(SRC, 5, [])
+    memory.record(SRC, 9, [])
+    assert memory.serial(SRC) == 9
+    memory.record(SRC, 4, [])
+    assert memory.serial(SRC) == 9
+    memory.record(SRC, 9, [])
+    assert memory.serial(SRC) == 9
+    memory.record(SRC, None, [("demo-ext", "1.0.0", A)])  # versions only: the serial stays
+    assert memory.serial(SRC) == 9
+
+
+def test_the_serial_row_carries_a_utc_time(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 1, [])
+    [(source, serial, updated_at)] = rows(home, "SELECT source, serial, updated_at FROM registry_serials")
+    assert (source, serial) == (SRC, 1)
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", updated_at)
+
+
+def test_versions_without_a_serial(memory: Memory) -> None:
+    memory.record(SRC, None, [("demo-ext", "1.0.0", A)])
+    assert memory.serial(SRC) is None
+    assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
+
+
+def test_a_known_checksum_keeps_its_first_value(memory: Memory) -> None:
+    memory.record(SRC, 1, [("demo-ext", "1.0.0", A)])
+    memory.record(SRC, 2, [("demo-ext", "1.0.0", B), ("demo-ext", "2.0.0", C)])
+    assert sorted(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A), ("2.0.0", C)]
+
+
+def test_sources_and_names_are_kept_apart(memory: Memory) -> None:
+    other = "/srv/another-index"
+    memory.record(SRC, 10, [("demo-ext", "1.0.0", A)])
+    memory.record(other, 2, [("demo-ext", "1.0.0", B)])
+    assert (memory.serial(SRC), memory.serial(other)) == (10, 2)
+    assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
+    assert list(memory.known(other, "demo-ext").values()) == [("1.0.0", B)]
+    assert memory.serial(SRC.rstrip("/")) is None  # keyed by the exact source text
+
+
+def test_unparsable_versions_are_left_out_of_known(memory: Memory) -> None:
+    memory.record(SRC, 1, [("demo-ext", "not-a-version", A), ("demo-ext", "1.2.3", B)])
+    assert list(memory.known(SRC, "demo-ext").values()) == [("1.2.3", B)]
+
+
+def test_forget_drops_one_source_only(home: Path, memory: Memory) -> None:
+    other = "/srv/another-index"
+    memory.record(SRC, 4, [("demo-ext", "1.0.0", A)])
+    memory.record(other, 6, [("demo-ext", "1.0.0", B)])
+    memory.forget(SRC)
+    assert memory.serial(SRC) is None and memory.known(SRC, "demo-ext") == {}
+    assert memory.serial(other) == 6 and len(memory.known(other, "demo-ext")) == 1
+    memory.record(SRC, 1, [])  # forgotten: a lower serial is accepted again
+    assert memory.serial(SRC) == 1
+
+
+def test_a_record_is_one_transaction(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 1, [("demo-ext", "1.0.0", A)])
+    with pytest.raises(sqlite3.Error):  # the second row cannot be stored, after the serial was written
+        memory.record(SRC, 8, [("demo-ext", "2.0.0", B), ("demo-ext", "3.0.0", object())])  # type: ignore[list-item]
+    assert memory.serial(SRC) == 1
+    assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
+
+
+def test_the_memory_survives_close(memory: Memory) -> None:
+    memory.record(SRC, 2, [])
+    memory.close()
+    assert memory.serial(SRC) == 2  # reopened on demand
+    memory.record(SRC, 3, [])
+    assert memory.serial(SRC) == 3
+
+
+def test_a_crash_before_commit_records_nothing(home: Path) -> None:
+    code = ("import sys; from pathlib import Path; from pkgmgr.registry.memory import Memory; "
+            "Memory(Path(sys.argv[1])).record(sys.argv[2], 12, [('demo-ext', '9.0.0', 'd' * 64)])")
+    memory = Memory(home)
+    memory.record(SRC, 2, [("demo-ext", "1.0.0", A)])
+    memory.close()
+    proc = subprocess.run([sys.executable, "-c", code, str(home), SRC], cwd=REPO, capture_output=True,
+                          env={"PKGMGR_TEST_CRASH_AT": "memory.before_commit", "PATH": "/usr/bin:/bin"},
+                          timeout=60)
+    assert proc.returncode == -signal.SIGKILL, proc.stderr
+    memory = Memory(home)
+    try:
+        assert memory.serial(SRC) == 2
+        assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
+    finally:
+        memory.close()
