@@ -5,6 +5,11 @@ backoff, the mapping of statuses to error codes (SPEC 6, 11), timeouts and the m
 rule, size caps enforced while streaming, and hash-while-downloading into the
 content-addressed `DownloadCache` (SPEC 5.4).
 
+Timeouts: `connect_timeout` bounds connecting; `read_timeout` bounds each read, and also the
+status line and headers *in all* (a server that drips its headers a byte at a time would
+otherwise hold a command for ever: `_header_deadline_pools`); the body is bounded by the
+minimum average rate after `min_rate_after` seconds and by its size cap.
+
 Guarantee (python-tuf's fetcher): whatever the network or a server does, the public methods
 raise only `PkgmgrError`. `ValueError`/`RuntimeError` mean a bug in the caller; `OSError` from
 the local disk (cache full, permissions) is not a network failure and is not disguised as one.
@@ -264,6 +269,7 @@ class HttpClient:
         self._attempts = max(1, int(settings.retries))
         size = pool_size or max(10, 2 * int(settings.parallel))
         self._adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=size, max_retries=0)
+        self._adapter.poolmanager.pool_classes_by_scheme = _header_deadline_pools(float(settings.read_timeout))
         self._headers = {"User-Agent": user_agent, "Accept": "*/*"}
         self._body_errors: tuple[type[BaseException], ...] = (
             urllib3.exceptions.HTTPError,
@@ -678,6 +684,63 @@ class HttpClient:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _header_deadline_pools(seconds: float) -> dict[str, type]:
+    """urllib3 pool classes whose connections must receive a response's status line and headers
+    within `seconds` in all. The socket timeout bounds each read only; past the deadline a timer
+    shuts the socket down, which ends the blocked read, and the wait is a read timeout."""
+    import socket
+    import threading
+
+    import urllib3.connection
+    import urllib3.connectionpool
+
+    def with_deadline(base: type) -> type:
+        class Connection(base):  # type: ignore[misc,valid-type]
+            def getresponse(self, *args: Any, **kwargs: Any) -> Any:
+                sock = self.sock
+                lock = threading.Lock()
+                state = {"waiting": True, "fired": False}
+
+                def abort() -> None:
+                    with lock:
+                        if not state["waiting"]:
+                            return
+                        state["fired"] = True
+                    try:
+                        socket.socket.shutdown(sock, socket.SHUT_RDWR)  # not SSLSocket's: no TLS state touched
+                    except OSError:
+                        pass
+
+                timer = threading.Timer(seconds, abort)
+                timer.daemon = True
+                timer.start()
+                try:
+                    response = super().getresponse(*args, **kwargs)
+                except Exception:
+                    if state["fired"]:
+                        raise TimeoutError(f"no complete response headers within {seconds:g} s") from None
+                    raise
+                finally:
+                    with lock:
+                        state["waiting"] = False
+                    timer.cancel()
+                if state["fired"]:  # the headers arrived as the deadline passed: the socket is gone
+                    response.close()
+                    raise TimeoutError(f"no complete response headers within {seconds:g} s")
+                return response
+
+        Connection.__name__ = Connection.__qualname__ = f"HeaderDeadline{base.__name__}"
+        return Connection
+
+    class HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
+        ConnectionCls = with_deadline(urllib3.connection.HTTPConnection)
+
+    class HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
+        ConnectionCls = with_deadline(urllib3.connection.HTTPSConnection)
+
+    return {"http": HTTPPool, "https": HTTPSPool}
 
 
 def _request_headers(

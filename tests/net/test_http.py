@@ -355,6 +355,26 @@ def test_slow_drip_is_cut_off(make_client, fault_server: FaultServer, cache, rep
     assert cache_entries(cache) == []
 
 
+def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server: FaultServer, sleeps) -> None:
+    # every read gets its byte well within read_timeout: only a deadline on the headers as a
+    # whole stops a server that never finishes them
+    client = make_client(settings=NetworkSettings(read_timeout=0.4, retries=2))
+    headers = b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n" + b"X-Slow: " + b"a" * 5000
+    url = fault_server.script("/x", Reply(raw=headers, drip=(1, 0.01)))
+    start = time.monotonic()
+    err = fails("network_error", client.get_small, url, max_bytes=100)
+    assert "timed out" in err.message
+    assert fault_server.count("/x") == 2 and len(sleeps) == 1, "a timeout is retried like any other"
+    assert time.monotonic() - start < 5
+
+
+def test_headers_within_the_deadline_keep_the_connection(make_client, fault_server: FaultServer) -> None:
+    client = make_client(settings=NetworkSettings(read_timeout=2.0, retries=1))
+    url = fault_server.script("/x", Reply(body=b"fine"))
+    for _ in range(3):  # the deadline's timer never touches a connection that answered in time
+        assert client.get_small(url, max_bytes=100).body == b"fine"
+
+
 def test_fast_enough_drip_succeeds(make_client, fault_server: FaultServer) -> None:
     client = make_client(settings=NetworkSettings(min_rate=100, min_rate_after=0.05))
     url = fault_server.script("/x", Reply(body=b"d" * 600, drip=(100, 0.02)))

@@ -28,6 +28,8 @@ ARCHIVE = f"/{NAME}-0.1.0.tar.gz"
 DATA = archive_bytes(NAME, "0.1.0", files={"padding.txt": random.Random(7).randbytes(15000).hex()})
 HTML = b"<!doctype html><html><head><title>Sign in</title></head><body>Please sign in.</body></html>\n"
 FAST = "[network]\nbackoff_base = 0.001\nretries = 3\nconnect_timeout = 5\nread_timeout = 10\n"
+# a status line and headers that would go on for ever, each byte well within the read timeout
+ENDLESS_HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: application/gzip\r\nX-Slow: " + b"a" * 20_000
 
 
 @dataclass
@@ -53,6 +55,8 @@ FAULTS = [
     Fault("503-always", [Reply(503, b"busy", {"Retry-After": "0"})], "http_error", requests=3),
     Fault("drip-below-min-rate", [Reply(200, DATA, drip=(256, 0.05))], "network_error", requests=1,
           config="min_rate = 20000\nmin_rate_after = 0.5\n"),
+    Fault("headers-dripped", [Reply(raw=ENDLESS_HEADERS, drip=(1, 0.01))], "network_error", requests=3,
+          config="read_timeout = 0.3\n"),
     Fault("endless-body", [Reply(200, endless=True)], "archive_too_large", requests=1),
     Fault("longer-than-size", [Reply(200, DATA + b"\0" * 512)], "archive_too_large", requests=1),
     Fault("html-instead-of-archive", [Reply(200, HTML, {"Content-Type": "text/html"})], "checksum_mismatch",
@@ -72,7 +76,8 @@ def fault() -> Iterator[FaultServer]:
 
 def configure(home: Path, registries: dict[str, str], extra: str = "") -> None:
     home.mkdir(parents=True, exist_ok=True)
-    text = FAST + extra
+    settings = dict(line.split(" = ", 1) for line in (FAST + extra).splitlines() if " = " in line)
+    text = "[network]\n" + "".join(f"{key} = {value}\n" for key, value in settings.items())  # extra overrides
     for priority, (name, url) in enumerate(registries.items(), start=1):
         text += f'\n[registries.{name}]\nsource = "{url}"\npriority = {priority * 10}\n'
     (home / "config.toml").write_text(text, encoding="utf-8")

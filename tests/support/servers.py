@@ -29,7 +29,8 @@ misbehave on purpose:
     `endless=True`                           — stream `body` again and again, no length;
     `delay=seconds`                          — wait before the status line (read timeouts);
     `raw=b"..."`                             — send these bytes verbatim instead, then close
-                                               (malformed responses).
+                                               (malformed responses); with `drip`, n bytes at a
+                                               time (a status line and headers that never end).
 `closed_port_url()` gives a URL on which nothing listens (connection refused).
 """
 
@@ -269,8 +270,12 @@ class FaultServer(LoopbackServer):
     def _send(self, h: BaseHTTPRequestHandler, reply: Reply) -> None:
         body = reply.body
         if reply.raw is not None:
-            h.wfile.write(reply.raw)
             h.close_connection = True
+            step, pause = reply.drip or (len(reply.raw), 0.0)
+            for start in range(0, len(reply.raw), max(step, 1)):
+                h.wfile.write(reply.raw[start:start + step])
+                h.wfile.flush()
+                time.sleep(pause)
             return
         if reply.endless:
             h.send_response(reply.status)
