@@ -97,7 +97,9 @@ class TreeWriter:
     Paths are relative POSIX paths that were already validated; files are created with
     O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) and given their final
     normalised mode with fchmod, independent of the umask. Directories get 0755 in `finish()`.
-    No per-file fsync: the store fsyncs what it needs before switching versions.
+    No fsync: a SIGKILL loses nothing the kernel accepted, and a power cut between the commit
+    and the kernel's write-back may leave a committed tree with empty files, which `ext verify`
+    and `doctor --check` report (docs/reliability.md, "What is not covered").
     """
 
     def __init__(self, root: Path, record: Any = None) -> None:
