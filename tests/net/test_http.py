@@ -368,6 +368,27 @@ def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server:
     assert time.monotonic() - start < 5
 
 
+def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
+    import threading
+
+    from pkgmgr.net.http import _Watchdog
+
+    watchdog = _Watchdog()
+    fired: list[str] = []
+    due = threading.Event()
+    late = watchdog.arm(60, lambda: fired.append("late"))
+    soon = watchdog.arm(0.01, lambda: (fired.append("soon"), due.set()))
+    kept = watchdog.arm(30, lambda: fired.append("kept"))
+    assert watchdog.disarm(kept)  # in time: never fires
+    assert due.wait(5)
+    assert not watchdog.disarm(soon)  # fired: too late to disarm
+    assert watchdog.disarm(late) and not watchdog.disarm(late)
+    last = threading.Event()
+    watchdog.arm(0, last.set)  # the thread serves deadlines in order: everything earlier was handled
+    assert last.wait(5)
+    assert fired == ["soon"]
+
+
 def test_headers_within_the_deadline_keep_the_connection(make_client, fault_server: FaultServer) -> None:
     client = make_client(settings=NetworkSettings(read_timeout=2.0, retries=1))
     url = fault_server.script("/x", Reply(body=b"fine"))
