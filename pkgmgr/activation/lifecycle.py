@@ -201,6 +201,8 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
     Raises (writing nothing) not_found, already_active, network_digest_mismatch (a digest that
     differs, or any digest when there is no requirement), agent_conflict,
     agent_reference_not_found and invalid_layout."""
+    if not scope.exists():
+        resolve(scope, target, config=config)  # not_found (with its hint), without creating the store
     with scope.writer(lock_timeout):
         conn = scope.db
         resolved = resolve(scope, target, config=config)
@@ -256,6 +258,8 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
 
     Raises not_found, stale_version (showing the current version), tree_modified (the
     installed files no longer produce this version) and the scope-rule errors."""
+    if not scope.exists():
+        require_activation(scope, act_id)  # not_found, without creating the store
     with scope.writer(lock_timeout):
         conn = scope.db
         row = require_activation(scope, act_id)
@@ -291,7 +295,9 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
 
 
 def deactivate(scope: Scope, act_id: str, *, lock_timeout: float) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Delete the activation and every resource it owns, in one transaction."""
+    """Delete the activation and every resource it owns, in one transaction. Raises not_found."""
+    if not scope.exists():
+        require_activation(scope, act_id)  # not_found, without creating the store
     with scope.writer(lock_timeout):
         conn = scope.db
         row = require_activation(scope, act_id)
@@ -353,6 +359,8 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
     results: list[dict[str, Any]] = []
     now = now_utc()
     visible = visible_from(conn, scope)  # once; kept current as activations are re-projected below
+    for row in rows:  # judged against what the switch leaves projected: each re-adds its agents below
+        visible.replace(row["id"])
     for row in rows:
         bundle, profile = _target_of(row, bundles)
         if bundle is None or profile is None:
@@ -368,6 +376,9 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
         if projection.activation_digest == row["activation_digest"]:
             conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
+            if row["status"] == ACTIVE:
+                visible.replace(row["id"], profile.agent_names(),
+                                lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
             results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
             continue
         network = projection.network_digest

@@ -15,7 +15,7 @@ Where SPEC 8 is silent, the codecs decide (the safer reading):
   lone surrogates), nested at most 64 levels. Limits: bundle file and layout 4 MiB, AGENT.md,
   mcp.json and capabilities documents 1 MiB, SOUL.md/HEARTBEAT.md 64 KiB.
 - A `[bundle]` table and root-level `name`/`description`/`profiles` are mutually exclusive.
-- Names (bundle, profile, channel, job, trigger, agent) carry no surrounding whitespace or
+- Names (bundle, profile, channel, job, trigger, agent, layout id) carry no surrounding whitespace or
   control characters: SPEC 9.1 strips names before hashing, so ` x` and `x` would collide.
   Uniqueness compares `str.lower()`. `channels.primary` must equal an item's name exactly.
 - AGENT.md: YAML through a safe loader that rejects duplicate keys and anchors/aliases; the

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pkgmgr.bundles.names import name_problem
 from pkgmgr.documents import MIB, DocumentError, integer_problem, load_document
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
@@ -120,6 +121,9 @@ class _Topology:
 
     def check(self) -> None:
         self._integer(self.layout.get("version"), "version")
+        layout_id = self.layout.get("id")
+        if isinstance(layout_id, str) and layout_id and (problem := name_problem(layout_id, "layout id")):
+            self._add("id", problem)  # it names the resource (SPEC 9.1 strips it before hashing)
         self._integer(self.document.get("version"), "document.version")
         desktops = self.document.get("desktops")
         if isinstance(desktops, list):

@@ -40,6 +40,20 @@ def test_preview_on_a_fresh_home_creates_nothing(home: Path, tmp_path: Path) -> 
     assert not (workspace / ".pkgmgr").exists() and not (home / "state.db").exists()
 
 
+@pytest.mark.parametrize("argv", [("bundle", "activate", NAME),
+                                  ("bundle", "confirm", "act_0123456789abcdef", "--expected-version", "1"),
+                                  ("bundle", "deactivate", "act_0123456789abcdef")], ids=lambda a: a[1])
+def test_a_refused_command_on_a_fresh_scope_creates_nothing(argv, home: Path, tmp_path: Path) -> None:
+    """A scope never written holds nothing to activate, confirm or deactivate: say so without
+    creating its store (a stray `.pkgmgr/` would become the workspace of that directory)."""
+    fail("not_found", 5, *argv)
+    assert not (home / "state.db").exists()
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    fail("not_found", 5, *argv, workspace=workspace)
+    assert not (workspace / ".pkgmgr").exists() and not (home / "state.db").exists()
+
+
 def test_preview_of_a_global_install_from_a_workspace_hints_at_installing_there(with_requirement: Path,
                                                                                  tmp_path: Path) -> None:
     workspace = tmp_path / "ws"

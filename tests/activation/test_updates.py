@@ -237,6 +237,29 @@ def test_an_update_that_creates_a_conflict_is_refused(active: str, src: Path, tm
     assert state(home) == before
 
 
+def test_agents_moved_between_activations_of_the_updated_extension_do_not_conflict(src: Path, home: Path) -> None:
+    """Conflicts are judged against what the update leaves projected: agents that swap profiles
+    (each profile active) conflict with nobody afterwards, whatever order the refresh takes."""
+    def build(version: str, first: str, second: str) -> None:
+        make_ext(src, version=version, scopes=None, agents=("x", "y"),
+                 profiles=[profile("a", agents=(first,), layouts=()), profile("b", agents=(second,), layouts=())])
+
+    build("0.1.0", "x", "y")
+    installed(src)
+    acts = {p: activate(f"{NAME}:crew/{p}")["activation"]["id"] for p in ("a", "b")}
+    build("0.2.0", "y", "x")
+    document = installed(src)
+    assert sorted((a["id"], a["change"], a["status"]) for a in document["activations"]) == \
+        sorted((act, "updated", "active") for act in acts.values())
+    assert resources(home, activation=acts["a"])[0] == ("agent", "y")
+    assert resources(home, activation=acts["b"])[0] == ("agent", "x")
+    # a real conflict between two activations of the new version is still refused
+    before = state(home)
+    build("0.3.0", "x", "x")
+    fail("agent_conflict", 6, "ext", "install", src, "--allow-unverified", "--yes")
+    assert state(home) == before
+
+
 # --- remove / disable guards --------------------------------------------------------------------------
 
 

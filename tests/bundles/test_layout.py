@@ -126,3 +126,13 @@ def test_scope_binding():
     assert "not to this workspace '/work/app'" in problem.message
     with pytest.raises(ValueError):
         layout_scope_problems(_spec(""), "galaxy", "")
+
+
+@pytest.mark.parametrize("layout_id", [" two-up", "two-up ", "two\tup"])
+def test_layout_id_is_a_name(layout_id: str):
+    """The layout id names its resource (`lay_(act, id)`, parts stripped before hashing, SPEC
+    9.1): `two-up ` would get the id of `two-up`, so it is refused like any other name."""
+    document = layout_doc(layout_id)
+    layout, problems = parse_layout(encode(document), file="x.json")
+    assert layout is None
+    assert [(p.code, p.key) for p in problems] == [("invalid_layout", "id")]
