@@ -154,6 +154,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         locked = ws.lock.get(declared.name) if ws.lock else None
         item: dict[str, Any] = {"name": declared.name, "source": declared.kind,
                                 "locked_version": locked.version if locked else None,
+                                "locked_source": locked.source if locked else None,
                                 "network_digest": locked.network_digest if locked else None}
         manifest = None
         try:
@@ -208,7 +209,9 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
         p.line()
         rows = []
         for e in data["extensions"]:
-            source = {"registry": f"registry {e.get('registry') or '(by priority)'} {e.get('requirement', '')}",
+            # the lock, not the declaration, says which registry a kept version comes from
+            locked = f" (locked: {e['locked_source'].partition('+')[2]})" if e.get("locked_source") else ""
+            source = {"registry": f"registry {e.get('registry') or '(by priority)'} {e.get('requirement', '')}{locked}",
                       "github": f"github {e.get('repository')}@{e.get('tag') or 'latest'}",
                       "path": f"path {e.get('path')}"}[e["source"]]
             permissions = (", ".join(e["permissions"]) or "none") if "permissions" in e else "read-only at most"
@@ -230,7 +233,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     root = workspace_dir(ctx)
     if not (root / "pkgmgr.toml").is_file():
         scope_root = root / ".pkgmgr"
-        if not scope_root.is_dir():
+        if not (scope_root.is_dir() or scope_root.is_symlink()):  # a link (even dangling) is a store to adopt
             raise PkgmgrError(f"{root} has neither a pkgmgr.toml nor a .pkgmgr/ store: nothing to trust",
                               code="not_found")
         from pkgmgr.store.scope import workspace_scope

@@ -100,9 +100,14 @@ def parse_lock(raw: bytes) -> Lock:
         if item["source"].partition("+")[0] not in ("registry", "github", "path") or "+" not in item["source"]:
             problems.append(Problem("invalid_config", LOCK, f"{key}.source", "must start with registry+, github+ or path+"))
             continue
-        for field in ("sha256", "tree_sha256"):
-            if item[field] and not _HEX64.match(item[field]):
-                problems.append(Problem("invalid_config", LOCK, f"{key}.{field}", "must be 64 lower-case hex"))
+        # a lock reproduces an installation only with its checksums: an archive's for what is
+        # downloaded (a path has none), a tree's for everything; a blank one would check nothing
+        kind = item["source"].partition("+")[0]
+        for field, blank in (("sha256", kind == "path"), ("tree_sha256", False), ("network_digest", True)):
+            value = item[field]
+            if not (_HEX64.fullmatch(value) or (blank and value == "")):
+                rule = "must be 64 lower-case hex" + (" or \"\"" if blank else "")
+                problems.append(Problem("invalid_config", LOCK, f"{key}.{field}", rule))
         names.add(item["name"])
         entries.append(LockEntry(**{f: item[f] for f in FIELDS}))
     if problems:

@@ -146,7 +146,7 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
     from pkgmgr.versions import parse_specifier
 
     out = []
-    names = _named(table, "extensions", lambda name: bool(NAME_RE.match(name)) and name != "marketplace",
+    names = _named(table, "extensions", lambda name: bool(NAME_RE.fullmatch(name)) and name != "marketplace",
                    "not an extension name (^[a-z][a-z0-9-]{1,63}$)", sink)
     for name, key, value in names:
         spec = {"version": value} if isinstance(value, str) else value
@@ -162,7 +162,7 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
                 continue
             out.append(Declared(name, "path", path=Path(rel).as_posix()))
         elif "github" in spec:
-            match = _GITHUB.match(spec["github"])
+            match = _GITHUB.fullmatch(spec["github"])
             if not match:
                 sink.add(f"{key}.github", "expected OWNER/REPO or OWNER/REPO@TAG")
                 continue
@@ -205,7 +205,7 @@ def _activations(items: list, declared: set[str], sink: ProblemSink) -> tuple[De
             sink.add(f"{key}.extension", f"{extension!r} is not declared in [extensions]")
             continue
         confirm = item.get("confirm_network_requirement")
-        if confirm is not None and not _HEX64.match(confirm):
+        if confirm is not None and not _HEX64.fullmatch(confirm):
             sink.add(f"{key}.confirm_network_requirement", "must be a network requirement digest (64 lower-case hex)")
             continue
         activation = DeclaredActivation(extension, item.get("bundle"), item.get("profile", "default"), confirm)

@@ -191,11 +191,14 @@ def _pristine(scope: Scope) -> bool:
 def check_store(home: Path, scope: Scope) -> None:
     """Refuse a `.pkgmgr/` this user's pkgmgr did not create here (SPEC 10): `trust_required`.
     An empty store (pkgmgr was interrupted while creating it) is claimed instead."""
-    if scope.kind != "workspace" or not scope.root.exists():
+    if scope.kind != "workspace" or not os.path.lexists(scope.root):  # a dangling link is no absence
         return
     if store_is_known(home, scope):
         return
     if scope.root.is_dir() and not scope.root.is_symlink() and _pristine(scope):
+        # a crash may have come before the .gitignore was written, and a repository's own
+        # .gitignore need not ignore anything: the store this user now owns gets pkgmgr's
+        atomic_write_text(scope.root / ".gitignore", "*\n")
         create_store_id(home, scope)
         return
     raise PkgmgrError(

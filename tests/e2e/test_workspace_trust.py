@@ -100,6 +100,28 @@ def test_store_only_workspace_is_adopted_by_trust(team: Team) -> None:
     assert installed(team.ws) == {LOCAL: "0.1.0"}
 
 
+def test_a_committed_dangling_store_link_is_refused_then_adopted(team: Team, tmp_path: Path) -> None:
+    (team.ws / ".pkgmgr").symlink_to(tmp_path / "nowhere" / "store")  # git stores links as they are
+    args = ["--scope", "workspace", "ext", "install", team.ws / "tools" / "local-tool", "--allow-unverified",
+            "--yes", "--workspace", team.ws]
+    fail("trust_required", *args)  # not an internal error
+    assert ok("trust", "--workspace", team.ws)["store"]["adopted"] is True
+    ok(*args)
+    assert installed(team.ws) == {LOCAL: "0.1.0"} and not (tmp_path / "nowhere").exists()
+
+
+def test_trust_show_says_which_registry_the_lock_names(team: Team) -> None:
+    # `sync` keeps a locked version from the registry the lock names, whatever the priorities:
+    # a reviewer must see that registry, not only "(by priority)"
+    synced(team)
+    shown = ok("trust", "--show", "--workspace", team.ws)
+    [crew] = [e for e in shown["extensions"] if e["name"] == BUNDLED]
+    assert crew["locked_source"] == f"registry+{team.url}"
+    [row] = [line for line in cli("trust", "--show", "--workspace", team.ws).stdout.splitlines()
+             if line.startswith(BUNDLED) and " registry " in line]
+    assert f"(locked: {team.url})" in row
+
+
 def test_changing_a_path_extension_needs_trust_again(team: Team) -> None:
     synced(team)
     tool = team.ws / "tools" / "local-tool"

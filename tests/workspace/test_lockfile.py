@@ -62,7 +62,7 @@ text = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
 
 @given(st.lists(st.tuples(text, text, text), max_size=4))
 def test_any_string_round_trips(values: list[tuple[str, str, str]]) -> None:
-    entries = tuple(LockEntry(f"ext-{i}", version, f"path+{where}", url, "", "", "")
+    entries = tuple(LockEntry(f"ext-{i}", version, f"path+{where}", url, "", TREE, "")
                     for i, (version, where, url) in enumerate(values))
     raw = Lock(entries).render()
     assert tomllib.loads(raw.decode())["version"] == 1
@@ -86,6 +86,31 @@ def test_malformed_locks(raw: str, key: str) -> None:
         parse_lock(raw.encode())
     problem = caught.value.problems[0]
     assert (problem.code, problem.file, problem.key) == ("invalid_config", "pkgmgr.lock", key)
+
+
+def _entry(**fields: str) -> bytes:
+    values = {"name": "gh-tool", "version": "0.1.0", "source": "github+acme/gh-tool@v0.1.0",
+              "url": "https://x/g.tgz", "sha256": SHA, "tree_sha256": TREE, "network_digest": "", **fields}
+    return ("version = 1\n[[extension]]\n" + "".join(f'{f} = "{values[f]}"\n' for f in FIELDS)).encode()
+
+
+@pytest.mark.parametrize("fields, key", [
+    # a blank checksum would check nothing: --frozen would install whatever the release holds now
+    ({"sha256": ""}, "extension[0].sha256"),
+    ({"source": "registry+https://r.example/", "sha256": ""}, "extension[0].sha256"),
+    ({"tree_sha256": ""}, "extension[0].tree_sha256"),
+    ({"source": "path+tools/x", "sha256": "", "tree_sha256": ""}, "extension[0].tree_sha256"),
+    ({"network_digest": "abc"}, "extension[0].network_digest"),
+])
+def test_checksums_may_not_be_blank(fields: dict[str, str], key: str) -> None:
+    assert parse_lock(_entry()).entries  # the entry as sync writes it
+    with pytest.raises(ValidationFailed) as caught:
+        parse_lock(_entry(**fields))
+    assert caught.value.problems[0].key == key
+
+
+def test_a_path_entry_has_no_archive_checksum() -> None:
+    assert parse_lock(_entry(source="path+tools/x", url="", sha256="")).entries[0].sha256 == ""
 
 
 def test_an_extension_locked_twice() -> None:

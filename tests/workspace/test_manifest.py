@@ -112,6 +112,12 @@ def test_schema_problems_name_the_key(tmp_path: Path, raw: bytes, key: str) -> N
     assert problems(raw, tmp_path)[0][0] == key
 
 
+def test_a_name_with_a_trailing_newline_is_not_a_name(tmp_path: Path) -> None:
+    # `$` matches before a final newline: a quoted key could pass for another extension's name
+    assert problems(b'[extensions]\n"local-tool\\n" = "*"\n', tmp_path) == [
+        ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$)")]
+
+
 def test_not_toml_and_too_large(tmp_path: Path) -> None:
     assert problems(b"[extensions\n", tmp_path)[0][1].startswith("not valid TOML")
     assert problems(b"\xff\xfe", tmp_path)[0][1].startswith("not valid UTF-8")

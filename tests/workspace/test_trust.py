@@ -112,6 +112,19 @@ def test_a_store_interrupted_while_created_is_claimed(tmp_path: Path, home: Path
     assert trust.store_is_known(home, scope)
 
 
+@pytest.mark.parametrize("gitignore", [None, "", "!*\n"])
+def test_a_claimed_store_is_ignored_by_git(tmp_path: Path, home: Path, gitignore: str | None) -> None:
+    # a crash right after mkdir leaves no .gitignore; a repository may commit one that ignores nothing
+    ws = tmp_path / "ws"
+    (ws / ".pkgmgr").mkdir(parents=True)
+    if gitignore is not None:
+        (ws / ".pkgmgr" / ".gitignore").write_text(gitignore)
+    scope = workspace_scope(ws, home)
+    trust.check_store(home, scope)
+    assert trust.store_is_known(home, scope)
+    assert (ws / ".pkgmgr" / ".gitignore").read_text() == "*\n"
+
+
 def test_a_symlinked_store_is_refused(tmp_path: Path, home: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -122,6 +135,20 @@ def test_a_symlinked_store_is_refused(tmp_path: Path, home: Path) -> None:
         trust.check_store(home, scope)
     assert trust.adopt_store(home, scope)
     assert not (ws / ".pkgmgr").exists() and (tmp_path / "elsewhere").is_dir()  # the link only
+
+
+def test_a_dangling_store_link_is_refused(tmp_path: Path, home: Path) -> None:
+    # a repository can commit .pkgmgr as a link to nowhere: refused like any store it brings
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / ".pkgmgr").symlink_to(tmp_path / "nowhere" / "store")
+    scope = workspace_scope(ws, home)
+    with pytest.raises(PkgmgrError) as caught:
+        trust.check_store(home, scope)
+    assert caught.value.code == "trust_required"
+    assert trust.adopt_store(home, scope)
+    assert not os.path.lexists(ws / ".pkgmgr") and not (tmp_path / "nowhere").exists()
+    trust.check_store(home, scope)
 
 
 # --- discovery ------------------------------------------------------------------------------------
