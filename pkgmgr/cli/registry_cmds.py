@@ -99,7 +99,7 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.sources import check_source_allowed, parse_source
 
     name = args.name
-    if not REGISTRY_NAME_RE.match(name):
+    if not REGISTRY_NAME_RE.fullmatch(name):
         raise PkgmgrError(f"{name!r} is not a registry name (lower-case letters, digits, '-' and '_')", code="usage")
     if name == DEFAULT_NAME:
         raise PkgmgrError("'default' is the registry shipped with pkgmgr; choose another name", code="usage")

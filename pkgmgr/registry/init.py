@@ -73,7 +73,7 @@ def default_requirement() -> str:
 def default_name(root: Path) -> str:
     """A registry name from the directory's name (lower-cased, other characters as '-')."""
     text = re.sub(r"[^a-z0-9_-]+", "-", root.absolute().name.lower()).strip("-_")[:64]
-    return text if _NAME_RE.match(text) else "registry"
+    return text if _NAME_RE.fullmatch(text) else "registry"
 
 
 def workflow_text(requirement: str) -> str:
@@ -96,11 +96,11 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
     name or requirement, or when `root` already holds index files (nothing is written)."""
     root = Path(root)
     name = name if name is not None else default_name(root)
-    if not _NAME_RE.match(name):
+    if not _NAME_RE.fullmatch(name):
         raise PkgmgrError(f"--name {name!r}: a registry name is lower-case letters, digits, '-' and '_' "
                           "(starting with a letter, at most 64 characters)", code="usage")
     requirement = requirement or default_requirement()
-    if not _REQUIREMENT_RE.match(requirement):
+    if not _REQUIREMENT_RE.fullmatch(requirement):
         raise PkgmgrError(f"--pkgmgr-requirement {requirement!r} is not a single pip requirement "
                           "(e.g. 'pkgmgr @ git+https://github.com/OWNER/pkgmgr@v1.2.0')", code="usage")
     if root.exists() and not root.is_dir():

@@ -40,7 +40,7 @@ def entry_path(name: str) -> str:
 
 
 def is_extension_name(name: Any) -> bool:
-    return isinstance(name, str) and bool(_NAME_RE.match(name))
+    return isinstance(name, str) and bool(_NAME_RE.fullmatch(name))
 
 
 # --- values -----------------------------------------------------------------------------------
@@ -390,12 +390,14 @@ def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
     extensions = []
     previous = ""
     for index, item in enumerate(doc["extensions"]):
+        if not is_extension_name(item["name"]):  # the schema's pattern lets a final newline through
+            sink.add(f"extensions[{index}].name", f"{item['name']!r} is not an extension name")
         if item["name"] <= previous:
             sink.add(f"extensions[{index}].name", f"{item['name']!r} is out of order or listed twice")
         previous = max(previous, item["name"])
         versions = []
         for vindex, version in enumerate(item["versions"]):
-            if not _SEMVER.match(version["version"]):  # the regex only: 10,000 Version objects cost
+            if not _SEMVER.fullmatch(version["version"]):  # the regex only: 10,000 Version objects cost
                 sink.add(f"extensions[{index}].versions[{vindex}].version",
                          f"{version['version']!r} is not a semantic version (X.Y.Z)")
                 continue
@@ -431,7 +433,7 @@ def _index_fast(doc: Any) -> Index | None:
         return None
     if not 0 <= serial <= _MAX_SERIAL or type(items) is not list:
         return None
-    name_ok, semver_ok = _NAME_RE.match, _SEMVER.match
+    name_ok, semver_ok = _NAME_RE.fullmatch, _SEMVER.fullmatch
     ext_size, version_size = len(_INDEX_EXTENSION_KEYS), len(_INDEX_VERSION_KEYS)
     extensions = []
     previous = ""

@@ -52,7 +52,7 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
     if not text:
         raise PkgmgrError("a registry source is required", code="usage")
     if text.startswith("github:"):
-        match = _GITHUB_SOURCE.match(text)
+        match = _GITHUB_SOURCE.fullmatch(text)
         if not match:
             raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@REF]", code="usage")
         owner, repo, ref = match.groups()

@@ -260,3 +260,33 @@ def test_index_fast_check_never_accepts_what_the_schema_refuses(key: str, value:
     target[key] = value
     if _index_shape_ok(doc):
         assert schema_problems(doc, "index", file="index.json", code="invalid_index") == []
+
+
+@pytest.mark.parametrize("text", ['name = "demo-ext\\n"', 'version = "0.1.0\\n"'])
+def test_a_trailing_newline_is_not_part_of_a_name_or_version(text: str) -> None:
+    # Python's `$` matches before a final newline: the checks must match the whole value
+    from pkgmgr.registry.model import is_extension_name
+
+    assert not is_extension_name("demo-ext\n")
+    entry = ('name = "demo-ext"\ntier = "community"\n[[versions]]\nversion = "0.1.0"\n'
+             'url = "archives/demo-ext-0.1.0.tar.gz"\nsha256 = "' + "a" * 64 + '"\nsize = 10\n'
+             'min_compozy_version = "0.5.0"\n')
+    key = text.split(" = ")[0]
+    hostile = "\n".join(text if line.startswith(key + " = ") else line for line in entry.splitlines()) + "\n"
+    with pytest.raises(ValidationFailed):
+        parse_entry(hostile.encode(), "extensions/de/demo-ext.toml", expected_name="demo-ext")
+
+
+@pytest.mark.parametrize("field", ["name", "version"])
+def test_an_index_with_a_trailing_newline_in_a_name_or_version_is_invalid(field: str) -> None:
+    from pkgmgr.resources_data import default_registry_dir
+
+    doc = json.loads((default_registry_dir() / "index.json").read_text(encoding="utf-8"))
+    extension = doc["extensions"][0]
+    if field == "name":
+        extension["name"] += "\n"
+    else:
+        extension["versions"][0]["version"] += "\n"
+    with pytest.raises(ValidationFailed) as exc:
+        parse_index(json.dumps(doc).encode(), "index.json")
+    assert any(p.key.endswith(field) for p in exc.value.problems), exc.value.problems
