@@ -27,7 +27,8 @@ Where SPEC 8 is silent, the codecs decide (the safer reading):
 - Jobs: `retry` = `strategy` (none|backoff, required), `max_retries` (0..100), `base_delay`;
   `fire_limit` = `max` (>= 1) and `window` (both required); durations are positive Go
   durations. RFC 3339 times need upper-case `T`/`Z` and no leap second (as Go parses them).
-  Cron expressions pass croniter and use no croniter-only extension (`L`, `W`, `#`, `R`, `H`).
+  Cron expressions pass croniter and use no croniter-only extension (`L`, `W`, `#`, `R`, `H`)
+  and no range whose start is after its end (croniter wraps `5-1` round).
   A trigger's `event` "webhook" is refused in any letter case.
 - Layouts: rect bounds and frame overlap tolerate 1e-9 of float error; group ids and node ids
   are two namespaces; `version`, `document.version` and `order` must be JSON integers (not 1.0).

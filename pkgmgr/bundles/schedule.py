@@ -56,6 +56,10 @@ def _days_in_month(year: int, month: int) -> int:
 
 _CRON_NAMES = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat", re.IGNORECASE)
 _CRON_FIELD = re.compile(r"[0-9*?,/-]+", re.ASCII)
+_CRON_NUMBERS = {name: str(number) for number, name in enumerate(
+    ["", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]) if name}
+_CRON_NUMBERS.update({name: str(number) for number, name in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])})
+_CRON_RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
 
 
 def cron_problem(expr: str) -> str | None:
@@ -75,10 +79,14 @@ def cron_problem(expr: str) -> str | None:
     if not valid:
         return f"{expr!r} is not a valid cron expression"
     for index, field in enumerate(fields):
-        text = _CRON_NAMES.sub("0", field) if index >= 3 else field  # month and weekday names
+        # month and weekday names as their numbers
+        text = _CRON_NAMES.sub(lambda m: _CRON_NUMBERS[m.group().lower()], field) if index >= 3 else field
         if not _CRON_FIELD.fullmatch(text):
             return (f"{expr!r}: field {field!r} uses a non-standard cron extension (L, W, #, R, H); "
                     "standard fields hold numbers, names of months and weekdays, and * , - / ?")
+        for low, high in _CRON_RANGE.findall(text):
+            if int(low) > int(high):  # croniter wraps it round; a standard parser refuses it
+                return f"{expr!r}: field {field!r} has a range whose start is after its end"
     return None
 
 

@@ -134,6 +134,7 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
     needs_confirmation = projection.network_digest != ""
     if existing is not None:
         activation = activation_json(existing)
+        needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
     else:
         activation = {
             "id": projection.activation_id, "extension": resolved.installed.name,
@@ -176,6 +177,8 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
             scopes = ", ".join(requirement.get("channel_scopes", [])) if requirement else ""
             p.line(f"confirmation required: this profile needs live network participation "
                    f"(channel scopes: {scopes or 'none'}); review it, then confirm digest {projection.network_digest}")
+        elif existing is not None:
+            p.line(f"no confirmation needed: it is {existing['status']}")
         else:
             p.line("no confirmation needed: activating projects the resources at once")
         if existing is not None:

@@ -236,6 +236,9 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
         if not (scope_root.is_dir() or scope_root.is_symlink()):  # a link (even dangling) is a store to adopt
             raise PkgmgrError(f"{root} has neither a pkgmgr.toml nor a .pkgmgr/ store: nothing to trust",
                               code="not_found")
+        if args.digest is not None:  # no digest covers a store alone: refuse rather than ignore it
+            raise PkgmgrError(f"{root} has no pkgmgr.toml: --digest approves the content of one, and there is none",
+                              code="usage", hint="run 'pkgmgr trust' to adopt the .pkgmgr/ store")
         from pkgmgr.store.scope import workspace_scope
 
         scope = workspace_scope(root.resolve(), ctx.home)

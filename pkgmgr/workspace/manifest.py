@@ -129,6 +129,9 @@ def _registries(table: dict, root: Path, sink: ProblemSink) -> tuple[tuple[Regis
     for name, key, value in names:
         spec = {"source": value} if isinstance(value, str) else value
         source = spec["source"].strip()
+        if not source:  # "" or spaces would name the workspace directory itself
+            sink.add(key, "a registry source is a directory, an https:// URL or github:OWNER/REPO[@REF], not empty")
+            continue
         if not source.startswith("github:") and "://" not in source and not source.startswith("~"):
             candidate = Path(source)
             if not candidate.is_absolute():

@@ -100,6 +100,10 @@ def test_preview_of_an_existing_activation_shows_it(with_requirement: Path) -> N
     fail("confirmation_required", 8, "bundle", "activate", NAME)
     document = ok("bundle", "preview", NAME)
     assert document["exists"] is True and document["activation"]["status"] == "awaiting_confirmation"
+    assert document["confirmation_required"] is True
+    ok("bundle", "confirm", document["activation"]["id"], "--expected-version", "1")
+    confirmed = ok("bundle", "preview", NAME)
+    assert confirmed["activation"]["status"] == "active" and confirmed["confirmation_required"] is False
 
 
 @pytest.mark.parametrize("target, code, exit_code", [

@@ -87,6 +87,9 @@ def test_cron_valid(expr):
         ("0 9 1W * *", "non-standard"),
         ("0 9 * * 1#2", "non-standard"),
         ("0 9 * * sun#1", "non-standard"),
+        ("5-1 * * * *", "start is after its end"),
+        ("0 9 * * FRI-MON", "start is after its end"),
+        ("0 9 * DEC-JAN *", "start is after its end"),
     ],
 )
 def test_cron_invalid(expr, fragment):

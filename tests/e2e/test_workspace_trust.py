@@ -105,6 +105,7 @@ def test_a_committed_dangling_store_link_is_refused_then_adopted(team: Team, tmp
     args = ["--scope", "workspace", "ext", "install", team.ws / "tools" / "local-tool", "--allow-unverified",
             "--yes", "--workspace", team.ws]
     fail("trust_required", *args)  # not an internal error
+    fail("usage", "trust", "--digest", "0" * 64, "--workspace", team.ws)  # no digest covers a store alone
     assert ok("trust", "--workspace", team.ws)["store"]["adopted"] is True
     ok(*args)
     assert installed(team.ws) == {LOCAL: "0.1.0"} and not (tmp_path / "nowhere").exists()

@@ -118,6 +118,13 @@ def test_a_name_with_a_trailing_newline_is_not_a_name(tmp_path: Path) -> None:
         ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$)")]
 
 
+@pytest.mark.parametrize("raw", [b'[registries]\nteam = "   "\n', b'[registries]\nteam = { source = " " }\n'])
+def test_a_blank_registry_source_is_no_source(tmp_path: Path, raw: bytes) -> None:
+    # the schema refuses "", and spaces would name the workspace directory itself
+    [(key, message)] = problems(raw, tmp_path)
+    assert key == "registries.team" and "not empty" in message
+
+
 def test_not_toml_and_too_large(tmp_path: Path) -> None:
     assert problems(b"[extensions\n", tmp_path)[0][1].startswith("not valid TOML")
     assert problems(b"\xff\xfe", tmp_path)[0][1].startswith("not valid UTF-8")
