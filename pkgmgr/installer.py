@@ -17,7 +17,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, is_unchanged, prepare
+from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
 from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
@@ -66,7 +66,7 @@ def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interacti
 
 def install(
     scope: Scope,
-    refs: Sequence[str],
+    refs: Sequence[str] = (),
     *,
     config: Any,
     options: InstallOptions,
@@ -78,12 +78,14 @@ def install(
     lock_timeout: float = 30.0,
     announce: Announce | None = None,
 ) -> BatchResult:
-    """Install `refs` into `scope`, each planned by `planner` — or, with `planned` (a caller
-    that resolved already, such as update and sync), the plan of each ref at its position (two
-    refs may share a text: two assets of one release). `confirm` asks the operator about an
+    """Install `refs` into `scope`, each planned by `planner` — or, instead of `refs`, the
+    `planned` refs of a caller that resolved already (update and sync; two may share a ref text:
+    two assets of one release). `confirm` asks the operator about an
     unverified source (showing its summary); `announce` shows every other ref's summary just
     before it is committed — what it grants, runs and needs from the network (SPEC 7)."""
     reporter = reporter or Reporter()
+    if planned is not None:
+        refs = [plan.ref.text for plan in planned]
     batch = BatchResult([RefResult(ref) for ref in refs])
     plans: dict[int, Plan] = {}
     wanted: dict[int, Ref] = {}
@@ -211,9 +213,7 @@ def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: Ins
             raise prepared
         result.summary = prepared.summary()
         result.name, result.version = prepared.name, prepared.version
-        if announce is not None and not is_unchanged(get_installed(scope, prepared.name), prepared, options):
-            announce(result.summary)
-        outcome = commit(scope, prepared, options)
+        outcome = commit(scope, prepared, options, announce)
         result.outcome, result.status = outcome, outcome.action
     except PkgmgrError as error:
         result.status, result.error = "failed", error

@@ -226,7 +226,7 @@ class Updater:
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
         from pkgmgr.installer import install
 
-        batch = install(self.scope, [plan.ref.text for _, plan in plans], config=config, options=self.options,
+        batch = install(self.scope, config=config, options=self.options,
                         planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
                         reporter=reporter, lock_timeout=lock_timeout, announce=announce)
         for (item, _), result in zip(plans, batch.results):

@@ -227,19 +227,25 @@ def served(tmp_path: Path) -> Iterator[tuple[StaticFileServer, bytes]]:
     assert server.errors == []
 
 
+def _download(served: tuple[StaticFileServer, bytes], tmp_path: Path, reporter: RichReporter, sha256: str):
+    """The served archive through a real client into a fresh cache, `reporter` watching."""
+    server, data = served
+    client = HttpClient(NetworkSettings(connect_timeout=2.0, read_timeout=2.0, retries=1), sleep=lambda s: None)
+    try:
+        return client.download(
+            f"{server.url}/demo-ext-0.1.0.tar.gz", expected_sha256=sha256, expected_size=len(data),
+            cache=DownloadCache(tmp_path / "cache"), reporter=reporter, key="demo-ext@0.1.0",
+            label="demo-ext 0.1.0", max_bytes=len(data))
+    finally:
+        client.close()
+
+
 def test_rich_reporter_through_a_real_download(served: tuple[StaticFileServer, bytes], tmp_path: Path,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     terminal = tty_stderr(monkeypatch)
-    server, data = served
+    data = served[1]
     reporter = RichReporter()
-    client = HttpClient(NetworkSettings(connect_timeout=2.0, read_timeout=2.0, retries=1), sleep=lambda s: None)
-    try:
-        downloaded = client.download(
-            f"{server.url}/demo-ext-0.1.0.tar.gz", expected_sha256=hashlib.sha256(data).hexdigest(),
-            expected_size=len(data), cache=DownloadCache(tmp_path / "cache"), reporter=reporter,
-            key="demo-ext@0.1.0", label="demo-ext 0.1.0", max_bytes=len(data))
-    finally:
-        client.close()
+    downloaded = _download(served, tmp_path, reporter, hashlib.sha256(data).hexdigest())
     assert downloaded.path.read_bytes() == data and not downloaded.from_cache
     assert reporter._tasks == {} and not reporter._progress.live.is_started
     text = terminal.getvalue()
@@ -248,19 +254,12 @@ def test_rich_reporter_through_a_real_download(served: tuple[StaticFileServer, b
 
 def test_rich_reporter_finishes_a_failed_download(served: tuple[StaticFileServer, bytes], tmp_path: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    terminal = tty_stderr(monkeypatch)
     from pkgmgr.errors import PkgmgrError
 
-    server, data = served
+    terminal = tty_stderr(monkeypatch)
     reporter = RichReporter()
-    client = HttpClient(NetworkSettings(connect_timeout=2.0, read_timeout=2.0, retries=1), sleep=lambda s: None)
-    try:
-        with pytest.raises(PkgmgrError) as exc:
-            client.download(f"{server.url}/demo-ext-0.1.0.tar.gz", expected_sha256="0" * 64,
-                            expected_size=len(data), cache=DownloadCache(tmp_path / "cache"), reporter=reporter,
-                            key="demo", label="demo", max_bytes=len(data))
-    finally:
-        client.close()
+    with pytest.raises(PkgmgrError) as exc:
+        _download(served, tmp_path, reporter, "0" * 64)
     assert exc.value.code == "checksum_mismatch"
     assert reporter._tasks == {} and not reporter._progress.live.is_started  # the bar is gone
     assert terminal.getvalue().count(SHOW_CURSOR) == 1

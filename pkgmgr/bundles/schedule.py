@@ -56,9 +56,10 @@ def _days_in_month(year: int, month: int) -> int:
 
 _CRON_NAMES = re.compile(r"jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|sun|mon|tue|wed|thu|fri|sat", re.IGNORECASE)
 _CRON_FIELD = re.compile(r"[0-9*?,/-]+", re.ASCII)
-_CRON_NUMBERS = {name: str(number) for number, name in enumerate(
-    ["", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]) if name}
-_CRON_NUMBERS.update({name: str(number) for number, name in enumerate(["sun", "mon", "tue", "wed", "thu", "fri", "sat"])})
+_CRON_NUMBERS = {  # month names are 1-12, weekday names 0-6 (Sunday first)
+    **{name: str(n) for n, name in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)},
+    **{name: str(n) for n, name in enumerate("sun mon tue wed thu fri sat".split())},
+}
 _CRON_RANGE = re.compile(r"(\d+)-(\d+)", re.ASCII)
 
 

@@ -41,9 +41,11 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import heapq
 import ipaddress
 import os
 import re
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -691,9 +693,6 @@ class _Watchdog:
     first (a thread per request costs ~0.1–0.7 ms to start; arming costs a heap push)."""
 
     def __init__(self) -> None:
-        import threading
-
-        self._threading = threading
         self._cond = threading.Condition()
         self._heap: list[tuple[float, int]] = []
         self._armed: dict[int, Callable[[], None]] = {}
@@ -701,14 +700,12 @@ class _Watchdog:
         self._thread: Any = None
 
     def arm(self, seconds: float, callback: Callable[[], None]) -> int:
-        import heapq
-
         with self._cond:
             self._next += 1
             heapq.heappush(self._heap, (time.monotonic() + seconds, self._next))
             self._armed[self._next] = callback
             if self._thread is None:
-                self._thread = self._threading.Thread(target=self._run, name="pkgmgr-deadlines", daemon=True)
+                self._thread = threading.Thread(target=self._run, name="pkgmgr-deadlines", daemon=True)
                 self._thread.start()
             self._cond.notify()
             return self._next
@@ -719,8 +716,6 @@ class _Watchdog:
             return self._armed.pop(token, None) is not None
 
     def _run(self) -> None:
-        import heapq
-
         with self._cond:
             while True:
                 while self._heap and self._heap[0][1] not in self._armed:

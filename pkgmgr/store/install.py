@@ -13,7 +13,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
@@ -202,18 +202,11 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
-def is_unchanged(current: Installed | None, prepared: Prepared, options: InstallOptions) -> bool:
-    """Whether committing `prepared` over `current` would change nothing (`unchanged`).
-    --force always replaces: it records another source's provenance even when the content is
-    identical, and it repairs an installed tree that was modified since."""
-    from pkgmgr.versions import same_version
-
-    return (current is not None and not options.force and same_source(current, prepared.fetched)
-            and same_version(current.version, prepared.version) and current.tree_sha256 == prepared.tree_sha256)
-
-
-def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome:
-    """Move a prepared tree into place and switch to it in one transaction (writer lock held)."""
+def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
+           announce: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
+    """Move a prepared tree into place and switch to it in one transaction (writer lock held).
+    `announce` sees the summary once the commit is certain to change something, before it does
+    (SPEC 7: what an install grants, runs and needs, shown before it acts)."""
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
     fetched = prepared.fetched
@@ -229,7 +222,9 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
                 hint="pass --force to replace it",
             )
         if same_version(current.version, version):
-            if is_unchanged(current, prepared, options):
+            # --force always replaces: it records another source's provenance even when the
+            # content is identical, and it repairs an installed tree that was modified since
+            if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
                 if current.pinned != options.pin:
                     with transaction(scope.db):
                         scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
@@ -244,6 +239,8 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions) -> Outcome
                     code="source_conflict",
                     hint="pass --force to replace it",
                 )
+    if announce is not None:
+        announce(prepared.summary())
     rel = f"extensions/{name}/{version}"
     if current is not None and current.path == rel:
         rel = f"{rel}~{prepared.tree_sha256[:12]}"  # a forced reinstall of the same version

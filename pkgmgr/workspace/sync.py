@@ -203,8 +203,9 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
          on_plan: Callable[[SyncPlan], None] | None = None,
          announce: Callable[[dict[str, Any]], None] | None = None) -> SyncResult:
     """Bring the workspace at `root` to its declaration; `on_plan` sees the plan before anything
-    changes, `announce` each installed extension's summary before its commit (SPEC 7). Raises, before acting: not_found / invalid_config (pkgmgr.toml), usage,
-    trust_required, lock_outdated and the resolution errors. An error while acting is returned
+    changes, `announce` each installed extension's summary before its commit (SPEC 7). Raises,
+    before acting: not_found / invalid_config (pkgmgr.toml), usage, trust_required,
+    lock_outdated and the resolution errors. An error while acting is returned
     in `SyncResult.error`, beside what was done."""
     from pkgmgr.registry.session import Session
 
@@ -283,8 +284,8 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         # what is installed carries the declared name, checked before anything is installed (a
         # github release, or a locked archive, can hold another extension)
         plans.append(dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name)))
-    batch = install(resolver.ws.scope, [plan.ref.text for plan in plans], config=config, options=install_options,
-                    planned=plans, reporter=reporter, lock_timeout=lock_timeout, announce=announce)
+    batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
+                    lock_timeout=lock_timeout, announce=announce)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error

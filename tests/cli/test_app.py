@@ -20,24 +20,9 @@ from pkgmgr.errors import PkgmgrError
 from tests.cli.helpers import ERROR_KEYS, one_document
 from tests.cli.test_contract import walk
 from tests.support.cli import run_cli
+from tests.test_errors import SPEC_TABLE  # SPEC 11, transcribed once
 
-# SPEC 11, written out here rather than read from pkgmgr.errors: the contract, not the code.
-SPEC_EXIT = {
-    2: ["usage"],
-    3: ["invalid_manifest", "invalid_bundle", "invalid_layout", "invalid_archive", "invalid_index", "invalid_config",
-        "path_escapes_root", "agent_reference_not_found"],
-    4: ["unsafe_archive", "archive_too_large", "checksum_mismatch", "metadata_mismatch", "unverified_source",
-        "grant_not_allowed", "registry_rollback", "registry_checksum_changed", "registry_expired",
-        "incompatible_host", "trust_required", "auth_required", "tree_modified", "state_inconsistent"],
-    5: ["not_found", "version_not_found"],
-    6: ["already_active", "agent_conflict", "stale_version", "network_digest_mismatch",
-        "extension_has_active_bundles", "bundle_missing", "source_conflict", "ambiguous_asset", "version_exists",
-        "lock_outdated", "locked"],
-    7: ["network_error", "http_error", "rate_limited"],
-    8: ["confirmation_required"],
-    70: ["internal"],
-}
-CODES = [(code, status) for status, codes in SPEC_EXIT.items() for code in codes]
+CODES = [(code, status) for status, codes in SPEC_TABLE.items() for code in codes]
 TOKEN = "ghp_appTestToken0123456789abcdefXYZ"
 
 
