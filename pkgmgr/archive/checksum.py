@@ -1,24 +1,30 @@
-"""Tree checksum (SPEC 3) and per-file listing of an installed tree, for `ext verify`.
+"""Tree checksum (SPEC 3, format 2) and per-file listing of an installed tree, for `ext verify`.
 
-Checksum: sha256 over the entries sorted by relative POSIX path; for each regular file feed
-`file:<rel>\\nmode:<0755|0644>\\n`, its content, then one NUL byte. Only the owner execute bit
-counts, so umask and archive modes do not change it. An installed tree holds only files and
-directories; should a symbolic link or special file appear (tampering), it is fed as
-`link:<rel>\\n<target>\\0` or `special:<rel>\\n\\0`, so the checksum changes (the SPEC formula
-is unchanged for every tree that holds only regular files). Empty directories do not count.
+Checksum: sha256 over the entries sorted by relative POSIX path (UTF-8 bytes); for each regular
+file feed the netstring-style record `<len(rel)>:<rel>,<mode>,<len(content)>:<content>,` with
+`<mode>` `0755` or `0644` (only the owner execute bit counts, so umask and archive modes do not
+change it) and decimal byte lengths; the value is written `sha256-2:<hex>`. Every field is
+either length-prefixed or one of four fixed words, so one sequence of records is fed by exactly
+one tree (format 1 fed `file:<rel>\\nmode:<m>\\n<content>\\0` with no lengths: a file whose
+content embedded a record boundary hashed like two files). An installed tree holds only files
+and directories; should a symbolic link or special file appear (tampering), it is fed as
+`<len(rel)>:<rel>,link,<len(target)>:<target>,` or `<len(rel)>:<rel>,special,0:,`, so the
+checksum changes (the SPEC formula is unchanged for every tree that holds only regular files).
+Empty directories do not count.
 
 Listing: rel -> `"<0755|0644>:<sha256 of content>"` (`"link:<sha256 of target>"`, `"special"`).
 
 `TreeRecord` computes both while an extraction writes the files, so that an install does not
 read its whole tree back: it holds when the files arrive sorted under one top-level directory
-that turns out to be the manifest root (what `pkgmgr ext pack` and `git archive` produce);
-otherwise it says so and the tree is read back as before.
+that turns out to be the manifest root (what `pkgmgr ext pack` and `git archive` produce), each
+with its size known before its content; otherwise it says so and the tree is read back as before.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +32,26 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.archive.files import mode_label, open_regular, read_chunks
 from pkgmgr.archive.selection import SourceFile
+from pkgmgr.errors import PkgmgrError
+
+PREFIX = "sha256-2:"
+_CHECKSUM = re.compile(r"sha256-2:[0-9a-f]{64}")
+_REREADS = 3  # a file whose size changes while it is hashed is read again, this many times at most
+
+
+def is_tree_checksum(value: str) -> bool:
+    """`value` is a format-2 tree checksum (`sha256-2:` and 64 lower-case hex), matched whole."""
+    return _CHECKSUM.fullmatch(value) is not None
+
+
+def checksum_hex(value: str) -> str:
+    """The hex digits of a format-2 tree checksum (for names that cannot hold a colon)."""
+    return value.removeprefix(PREFIX)
+
+
+def record_header(rel: bytes, kind: bytes, size: int) -> bytes:
+    """What precedes `size` bytes of content in the checksum: `<len(rel)>:<rel>,<kind>,<size>:`."""
+    return b"%d:%s,%s,%d:" % (len(rel), rel, kind, size)
 
 
 @dataclass(frozen=True)
@@ -51,49 +77,56 @@ def tree_listing(root: Path) -> dict[str, str]:
 
 
 def tree_checksum_and_listing(root: Path) -> tuple[str, dict[str, str]]:
-    """Checksum and listing of `root` in one read of every file."""
-    return _digest(sorted(_entries(os.fspath(root))))
+    """Checksum and listing of `root` in one read of every file. Raises `tree_modified` for a
+    file whose size keeps changing while it is read."""
+    return _digest(sorted(_entries(os.fspath(root)), key=_byte_order))
 
 
 def files_checksum_and_listing(files: Iterable[SourceFile]) -> tuple[str, dict[str, str]]:
     """Checksum and listing of a source tree's selected files: the same values its copy
     (`copy_source_tree`) or its extracted pack will have."""
-    return _digest(sorted((f.rel, "file", os.fspath(f.path), f.mode) for f in files))
+    return _digest(sorted(((f.rel, "file", os.fspath(f.path), f.mode) for f in files), key=_byte_order))
 
 
 class TreeRecord:
     """The checksum and listing of a tree as its files are written (module docstring).
 
-    `file(rel, mode)` starts a file (rel: relative to the extraction directory, mode already
-    normalised) and returns the function that takes its content, chunk by chunk; `end()`
-    closes it. `result(directory, root)` is `tree_checksum_and_listing(root)` of what was
-    written, or None when this recording cannot tell (files out of order, or the manifest root
-    is not the single top-level directory the first file suggested)."""
+    `file(rel, mode, size)` starts a file (rel: relative to the extraction directory, mode
+    already normalised, size: its length as the archive declares it, None when unknown) and
+    returns the function that takes its content, chunk by chunk; `end()` closes it.
+    `result(directory, root)` is `tree_checksum_and_listing(root)` of what was written, or None
+    when this recording cannot tell (files out of order, a size unknown or not the one written,
+    or the manifest root is not the single top-level directory the first file suggested)."""
 
     def __init__(self) -> None:
         self._tree = hashlib.sha256()
         self._prefix: str | None = None
-        self._last = ""
+        self._last = b""
         self._usable = sys.platform != "darwin"  # HFS+ may store a name differently than written
         self._content: Any = None
         self._rel = ""
         self._label = ""
+        self._size: int | None = None
+        self._fed = 0
         self._listing: dict[str, str] = {}
 
-    def file(self, rel: str, mode: int) -> Callable[[bytes], None]:
+    def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
         if self._prefix is None:
             self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
-        if not rel.startswith(self._prefix) or rel <= self._last:
+        name = os.fsencode(rel)
+        if not rel.startswith(self._prefix) or name <= self._last or size is None:
             self._usable = False
-        self._last = rel
-        self._rel, self._label = rel, mode_label(mode)
+        self._last = name
+        self._rel, self._label, self._size, self._fed = rel, mode_label(mode), size, 0
         self._content = content = hashlib.sha256()
         if not self._usable:
             return content.update
+        assert size is not None
         tree = self._tree
-        tree.update(b"file:%s\nmode:%s\n" % (os.fsencode(rel[len(self._prefix):]), self._label.encode()))
+        tree.update(record_header(os.fsencode(rel[len(self._prefix):]), self._label.encode(), size))
 
         def take(chunk: bytes) -> None:
+            self._fed += len(chunk)
             content.update(chunk)
             tree.update(chunk)
 
@@ -101,7 +134,10 @@ class TreeRecord:
 
     def end(self) -> None:
         if self._usable:
-            self._tree.update(b"\0")
+            if self._fed != self._size:
+                self._usable = False  # the record's length was not the content's
+            else:
+                self._tree.update(b",")
         self._listing[self._rel] = f"{self._label}:{self._content.hexdigest()}"
 
     def result(self, directory: Path, root: Path) -> tuple[str, dict[str, str]] | None:
@@ -109,7 +145,7 @@ class TreeRecord:
         prefix = "" if rel == "." else rel + "/"
         if not self._usable or self._prefix != prefix:
             return None
-        return self._tree.hexdigest(), {name[len(prefix):]: value for name, value in self._listing.items()}
+        return PREFIX + self._tree.hexdigest(), {name[len(prefix):]: value for name, value in self._listing.items()}
 
 
 def diff_listings(recorded: dict[str, str], current: dict[str, str]) -> TreeDiff:
@@ -118,6 +154,10 @@ def diff_listings(recorded: dict[str, str], current: dict[str, str]) -> TreeDiff
         removed=sorted(recorded.keys() - current.keys()),
         modified=sorted(rel for rel in recorded.keys() & current.keys() if recorded[rel] != current[rel]),
     )
+
+
+def _byte_order(entry: tuple[str, str, str, int]) -> bytes:
+    return os.fsencode(entry[0])
 
 
 def _entries(root: str) -> Iterator[tuple[str, str, str, int]]:
@@ -146,22 +186,39 @@ def _digest(entries: Iterable[tuple[str, str, str, int]]) -> tuple[str, dict[str
         name = os.fsencode(rel)
         if kind == "file":
             label = mode_label(st_mode)
-            tree.update(b"file:%s\nmode:%s\n" % (name, label.encode()))
-            content = hashlib.sha256()
-            fd = open_regular(path, display=rel)
-            try:
-                for chunk in read_chunks(fd):
-                    tree.update(chunk)
-                    content.update(chunk)
-            finally:
-                os.close(fd)
-            tree.update(b"\0")
-            listing[rel] = f"{label}:{content.hexdigest()}"
+            tree, content = _file_record(tree, name, label.encode(), path, rel)
+            listing[rel] = f"{label}:{content}"
         elif kind == "link":
             target = os.fsencode(os.readlink(path))
-            tree.update(b"link:%s\n%s\0" % (name, target))
+            tree.update(record_header(name, b"link", len(target)) + target + b",")
             listing[rel] = f"link:{hashlib.sha256(target).hexdigest()}"
         else:
-            tree.update(b"special:%s\n\0" % name)
+            tree.update(record_header(name, b"special", 0) + b",")
             listing[rel] = "special"
-    return tree.hexdigest(), listing
+    return PREFIX + tree.hexdigest(), listing
+
+
+def _file_record(tree: Any, name: bytes, label: bytes, path: str, rel: str) -> tuple[Any, str]:
+    """`tree` fed one file's record, and the sha256 of its content. The length goes before the
+    content, so a file that grows or shrinks while it is read is read again from the state
+    before its record."""
+    fd = open_regular(path, display=rel)
+    try:
+        for _ in range(_REREADS):
+            attempt, content = tree.copy(), hashlib.sha256()
+            size = os.fstat(fd).st_size
+            attempt.update(record_header(name, label, size))
+            left = size
+            for chunk in read_chunks(fd):
+                attempt.update(chunk)
+                content.update(chunk)
+                left -= len(chunk)
+                if left <= 0:
+                    break
+            if left == 0 and not os.read(fd, 1):
+                attempt.update(b",")
+                return attempt, content.hexdigest()
+            os.lseek(fd, 0, os.SEEK_SET)
+    finally:
+        os.close(fd)
+    raise PkgmgrError(f"{rel!r} changed while it was being hashed", code="tree_modified", details={"path": rel})

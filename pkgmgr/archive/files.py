@@ -123,11 +123,12 @@ class TreeWriter:
             self._dirs.add(rel)
             self._made.append(path)
 
-    def write(self, rel: str, chunks: Iterable[bytes], mode: int) -> None:
-        """Create file `rel` (parents included) from `chunks`, then set `mode`."""
+    def write(self, rel: str, chunks: Iterable[bytes], mode: int, size: int | None = None) -> None:
+        """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), then
+        set `mode`."""
         self.mkdir(rel.rpartition("/")[0])
         fd = os.open(self._path(rel), _CREATE_FLAGS, 0o600)
-        take = self._record.file(rel, mode) if self._record is not None else None
+        take = self._record.file(rel, mode, size) if self._record is not None else None
         try:
             for chunk in chunks:
                 if take is not None:

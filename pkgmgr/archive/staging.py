@@ -36,10 +36,12 @@ class Staging:
     def mkdir(self, rel: str) -> None:
         self._writer.mkdir(rel)
 
-    def write(self, rel: str, chunks: Iterable[bytes], *, mode: int, member: str) -> None:
+    def write(self, rel: str, chunks: Iterable[bytes], *, mode: int, member: str, size: int | None = None) -> None:
         """Write a file from `chunks`, refusing a chunk before it is written if it would pass
-        the uncompressed limit. `mode` is the archive's; it is normalised to 0644/0755."""
-        self._writer.write(rel, self._counted(chunks, member), file_mode(mode))
+        the uncompressed limit. `mode` is the archive's; it is normalised to 0644/0755. `size`
+        is the length the archive declares (the tree checksum's record is fed before the
+        content; a wrong one only costs reading the tree back)."""
+        self._writer.write(rel, self._counted(chunks, member), file_mode(mode), size)
 
     def _counted(self, chunks: Iterable[bytes], member: str) -> Iterator[bytes]:
         for chunk in chunks:

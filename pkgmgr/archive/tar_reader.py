@@ -154,7 +154,7 @@ def _extract_member(stream: _ForwardStream, member: tarfile.TarInfo, staging: St
             staging.mkdir(rel)
         return
     staging.budget.reserve(member.size, name)
-    staging.write(rel, _content(stream, member), mode=member.mode, member=name)
+    staging.write(rel, _content(stream, member), mode=member.mode, member=name, size=member.size)
 
 
 def _content(stream: _ForwardStream, member: tarfile.TarInfo) -> Iterator[bytes]:

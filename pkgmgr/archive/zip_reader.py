@@ -63,7 +63,8 @@ def extract_zip(raw: BinaryIO, size: int, staging: Staging) -> None:
         if entry.is_dir and entry.rel:
             staging.mkdir(entry.rel)
     for entry in sorted(files, key=lambda e: e.data_start):
-        staging.write(entry.rel, _content(raw, entry, staging), mode=entry.mode, member=entry.name)
+        staging.write(entry.rel, _content(raw, entry, staging), mode=entry.mode, member=entry.name,
+                      size=entry.info.file_size)
 
 
 def _check(info: zipfile.ZipInfo, staging: Staging) -> _Entry:
