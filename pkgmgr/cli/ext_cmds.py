@@ -463,7 +463,7 @@ def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
 
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.archive import diff_listings, tree_listing
+    from pkgmgr.archive import diff_listings, tree_checksum_and_listing
 
     if args.all:
         items = _visible(ctx)
@@ -478,16 +478,19 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
             results.append({"name": item.name, "version": item.version, "ok": False, "missing": True,
                             "added": [], "removed": sorted(item.tree_listing), "modified": []})
             continue
-        diff = diff_listings(item.tree_listing, tree_listing(directory))
-        ok = not (diff.added or diff.removed or diff.modified)
+        checksum, listing = tree_checksum_and_listing(directory)
+        diff = diff_listings(item.tree_listing, listing)
+        ok = not (diff.added or diff.removed or diff.modified) and checksum == item.tree_sha256
         results.append({"name": item.name, "version": item.version, "ok": ok, "added": diff.added,
-                        "removed": diff.removed, "modified": diff.modified})
+                        "removed": diff.removed, "modified": diff.modified, "tree_sha256": checksum,
+                        "recorded_tree_sha256": item.tree_sha256})
     bad = [r for r in results if not r["ok"]]
     error = None
     if bad:
         parts = []
         for r in bad:
-            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]]
+            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or [
+                f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
             parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
         error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
                             code="tree_modified", details={"extensions": bad},
@@ -502,6 +505,8 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
             for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
                 for path in r[kind]:
                     p.line(f"  {sign} {path}")
+            if not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
+                p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")
 
     return Output({"verified": results}, human, error)
 

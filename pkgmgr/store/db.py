@@ -6,16 +6,43 @@ either the old or the new state. WAL mode lets readers proceed while a writer wo
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Callable, Iterator
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 
-# Each entry migrates the schema from version i to i + 1. Never edit a released step; append.
-MIGRATIONS: tuple[str, ...] = (
+FORMAT_1_MARK = "sha256-1:"  # a format-1 tree checksum kept by migration 5: it equals no tree's checksum
+
+
+def _tree_checksums_format_2(conn: sqlite3.Connection, root: Path) -> None:
+    """Tree checksums to format 2 (SPEC 3). A format-1 value is never taken for a format-2 one:
+    each installed tree is hashed again, and the new value is recorded only when the tree still
+    holds exactly the files its install listed (the listing's per-file sha256 and modes do not
+    depend on the format). A tree that is missing or no longer matches keeps its old value
+    marked `sha256-1:`, so `doctor --check` and `ext verify` go on reporting it."""
+    from pkgmgr.archive.checksum import is_tree_checksum, tree_checksum_and_listing
+
+    rows = conn.execute("SELECT name, path, tree_sha256, tree_listing FROM extensions").fetchall()
+    for name, path, old, listing in rows:
+        if is_tree_checksum(old) or old.startswith(FORMAT_1_MARK):
+            continue
+        new = FORMAT_1_MARK + old
+        try:
+            checksum, current = tree_checksum_and_listing(root / path)
+            if current == json.loads(listing):
+                new = checksum
+        except (OSError, ValueError, PkgmgrError):
+            pass  # unreadable: not a tree this install recorded
+        conn.execute("UPDATE extensions SET tree_sha256 = ? WHERE name = ?", (new, name))
+
+
+# Each entry migrates the schema from version i to i + 1: SQL statements, or a function of the
+# connection and the scope root (the directory of state.db). Never edit a released step; append.
+MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     # 1: installed extensions with their provenance
     """
     CREATE TABLE extensions (
@@ -108,6 +135,8 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (workspace, digest)
     );
     """,
+    # 5: tree checksums recomputed in format 2 (SPEC 3)
+    _tree_checksums_format_2,
 )
 
 
@@ -127,7 +156,7 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
             conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
-        _migrate(conn)
+        _migrate(conn, path.parent)
     except sqlite3.DatabaseError as exc:
         raise PkgmgrError(
             f"{path}: the state database cannot be used: {exc}",
@@ -141,7 +170,7 @@ def schema_version(conn: sqlite3.Connection) -> int:
     return int(conn.execute("PRAGMA user_version").fetchone()[0])
 
 
-def _migrate(conn: sqlite3.Connection) -> None:
+def _migrate(conn: sqlite3.Connection, root: Path) -> None:
     current = schema_version(conn)
     target = len(MIGRATIONS)
     if current > target:
@@ -151,8 +180,12 @@ def _migrate(conn: sqlite3.Connection) -> None:
     with transaction(conn):
         current = schema_version(conn)  # another process may have migrated meanwhile
         for step in range(current, target):
-            for statement in _statements(MIGRATIONS[step]):
-                conn.execute(statement)
+            migration = MIGRATIONS[step]
+            if callable(migration):
+                migration(conn, root)
+            else:
+                for statement in _statements(migration):
+                    conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {step + 1}")
         crashpoint("db.migrate.before_commit")
 

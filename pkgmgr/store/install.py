@@ -207,6 +207,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     """Move a prepared tree into place and switch to it in one transaction (writer lock held).
     `announce` sees the summary once the commit is certain to change something, before it does
     (SPEC 7: what an install grants, runs and needs, shown before it acts)."""
+    from pkgmgr.archive.checksum import checksum_hex
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
     fetched = prepared.fetched
@@ -235,7 +236,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
             if not options.force:
                 raise PkgmgrError(
                     f"{name} {version} is already installed with different content "
-                    f"(tree {current.tree_sha256[:12]} vs {prepared.tree_sha256[:12]})",
+                    f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
                     code="source_conflict",
                     hint="pass --force to replace it",
                 )
@@ -243,7 +244,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
         announce(prepared.summary())
     rel = f"extensions/{name}/{version}"
     if current is not None and current.path == rel:
-        rel = f"{rel}~{prepared.tree_sha256[:12]}"  # a forced reinstall of the same version
+        rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
     target = scope.root / rel
     if target.exists():
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it

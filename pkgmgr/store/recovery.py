@@ -118,6 +118,7 @@ def database_problem(scope: "Scope") -> Finding | None:
 
 def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Finding]:
     from pkgmgr.archive import tree_checksum
+    from pkgmgr.store.db import FORMAT_1_MARK
 
     findings = []
     for row in conn.execute("SELECT name, version, path, tree_sha256, tree_listing FROM extensions ORDER BY name"):
@@ -126,9 +127,10 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
             findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: {row['path']} is missing"))
             continue
         if verify_trees and tree_checksum(directory) != row["tree_sha256"]:
-            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: tree checksum differs "
-                                    "from the recorded one (run 'pkgmgr ext verify "
-                                    f"{row['name']}' for the files)"))
+            why = ("its files no longer matched what was installed when its checksum was migrated to format 2"
+                   if row["tree_sha256"].startswith(FORMAT_1_MARK) else "tree checksum differs from the recorded one")
+            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: {why} (run 'pkgmgr ext "
+                                    f"verify {row['name']}' for the files)"))
     return findings
 
 

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from pkgmgr.archive import tree_checksum
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store import db as dbmod
-from tests.cli.helpers import FIXTURES, fail, install
+from tests.cli.helpers import FIXTURES, fail, install, ok, tree
+from tests.support.builders import format1_tree_checksum
 
 LATEST = len(dbmod.MIGRATIONS)
 
@@ -112,3 +115,78 @@ def test_connect_without_create_does_not_create(tmp_path: Path) -> None:
 def test_statements_split_on_semicolons() -> None:
     assert dbmod._statements("CREATE TABLE a (x);\n\n CREATE TABLE b (y);  ") == ["CREATE TABLE a (x)",
                                                                               "CREATE TABLE b (y)"]
+
+
+# --- migration 5: tree checksums in format 2 -----------------------------------------------------
+
+
+def _resplit(directory: Path) -> None:
+    """The red team's attack on format 1: the hook swallows the next file's record (the skill,
+    removed), so the hook's content changes while format 1 fed the same bytes (SPEC 3)."""
+    hook, skill = directory / "hooks" / "session-ready.sh", directory / "skills" / "code-review" / "SKILL.md"
+    before = format1_tree_checksum(directory)
+    hook.write_bytes(hook.read_bytes() + b"\0file:skills/code-review/SKILL.md\nmode:0644\n" + skill.read_bytes())
+    skill.unlink()
+    assert format1_tree_checksum(directory) == before
+
+
+def _as_written_before_format_2(home: Path) -> tuple[Path, str]:
+    """The global state as a pkgmgr before format 2 left it: schema 4, format-1 tree checksums."""
+    install(FIXTURES / "review-pack")
+    directory = home / "extensions" / "review-pack" / "0.1.0"
+    old = format1_tree_checksum(directory)
+    conn = sqlite3.connect(home / "state.db")
+    conn.execute("UPDATE extensions SET tree_sha256 = ?", (old,))
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    return directory, old
+
+
+def _recorded_tree(home: Path) -> str:
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        return conn.execute("SELECT tree_sha256 FROM extensions WHERE name = 'review-pack'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_migration_recomputes_format_1_tree_checksums_from_the_installed_tree(home: Path) -> None:
+    directory, _ = _as_written_before_format_2(home)
+    assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True  # the first open migrates
+    assert _recorded_tree(home) == tree_checksum(directory)
+    assert ok("doctor", "--check")["ok"] is True
+    assert ok("ext", "status", "review-pack")["tree_sha256"] == tree_checksum(directory)
+
+
+def test_migration_never_takes_a_format_1_value_for_a_re_split_tree(home: Path) -> None:
+    directory, old = _as_written_before_format_2(home)
+    _resplit(directory)  # tampered before the upgrade: format 1 could not see it
+    before = tree(directory)
+    document = fail("state_inconsistent", "doctor", "--check")
+    assert [p["check"] for p in document["problems"]] == ["install"]
+    assert "migrated to format 2" in document["problems"][0]["message"]
+    assert _recorded_tree(home) == "sha256-1:" + old  # marked, never equal to a format-2 value
+    [result] = fail("tree_modified", "ext", "verify", "review-pack")["error"]["details"]["extensions"]
+    assert (result["removed"], result["modified"]) == (["skills/code-review/SKILL.md"], ["hooks/session-ready.sh"])
+    assert tree(directory) == before
+
+
+def test_migration_of_a_missing_tree_marks_it(home: Path) -> None:
+    directory, old = _as_written_before_format_2(home)
+    shutil.rmtree(directory)
+    fail("state_inconsistent", "doctor", "--check")
+    assert _recorded_tree(home) == "sha256-1:" + old
+
+
+def test_doctor_and_verify_see_a_re_split_tree(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    directory = home / "extensions" / "review-pack" / "0.1.0"
+    recorded = _recorded_tree(home)
+    _resplit(directory)
+    before = tree(home)
+    [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problem["check"] == "install" and "tree checksum differs" in problem["message"]
+    [result] = fail("tree_modified", "ext", "verify", "review-pack")["error"]["details"]["extensions"]
+    assert result["recorded_tree_sha256"] == recorded != result["tree_sha256"]
+    assert (tree(home), _recorded_tree(home)) == (before, recorded)

@@ -69,3 +69,17 @@ def zip_dir(path: Path, root: Path, arcname: str | None = None) -> Path:
             if file.is_file():
                 zf.write(file, f"{base}/{file.relative_to(root).as_posix()}")
     return path
+
+
+def format1_tree_checksum(root: Path) -> str:
+    """The tree checksum as pkgmgr computed it before format 2 (bare hex, no lengths: SPEC 3's
+    `file:<rel>\\nmode:<m>\\n` + content + NUL), to build the state and locks older versions wrote."""
+    import hashlib
+    import os
+
+    fed = hashlib.sha256()
+    files = sorted((p.relative_to(root).as_posix(), p) for p in root.rglob("*") if p.is_file())
+    for rel, path in files:
+        mode = b"0755" if os.stat(path).st_mode & 0o100 else b"0644"
+        fed.update(b"file:%s\nmode:%s\n" % (rel.encode(), mode) + path.read_bytes() + b"\0")
+    return fed.hexdigest()
