@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
@@ -86,6 +87,8 @@ def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) 
     entry = item.entry
     if entry is None or not same_version(current.version, entry.version):
         return False
+    if not is_tree_checksum(current.tree_sha256):
+        return False  # a format-1 value the state migration could not vouch for: reinstall
     if entry.tree_sha256 and current.tree_sha256 != entry.tree_sha256:
         return False
     if entry.kind == "path":
@@ -103,6 +106,7 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
     --frozen) and the errors of a declared activation that can be checked already."""
     from pkgmgr.activation.lifecycle import list_activations
 
+    _check_lock_version(ws, options)
     installed = {i.name: i for i in list_installed(ws.scope)}
     items = [resolver.resolve(d) for d in ws.manifest.extensions]
     if options.frozen and ws.lock is not None:
@@ -186,6 +190,16 @@ def _declaration_error(ws: Workspace, declared: DeclaredActivation, error: Pkgmg
         hint = f"name the bundle in {key}: bundle = \"...\""
     return PkgmgrError(f"{key} ({declared.label}): {error.message}", code=error.code, details=error.details,
                        hint=hint)
+
+
+def _check_lock_version(ws: Workspace, options: SyncOptions) -> None:
+    """--locked and --frozen promise the lock as it is, checksums included: a version-1 lock's
+    tree checksums (format 1) cannot be checked, so it must be rewritten first."""
+    if (options.locked or options.frozen) and ws.lock is not None and ws.lock.version == 1:
+        flag = "--locked" if options.locked else "--frozen"
+        raise PkgmgrError(f"{LOCK} is version 1, whose tree checksums (format 1) {flag} cannot check: sync "
+                          "recomputes them and rewrites it as version 2", code="lock_outdated",
+                          details={"extensions": []}, hint="run 'pkgmgr sync' to update the lock, then commit it")
 
 
 def _check_locked(ws: Workspace, items: list[Item]) -> None:

@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 import hashlib
-import re
+import os
 import shutil
+import sqlite3
 import tomllib
 from pathlib import Path
 
+from pkgmgr.archive.checksum import is_tree_checksum
+from pkgmgr.store.scope import workspace_scope
+from tests.support.builders import format1_tree_checksum
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, crew_archive, fail, installed, ok
 
-HEX64 = re.compile(r"^[0-9a-f]{64}$")
 FIELDS = ["name", "version", "source", "url", "sha256", "tree_sha256", "network_digest"]
 
 
@@ -36,12 +39,12 @@ def checkout(team: Team, dest: Path, *, lock: bool = True) -> Path:
 def test_lock_fields_follow_spec(team: Team) -> None:
     raw = synced(team)
     lock = tomllib.loads(raw.decode())
-    assert lock["version"] == 1 and set(lock) == {"version", "extension"}
+    assert lock["version"] == 2 and set(lock) == {"version", "extension"}
     entries = lock["extension"]
     assert [e["name"] for e in entries] == sorted(e["name"] for e in entries) == [LOCAL, BUNDLED]
     for entry in entries:
         assert list(entry) == FIELDS  # this order, in every table
-        assert HEX64.match(entry["tree_sha256"])
+        assert is_tree_checksum(entry["tree_sha256"])
     local, crew = entries
     assert local["source"] == "path+tools/local-tool" and local["url"] == "" and local["sha256"] == ""
     published = team.registry.version(BUNDLED, "0.1.0")
@@ -173,3 +176,66 @@ def test_frozen_with_a_declaration_missing_from_the_lock(team: Team) -> None:
     ok("trust", "--workspace", team.ws)
     assert fail("lock_outdated", "sync", "--frozen", "--workspace", team.ws)["error"]["details"]["extensions"] == [
         LOCAL]
+
+
+# --- version 1: tree checksums in format 1 (SPEC 3) ----------------------------------------------
+
+
+def _as_version_1(team: Team, home: Path, lock: bytes) -> bytes:
+    """The lock and the workspace state a pkgmgr before format 2 wrote for the same installation:
+    `version = 1`, format-1 tree checksums (bare hex), state schema 4."""
+    store = workspace_scope(team.ws, home).root
+    trees = {LOCAL: format1_tree_checksum(team.ws / "tools" / "local-tool"),
+             BUNDLED: format1_tree_checksum(store / "extensions" / BUNDLED / "0.1.0")}
+    text = lock.decode().replace("version = 2\n", "version = 1\n", 1)
+    for entry in tomllib.loads(lock.decode())["extension"]:
+        text = text.replace(entry["tree_sha256"], trees[entry["name"]])
+    conn = sqlite3.connect(store / "state.db")
+    for name, tree in trees.items():
+        conn.execute("UPDATE extensions SET tree_sha256 = ? WHERE name = ?", (tree, name))
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    return text.encode()
+
+
+def test_a_version_1_lock_is_rewritten_from_the_installed_trees(team: Team, home: Path) -> None:
+    lock = synced(team)
+    old = _as_version_1(team, home, lock)
+    (team.ws / "pkgmgr.lock").write_bytes(old)
+    ok("trust", "--workspace", team.ws)  # what a teammate's commit of the old lock asks
+    for flag in ("--locked", "--frozen"):  # they promise checksums that format 1 cannot give
+        error = fail("lock_outdated", "sync", flag, "--workspace", team.ws)["error"]
+        assert "version 1" in error["message"] and flag in error["message"]
+        assert (team.ws / "pkgmgr.lock").read_bytes() == old
+    team.server.clear()
+    done = ok("sync", "--workspace", team.ws)
+    assert [e["action"] for e in done["plan"]["extensions"]] == ["unchanged", "unchanged"]
+    assert team.archive_requests() == []  # the migrated store vouched for its trees
+    assert (team.ws / "pkgmgr.lock").read_bytes() == lock  # version 2, the same bytes as a fresh sync
+    ok("sync", "--locked", "--workspace", team.ws)  # the rewrite kept the approval
+
+
+def test_a_version_1_lock_is_rewritten_from_the_fetched_trees(team: Team, tmp_path: Path, monkeypatch) -> None:
+    lock = synced(team)
+    old = _as_version_1(team, Path(os.environ["PKGMGR_HOME"]), lock)
+    clone = checkout(team, tmp_path / "user-home" / "elsewhere" / "clone", lock=False)
+    (clone / "pkgmgr.lock").write_bytes(old)
+    monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "second-home"))
+    ok("trust", "--workspace", clone)
+    done = ok("sync", "--workspace", clone)
+    assert [e["action"] for e in done["plan"]["extensions"]] == ["install", "install"]
+    assert (clone / "pkgmgr.lock").read_bytes() == lock
+
+
+def test_a_version_1_tree_checksum_is_never_compared(team: Team, tmp_path: Path, monkeypatch) -> None:
+    """A format-1 value cannot vouch for a tree, right or wrong: the archive's sha256 does."""
+    lock = synced(team)
+    old = _as_version_1(team, Path(os.environ["PKGMGR_HOME"]), lock).decode()
+    crew = next(e for e in tomllib.loads(old)["extension"] if e["name"] == BUNDLED)
+    clone = checkout(team, tmp_path / "user-home" / "elsewhere" / "clone", lock=False)
+    (clone / "pkgmgr.lock").write_text(old.replace(crew["tree_sha256"], "0" * 64))
+    monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "second-home"))
+    ok("trust", "--workspace", clone)
+    ok("sync", "--workspace", clone)
+    assert (clone / "pkgmgr.lock").read_bytes() == lock

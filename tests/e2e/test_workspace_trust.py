@@ -4,13 +4,18 @@ covered by the digest, and the registries of an approved pkgmgr.toml."""
 
 from __future__ import annotations
 
+import base64
+import json
 import shutil
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from pkgmgr.store.scope import workspace_scope
+from tests.cli.helpers import REPO, tree
 from tests.registry.helpers import RegistryDir
+from tests.support.builders import format1_tree_checksum
 from tests.support.servers import StaticFileServer
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import (BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, cli, crew_archive, fail,
@@ -192,3 +197,32 @@ def test_workspace_registry_may_not_reuse_a_configured_name(team: Team, other: S
     error = fail("invalid_config", "sync", "--workspace", team.ws)["error"]
     assert error["exit_code"] == 3 and error["details"]["registries"] == ["team"]
     fail("invalid_config", "ext", "install", BUNDLED, cwd=team.ws)
+
+
+def test_a_re_split_path_extension_is_not_the_approved_one(team: Team, home: Path) -> None:
+    """The red team's format-1 collision (SPEC 3): the approved tree's logo embeds a record
+    boundary, and the commit that follows moves it into the hook, which now runs something else.
+    Format 1 fed the same bytes for both trees, so the approval held; format 2 does not."""
+    vectors = json.loads((REPO / "tests" / "vectors" / "tree_checksum.json").read_text())
+    cases = {case["name"]: case["files"] for case in vectors["cases"]}
+    tool = team.ws / "tools" / "local-tool"
+
+    def write(case: str) -> None:
+        for rel, file in cases[case].items():
+            (tool / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tool / rel).write_bytes(base64.b64decode(file["content_b64"]))
+            (tool / rel).chmod(0o755 if file["executable"] else 0o644)
+
+    write("format-1 collision, tree 1")
+    synced(team)
+    approved = format1_tree_checksum(tool)
+    store = workspace_scope(team.ws, home).root
+    hook = store / "extensions" / LOCAL / "0.1.0" / "hooks" / "run.sh"
+    assert hook.read_bytes() == b"#!/bin/sh\necho hello\n"
+    before = (tree(store), (team.ws / "pkgmgr.lock").read_bytes(), installed(team.ws))
+    write("format-1 collision, tree 2")
+    assert format1_tree_checksum(tool) == approved  # the attack holds against format 1
+    fail("trust_required", "sync", "--workspace", team.ws)
+    fail("trust_required", "sync", "--frozen", "--workspace", team.ws)
+    assert (tree(store), (team.ws / "pkgmgr.lock").read_bytes(), installed(team.ws)) == before
+    assert hook.read_bytes() == b"#!/bin/sh\necho hello\n"

@@ -108,7 +108,7 @@ def test_an_invalid_pkgmgr_toml_is_ignored_with_a_warning(home: Path, ws: Path) 
 
 def test_an_invalid_lock_is_ignored_with_a_warning(home: Path, ws: Path) -> None:
     declare(ws, TEAM)
-    (ws / "pkgmgr.lock").write_text("version = 2\n", encoding="utf-8")
+    (ws / "pkgmgr.lock").write_text("version = 3\n", encoding="utf-8")
     ctx = Ctx(home, ws)
     assert trusted_registries(ctx) == ()
     assert len(ctx.warnings) == 1 and "is ignored" in ctx.warnings[0] and "pkgmgr.lock" in ctx.warnings[0]

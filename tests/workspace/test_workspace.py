@@ -26,7 +26,7 @@ gh-tool = { github = "acme/gh-tool@v1.0.0" }
 """
 
 LOCK = Lock((LockEntry("team-crew", "0.1.0", "registry+https://team.example/index/",
-                       "https://team.example/index/archives/team-crew-0.1.0.tar.gz", "a" * 64, "b" * 64, ""),))
+                       "https://team.example/index/archives/team-crew-0.1.0.tar.gz", "a" * 64, "sha256-2:" + "b" * 64, ""),))
 
 
 @pytest.fixture
