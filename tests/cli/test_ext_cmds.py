@@ -8,6 +8,7 @@ import argparse
 import contextlib
 import io
 import shutil
+import sqlite3
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -253,6 +254,24 @@ def test_verify_says_when_the_directory_is_gone(home: Path) -> None:
     shutil.rmtree(home / "extensions" / "review-pack" / "0.1.0")
     document = fail("tree_modified", "ext", "verify", "review-pack")
     assert "review-pack 0.1.0: directory missing" in document["error"]["message"]
+
+
+def test_verify_compares_the_tree_checksum_too(home: Path) -> None:
+    """Files as listed, but not the recorded checksum (here: a format-1 value the state migration
+    could not vouch for): the tree is not the one recorded."""
+    install(FIXTURES / "review-pack")
+    conn = sqlite3.connect(home / "state.db")
+    conn.execute("UPDATE extensions SET tree_sha256 = 'sha256-1:' || tree_sha256")
+    conn.commit()
+    conn.close()
+    document = fail("tree_modified", "ext", "verify", "review-pack")
+    [entry] = document["verified"]
+    assert (entry["ok"], entry["added"], entry["removed"], entry["modified"]) == (False, [], [], [])
+    assert entry["recorded_tree_sha256"] == "sha256-1:" + entry["tree_sha256"]
+    assert f"tree checksum {entry['tree_sha256']} where sha256-1:" in document["error"]["message"]
+    text = human("ext", "verify", "review-pack", code=4).stdout.splitlines()
+    assert text == ["review-pack 0.1.0: MODIFIED",
+                    f"  tree checksum {entry['tree_sha256']}, recorded {entry['recorded_tree_sha256']}"]
 
 
 # --- enable, disable, remove --------------------------------------------------------------------

@@ -20,6 +20,11 @@ PROVENANCE_KEYS = {"source", "registry", "source_url", "sha256", "verified", "tr
                    "installed_by", "allow_unverified"}
 
 
+def _files(result: dict) -> dict:
+    """An `ext verify` result without its two checksums."""
+    return {k: v for k, v in result.items() if k not in ("tree_sha256", "recorded_tree_sha256")}
+
+
 def test_round_trip(tmp_path: Path, home: Path) -> None:
     archive = tmp_path / "prompt-enhancer.tar.gz"
     packed = ok("ext", "pack", FIXTURES / "prompt-enhancer", "--output", archive)
@@ -49,7 +54,7 @@ def test_round_trip(tmp_path: Path, home: Path) -> None:
         "prompt-enhancer", "0.1.0", "global", True)
     assert status["path"] == str(home / "extensions" / "prompt-enhancer" / "0.1.0")
     assert status["kind"] == "subprocess"
-    assert SHA256.match(status["tree_sha256"])
+    assert re.fullmatch(r"sha256-2:[0-9a-f]{64}", status["tree_sha256"])
     assert status["network_digest"] == ""
     assert status["grants"] == ["session.read"]
     assert status["requires_env"] == ["PROMPT_ENHANCER_MODE"]
@@ -76,10 +81,13 @@ def test_round_trip(tmp_path: Path, home: Path) -> None:
     assert status["bundles"] == [{"name": "marketing-linear", "profiles": ["default", "lean"]}]
     assert status["grants"] == [] and status["missing_env"] == []
 
-    assert ok("ext", "verify", "prompt-enhancer", "review-pack")["verified"] == [
+    verified = ok("ext", "verify", "prompt-enhancer", "review-pack")["verified"]
+    assert [_files(r) for r in verified] == [
         {"name": "prompt-enhancer", "version": "0.1.0", "ok": True, "added": [], "removed": [], "modified": []},
         {"name": "review-pack", "version": "0.1.0", "ok": True, "added": [], "removed": [], "modified": []},
     ]
+    for r in verified:  # the checksum recomputed, and the one recorded at install
+        assert r["tree_sha256"] == r["recorded_tree_sha256"] == ok("ext", "status", r["name"])["tree_sha256"]
     root = home / "extensions" / "review-pack" / "0.1.0"
     (root / "README.md").write_text("tampered\n")
     (root / "skills" / "code-review" / "extra.md").write_text("planted\n")
@@ -88,12 +96,13 @@ def test_round_trip(tmp_path: Path, home: Path) -> None:
     assert document["error"]["exit_code"] == 4
     bad = {"name": "review-pack", "version": "0.1.0", "ok": False, "added": ["skills/code-review/extra.md"],
            "removed": ["hooks/session-ready.sh"], "modified": ["README.md"]}
-    assert document["verified"] == [
+    assert [_files(r) for r in document["verified"]] == [
         {"name": "marketing-linear", "version": "0.1.0", "ok": True, "added": [], "removed": [], "modified": []},
         {"name": "prompt-enhancer", "version": "0.1.0", "ok": True, "added": [], "removed": [], "modified": []},
         bad,
     ]
-    assert document["error"]["details"]["extensions"] == [bad]
+    assert document["error"]["details"]["extensions"] == [document["verified"][2]]
+    assert document["verified"][2]["tree_sha256"] != document["verified"][2]["recorded_tree_sha256"]
     text = human("ext", "verify", "review-pack", code=4).stdout
     assert "+ skills/code-review/extra.md" in text and "- hooks/session-ready.sh" in text and "~ README.md" in text
 

@@ -135,9 +135,9 @@ WORKSPACE = {
     "activations": [{"extension": "a-ext", "bundle": "crew", "profile": "default",
                      "confirm_network_requirement": "0" * 64}, {"extension": "c-ext"}],
 }
-LOCK = {"version": 1, "extension": [
+LOCK = {"version": 2, "extension": [
     {"name": n, "version": "0.1.0", "source": s, "url": "https://example.com/a.tar.gz", "sha256": "a" * 64,
-     "tree_sha256": "b" * 64, "network_digest": ""}
+     "tree_sha256": "sha256-2:" + "b" * 64, "network_digest": ""}
     for n, s in (("a-ext", "registry+https://example.com/index/"), ("c-ext", "path+tools/c-ext"),
                  ("d-ext", "github+acme/d-ext@v1.0.0"))]}
 
