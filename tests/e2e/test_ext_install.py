@@ -48,6 +48,7 @@ def test_same_version_other_content_is_a_source_conflict_unless_forced(tmp_path:
     assert (entry["action"], entry["previous_version"]) == ("reinstalled", "0.1.0")
     status = ok("ext", "status", "demo-ext")
     assert Path(status["path"], "note.txt").read_text() == "two\n"
+    assert Path(status["path"]).name == "0.1.0~" + status["tree_sha256"].removeprefix("sha256-2:")[:12]
     assert len(versions(home)) == 1  # the replaced tree is gone
     assert ok("ext", "verify", "demo-ext")["verified"][0]["ok"] is True
     # and forcing it back to the first content again
