@@ -108,6 +108,10 @@ MIGRATIONS: tuple[str, ...] = (
         PRIMARY KEY (workspace, digest)
     );
     """,
+    # 5: yanks are sticky (SPEC 5.4): a version once seen yanked in a registry stays yanked there
+    """
+    ALTER TABLE registry_versions ADD COLUMN yanked INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 
