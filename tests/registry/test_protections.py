@@ -307,3 +307,40 @@ def test_registry_refresh_drops_the_cached_validators(reg: RegistryDir, home: Pa
         server.clear()
         client.ok("ext", "info", "demo-ext")  # the bodies fetched again carry validators again
         assert all(r.headers.get("if-none-match") for r in server.requests)
+
+
+# --- slow retrieval and servers asking to wait (SPEC 5.4, 6) ---------------------------------------
+
+
+def test_slow_retrieval_attack_meets_the_download_deadline(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "slow", "slow")
+    data = archive_bytes("demo-ext", "0.1.0", files={"big.txt": "x" * 4000})
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        # above any minimum rate, each read well within the read timeout: a trickle for ever
+        url = fault.script("/a.tar.gz", Reply(200, data, drip=(16, 0.01)))
+        reg.publish("demo-ext", "0.1.0", url=url, data=data)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text("[network]\nmin_rate = 0\ndeadline = 0.05\ndeadline_rate = 1000000\n")
+        client = Client(home)
+        client.ok("registry", "add", "slow", static.url)
+        client.ok("ext", "info", "demo-ext")
+        before = client.snapshot()
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 7 and result.json["error"]["code"] == "network_error", result
+        assert "not received within" in result.json["error"]["message"]
+        assert client.snapshot() == before and fault.count("/a.tar.gz") == 1
+
+
+def test_a_server_asking_to_retry_after_120s_fails_at_once(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "busy", "busy")
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        url = fault.script("/a.tar.gz", Reply(503, b"busy", {"Retry-After": "120"}))
+        reg.publish("demo-ext", "0.1.0", url=url, data=archive_bytes("demo-ext", "0.1.0"))
+        client = Client(home)
+        client.ok("registry", "add", "busy", static.url)
+        client.ok("ext", "info", "demo-ext")
+        before = client.snapshot()
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 7 and result.json["error"]["code"] == "http_error", result
+        assert "asked to retry after 120 s" in result.stderr and result.json["error"]["details"]["retry_after"] == 120
+        assert client.snapshot() == before and fault.count("/a.tar.gz") == 1  # no wait, no second try
