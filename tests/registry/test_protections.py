@@ -5,6 +5,7 @@ that local state (installed extensions, the registry memory, the download cache)
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -14,7 +15,8 @@ import pytest
 from tests.registry.helpers import RegistryDir, archive_bytes, state_snapshot
 from tests.support.cli import run_cli
 from tests.support.servers import FaultServer, Reply, StaticFileServer
-
+from tests.workspace.conftest import team  # noqa: F401 - shared fixture
+from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, crew_archive
 
 
 def cache_files(home: Path) -> list[str]:
@@ -242,8 +244,6 @@ def test_a_yank_seen_once_is_remembered_across_operations(yanked: RegistryDir, c
     yanked.change("demo-ext", "0.2.0", yanked=False)
     client.ok("ext", "update", "--all", "--check")  # the unyanked entry is read (and remembered) once more
     rows = state_snapshot(home)
-    import sqlite3
-
     conn = sqlite3.connect(home / "state.db")
     try:
         assert conn.execute("SELECT version, yanked FROM registry_versions ORDER BY version").fetchall() == \
@@ -251,6 +251,23 @@ def test_a_yank_seen_once_is_remembered_across_operations(yanked: RegistryDir, c
     finally:
         conn.close()
     assert client.ok("ext", "update", "--all")["updated"] == [] and state_snapshot(home) == rows
+
+
+def test_sync_upgrade_does_not_move_to_a_version_seen_yanked(team: Team) -> None:  # noqa: F811 - the fixture
+    team.write_manifest(STORY_MANIFEST)
+    for command in (("trust",), ("sync",)):
+        assert run_cli([*command, "--workspace", str(team.ws), "-o", "json"]).code == 0
+    team.registry.publish(BUNDLED, "0.1.5", data=crew_archive(BUNDLED, "0.1.5"), yanked=True)
+
+    def upgrade() -> Any:
+        result = run_cli(["sync", "--upgrade", BUNDLED, "--workspace", str(team.ws), "-o", "json"])
+        assert result.code == 0 and result.json["plan"]["empty"] is True, result
+        assert 'version = "0.1.0"' in (team.ws / "pkgmgr.lock").read_text()
+        return result
+
+    upgrade()  # 0.1.5 seen yanked
+    team.registry.change(BUNDLED, "0.1.5", yanked=False)  # a stale entry of before the yank (or an unyank)
+    assert "was seen yanked before; it stays yanked" in upgrade().stderr
 
 
 def test_a_rolled_back_registry_toml_is_not_cached(reg: RegistryDir, client: Client, home: Path) -> None:
