@@ -146,12 +146,12 @@ class CachingReader(Reader):
 
     def _cached_read(self, rel: str, url: str, cap: int, parse: Callable[[bytes], T], *,
                      immutable: bool = False) -> T | None:
+        with self._fresh_lock:
+            self._fresh.pop(rel, None)  # only what this read fetched may be kept
         value, fresh = cached_read(self.session, self.cache, rel, url, cap, parse, insecure=self.insecure,
                                    immutable=immutable)
-        with self._fresh_lock:
-            if fresh is None:
-                self._fresh.pop(rel, None)
-            else:
+        if fresh is not None:
+            with self._fresh_lock:
                 self._fresh[rel] = fresh
         return value
 
