@@ -43,6 +43,9 @@ class NetworkSettings:
     retries: int = 3
     parallel: int = 8
     backoff_base: float = 1.0
+    # a body must arrive within deadline + size / deadline_rate seconds (0 = no deadline)
+    deadline: float = 60.0
+    deadline_rate: float = 32768.0
 
 
 @dataclass(frozen=True)

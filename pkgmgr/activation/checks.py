@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from pkgmgr.bundles.names import agent_key
 from pkgmgr.errors import PkgmgrError
 
 
@@ -72,16 +73,17 @@ def _static_names(directory: str, paths: tuple[str, ...]) -> tuple[str, ...]:
 
 @dataclass
 class VisibleAgents:
-    """Lower-cased agent name -> [(owning activation id or None for a static agent, who owns it)]."""
+    """Agent name key (`agent_key`: case-insensitive, look-alikes folded) -> [(owning activation
+    id or None for a static agent, who owns it)]."""
 
     owners: dict[str, list[tuple[str | None, str]]] = field(default_factory=dict)
 
     def add(self, name: str, activation: str | None, description: str) -> None:
-        self.owners.setdefault(name.lower(), []).append((activation, description))
+        self.owners.setdefault(agent_key(name), []).append((activation, description))
 
     def owner(self, name: str, *, exclude: str | None = None) -> str | None:
-        """Who else holds `name` (case-insensitive), ignoring activation `exclude`; None if nobody."""
-        for activation, description in self.owners.get(name.lower(), ()):
+        """Who else holds `name` (or a look-alike of it), ignoring activation `exclude`; None if nobody."""
+        for activation, description in self.owners.get(agent_key(name), ()):
             if activation is None or activation != exclude:
                 return description
         return None
@@ -134,7 +136,7 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
     if bundle is not None:
         bundle_file = bundle.file
         profile_key = next((f"profiles[{i}]" for i, p in enumerate(bundle.profiles) if p is profile), profile_key)
-    packaged = {name.lower() for name in profile.agent_names()}
+    packaged = {agent_key(name) for name in profile.agent_names()}
     for agent in profile.agents:
         owner = visible.owner(agent.name, exclude=activation)
         if owner is not None:
@@ -143,7 +145,7 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
                                     f"{agent.path}/AGENT.md", "name"))
     for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
         for index, item in enumerate(items):
-            if item.agent.lower() not in packaged and not visible.has(item.agent, exclude=activation):
+            if agent_key(item.agent) not in packaged and not visible.has(item.agent, exclude=activation):
                 findings.append(Finding("agent_reference_not_found", kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
                                         "does not package and the scope does not have", bundle_file,

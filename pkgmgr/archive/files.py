@@ -46,11 +46,12 @@ def kind_of(st_mode: int) -> str:
     return "not a regular file"
 
 
-def open_regular(path: str | os.PathLike[str], *, display: str) -> int:
+def open_regular(path: str | os.PathLike[str], *, display: str, dir_fd: int | None = None) -> int:
     """Open a regular file for reading and return its descriptor: a symbolic link in the last
-    component, a FIFO, a device or a socket is refused (`invalid_archive`) without blocking."""
+    component, a FIFO, a device or a socket is refused (`invalid_archive`) without blocking.
+    `dir_fd`: `path` is a name in that open directory."""
     try:
-        fd = os.open(path, _READ_FLAGS)
+        fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: what FreeBSD says for O_NOFOLLOW
             raise PkgmgrError(f"{display!r} changed into a symbolic link while being read",

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from pkgmgr.archive.files import DIR_MODE, open_regular
-from pkgmgr.archive.selection import SourceFile, select_files
+from pkgmgr.archive.files import DIR_MODE
+from pkgmgr.archive.selection import NoFollowOpener, SourceFile, select_files
 from pkgmgr.fsutil import fsync_dir
 
 TAR_FORMAT = tarfile.PAX_FORMAT
@@ -98,7 +98,8 @@ def _write_tar(stream: BinaryIO, top: str, files: list[SourceFile]) -> None:
     entries: list[tuple[str, SourceFile | None]] = [(d, None) for d in dirs]
     entries += [(f.rel, f) for f in files]
     entries.sort(key=lambda entry: entry[0])
-    with tarfile.open(fileobj=stream, mode="w", format=TAR_FORMAT, encoding="utf-8") as tar:
+    with tarfile.open(fileobj=stream, mode="w", format=TAR_FORMAT, encoding="utf-8") as tar, \
+            NoFollowOpener() as opener:
         for rel, item in entries:
             info = tarfile.TarInfo(f"{top}/{rel}" if rel else top)
             info.mtime = 0
@@ -110,7 +111,7 @@ def _write_tar(stream: BinaryIO, top: str, files: list[SourceFile]) -> None:
                 tar.addfile(info)
                 continue
             info.mode = item.mode
-            fd = open_regular(item.path, display=item.rel)
+            fd = opener.open_file(str(item.path), display=item.rel)
             with open(fd, "rb") as content:
                 info.size = os.fstat(fd).st_size
                 tar.addfile(info, content)

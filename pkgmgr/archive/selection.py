@@ -14,15 +14,20 @@
 - Names an archive could not carry (control characters, backslashes, non-UTF-8 bytes, names
   that collide case-insensitively) → `invalid_archive`, so what is packed can be installed.
 - Empty directories contribute nothing (like git).
+- Every directory and file is opened by its resolved path one component at a time from `/`
+  with `O_NOFOLLOW` (`NoFollowOpener`), and directories are listed through those descriptors:
+  a component swapped for a symbolic link after it was resolved (a concurrent
+  `renameat2(RENAME_EXCHANGE)`) is refused, never followed out of the root.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterator, Self, Sequence
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.archive.files import (
@@ -38,6 +43,7 @@ from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
 
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".fslckout"})
 IGNORE_FILE = ".pkgmgrignore"
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
 @dataclass(frozen=True)
@@ -62,8 +68,9 @@ def select_files(root: Path) -> list[SourceFile]:
         raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)}) from None
     if not os.path.isdir(base):
         raise PkgmgrError(f"{root}: not a directory", code="invalid_archive", details={"path": str(root)})
-    walker = _Walker(base, _ignore_spec(base))
-    files = sorted(walker.walk(), key=lambda f: f.rel)
+    with NoFollowOpener() as opener:
+        walker = _Walker(base, _ignore_spec(base, opener), opener)
+        files = sorted(walker.walk(), key=lambda f: f.rel)
     names = NameTable()
     for item in files:
         try:
@@ -78,15 +85,23 @@ def copy_source_tree(src: Path, dest: Path) -> Path:
     """Copy `select_files(src)` into `dest` (empty; created if missing, its parent must exist)
     with normalised modes (`dest` itself gets 0755); return `dest`. On failure `dest` is left
     empty."""
+    return copy_selected(select_files(src), dest)
+
+
+def copy_selected(files: Sequence[SourceFile], dest: Path) -> Path:
+    """Copy `files` (from `select_files`) into `dest`, as `copy_source_tree`. Each file is
+    opened without following any link on its resolved path, so a directory swapped for a link
+    since the selection is `path_escapes_root` and nothing outside the root is read."""
     Path(dest).mkdir(mode=0o700, exist_ok=True)
     writer = TreeWriter(dest)
     try:
-        for item in select_files(src):
-            fd = open_regular(item.path, display=item.rel)
-            try:
-                writer.write(item.rel, read_chunks(fd), item.mode)
-            finally:
-                os.close(fd)
+        with NoFollowOpener() as opener:
+            for item in files:
+                fd = opener.open_file(str(item.path), display=item.rel)
+                try:
+                    writer.write(item.rel, read_chunks(fd), item.mode)
+                finally:
+                    os.close(fd)
         writer.finish()
         os.chmod(dest, DIR_MODE)
     except BaseException:
@@ -95,12 +110,77 @@ def copy_source_tree(src: Path, dest: Path) -> Path:
     return Path(dest)
 
 
-def _ignore_spec(base: str) -> Any:
+class NoFollowOpener:
+    """Opens resolved absolute paths (no link in them) one component at a time from `/`, each
+    with `O_NOFOLLOW` and the previous one's descriptor as `dir_fd`: a component that became a
+    symbolic link (or stopped being a directory) since the path was resolved is refused with
+    `path_escapes_root`, one that vanished with `not_found`. The descriptors of the last
+    directory's chain stay open, so sorted paths cost one `openat` per new component."""
+
+    def __init__(self) -> None:
+        self._root = os.open("/", _DIR_FLAGS)
+        self._chain: list[tuple[str, int]] = []  # (component, descriptor) from / down
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for _, fd in reversed(self._chain):
+            os.close(fd)
+        self._chain.clear()
+        if self._root >= 0:
+            os.close(self._root)
+            self._root = -1
+
+    def directory(self, path: str, *, display: str) -> int:
+        """The descriptor of directory `path` (owned by the opener: valid until its next call)."""
+        return self._descend([part for part in path.split("/") if part], display)
+
+    def open_file(self, path: str, *, display: str) -> int:
+        """A new descriptor of regular file `path` (the caller closes it)."""
+        parent, _, name = path.rpartition("/")
+        directory = self.directory(parent, display=display)
+        try:
+            return open_regular(name, display=display, dir_fd=directory)
+        except FileNotFoundError:
+            raise _vanished(display) from None
+
+    def _descend(self, parts: list[str], display: str) -> int:
+        keep = 0
+        while keep < len(self._chain) and keep < len(parts) and self._chain[keep][0] == parts[keep]:
+            keep += 1
+        for _, fd in reversed(self._chain[keep:]):
+            os.close(fd)
+        del self._chain[keep:]
+        for part in parts[keep:]:
+            parent = self._chain[-1][1] if self._chain else self._root
+            try:
+                fd = os.open(part, _DIR_FLAGS, dir_fd=parent)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
+                    raise PkgmgrError(f"{display!r}: a directory on its path changed into a symbolic link or a "
+                                      "file while being read", code="path_escapes_root",
+                                      details={"path": display}) from None
+                if exc.errno == errno.ENOENT:
+                    raise _vanished(display) from None
+                raise
+            self._chain.append((part, fd))
+        return self._chain[-1][1] if self._chain else self._root
+
+
+def _vanished(display: str) -> PkgmgrError:
+    return PkgmgrError(f"{display!r} vanished while being read", code="not_found", details={"path": display})
+
+
+def _ignore_spec(base: str, opener: NoFollowOpener) -> Any:
     path = os.path.join(base, IGNORE_FILE)
     if not os.path.lexists(path):
         return None
     target = _resolve(path, base, IGNORE_FILE) if os.path.islink(path) else path
-    fd = open_regular(target, display=IGNORE_FILE)
+    fd = opener.open_file(target, display=IGNORE_FILE)
     with open(fd, "rb") as handle:
         text = handle.read().decode("utf-8", "replace")
     import pathspec
@@ -126,9 +206,10 @@ def _resolve(path: str, base: str, rel: str) -> str:
 
 
 class _Walker:
-    def __init__(self, base: str, spec: Any) -> None:
+    def __init__(self, base: str, spec: Any, opener: NoFollowOpener) -> None:
         self.base = base
         self.spec = spec
+        self.opener = opener
 
     def _ignored(self, rel: str, is_dir: bool) -> bool:
         return self.spec is not None and self.spec.match_file(rel + "/" if is_dir else rel)
@@ -139,13 +220,15 @@ class _Walker:
         stack: list[tuple[str, str, tuple[str, ...]]] = [(self.base, "", (self.base,))]
         while stack:
             directory, prefix, ancestors = stack.pop()
-            with os.scandir(directory) as scan:
+            # listed through its descriptor, and every entry inspected before the next directory
+            # is opened: the opener's descriptor (the entries' dir_fd) is valid until then
+            with os.scandir(self.opener.directory(directory, display=prefix.rstrip("/") or ".")) as scan:
                 entries = list(scan)
             for entry in entries:
                 if entry.name in VCS_NAMES:
                     continue
                 rel = prefix + entry.name
-                path, st_mode = self._inspect(entry, rel)
+                path, st_mode = self._inspect(entry, os.path.join(directory, entry.name), rel)
                 if st_mode is None or self._ignored(rel, stat.S_ISDIR(st_mode)):
                     continue
                 if stat.S_ISDIR(st_mode):
@@ -157,17 +240,17 @@ class _Walker:
                 else:
                     raise not_regular(rel, st_mode)
 
-    def _inspect(self, entry: os.DirEntry[str], rel: str) -> tuple[str, int | None]:
-        """Where the entry's content is and its type; a link is resolved (inside the root) and
-        an ignored broken link gives `None`."""
+    def _inspect(self, entry: os.DirEntry[str], path: str, rel: str) -> tuple[str, int | None]:
+        """Where the entry's content is (`path`, or a link's target) and its type; a link is
+        resolved (inside the root) and an ignored broken link gives `None`."""
         if entry.is_symlink():
             try:
-                path = _resolve(entry.path, self.base, rel)
+                target = _resolve(path, self.base, rel)
             except PkgmgrError:
                 if self._ignored(rel, False):
-                    return entry.path, None
+                    return path, None
                 raise
-            return path, os.stat(path).st_mode
+            return target, os.stat(target).st_mode
         if entry.is_dir(follow_symlinks=False):
-            return entry.path, stat.S_IFDIR
-        return entry.path, entry.stat(follow_symlinks=False).st_mode
+            return path, stat.S_IFDIR
+        return path, entry.stat(follow_symlinks=False).st_mode

@@ -16,7 +16,7 @@ from pkgmgr.documents import MIB
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
-from pkgmgr.bundles.names import UniqueNames, name_problem
+from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
 from pkgmgr.bundles.schedule import FIRE_LIMIT_RULES, RETRY_RULES, check_fields, check_schedule
 from pkgmgr.errors import Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
@@ -228,7 +228,7 @@ class _Loader:
         """The agents or layouts (`kind`) a profile names by path: each path loaded once per
         call (its own problems reported once), each agent name / layout id unique in the profile."""
         read, label = (self._read_agent, "agent name") if kind == "agents" else (self._read_layout, "layout id")
-        names = UniqueNames()
+        names = UniqueNames(agent_key) if kind == "agents" else UniqueNames()
         found = []
         for index, entry in _tables(table, kind):
             entry_key = f"{key}.{kind}[{index}].path"

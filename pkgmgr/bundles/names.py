@@ -2,13 +2,39 @@
 
 Names identify resources case-insensitively (SPEC 9.1 lower-cases them and strips them before
 hashing), so a name must be non-empty, carry no surrounding whitespace (` x` and `x` would be
-the same identity) and no control characters.
+the same identity) and no control characters. Agent names are compared by `agent_key`, which
+also sees through look-alike spellings (invisible characters, fullwidth forms, other scripts'
+look-alike letters, combining marks).
 """
 
 from __future__ import annotations
 
 import unicodedata
-from typing import Collection
+from functools import lru_cache
+from typing import Callable, Collection
+
+# Letters of other scripts that render like a Latin letter (after Unicode TR39's confusables,
+# restricted to Cyrillic, Greek and Latin extensions: the look-alikes of an ASCII name). Both
+# cases are mapped, before case folding: Cyrillic `Н` looks like `H`, its lower case `н` does not.
+_LOOKALIKES = str.maketrans({
+    # Cyrillic
+    "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P", "С": "C", "Т": "T",
+    "У": "Y", "Х": "X", "Ѕ": "S", "І": "I", "Ј": "J", "Ԛ": "Q", "Ԝ": "W", "Ү": "Y", "Ӏ": "l", "Һ": "H",
+    "а": "a", "е": "e", "о": "o", "р": "p", "с": "c", "у": "y", "х": "x", "ѕ": "s", "і": "i", "ј": "j",
+    "һ": "h", "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w", "ү": "y", "ᴄ": "c", "ᴋ": "k", "ᴍ": "m", "ᴛ": "t",
+    # Greek
+    "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M", "Ν": "N", "Ο": "O",
+    "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X", "Ϲ": "C", "Ϳ": "J",
+    "α": "a", "γ": "y", "ι": "i", "κ": "k", "ν": "v", "ο": "o", "ρ": "p", "υ": "u", "χ": "x", "ϲ": "c",
+    "ϳ": "j", "η": "n",
+    # Latin letters that are not ASCII but look it, and dashes that look like a hyphen-minus
+    "ı": "i", "ȷ": "j", "ɑ": "a", "ɡ": "g", "ɩ": "i", "ʟ": "l", "ɪ": "i", "ʏ": "y",
+    "\u2010": "-", "\u2011": "-", "\u2012": "-", "\u2013": "-", "\u2043": "-", "\u2212": "-",
+})
+# Default_Ignorable_Code_Point beyond the format characters (Cf): invisible when rendered
+_IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+                     (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A),
+                     (0xE0000, 0xE0FFF))
 
 
 def name_problem(value: str, what: str) -> str | None:
@@ -34,19 +60,42 @@ def agent_name_problem(value: str, reserved: Collection[str]) -> str | None:
         return f"agent name {value!r} must not contain '/' or '\\'"
     if value in (".", ".."):
         return f"agent name {value!r} is not allowed"
-    if value.lower() in reserved:
+    key = agent_key(value)
+    if any(agent_key(name) == key for name in reserved):
         return f"agent name {value!r} is reserved by the host (config host.reserved_agent_names)"
     return None
 
 
-class UniqueNames:
-    """Case-insensitive first-seen registry: `claim` returns where a name was first seen."""
+@lru_cache(maxsize=4096)
+def agent_key(name: str) -> str:
+    """What agent names are compared by (reserved names, conflicts between activations): a
+    confusable-safe key, so that `coordinator` spelt with a zero-width space, fullwidth letters,
+    a Cyrillic `о` or a combining mark is `coordinator`. NFKC, default-ignorable code points
+    removed, combining marks stripped, look-alike letters of other scripts mapped to the Latin
+    letter they imitate (a TR39-style skeleton), case folded."""
+    text = unicodedata.normalize("NFKC", name.translate(_LOOKALIKES))  # NFKC would turn `ϲ` into `σ`
+    text = "".join(char for char in unicodedata.normalize("NFD", text)
+                   if not _ignorable(char) and not unicodedata.category(char).startswith("M"))
+    return unicodedata.normalize("NFKC", text.translate(_LOOKALIKES).casefold())
 
-    def __init__(self) -> None:
+
+def _ignorable(char: str) -> bool:
+    if unicodedata.category(char) == "Cf":
+        return True
+    point = ord(char)
+    return any(low <= point <= high for low, high in _IGNORABLE_RANGES)
+
+
+class UniqueNames:
+    """Case-insensitive first-seen registry: `claim` returns where a name was first seen.
+    `key` says when two names are the same (default: equal in lower case)."""
+
+    def __init__(self, key: Callable[[str], str] = str.lower) -> None:
         self._seen: dict[str, str] = {}
+        self._key = key
 
     def claim(self, name: str, where: str) -> str | None:
-        folded = name.lower()
+        folded = self._key(name)
         first = self._seen.get(folded)
         if first is None:
             self._seen[folded] = where

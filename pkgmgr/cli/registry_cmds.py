@@ -67,8 +67,9 @@ def register(commands: "Commands") -> "Commands":
 
     p = group.command(
         "refresh", cmd_refresh, "re-read registries now",
-        "Revalidate the cached registry.toml and index.json of every registry (or the named one) with "
-        "conditional requests, checking expiry and rollback.",
+        "Drop the cached validators (ETag, Last-Modified) of every registry (or the named one) and read "
+        "its registry.toml and index.json again, checking expiry and rollback; the other cached files are "
+        "fetched again when next used.",
         "pkgmgr registry refresh\npkgmgr registry refresh acme -o json",
     )
     p.add_argument("name", nargs="?", metavar="NAME")
@@ -197,6 +198,8 @@ def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
     try:
         targets = [session.registries.get(args.name)] if args.name else session.registries.ordered
         for registry in targets:
+            if not session.offline:
+                registry.cache.drop_validators()  # SPEC 5.2: re-read it, never confirmed by a 304
             try:
                 meta = registry.meta()
                 index = registry.index()

@@ -8,7 +8,10 @@ content-addressed `DownloadCache` (SPEC 5.4).
 Timeouts: `connect_timeout` bounds connecting; `read_timeout` bounds each read, and also the
 status line and headers *in all* (a server that drips its headers a byte at a time would
 otherwise hold a command for ever: `_header_deadline_pools`); the body is bounded by the
-minimum average rate after `min_rate_after` seconds and by its size cap.
+minimum average rate after `min_rate_after` seconds, by its size cap, and by an overall
+deadline of `deadline + size / deadline_rate` seconds, `size` being the expected (or capped)
+length (a server keeping just above the minimum rate would otherwise hold a 50 MiB download
+for 13 hours). Both are checked as bytes arrive; a read blocks at most `read_timeout`.
 
 Guarantee (python-tuf's fetcher): whatever the network or a server does, the public methods
 raise only `PkgmgrError`. `ValueError`/`RuntimeError` mean a bug in the caller; `OSError` from
@@ -18,7 +21,9 @@ Status mapping: 401 and a plain 403 -> `auth_required`; 403/429 with `X-RateLimi
 -> `rate_limited` at once (naming the reset time); 403/429 with `Retry-After` <= 60 s, 429
 without it, 5xx, connection errors and broken bodies are retried (exponential backoff,
 `Retry-After` honoured, `settings.retries` tries in all), then `rate_limited` /
-`http_error` / `network_error`; 403/429 asking to wait more than 60 s -> `rate_limited`;
+`http_error` / `network_error`; 403/429 asking to wait more than 60 s -> `rate_limited`, and a
+5xx asking that -> `http_error`, at once, naming the time asked for; a wait of more than 2 s
+is announced through `notify` (stderr in the CLI);
 404/410 -> `not_found`; any other unexpected status -> `http_error`. Every `http_error` and
 `not_found` carries `details["status"]`.
 
@@ -65,6 +70,7 @@ if TYPE_CHECKING:
 
 MAX_REDIRECTS = 10
 MAX_RETRY_WAIT = 60.0
+ANNOUNCED_WAIT = 2.0  # a longer wait between retries is announced (SPEC 6)
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMALL_DRAIN = 64 * 1024
 _HEX64 = re.compile(r"[0-9a-fA-F]{64}")
@@ -238,7 +244,8 @@ class HttpClient:
     """Fetches small documents and archives with pkgmgr's network rules (module docstring).
 
     `backoff_base` (default `settings.backoff_base` if it exists, else 1 s) and `sleep` exist
-    so tests never wait; `pool_size` overrides the per-host connection pool size.
+    so tests never wait; `pool_size` overrides the per-host connection pool size; `notify`
+    receives a line for every wait between retries longer than `ANNOUNCED_WAIT`.
     """
 
     def __init__(
@@ -252,6 +259,7 @@ class HttpClient:
         backoff_base: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         pool_size: int | None = None,
+        notify: Callable[[str], None] | None = None,
     ) -> None:
         import requests
         import requests.adapters
@@ -268,6 +276,7 @@ class HttpClient:
         self.offline = offline
         self._backoff = float(backoff_base if backoff_base is not None else getattr(settings, "backoff_base", 1.0))
         self._sleep = sleep
+        self._notify = notify
         self._attempts = max(1, int(settings.retries))
         size = pool_size or max(10, 2 * int(settings.parallel))
         self._adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=size, max_retries=0)
@@ -351,7 +360,8 @@ class HttpClient:
                 if not encoded:
                     self._refuse_announced(resp, max_bytes, None, final)
                 body = bytearray()
-                for chunk in self._iter_body(resp, limit=max_bytes, decode=True, shown=redact_url(final)):
+                for chunk in self._iter_body(resp, limit=max_bytes, decode=True, shown=redact_url(final),
+                                             size=max_bytes):
                     body += chunk
                 if len(body) > max_bytes:
                     raise self._too_large(final, max_bytes)
@@ -418,7 +428,9 @@ class HttpClient:
                     total = 0
                     reporter.download_started(key, label, expected_size if expected_size is not None else announced)
                     try:
-                        for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final)):
+                        size = expected_size if expected_size is not None else announced
+                        for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final),
+                                                     size=limit if size is None else size):
                             digest.update(chunk)
                             write(chunk)
                             total += len(chunk)
@@ -469,7 +481,11 @@ class HttpClient:
                 wait = transient.wait
                 if wait is None:
                     wait = self._backoff * (2 ** (tries - 1))
-                self._sleep(min(max(wait, 0.0), MAX_RETRY_WAIT))
+                wait = min(max(wait, 0.0), MAX_RETRY_WAIT)
+                if wait > ANNOUNCED_WAIT and self._notify is not None:
+                    self._notify(f"{transient.error.message}; retrying in {wait:.0f} s "
+                                 f"(attempt {tries + 1} of {self._attempts})")
+                self._sleep(wait)
 
     def _headers_for(self, url: str, on_first_origin: bool, base: Mapping[str, str]) -> dict[str, str]:
         """Headers of one hop. While the chain has not left its first origin: the caller's
@@ -553,6 +569,9 @@ class HttpClient:
             raise self._error("not_found", f"{what}: not found", url, status)
         if status >= 500:
             wait = _retry_after(headers.get("Retry-After"))
+            if wait is not None and wait > MAX_RETRY_WAIT:
+                raise self._error("http_error", f"{what}: server error, asked to retry after {int(wait)} s "
+                                  f"(more than pkgmgr waits, {int(MAX_RETRY_WAIT)} s)", url, status, retry_after=wait)
             raise _Transient(self._error("http_error", f"{what}: server error", url, status), wait)
         raise self._error("http_error", f"{what}: unexpected response", url, status)
 
@@ -570,7 +589,7 @@ class HttpClient:
         try:
             import json
 
-            text = b"".join(self._iter_body(resp, limit=4096, decode=True, shown=""))
+            text = b"".join(self._iter_body(resp, limit=4096, decode=True, shown="", size=4096))
             data = json.loads(text) if len(text) <= 4096 else None
         except (PkgmgrError, _Transient, ValueError):
             return ""
@@ -610,12 +629,14 @@ class HttpClient:
             raise self._too_large(url, limit, announced=announced)
         return announced
 
-    def _iter_body(self, resp: Any, *, limit: int, decode: bool, shown: str) -> Iterator[bytes]:
+    def _iter_body(self, resp: Any, *, limit: int, decode: bool, shown: str, size: int) -> Iterator[bytes]:
         """Yield the body in chunks of at most 1 MiB, stopping once more than `limit` bytes
-        arrived (the caller sees the overflow). Enforces the minimum average rate."""
+        arrived (the caller sees the overflow). Enforces the minimum average rate and the
+        deadline for a body of `size` bytes (module docstring); neither is retried."""
         read1 = resp.raw.read1
         min_rate = float(self._settings.min_rate)
         after = float(self._settings.min_rate_after)
+        deadline = self._deadline(size)
         start = time.monotonic()
         total = 0
         while total <= limit:
@@ -636,6 +657,20 @@ class HttpClient:
                         code="network_error",
                         details={"url": shown, "received": total, "seconds": round(elapsed, 3)},
                     )
+            if deadline is not None and time.monotonic() - start > deadline:
+                raise PkgmgrError(
+                    f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
+                    "the deadline is network.deadline + size / network.deadline_rate)",
+                    code="network_error",
+                    details={"url": shown, "received": total, "deadline": round(deadline, 3)},
+                )
+
+    def _deadline(self, size: int) -> float | None:
+        """Seconds a body of `size` bytes may take in all (`deadline_rate` 0: no deadline)."""
+        rate = float(getattr(self._settings, "deadline_rate", 0.0))
+        if rate <= 0:
+            return None
+        return float(getattr(self._settings, "deadline", 0.0)) + max(size, 0) / rate
 
     def _transport_error(self, exc: BaseException, url: str) -> Exception:
         """Map a requests exception raised before the body to a (possibly transient) error."""

@@ -2,7 +2,8 @@
 
 Layout: `<home>/cache/registries/<sha256(source)[:24]>/<relative path>` with a sidecar
 `<path>.meta.json` holding the URL, validators and the body's sha256; a body that does not
-match its sidecar (a torn write) counts as not cached. Writes are atomic (temporary file and
+match its sidecar (a torn write) counts as not cached. Readers store a body only after it
+passed every check that decides whether it is used (`sources.CachingReader.keep`). Writes are atomic (temporary file and
 `os.replace`) but not fsynced: a cache loses nothing it cannot fetch again.
 """
 
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from pkgmgr.fsutil import atomic_write_bytes, remove_tree
 
+COMMIT_FILE = "commit.json"  # a GitHub registry's last resolved commit, with its ETag
+
 
 @dataclass(frozen=True)
 class CachedFile:
@@ -22,6 +25,7 @@ class CachedFile:
     body: bytes
     etag: str | None = None
     last_modified: str | None = None
+    stale: bool = False  # `registry refresh` dropped its validators: fetch it again before use
 
 
 def cache_root(home: Path, source: str) -> Path:
@@ -48,7 +52,8 @@ class FileCache:
         url = meta.get("url")
         if not isinstance(url, str):
             return None
-        return CachedFile(url, body, _str_or_none(meta.get("etag")), _str_or_none(meta.get("last_modified")))
+        return CachedFile(url, body, _str_or_none(meta.get("etag")), _str_or_none(meta.get("last_modified")),
+                          stale=meta.get("stale") is True)
 
     def store(self, rel: str, item: CachedFile) -> None:
         body_path, meta_path = self._paths(rel)
@@ -59,6 +64,26 @@ class FileCache:
         # counts as not cached, so durability would buy nothing but ~4 fsyncs per file
         atomic_write_bytes(body_path, item.body, durable=False)
         atomic_write_bytes(meta_path, json.dumps(meta, sort_keys=True).encode("utf-8"), durable=False)
+
+    def drop_validators(self) -> None:
+        """Forget every ETag/Last-Modified of this registry (`registry refresh`): the next read
+        of each file is unconditional, so a body the server would keep confirming with 304s is
+        fetched again. The bodies stay, for `--offline`."""
+        if not self.root.is_dir():
+            return
+        for meta_path in sorted(self.root.rglob("*.meta.json")):
+            try:
+                meta = json.loads(meta_path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                meta = None
+            if not isinstance(meta, dict):
+                meta_path.unlink(missing_ok=True)
+                continue
+            meta.update(etag=None, last_modified=None, stale=True)
+            atomic_write_bytes(meta_path, json.dumps(meta, sort_keys=True).encode("utf-8"), durable=False)
+        commit = self.load_json(COMMIT_FILE)
+        if commit is not None and commit.get("etag") is not None:
+            self.store_json(COMMIT_FILE, {**commit, "etag": None})
 
     def forget(self, rel: str) -> None:
         for path in self._paths(rel):

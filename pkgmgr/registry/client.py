@@ -3,8 +3,11 @@
 `Registries` orders them (ascending priority, the shipped `default` always last) and answers
 "which registry lists NAME" — the first one does, and an unreadable one stops the search.
 `Registry` reads `registry.toml` once, then only the entry files asked for, checks expiry,
-rollback and changed checksums against what the client remembers, and records what it saw
-(only after a successful verified read, in one transaction) when `remember()` is called.
+rollback and changed checksums against what the client remembers, re-yanks the versions it
+has seen yanked (yanks are sticky), and records what it saw (only after a successful verified
+read, in one transaction) when `remember()` is called. A file fetched from the network enters
+the registry cache, with its validators, only once it passed every one of these checks
+(`Reader.keep`): a refused file is never re-served by a later 304.
 
 A command that names several extensions lets `Registries.prefetch` read their entry files
 concurrently first (one round trip for all instead of one each); the checks still run when
@@ -39,7 +42,7 @@ from pkgmgr.registry.model import (
     parse_registry,
 )
 from pkgmgr.registry.sources import Location, Reader, SourceSpec, check_source_allowed, make_reader, parse_source
-from pkgmgr.registry.trust import check_entry, check_meta, check_serial
+from pkgmgr.registry.trust import check_entry, check_meta, check_serial, sticky_yanks
 
 if TYPE_CHECKING:
     from pkgmgr.registry.session import Session
@@ -76,7 +79,7 @@ class Registry:
         self._entries: dict[str, Entry | None] = {}
         self._prefetched: dict[str, Entry | None | Exception] = {}  # read, not yet checked
         self._vanished: dict[str, tuple[str, ...]] = {}
-        self._seen: dict[tuple[str, str], str] = {}
+        self._seen: dict[tuple[str, str], tuple[str, bool]] = {}  # (name, version) -> (sha256, yanked)
         self._lock = threading.RLock()
 
     @property
@@ -140,6 +143,7 @@ class Registry:
                               hint="is the source a registry index? 'pkgmgr registry list' shows it")
         check_meta(meta, label=self.name, remembered_serial=self.remembered_serial(),
                    allow_expired=self.session.allow_expired)
+        self.reader.keep(REGISTRY_FILE)
         return meta
 
     def entry(self, name: str) -> Entry | None:
@@ -159,8 +163,14 @@ class Registry:
                     self._vanished[name] = vanished
                     self.session.warn(f"registry {self.name}: {name} {', '.join(vanished)} no longer listed; "
                                       "treated as yanked")
+                entry, unyanked = sticky_yanks(entry, self.session.memory.yanked(self.source, name))
+                if unyanked:
+                    self.session.warn(f"registry {self.name}: {name} {', '.join(unyanked)} was seen yanked before; "
+                                      "it stays yanked (install it by naming the version exactly)")
                 for version in entry.versions:
-                    self._seen.setdefault((name, version.version), version.sha256)
+                    self._seen.setdefault((name, version.version), (version.sha256, version.yanked))
+            if entry is not None:
+                self.reader.keep(entry_path(name))
             self._entries[name] = entry
             return entry
 
@@ -221,6 +231,7 @@ class Registry:
             if index.serial > meta.serial:
                 self.session.warn(f"registry {self.name}: {INDEX_FILE} (serial {index.serial}) is newer than "
                                   f"{REGISTRY_FILE} (serial {meta.serial})")
+        self.reader.keep(INDEX_FILE)
         return index
 
     def locate(self, version: VersionEntry) -> Location:
@@ -243,7 +254,7 @@ class Registry:
         with self._lock:
             if self.exempt or self._meta is None:
                 return
-            rows = [(name, version, sha) for (name, version), sha in sorted(self._seen.items())]
+            rows = [(name, version, sha, yanked) for (name, version), (sha, yanked) in sorted(self._seen.items())]
             self.session.memory.record(self.source, self._meta.serial, rows)
             self._seen.clear()
 

@@ -1,5 +1,6 @@
 """What the client remembers of each registry source (SPEC 5.4): the highest serial and every
-(name, version, sha256) it has seen, in the GLOBAL scope's state.db, keyed by the source URL.
+(name, version, sha256) it has seen, with whether it was ever seen yanked (yanks are sticky), in
+the GLOBAL scope's state.db, keyed by the source URL.
 
 Reads never create the database; a record is one transaction and only ever raises a serial.
 """
@@ -35,9 +36,19 @@ class Memory:
                             (source, name)).fetchall()
         return known_versions([(r[0], r[1]) for r in rows])
 
-    def record(self, source: str, serial: int | None, versions: Iterable[tuple[str, str, str]]) -> None:
-        """Remember `serial` (never lowering it) and (name, version, sha256) triples, atomically.
-        A triple already known keeps its first sha256 (a change is refused before we get here)."""
+    def yanked(self, source: str, name: str) -> frozenset[str]:
+        """The versions of `name` (as written) this client has ever seen yanked in `source`."""
+        conn = self._scope.reader()
+        if conn is None:
+            return frozenset()
+        rows = conn.execute("SELECT version FROM registry_versions WHERE source = ? AND name = ? AND yanked = 1",
+                            (source, name)).fetchall()
+        return frozenset(r[0] for r in rows)
+
+    def record(self, source: str, serial: int | None, versions: Iterable[tuple[str, str, str, bool]]) -> None:
+        """Remember `serial` (never lowering it) and (name, version, sha256, yanked) rows,
+        atomically. A version already known keeps its first sha256 (a change is refused before
+        we get here) and, once seen yanked, stays yanked."""
         from pkgmgr.store.db import transaction
         from pkgmgr.store.install import now_utc
 
@@ -54,8 +65,9 @@ class Memory:
                     (source, serial, now_utc()),
                 )
             conn.executemany(
-                "INSERT OR IGNORE INTO registry_versions (source, name, version, sha256) VALUES (?, ?, ?, ?)",
-                [(source, name, version, sha256) for name, version, sha256 in rows],
+                "INSERT INTO registry_versions (source, name, version, sha256, yanked) VALUES (?, ?, ?, ?, ?) "
+                "ON CONFLICT (source, name, version) DO UPDATE SET yanked = max(yanked, excluded.yanked)",
+                [(source, name, version, sha256, int(yanked)) for name, version, sha256, yanked in rows],
             )
             crashpoint("memory.before_commit")
 

@@ -56,7 +56,7 @@ class Session:
         def make() -> Any:
             from pkgmgr.net.github import github_client
 
-            return github_client(self.config.network, offline=self.offline)
+            return github_client(self.config.network, offline=self.offline, notify=self.warn)
 
         return self._once("http", make)
 

@@ -4,7 +4,8 @@ URL, or `github:OWNER/REPO[@REF]` read at one commit per operation.
 A reader answers two questions: the bytes of a file of the registry (None when it does not
 exist: a name the registry does not list), and where a version's `url` points (relative urls
 resolve against the registry's own base). HTTP reads are cached with their validators and
-revalidated with conditional requests; offline, only the cache answers.
+revalidated with conditional requests — a fetched body only once the caller `keep`s it, after
+every check that decides whether it is used; offline, only the cache answers.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from urllib.parse import urljoin, urlsplit
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
-from pkgmgr.registry.cache import CachedFile, FileCache
+from pkgmgr.registry.cache import COMMIT_FILE, CachedFile, FileCache
 from pkgmgr.registry.model import MIB, read_capped
 
 if TYPE_CHECKING:
@@ -96,6 +97,10 @@ class Reader:
         """`parse(bytes)` of the file `rel`, or None when the registry has no such file."""
         raise NotImplementedError
 
+    def keep(self, rel: str) -> None:
+        """Cache the body of `rel` fetched by this operation's `read`, with its validators: call
+        it once the parsed file passed every check that decides whether it is used (SPEC 5.4)."""
+
     def locate(self, url: str) -> Location:
         raise NotImplementedError
 
@@ -128,34 +133,56 @@ class DirReader(Reader):
         return Location(str(path), path)
 
 
-class HttpReader(Reader):
-    """Static files under a base URL."""
+class CachingReader(Reader):
+    """A reader of remote files: fresh bodies wait in `_fresh` until `keep` caches them."""
 
-    def __init__(self, spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> None:
-        assert spec.base_url is not None
+    def __init__(self, spec: SourceSpec, session: Session, cache: FileCache, *, insecure: bool) -> None:
         self.spec = spec
         self.session = session
         self.cache = cache
         self.insecure = insecure
+        self._fresh: dict[str, CachedFile] = {}
+        self._fresh_lock = threading.Lock()
+
+    def _cached_read(self, rel: str, url: str, cap: int, parse: Callable[[bytes], T], *,
+                     immutable: bool = False) -> T | None:
+        with self._fresh_lock:
+            self._fresh.pop(rel, None)  # only what this read fetched may be kept
+        value, fresh = cached_read(self.session, self.cache, rel, url, cap, parse, insecure=self.insecure,
+                                   immutable=immutable)
+        if fresh is not None:
+            with self._fresh_lock:
+                self._fresh[rel] = fresh
+        return value
+
+    def keep(self, rel: str) -> None:
+        with self._fresh_lock:
+            fresh = self._fresh.pop(rel, None)
+        if fresh is not None:
+            self.cache.store(rel, fresh)
+
+
+class HttpReader(CachingReader):
+    """Static files under a base URL."""
+
+    def __init__(self, spec: SourceSpec, session: Session, cache: FileCache, *, insecure: bool) -> None:
+        assert spec.base_url is not None
+        super().__init__(spec, session, cache, insecure=insecure)
 
     def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
-        return cached_read(self.session, self.cache, rel, urljoin(self.spec.base_url or "", rel), cap, parse,
-                           insecure=self.insecure)
+        return self._cached_read(rel, urljoin(self.spec.base_url or "", rel), cap, parse)
 
     def locate(self, url: str) -> Location:
         return Location(urljoin(self.spec.base_url or "", url))
 
 
-class GitHubReader(Reader):
+class GitHubReader(CachingReader):
     """A GitHub repository read at one commit: REF is resolved to a SHA once (a conditional
     request: an unchanged branch costs a 304), then files come from the raw host at that SHA.
     Files at a SHA never change, so a cached one is used without asking again."""
 
     def __init__(self, spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> None:
-        self.spec = spec
-        self.session = session
-        self.cache = cache
-        self.insecure = insecure
+        super().__init__(spec, session, cache, insecure=insecure)
         self._sha: str | None = None
         self._lock = threading.Lock()
 
@@ -168,7 +195,7 @@ class GitHubReader(Reader):
 
     def _resolve(self) -> str:
         owner, repo, ref = self.spec.owner or "", self.spec.repo or "", self.spec.ref or DEFAULT_REF
-        remembered = self.cache.load_json("commit.json") or {}
+        remembered = self.cache.load_json(COMMIT_FILE) or {}
         if remembered.get("ref") != ref:
             remembered = {}
         if self.session.offline:
@@ -183,15 +210,14 @@ class GitHubReader(Reader):
         if result.sha is None:
             raise PkgmgrError(f"registry {self.spec.text}: GitHub answered 304 for an unknown commit",
                               code="http_error")
-        self.cache.store_json("commit.json", {"ref": ref, "sha": result.sha, "etag": result.etag})
+        self.cache.store_json(COMMIT_FILE, {"ref": ref, "sha": result.sha, "etag": result.etag})
         return result.sha
 
     def file_url(self, rel: str) -> str:
         return self.session.github.raw_file_url(self.spec.owner or "", self.spec.repo or "", self.sha, rel)
 
     def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
-        return cached_read(self.session, self.cache, rel, self.file_url(rel), cap, parse, insecure=self.insecure,
-                           immutable=True)
+        return self._cached_read(rel, self.file_url(rel), cap, parse, immutable=True)
 
     def locate(self, url: str) -> Location:
         if urlsplit(url).scheme:
@@ -213,16 +239,19 @@ def is_missing(error: PkgmgrError) -> bool:
 
 
 def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: int, parse: Callable[[bytes], T],
-                *, insecure: bool, immutable: bool = False) -> T | None:
+                *, insecure: bool, immutable: bool = False) -> tuple[T | None, CachedFile | None]:
     """Read `url` through the cache: revalidated with If-None-Match/If-Modified-Since (a 304
-    costs no body), offline from the cache only. A body enters the cache only once it parses."""
+    costs no body), offline from the cache only. Returns the parsed value and, for a body the
+    server sent (and `parse` accepted), the `CachedFile` to store once the caller's own checks
+    pass: nothing is cached here. An immutable file (at a commit) is used from the cache without
+    asking, unless `registry refresh` marked it stale."""
     cached = cache.load(rel)
     if cached is not None and cached.url != url:
         cached = None
-    if session.offline or (immutable and cached is not None):
+    if session.offline or (immutable and cached is not None and not cached.stale):
         if cached is None:
             raise offline_error(url)
-        return parse(cached.body)
+        return parse(cached.body), None
     try:
         response = session.http.get_small(
             url, etag=cached.etag if cached else None, last_modified=cached.last_modified if cached else None,
@@ -231,18 +260,16 @@ def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: i
     except PkgmgrError as error:
         if is_missing(error):
             cache.forget(rel)
-            return None
+            return None, None
         if error.code == "archive_too_large":  # a registry file over its cap is a broken registry
             raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")]) from None
         raise
     if response.status == 304:
         if cached is None:
             raise PkgmgrError(f"{url}: the server answered 304 to an unconditional request", code="http_error")
-        return parse(cached.body)
+        return parse(cached.body), None
     body: bytes = response.body or b""
-    value = parse(body)
-    cache.store(rel, CachedFile(url, body, response.etag, response.last_modified))
-    return value
+    return parse(body), CachedFile(url, body, response.etag, response.last_modified)
 
 
 def make_reader(spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> Reader:

@@ -6,7 +6,9 @@ for an attack or a broken registry. Nothing here reads the network or writes sta
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timezone
+from collections.abc import Set
 from typing import Any, Mapping
 
 from pkgmgr.errors import PkgmgrError
@@ -66,6 +68,21 @@ def check_entry(entry: Entry, *, label: str, known: Mapping[Any, tuple[str, str]
         )
     vanished = [version for parsed, (version, _) in sorted(known.items()) if parsed not in listed]
     return tuple(vanished)
+
+
+def sticky_yanks(entry: Entry, yanked: Set[str]) -> tuple[Entry, tuple[str, ...]]:
+    """`entry` with every version in `yanked` (remembered as seen yanked) yanked again, and the
+    versions it served unyanked. An unsigned registry cannot prove an unyank is not a stale
+    entry replayed (mix-and-match), so a yank is sticky for resolution; an exact
+    `NAME@VERSION` still installs it, as any yanked version."""
+    if not yanked:
+        return entry, ()
+    remembered = {parse_semver(version) for version in yanked}
+    unyanked = tuple(v.version for v in entry.versions if not v.yanked and v.parsed in remembered)
+    if not unyanked:
+        return entry, ()
+    versions = tuple(replace(v, yanked=True) if v.parsed in remembered else v for v in entry.versions)
+    return replace(entry, versions=versions), unyanked
 
 
 def known_versions(rows: list[tuple[str, str]]) -> dict[Any, tuple[str, str]]:

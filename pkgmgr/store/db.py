@@ -137,6 +137,10 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     """,
     # 5: tree checksums recomputed in format 2 (SPEC 3)
     _tree_checksums_format_2,
+    # 6: yanks are sticky (SPEC 5.4): a version once seen yanked in a registry stays yanked there
+    """
+    ALTER TABLE registry_versions ADD COLUMN yanked INTEGER NOT NULL DEFAULT 0;
+    """,
 )
 
 

@@ -209,3 +209,15 @@ def test_visible_agents_exclude_only_the_named_activation() -> None:
     assert visible.owner("writer") == "a's writer" and visible.owner("planner") == "static planner"
     visible.replace("act_a")
     assert not visible.has("writer")
+
+
+@pytest.mark.parametrize("spelling", ["pl\u0430nner", "plan\u200bner", "ｐｌａｎｎｅｒ", "pla\u0301nner"])
+def test_a_look_alike_of_a_visible_agent_conflicts(spelling: str, tmp_path: Path, home: Path) -> None:
+    make_ext(tmp_path / "first", name="first-ext", scopes=None)  # its agent: planner
+    make_ext(tmp_path / "src", scopes=None, agents=(spelling,), profiles=[profile(agents=(spelling,))])
+    installed(tmp_path / "first")
+    installed(tmp_path / "src")
+    first = activate("first-ext")["activation"]["id"]
+    document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
+    (problem,) = document["error"]["details"]["problems"]
+    assert problem["name"] == spelling and first in problem["message"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.archive import copy_source_tree, select_files
+from pkgmgr.archive.selection import NoFollowOpener, copy_selected
 from pkgmgr.errors import PkgmgrError
 
 
@@ -176,3 +177,48 @@ def test_copy_source_tree_failure_leaves_dest_empty(tmp_path: Path) -> None:
     with pytest.raises(PkgmgrError):
         copy_source_tree(src, dest)
     assert list(dest.iterdir()) == []
+
+
+# --- the copy race: a directory swapped for a link between listing and opening (issue 13) ---------
+
+
+def _swap_for_link(path: Path, target: Path) -> None:
+    """What a concurrent renameat2(RENAME_EXCHANGE) leaves at `path`: a link to `target`."""
+    path.rename(path.with_name(path.name + ".real"))
+    path.symlink_to(target, target_is_directory=target.is_dir())
+
+
+@pytest.mark.parametrize("swapped", ["hooks", "hooks/deep", "hooks/deep/run.sh"])
+def test_a_component_swapped_for_a_link_after_listing_is_refused(swapped: str, tmp_path: Path) -> None:
+    src = _tree(tmp_path / "src", {"extension.toml": "m", "hooks/deep/run.sh": "benign", "hooks/a.sh": "benign"})
+    outside = _tree(tmp_path / "outside", {"deep/run.sh": "SECRET", "a.sh": "SECRET", "run.sh": "SECRET"})
+    files = select_files(src)
+    assert [f.rel for f in files] == ["extension.toml", "hooks/a.sh", "hooks/deep/run.sh"]
+    target = {"hooks": outside, "hooks/deep": outside, "hooks/deep/run.sh": outside / "run.sh"}[swapped]
+    _swap_for_link(src / swapped, target)
+    dest = tmp_path / "dest"
+    with pytest.raises(PkgmgrError) as caught:
+        copy_selected(files, dest)
+    assert caught.value.code == "path_escapes_root"
+    assert list(dest.iterdir()) == []  # nothing copied, from outside or not
+    assert sorted(p.name for p in outside.rglob("*")) == ["a.sh", "deep", "run.sh", "run.sh"]  # untouched
+
+
+def test_the_opener_never_follows_a_link_on_the_way(tmp_path: Path) -> None:
+    _tree(tmp_path, {"real/inner/f.txt": "inside", "outside/inner/f.txt": "SECRET"})
+    base = os.path.realpath(tmp_path)
+    with NoFollowOpener() as opener:
+        fd = opener.open_file(f"{base}/real/inner/f.txt", display="f.txt")
+        assert os.read(fd, 100) == b"inside"
+        os.close(fd)
+        _swap_for_link(tmp_path / "real", tmp_path / "outside")
+        # the directories it holds are those it resolved: still the real one, never the link's target
+        fd = opener.open_file(f"{base}/real/inner/f.txt", display="f.txt")
+        assert os.read(fd, 100) == b"inside"
+        os.close(fd)
+    with NoFollowOpener() as opener, pytest.raises(PkgmgrError) as caught:
+        opener.directory(f"{base}/real/inner", display="real/inner")  # walked afresh: the link is refused
+    assert caught.value.code == "path_escapes_root"
+    with NoFollowOpener() as opener, pytest.raises(PkgmgrError) as caught:
+        opener.open_file(f"{base}/real.real/inner/gone.txt", display="gone.txt")
+    assert caught.value.code == "not_found"

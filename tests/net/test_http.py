@@ -254,10 +254,25 @@ def test_503_retry_after_is_honoured(client, fault_server: FaultServer, sleeps) 
     assert sleeps == [7.0]
 
 
-def test_retry_after_is_capped_at_60s(client, fault_server: FaultServer, sleeps) -> None:
-    url = fault_server.script("/x", Reply(503, headers={"Retry-After": "3600"}), Reply(200, b"ok"))
-    client.get_small(url, max_bytes=100)
-    assert sleeps == [60.0]
+def test_a_5xx_asking_to_wait_more_than_60s_fails_at_once(make_client, fault_server: FaultServer, sleeps) -> None:
+    notes: list[str] = []
+    client = make_client(notify=notes.append)
+    url = fault_server.script("/x", Reply(503, headers={"Retry-After": "120"}), Reply(200, b"ok"))
+    err = fails("http_error", client.get_small, url, max_bytes=100)
+    assert "asked to retry after 120 s" in err.message
+    assert err.details["status"] == 503 and err.details["retry_after"] == 120.0
+    assert fault_server.count("/x") == 1 and sleeps == [] and notes == []
+
+
+def test_a_wait_longer_than_2s_is_announced(make_client, fault_server: FaultServer, sleeps) -> None:
+    notes: list[str] = []
+    client = make_client(notify=notes.append)
+    url = fault_server.script("/x", Reply(503, headers={"Retry-After": "2"}), Reply(503, headers={"Retry-After": "9"}),
+                              Reply(200, b"ok"))
+    assert client.get_small(url, max_bytes=100).body == b"ok"
+    assert sleeps == [2.0, 9.0]
+    assert len(notes) == 1, "a wait of 2 s passes silently"
+    assert notes[0].endswith("HTTP 503: server error; retrying in 9 s (attempt 3 of 3)") and url in notes[0]
 
 
 def test_retry_after_as_http_date(client, fault_server: FaultServer, sleeps) -> None:
@@ -353,6 +368,28 @@ def test_slow_drip_is_cut_off(make_client, fault_server: FaultServer, cache, rep
     assert time.monotonic() - start < 2
     assert fault_server.count("/x") == 1, "a too-slow server is not retried"
     assert cache_entries(cache) == []
+
+
+def test_a_body_over_its_deadline_is_cut_off(make_client, fault_server: FaultServer, cache, reporter) -> None:
+    # fast enough for the minimum rate, and every read well within read_timeout: only the
+    # overall deadline (deadline + size / deadline_rate) ends it
+    client = make_client(settings=NetworkSettings(min_rate=0, deadline=0.05, deadline_rate=1e6))
+    data = b"d" * 4000
+    url = fault_server.script("/x", Reply(body=data, drip=(20, 0.02)))
+    err = fails("network_error", download, client, url, cache, reporter, data=data)
+    assert "not received within" in err.message and err.details["deadline"] == pytest.approx(0.054)
+    assert 0 < err.details["received"] < len(data)
+    assert fault_server.count("/x") == 1, "a download over its deadline is not retried"
+    assert cache_entries(cache) == []
+
+
+def test_the_deadline_grows_with_the_expected_size(make_client, fault_server: FaultServer, cache, reporter) -> None:
+    client = make_client(settings=NetworkSettings(min_rate=0, deadline=0.05, deadline_rate=2000))
+    data = b"d" * 4000  # 2 s allowed; the server takes 0.2 s
+    url = fault_server.script("/x", Reply(body=data, drip=(1000, 0.05)))
+    assert download(client, url, cache, reporter, data=data).size == len(data)
+    without = make_client(settings=NetworkSettings(min_rate=0, deadline=0, deadline_rate=0))  # 0: no deadline
+    assert without.get_small(url, max_bytes=len(data)).body == data
 
 
 def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server: FaultServer, sleeps) -> None:

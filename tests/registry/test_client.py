@@ -192,7 +192,7 @@ def test_an_invalid_entry_names_the_registry(ops: Ops, regdir: RegistryDir) -> N
 def test_a_changed_checksum_is_refused(ops: Ops, home: Path, regdir: RegistryDir) -> None:
     regdir.publish("demo-ext", "0.1.0")
     memory = Memory(home)
-    memory.record(str(regdir.root), regdir.serial, [("demo-ext", "0.1.0", "f" * 64)])
+    memory.record(str(regdir.root), regdir.serial, [("demo-ext", "0.1.0", "f" * 64, False)])
     memory.close()
     with pytest.raises(PkgmgrError) as exc:
         ops.registry(RegistryConfig("acme", str(regdir.root))).entry("demo-ext")
@@ -205,7 +205,7 @@ def test_a_vanished_version_is_warned_about_once(ops: Ops, home: Path, regdir: R
     published = regdir.publish("demo-ext", "0.1.0")
     memory = Memory(home)
     memory.record(str(regdir.root), regdir.serial,
-                  [("demo-ext", "0.1.0", published.sha256), ("demo-ext", "0.2.0", "e" * 64)])
+                  [("demo-ext", "0.1.0", published.sha256, False), ("demo-ext", "0.2.0", "e" * 64, False)])
     memory.close()
     registry = ops.registry(RegistryConfig("acme", str(regdir.root)))
     assert registry.vanished("demo-ext") == ()
@@ -248,7 +248,7 @@ def test_remember_before_any_read_or_for_the_default_records_nothing(ops: Ops, h
 def test_a_failed_read_is_not_remembered(ops: Ops, home: Path, regdir: RegistryDir) -> None:
     regdir.publish("demo-ext", "0.1.0")
     memory = Memory(home)
-    memory.record(str(regdir.root), 1, [("demo-ext", "0.1.0", "f" * 64)])
+    memory.record(str(regdir.root), 1, [("demo-ext", "0.1.0", "f" * 64, False)])
     memory.close()
     registry = ops.registry(RegistryConfig("acme", str(regdir.root)))
     with pytest.raises(PkgmgrError):
@@ -375,7 +375,7 @@ def test_prefetched_entries_are_still_checked(ops: Ops, home: Path, regdir: Regi
                                               static_server: StaticFileServer) -> None:
     regdir.publish("demo-ext", "0.1.0")
     memory = Memory(home)
-    memory.record(static_server.url + "/", regdir.serial, [("demo-ext", "0.1.0", "f" * 64)])
+    memory.record(static_server.url + "/", regdir.serial, [("demo-ext", "0.1.0", "f" * 64, False)])
     memory.close()
     registry = ops.registry(http_config(static_server))
     assert registry.prefetch(["demo-ext"], workers=2) is True

@@ -45,7 +45,8 @@ def test_reads_of_a_fresh_home_create_nothing(home: Path, memory: Memory) -> Non
 
 
 def test_record_then_read(home: Path, memory: Memory) -> None:
-    memory.record(SRC, 3, [("demo-ext", "1.0.0", A), ("demo-ext", "1.1.0-rc.1", B), ("other-ext", "0.1.0", C)])
+    memory.record(SRC, 3, [("demo-ext", "1.0.0", A, False), ("demo-ext", "1.1.0-rc.1", B, False),
+                           ("other-ext", "0.1.0", C, False)])
     assert memory.serial(SRC) == 3
     known = memory.known(SRC, "demo-ext")
     assert known == {parse_semver("1.0.0"): ("1.0.0", A), parse_semver("1.1.0-rc.1"): ("1.1.0-rc.1", B)}
@@ -54,8 +55,19 @@ def test_record_then_read(home: Path, memory: Memory) -> None:
     assert (home / "state.db").is_file()
 
 
+def test_a_yank_is_sticky(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 1, [("demo-ext", "1.0.0", A, False), ("demo-ext", "2.0.0", B, True)])
+    # a later read "unyanks" 2.0.0 and yanks 1.0.0: an unsigned client cannot tell a stale entry
+    # from a real unyank, so both stay yanked
+    memory.record(SRC, 2, [("demo-ext", "1.0.0", A, True), ("demo-ext", "2.0.0", B, False)])
+    assert memory.yanked(SRC, "demo-ext") == {"1.0.0", "2.0.0"}
+    assert memory.yanked(SRC, "other-ext") == frozenset()
+    assert memory.yanked("https://elsewhere.example/", "demo-ext") == frozenset()
+    assert memory.known(SRC, "demo-ext") == {parse_semver("1.0.0"): ("1.0.0", A), parse_semver("2.0.0"): ("2.0.0", B)}
+
+
 def test_another_instance_sees_what_was_recorded(home: Path, memory: Memory) -> None:
-    memory.record(SRC, 7, [("demo-ext", "1.0.0", A)])
+    memory.record(SRC, 7, [("demo-ext", "1.0.0", A, False)])
     other = Memory(home)
     try:
         assert other.serial(SRC) == 7 and list(other.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
@@ -71,7 +83,7 @@ def test_a_serial_is_raised_never_lowered(memory: Memory) -> None:
     assert memory.serial(SRC) == 9
     memory.record(SRC, 9, [])
     assert memory.serial(SRC) == 9
-    memory.record(SRC, None, [("demo-ext", "1.0.0", A)])  # versions only: the serial stays
+    memory.record(SRC, None, [("demo-ext", "1.0.0", A, False)])  # versions only: the serial stays
     assert memory.serial(SRC) == 9
 
 
@@ -83,21 +95,21 @@ def test_the_serial_row_carries_a_utc_time(home: Path, memory: Memory) -> None:
 
 
 def test_versions_without_a_serial(memory: Memory) -> None:
-    memory.record(SRC, None, [("demo-ext", "1.0.0", A)])
+    memory.record(SRC, None, [("demo-ext", "1.0.0", A, False)])
     assert memory.serial(SRC) is None
     assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
 
 
 def test_a_known_checksum_keeps_its_first_value(memory: Memory) -> None:
-    memory.record(SRC, 1, [("demo-ext", "1.0.0", A)])
-    memory.record(SRC, 2, [("demo-ext", "1.0.0", B), ("demo-ext", "2.0.0", C)])
+    memory.record(SRC, 1, [("demo-ext", "1.0.0", A, False)])
+    memory.record(SRC, 2, [("demo-ext", "1.0.0", B, False), ("demo-ext", "2.0.0", C, False)])
     assert sorted(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A), ("2.0.0", C)]
 
 
 def test_sources_and_names_are_kept_apart(memory: Memory) -> None:
     other = "/srv/another-index"
-    memory.record(SRC, 10, [("demo-ext", "1.0.0", A)])
-    memory.record(other, 2, [("demo-ext", "1.0.0", B)])
+    memory.record(SRC, 10, [("demo-ext", "1.0.0", A, False)])
+    memory.record(other, 2, [("demo-ext", "1.0.0", B, False)])
     assert (memory.serial(SRC), memory.serial(other)) == (10, 2)
     assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
     assert list(memory.known(other, "demo-ext").values()) == [("1.0.0", B)]
@@ -105,14 +117,14 @@ def test_sources_and_names_are_kept_apart(memory: Memory) -> None:
 
 
 def test_unparsable_versions_are_left_out_of_known(memory: Memory) -> None:
-    memory.record(SRC, 1, [("demo-ext", "not-a-version", A), ("demo-ext", "1.2.3", B)])
+    memory.record(SRC, 1, [("demo-ext", "not-a-version", A, False), ("demo-ext", "1.2.3", B, False)])
     assert list(memory.known(SRC, "demo-ext").values()) == [("1.2.3", B)]
 
 
 def test_forget_drops_one_source_only(home: Path, memory: Memory) -> None:
     other = "/srv/another-index"
-    memory.record(SRC, 4, [("demo-ext", "1.0.0", A)])
-    memory.record(other, 6, [("demo-ext", "1.0.0", B)])
+    memory.record(SRC, 4, [("demo-ext", "1.0.0", A, False)])
+    memory.record(other, 6, [("demo-ext", "1.0.0", B, False)])
     memory.forget(SRC)
     assert memory.serial(SRC) is None and memory.known(SRC, "demo-ext") == {}
     assert memory.serial(other) == 6 and len(memory.known(other, "demo-ext")) == 1
@@ -121,9 +133,9 @@ def test_forget_drops_one_source_only(home: Path, memory: Memory) -> None:
 
 
 def test_a_record_is_one_transaction(home: Path, memory: Memory) -> None:
-    memory.record(SRC, 1, [("demo-ext", "1.0.0", A)])
+    memory.record(SRC, 1, [("demo-ext", "1.0.0", A, False)])
     with pytest.raises(sqlite3.Error):  # the second row cannot be stored, after the serial was written
-        memory.record(SRC, 8, [("demo-ext", "2.0.0", B), ("demo-ext", "3.0.0", object())])  # type: ignore[list-item]
+        memory.record(SRC, 8, [("demo-ext", "2.0.0", B, False), ("demo-ext", "3.0.0", object(), False)])  # type: ignore[list-item]
     assert memory.serial(SRC) == 1
     assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
 
@@ -138,9 +150,9 @@ def test_the_memory_survives_close(memory: Memory) -> None:
 
 def test_a_crash_before_commit_records_nothing(home: Path) -> None:
     code = ("import sys; from pathlib import Path; from pkgmgr.registry.memory import Memory; "
-            "Memory(Path(sys.argv[1])).record(sys.argv[2], 12, [('demo-ext', '9.0.0', 'd' * 64)])")
+            "Memory(Path(sys.argv[1])).record(sys.argv[2], 12, [('demo-ext', '9.0.0', 'd' * 64, False)])")
     memory = Memory(home)
-    memory.record(SRC, 2, [("demo-ext", "1.0.0", A)])
+    memory.record(SRC, 2, [("demo-ext", "1.0.0", A, False)])
     memory.close()
     proc = subprocess.run([sys.executable, "-c", code, str(home), SRC], cwd=REPO, capture_output=True,
                           env={"PKGMGR_TEST_CRASH_AT": "memory.before_commit", "PATH": "/usr/bin:/bin"},

@@ -74,8 +74,8 @@ def test_resolution_records_the_memory(home: Path, regdir: RegistryDir) -> None:
 
 def test_memory_never_lowers_a_serial(home: Path) -> None:
     memory = Memory(home)
-    memory.record("src", 5, [("a-ext", "1.0.0", "a" * 64)])
-    memory.record("src", 3, [("a-ext", "1.0.0", "b" * 64)])
+    memory.record("src", 5, [("a-ext", "1.0.0", "a" * 64, False)])
+    memory.record("src", 3, [("a-ext", "1.0.0", "b" * 64, False)])
     assert memory.serial("src") == 5
     assert list(memory.known("src", "a-ext").values()) == [("1.0.0", "a" * 64)]
     memory.forget("src")

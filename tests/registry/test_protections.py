@@ -5,6 +5,7 @@ that local state (installed extensions, the registry memory, the download cache)
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Iterator
@@ -14,7 +15,8 @@ import pytest
 from tests.registry.helpers import RegistryDir, archive_bytes, state_snapshot
 from tests.support.cli import run_cli
 from tests.support.servers import FaultServer, Reply, StaticFileServer
-
+from tests.workspace.conftest import team  # noqa: F401 - shared fixture
+from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, crew_archive
 
 
 def cache_files(home: Path) -> list[str]:
@@ -203,3 +205,159 @@ def test_default_registry_is_exempt_from_rollback_memory(home: Path) -> None:
     client.ok("ext", "search")
     client.ok("registry", "refresh")
     assert state_snapshot(home).get("serials", []) == []
+
+
+# --- mix-and-match: yanks are sticky; a refused file is never cached (SPEC 5.4) -------------------
+
+
+def registry_cache(home: Path) -> dict[str, bytes]:
+    """Every file of the registry caches (bodies and their validator sidecars)."""
+    root = home / "cache" / "registries"
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def yanked(reg: RegistryDir, client: Client) -> RegistryDir:
+    """0.2.0 published, then yanked; the client saw the yank."""
+    reg.publish("demo-ext", "0.2.0")
+    reg.change("demo-ext", "0.2.0", yanked=True)
+    assert client.ok("ext", "update", "--all", "--check")["updated"] == []
+    return reg
+
+
+def test_a_stale_entry_under_a_fresh_registry_toml_cannot_unyank(yanked: RegistryDir, client: Client) -> None:
+    yanked.change("demo-ext", "0.2.0", yanked=False)  # a higher serial, and the entry of before the yank
+    before = client.snapshot()
+    result = client.run("ext", "update", "--all")
+    assert result.code == 0 and result.json["updated"] == [], result
+    assert "0.2.0 was seen yanked before; it stays yanked" in result.stderr
+    assert client.snapshot()["state"]["extensions"] == before["state"]["extensions"]
+    doc = client.refused("version_not_found", "ext", "install", "demo-ext@>=0.2.0")  # nor does a specifier
+    assert {"version": "0.2.0", "reason": "yanked (installable only when named exactly)"} in \
+        doc["error"]["details"]["versions"]
+    assert client.ok("ext", "info", "demo-ext")["versions"][1]["yanked"] is True
+    installed = client.ok("ext", "install", "demo-ext@0.2.0")["installed"]  # named exactly: as any yanked version
+    assert [(i["name"], i["version"]) for i in installed] == [("demo-ext", "0.2.0")]
+
+
+def test_a_yank_seen_once_is_remembered_across_operations(yanked: RegistryDir, client: Client, home: Path) -> None:
+    yanked.change("demo-ext", "0.2.0", yanked=False)
+    client.ok("ext", "update", "--all", "--check")  # the unyanked entry is read (and remembered) once more
+    rows = state_snapshot(home)
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        assert conn.execute("SELECT version, yanked FROM registry_versions ORDER BY version").fetchall() == \
+            [("0.1.0", 0), ("0.2.0", 1)]
+    finally:
+        conn.close()
+    assert client.ok("ext", "update", "--all")["updated"] == [] and state_snapshot(home) == rows
+
+
+def test_sync_upgrade_does_not_move_to_a_version_seen_yanked(team: Team) -> None:  # noqa: F811 - the fixture
+    team.write_manifest(STORY_MANIFEST)
+    for command in (("trust",), ("sync",)):
+        assert run_cli([*command, "--workspace", str(team.ws), "-o", "json"]).code == 0
+    team.registry.publish(BUNDLED, "0.1.5", data=crew_archive(BUNDLED, "0.1.5"), yanked=True)
+
+    def upgrade() -> Any:
+        result = run_cli(["sync", "--upgrade", BUNDLED, "--workspace", str(team.ws), "-o", "json"])
+        assert result.code == 0 and result.json["plan"]["empty"] is True, result
+        assert 'version = "0.1.0"' in (team.ws / "pkgmgr.lock").read_text()
+        return result
+
+    upgrade()  # 0.1.5 seen yanked
+    team.registry.change(BUNDLED, "0.1.5", yanked=False)  # a stale entry of before the yank (or an unyank)
+    assert "was seen yanked before; it stays yanked" in upgrade().stderr
+
+
+def test_a_rolled_back_registry_toml_is_not_cached(reg: RegistryDir, client: Client, home: Path) -> None:
+    reg.publish("demo-ext", "0.2.0")
+    client.ok("ext", "update", "--all", "--check")  # serial 3 seen and cached
+    cached = registry_cache(home)
+    reg.serial = 2
+    reg.write()
+    client.refused("registry_rollback", "ext", "update", "--all")
+    assert registry_cache(home) == cached  # neither the body nor its ETag
+    client.refused("registry_rollback", "ext", "update", "--all")  # asked again, refused again
+    assert registry_cache(home) == cached
+    reg.serial = 4
+    reg.write()
+    assert client.ok("ext", "update", "--all")["updated"][0]["version"] == "0.2.0"
+
+
+def test_a_truncated_entry_that_fails_validation_is_not_kept(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "index", "acme")
+    reg.publish("demo-ext", "0.1.0")
+    entry = (reg.root / "extensions" / "de" / "demo-ext.toml").read_bytes()
+    truncated = entry[: entry.index(b"sha256")]  # still TOML: a version without its sha256 and size
+    with FaultServer() as fault:
+        fault.script("/registry.toml", Reply(200, (reg.root / "registry.toml").read_bytes(), {"ETag": '"r1"'}))
+        fault.script("/extensions/de/demo-ext.toml", Reply(200, truncated, {"ETag": '"cut"'}),
+                     Reply(200, entry, {"ETag": '"whole"'}))
+        fault.script("/archives/demo-ext-0.1.0.tar.gz",
+                     Reply(200, (reg.root / "archives" / "demo-ext-0.1.0.tar.gz").read_bytes()))
+        client = Client(home)
+        client.ok("registry", "add", "acme", fault.url)
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
+        assert not any("demo-ext.toml" in name for name in registry_cache(home))
+        client.ok("ext", "install", "demo-ext")
+        entry_requests = [r for r in fault.requests if r.path == "/extensions/de/demo-ext.toml"]
+        assert [r.headers.get("if-none-match") for r in entry_requests] == [None, None]  # "cut" never sent back
+
+
+def test_registry_refresh_drops_the_cached_validators(reg: RegistryDir, home: Path) -> None:
+    reg.publish("demo-ext", "0.1.0")
+    with StaticFileServer(reg.root) as server:
+        client = Client(home)
+        client.ok("registry", "add", "acme", server.url)
+        client.ok("ext", "info", "demo-ext")
+        client.ok("ext", "info", "demo-ext")
+        conditional = [r.headers.get("if-none-match") is not None for r in server.requests]
+        assert conditional[-2:] == [True, True]  # registry.toml and the entry, revalidated
+        server.clear()
+        client.ok("registry", "refresh", "acme")
+        client.ok("ext", "info", "demo-ext")
+        sent = [(r.path, r.headers.get("if-none-match")) for r in server.requests]
+        assert sent[0] == ("/registry.toml", None)
+        assert ("/extensions/de/demo-ext.toml", None) in sent  # fetched again, not confirmed by a 304
+        server.clear()
+        client.ok("ext", "info", "demo-ext")  # the bodies fetched again carry validators again
+        assert all(r.headers.get("if-none-match") for r in server.requests)
+
+
+# --- slow retrieval and servers asking to wait (SPEC 5.4, 6) ---------------------------------------
+
+
+def test_slow_retrieval_attack_meets_the_download_deadline(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "slow", "slow")
+    data = archive_bytes("demo-ext", "0.1.0", files={"big.txt": "x" * 4000})
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        # above any minimum rate, each read well within the read timeout: a trickle for ever
+        url = fault.script("/a.tar.gz", Reply(200, data, drip=(16, 0.01)))
+        reg.publish("demo-ext", "0.1.0", url=url, data=data)
+        home.mkdir(parents=True, exist_ok=True)
+        (home / "config.toml").write_text("[network]\nmin_rate = 0\ndeadline = 0.05\ndeadline_rate = 1000000\n")
+        client = Client(home)
+        client.ok("registry", "add", "slow", static.url)
+        client.ok("ext", "info", "demo-ext")
+        before = client.snapshot()
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 7 and result.json["error"]["code"] == "network_error", result
+        assert "not received within" in result.json["error"]["message"]
+        assert client.snapshot() == before and fault.count("/a.tar.gz") == 1
+
+
+def test_a_server_asking_to_retry_after_120s_fails_at_once(home: Path, tmp_path: Path) -> None:
+    reg = RegistryDir(tmp_path / "busy", "busy")
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        url = fault.script("/a.tar.gz", Reply(503, b"busy", {"Retry-After": "120"}))
+        reg.publish("demo-ext", "0.1.0", url=url, data=archive_bytes("demo-ext", "0.1.0"))
+        client = Client(home)
+        client.ok("registry", "add", "busy", static.url)
+        client.ok("ext", "info", "demo-ext")
+        before = client.snapshot()
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 7 and result.json["error"]["code"] == "http_error", result
+        assert "asked to retry after 120 s" in result.stderr and result.json["error"]["details"]["retry_after"] == 120
+        assert client.snapshot() == before and fault.count("/a.tar.gz") == 1  # no wait, no second try

@@ -146,6 +146,28 @@ def test_github_registry_reads_one_commit(home: Path, regdir: RegistryDir, fake_
     assert all(f"/{new_sha}/" in r.path for r in fake_github.raw.requests)
 
 
+def test_dropped_validators_make_a_github_registry_read_again(home: Path, regdir: RegistryDir,
+                                                               fake_github: FakeGitHub) -> None:
+    regdir.publish("demo-ext", "0.1.0")
+    files = {p.relative_to(regdir.root).as_posix(): p.read_bytes() for p in regdir.root.rglob("*") if p.is_file()}
+    sha = fake_github.add_repo("acme", "index", files)
+    config = RegistryConfig("acme", "github:acme/index")
+    registry, _ = session(home, config).registries.lookup("demo-ext")
+    registry.cache.drop_validators()  # what `registry refresh acme` does first
+    _, entry = session(home, config, offline=True).registries.lookup("demo-ext")  # the bodies stay
+    assert entry.name == "demo-ext"
+    fake_github.api.clear()
+    fake_github.raw.clear()
+    session(home, config).registries.lookup("demo-ext")
+    assert [r.headers.get("if-none-match") for r in fake_github.api.requests] == [None]  # the commit, afresh
+    # files at a commit never change, but a stale one is fetched again rather than trusted
+    assert sorted(r.path for r in fake_github.raw.requests) == [
+        f"/acme/index/{sha}/extensions/de/demo-ext.toml", f"/acme/index/{sha}/registry.toml"]
+    fake_github.raw.clear()
+    session(home, config).registries.lookup("demo-ext")
+    assert fake_github.raw.count() == 0  # fresh again: cached and used without asking
+
+
 def test_github_registry_offline_uses_the_cached_commit(home: Path, regdir: RegistryDir,
                                                          fake_github: FakeGitHub) -> None:
     regdir.publish("demo-ext", "0.1.0")
