@@ -98,16 +98,25 @@ def workspace_dir(ctx: Context) -> Path:
 
 def target_scope(ctx: Context, scope: str | None = None) -> Any:
     """The scope a command writes to (`--scope`, default global)."""
-    from pkgmgr.store.scope import global_scope, workspace_scope
+    from pkgmgr.store.scope import global_scope
 
     kind = scope or ctx.scope
     if kind == "workspace":
-        from pkgmgr.workspace.trust import check_store
+        from pkgmgr.workspace.store import workspace_scope
 
-        scope = workspace_scope(workspace_dir(ctx), ctx.home)
-        check_store(ctx.home, scope)
-        return scope
+        root = workspace_dir(ctx)
+        warn_legacy_store(ctx, root)
+        return workspace_scope(root, ctx.home)
     return global_scope(ctx.home)
+
+
+def warn_legacy_store(ctx: Context, workspace: Path) -> None:
+    """The one-line warning about a `.pkgmgr/` an earlier version left in the work tree (SPEC 10)."""
+    from pkgmgr.workspace.store import legacy_warning
+
+    message = legacy_warning(workspace)
+    if message is not None:
+        ctx.warn(message)
 
 
 def visible_scopes(ctx: Context) -> list[Any]:

@@ -244,10 +244,9 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     rel = f"extensions/{name}/{version}"
     if current is not None and current.path == rel:
         rel = f"{rel}~{prepared.tree_sha256[:12]}"  # a forced reinstall of the same version
-    target = scope.root / rel
-    if target.exists():
+    target = scope.ensure_dir(rel.rpartition("/")[0]) / rel.rpartition("/")[2]  # no link on the way
+    if os.path.lexists(target):
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it
-    target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(prepared.root, target)
     crashpoint("install.after_rename")
     from pkgmgr.activation.lifecycle import refresh_on_switch

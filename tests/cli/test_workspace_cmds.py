@@ -10,8 +10,10 @@ from types import SimpleNamespace
 import pytest
 
 from pkgmgr.cli.workspace_cmds import _plan_lines
-from tests.cli.helpers import fail, human, ok
+from tests.cli.helpers import fail, human, ok, tree
 from tests.support.builders import write_extension
+from tests.support.cli import run_cli
+from tests.support.stores import store_root
 from tests.workspace.helpers import crew_files, write_local_tool
 
 # --- _plan_lines ----------------------------------------------------------------------------------
@@ -96,7 +98,7 @@ def test_sync_human_output(ws: Path) -> None:
     dry = human("sync", "--dry-run", "--workspace", ws).stdout.splitlines()
     assert dry[0] == f"sync plan for {ws}:" and dry[-1] == "dry run: nothing was changed"
     assert "  + install local-tool 0.1.0 (path)" in dry and "  + activate crew-ext:*/default" in dry
-    assert not (ws / ".pkgmgr").exists()
+    assert not store_root(ws).exists()
     lines = human("sync", "--workspace", ws).stdout.splitlines()
     assert lines.index("installing local-tool 0.1.0 (subprocess extension, source path, unverified)") \
         < lines.index("installed local-tool 0.1.0")
@@ -129,7 +131,7 @@ def test_trust_show_renders_what_it_covers(ws: Path) -> None:
     lines = result.stdout.splitlines()
     digest = ok("trust", "--show", "--workspace", ws)["digest"]
     assert lines[:4] == [f"workspace: {ws}", f"digest:    {digest}", "approved:  no",
-                         f"store:     {ws / '.pkgmgr'} (not created yet)"]
+                         f"store:     {store_root(ws)} (not created yet)"]
     table = [line.split() for line in lines]
     assert ["EXTENSION", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK", "DIGEST"] in table
     assert ["local-tool", "path", "tools/local-tool", "0.1.0", "session.read", "./bin/serve", "--stdio", "-"] in table
@@ -152,23 +154,14 @@ def test_trust_of_a_directory_with_nothing_to_trust(tmp_path: Path, home: Path) 
     empty.mkdir(parents=True)
     document = fail("not_found", "trust", "--workspace", empty)
     assert "nothing to trust" in document["error"]["message"]
-    assert not (empty / ".pkgmgr").exists()
+    assert not store_root(empty).exists()
 
 
-def test_trust_of_a_store_without_pkgmgr_toml(tmp_path: Path) -> None:
+def test_trust_of_a_left_over_store_without_pkgmgr_toml(tmp_path: Path) -> None:
     root = tmp_path / "user-home" / "copied"
     store = root / ".pkgmgr"
     (store / "extensions").mkdir(parents=True)
-    (store / "store-id").write_text("from-another-machine\n")
-    assert human("trust", "--show", "--workspace", root).stdout == \
-        f"{store} is unknown: adopting it discards its content\n"
-    assert ok("trust", "--show", "--workspace", root) == {
-        "workspace": str(root), "store": {"path": str(store), "known": False, "adopted": False}}
-    assert store.exists()  # --show changes nothing
-    assert human("trust", "--workspace", root).stdout == f"adopted {store} (its content was discarded)\n"
-    assert not store.exists()
-    tool = write_local_tool(tmp_path / "src" / "local-tool")
-    ok("--scope", "workspace", "ext", "install", tool, "--allow-unverified", "--yes", "--workspace", root)
-    assert human("trust", "--workspace", root).stdout == f"{store} is already yours\n"
-    assert ok("trust", "--show", "--workspace", root)["store"] == {"path": str(store), "known": True,
-                                                                   "adopted": False}
+    result = run_cli(["trust", "--workspace", str(root), "-o", "json"])
+    assert result.code == 5 and "nothing to trust" in result.stdout  # a store alone is nothing to approve
+    assert result.stderr.count("warning: ") == 1 and str(store) in result.stderr
+    assert store.is_dir() and tree(store) == ["extensions"]  # ignored, not deleted
