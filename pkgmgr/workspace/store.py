@@ -15,6 +15,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.db import transaction
 from pkgmgr.store.scope import Scope, global_scope
@@ -49,6 +50,7 @@ def _register(scope: Scope) -> None:
                          (scope.root.name, str(scope.workspace), now_utc()))
     finally:
         home.close()
+    crashpoint("store.after_register")
 
 
 def recorded_stores(home: Path) -> list[Scope]:

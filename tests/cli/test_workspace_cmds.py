@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -165,3 +166,36 @@ def test_trust_of_a_left_over_store_without_pkgmgr_toml(tmp_path: Path) -> None:
     assert result.code == 5 and "nothing to trust" in result.stdout  # a store alone is nothing to approve
     assert result.stderr.count("warning: ") == 1 and str(store) in result.stderr
     assert store.is_dir() and tree(store) == ["extensions"]  # ignored, not deleted
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+@pytest.mark.parametrize("foreign", ["root", "pkgmgr.toml"])
+def test_sync_and_trust_refuse_a_workspace_of_another_user(ws: Path, home: Path, foreign: str) -> None:
+    ok("trust", "--workspace", ws)  # approved while it was ours
+    os.chown(ws if foreign == "root" else ws / "pkgmgr.toml", 12345, 12345)
+    approvals = tree(home)
+    for args in (["trust"], ["trust", "--show"], ["sync"]):
+        error = fail("trust_required", *args, "--workspace", ws)["error"]
+        assert "owned by uid 12345" in error["message"]
+    assert tree(home) == approvals and not store_root(ws).exists()  # nothing approved, nothing installed
+
+
+def test_a_link_planted_in_the_workspace_store_is_refused(ws: Path, tmp_path: Path) -> None:
+    ok("trust", "--workspace", ws)
+    ok("sync", "--workspace", ws)
+    store = store_root(ws)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "precious").mkdir(parents=True)
+    (store / ".staging").rmdir()
+    (store / ".staging").symlink_to(elsewhere)  # a cleanup through it would empty elsewhere
+    (ws / "tools" / "local-tool" / "extension.toml").write_text(
+        (ws / "tools" / "local-tool" / "extension.toml").read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    ok("trust", "--workspace", ws)
+    before = tree(store)
+    error = fail("path_escapes_root", "sync", "--workspace", ws)
+    assert str(store / ".staging") in error["error"]["message"]
+    assert tree(store) == before and tree(elsewhere) == ["precious"]
+    problems = fail("state_inconsistent", "doctor", "--check", "--workspace", ws)["problems"]
+    assert [(p["scope"], p["check"]) for p in problems] == [("workspace", "layout")]
+    fail("state_inconsistent", "doctor", "--workspace", ws)  # repairs nothing through the link
+    assert tree(elsewhere) == ["precious"]
