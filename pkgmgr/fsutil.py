@@ -149,20 +149,38 @@ def secure_dirs(base: Path, rel: str, *, create: bool, mode: int = 0o755) -> Non
             except FileNotFoundError:
                 if not create:
                     return
-                os.mkdir(name, mode, dir_fd=fd)
-                child = os.open(name, flags, dir_fd=fd)
+                try:
+                    os.mkdir(name, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass  # another process made it meanwhile: it is opened (and checked) below
+                child = _open_child(name, flags, fd, path)
             except OSError as exc:
-                if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-                    raise
-                kind = "a symbolic link" if os.path.islink(path) else "not a directory"
-                raise PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code="path_escapes_root",
-                                  details={"path": str(path)},
-                                  hint=f"remove {path}; the next command creates what pkgmgr needs there") from None
+                raise _not_a_directory(exc, path) from None
             os.close(fd)
             fd = child
             _check_owner(fd, path)
     finally:
         os.close(fd)
+
+
+def _open_child(name: str, flags: int, fd: int, path: Path) -> int:
+    try:
+        return os.open(name, flags, dir_fd=fd)
+    except OSError as exc:
+        raise _not_a_directory(exc, path) from None
+
+
+def _not_a_directory(exc: OSError, path: Path) -> Exception:
+    """`path_escapes_root` for a link or a non-directory where a directory was opened; other
+    OS errors (permissions, a full disk) as they are."""
+    from pkgmgr.errors import PkgmgrError
+
+    if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+        return exc
+    kind = "a symbolic link" if os.path.islink(path) else "not a directory"
+    return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code="path_escapes_root",
+                       details={"path": str(path)},
+                       hint=f"remove {path}; the next command creates what pkgmgr needs there")
 
 
 def _check_owner(fd: int, path: Path) -> None:

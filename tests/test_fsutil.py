@@ -189,3 +189,17 @@ def test_refuse_links_refuses_a_link_and_accepts_a_missing_file(tmp_path: Path) 
     with pytest.raises(PkgmgrError) as caught:
         fsutil.refuse_links(tmp_path, ("state.db",))
     assert caught.value.code == "path_escapes_root" and not (tmp_path / "elsewhere.db").exists()
+
+
+def test_secure_dirs_accepts_a_directory_another_process_just_made(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(name: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real_mkdir(name, mode, dir_fd=dir_fd)  # the other writer wins the race
+        raise FileExistsError(17, "File exists", name)
+
+    (tmp_path / "base").mkdir()
+    monkeypatch.setattr(fsutil.os, "mkdir", racing_mkdir)
+    fsutil.secure_dirs(tmp_path / "base", "workspaces/abc", create=True)
+    assert (tmp_path / "base" / "workspaces" / "abc").is_dir()
