@@ -39,6 +39,7 @@ class Context:
     lock_timeout: float = 30.0
     stdin: Any = None
     stderr: Any = None
+    _warned: set[str] = field(default_factory=set, repr=False)  # warnings given once per command
 
     @property
     def json(self) -> bool:
@@ -115,7 +116,8 @@ def warn_legacy_store(ctx: Context, workspace: Path) -> None:
     from pkgmgr.workspace.store import legacy_warning
 
     message = legacy_warning(workspace)
-    if message is not None:
+    if message is not None and message not in ctx._warned:
+        ctx._warned.add(message)
         ctx.warn(message)
 
 

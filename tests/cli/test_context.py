@@ -244,3 +244,13 @@ def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: 
     assert [e["name"] for e in ok("--scope", "workspace", "ext", "list", "--workspace", fresh)["extensions"]] == \
         ["prompt-enhancer"]
     assert not store_root(fresh).exists()  # a read never creates the store
+
+
+def test_the_left_over_store_warning_is_given_once_per_command(user_home: Path, home: Path) -> None:
+    ws = user_home / "ws"
+    (ws / ".pkgmgr").mkdir(parents=True)
+    warnings = io.StringIO()
+    context = ctx(home, workspace_arg=ws, scope="workspace", stderr=warnings)
+    target_scope(context)
+    visible_scopes(context)  # a command that looks up the scope twice
+    assert warnings.getvalue().count("warning: ") == 1
