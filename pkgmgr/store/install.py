@@ -244,7 +244,8 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     rel = f"extensions/{name}/{version}"
     if current is not None and current.path == rel:
         rel = f"{rel}~{prepared.tree_sha256[:12]}"  # a forced reinstall of the same version
-    target = scope.ensure_dir(rel.rpartition("/")[0]) / rel.rpartition("/")[2]  # no link on the way
+    parent, _, leaf = rel.rpartition("/")
+    target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
     if os.path.lexists(target):
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it
     os.rename(prepared.root, target)

@@ -102,13 +102,18 @@ class Scope:
         secure_dirs(self.anchor, self._below_anchor(rel), create=True)
         return self.root / rel
 
+    def check_layout(self) -> None:
+        """Refuse (`path_escapes_root`) a store whose root, `extensions/` or `.staging/` is a link or
+        another user's directory, or whose database or lock file is a link (creates nothing)."""
+        for rel in ("", "extensions", ".staging"):
+            secure_dirs(self.anchor, self._below_anchor(rel), create=False)
+        if self.root.is_dir():
+            refuse_links(self.root, _ROOT_FILES)
+
     def layout_problem(self) -> str | None:
-        """Why pkgmgr would refuse to write in this scope as it is on disk (creates nothing)."""
+        """Why `check_layout` refuses this scope, or None."""
         try:
-            for rel in ("", "extensions", ".staging"):
-                secure_dirs(self.anchor, self._below_anchor(rel), create=False)
-            if self.root.is_dir():
-                refuse_links(self.root, _ROOT_FILES)
+            self.check_layout()
         except PkgmgrError as error:
             return error.message
         return None
@@ -127,8 +132,7 @@ class Scope:
         from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
         self.ensure_root()
-        for rel in ("extensions", ".staging"):  # what the cleanup below walks must be a real directory
-            secure_dirs(self.anchor, self._below_anchor(rel), create=False)
+        self.check_layout()  # what the cleanup below walks must be real directories of this user
         lock = ExclusiveLock(self.lock_path, timeout)
         try:
             lock.acquire()
