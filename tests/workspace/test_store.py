@@ -9,13 +9,7 @@ import sqlite3
 import subprocess
 from pathlib import Path
 
-from pkgmgr.workspace.store import (
-    legacy_store,
-    legacy_warning,
-    recorded_stores,
-    store_id,
-    workspace_scope,
-)
+from pkgmgr.workspace.store import legacy_store, legacy_warning, recorded_stores, store_id, workspace_scope
 
 
 def rows(home: Path) -> list[tuple[str, str]]:
