@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -100,3 +101,113 @@ def remove_tree(path: Path) -> None:
                     os.unlink(entry.path)
                 except FileNotFoundError:
                     pass
+
+
+def owner_name(uid: int) -> str:
+    """The login name of `uid` ("uid N" when the system has none)."""
+    import pwd
+
+    try:
+        return f"{pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except KeyError:
+        return f"uid {uid}"
+
+
+def foreign_owner(info: os.stat_result) -> str | None:
+    """The owner of a stat result when it is not the current (effective) user, else None."""
+    return owner_name(info.st_uid) if info.st_uid != os.geteuid() else None
+
+
+def secure_dirs(base: Path, rel: str, *, create: bool, mode: int = 0o755) -> None:
+    """Check every directory from `base` down to `base/rel` before pkgmgr writes there: each
+    component under `base` is opened without following a symlink (`O_NOFOLLOW`, relative to
+    its parent's descriptor), and `base` and every component must be owned by the current
+    user. `create` makes the missing ones (`base` included, with its parents); without it the
+    walk stops at the first missing one.
+
+    Raises `path_escapes_root` for a symlink, a non-directory or another user's directory on
+    the way (nothing is created below it)."""
+    from pkgmgr.errors import PkgmgrError
+
+    base = Path(base)
+    if create:
+        base.mkdir(parents=True, exist_ok=True, mode=mode)
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        raise PkgmgrError(f"{base} is not a directory", code="path_escapes_root") from None
+    path = base
+    try:
+        _check_owner(fd, path)
+        for name in (p for p in rel.split("/") if p and p != "."):
+            path = path / name
+            try:
+                child = os.open(name, flags, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    return
+                try:
+                    os.mkdir(name, mode, dir_fd=fd)
+                except FileExistsError:
+                    pass  # another process made it meanwhile: it is opened (and checked) below
+                child = _open_child(name, flags, fd, path)
+            except OSError as exc:
+                raise _not_a_directory(exc, path) from None
+            os.close(fd)
+            fd = child
+            _check_owner(fd, path)
+    finally:
+        os.close(fd)
+
+
+def _open_child(name: str, flags: int, fd: int, path: Path) -> int:
+    try:
+        return os.open(name, flags, dir_fd=fd)
+    except OSError as exc:
+        raise _not_a_directory(exc, path) from None
+
+
+def _not_a_directory(exc: OSError, path: Path) -> Exception:
+    """`path_escapes_root` for a link or a non-directory where a directory was opened; other
+    OS errors (permissions, a full disk) as they are."""
+    from pkgmgr.errors import PkgmgrError
+
+    if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
+        return exc
+    kind = "a symbolic link" if os.path.islink(path) else "not a directory"
+    return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code="path_escapes_root",
+                       details={"path": str(path)},
+                       hint=f"remove {path}; the next command creates what pkgmgr needs there")
+
+
+def _check_owner(fd: int, path: Path) -> None:
+    from pkgmgr.errors import PkgmgrError
+
+    owner = foreign_owner(os.fstat(fd))
+    if owner is not None:
+        raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
+                          code="path_escapes_root", details={"path": str(path)},
+                          hint="use a directory of your own (PKGMGR_HOME, --home)")
+
+
+def refuse_links(directory: Path, names: tuple[str, ...]) -> None:
+    """Refuse (`path_escapes_root`) files pkgmgr opens for writing in `directory` when they are
+    symlinks or another user's (a missing one is fine: pkgmgr creates it)."""
+    from pkgmgr.errors import PkgmgrError
+
+    for name in names:
+        path = Path(directory) / name
+        try:
+            info = path.lstat()
+        except FileNotFoundError:
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            raise PkgmgrError(f"{path} is a symbolic link: pkgmgr does not write through it", code="path_escapes_root",
+                              details={"path": str(path)}, hint=f"remove {path}")
+        owner = foreign_owner(info)
+        if owner is not None:
+            raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
+                              code="path_escapes_root", details={"path": str(path)})

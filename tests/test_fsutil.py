@@ -137,3 +137,69 @@ def test_remove_tree_of_a_wide_tree(tmp_path: Path) -> None:
         (tree / f"f{i}").write_text("x")
     remove_tree(tree)
     assert list(tmp_path.iterdir()) == []
+
+
+# --- secure_dirs / refuse_links: no link and no other user's directory on the way to a write --------
+
+
+def test_secure_dirs_creates_the_missing_directories(tmp_path: Path) -> None:
+    fsutil.secure_dirs(tmp_path / "base", "a/b/c", create=True)
+    assert (tmp_path / "base" / "a" / "b" / "c").is_dir()
+    fsutil.secure_dirs(tmp_path / "base", "a/b/c", create=True)  # again: nothing to do
+    fsutil.secure_dirs(tmp_path / "base", "a/x/y", create=False)  # a missing one ends the walk
+    assert not (tmp_path / "base" / "a" / "x").exists()
+
+
+@pytest.mark.parametrize("kind", ["link", "dangling", "file"])
+def test_secure_dirs_refuses_a_link_or_a_file_on_the_way(tmp_path: Path, kind: str) -> None:
+    from pkgmgr.errors import PkgmgrError
+
+    (tmp_path / "base" / "a").mkdir(parents=True)
+    (tmp_path / "elsewhere").mkdir()
+    planted = tmp_path / "base" / "a" / "b"
+    if kind == "file":
+        planted.write_text("")
+    else:
+        planted.symlink_to(tmp_path / ("elsewhere" if kind == "link" else "nowhere"))
+    with pytest.raises(PkgmgrError) as caught:
+        fsutil.secure_dirs(tmp_path / "base", "a/b/c", create=True)
+    assert caught.value.code == "path_escapes_root" and str(planted) in caught.value.message
+    assert list((tmp_path / "elsewhere").iterdir()) == [] and not (tmp_path / "nowhere").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown a directory")
+def test_secure_dirs_refuses_a_directory_of_another_user(tmp_path: Path) -> None:
+    from pkgmgr.errors import PkgmgrError
+
+    (tmp_path / "base" / "theirs").mkdir(parents=True)
+    os.chown(tmp_path / "base" / "theirs", 12345, 12345)
+    with pytest.raises(PkgmgrError) as caught:
+        fsutil.secure_dirs(tmp_path / "base", "theirs/mine", create=True)
+    assert caught.value.code == "path_escapes_root" and "uid 12345" in caught.value.message
+    assert not (tmp_path / "base" / "theirs" / "mine").exists()
+    with pytest.raises(PkgmgrError):
+        fsutil.refuse_links(tmp_path / "base", ("theirs",))
+
+
+def test_refuse_links_refuses_a_link_and_accepts_a_missing_file(tmp_path: Path) -> None:
+    from pkgmgr.errors import PkgmgrError
+
+    fsutil.refuse_links(tmp_path, ("state.db",))
+    (tmp_path / "state.db").symlink_to(tmp_path / "elsewhere.db")
+    with pytest.raises(PkgmgrError) as caught:
+        fsutil.refuse_links(tmp_path, ("state.db",))
+    assert caught.value.code == "path_escapes_root" and not (tmp_path / "elsewhere.db").exists()
+
+
+def test_secure_dirs_accepts_a_directory_another_process_just_made(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    real_mkdir = os.mkdir
+
+    def racing_mkdir(name: str, mode: int = 0o777, *, dir_fd: int | None = None) -> None:
+        real_mkdir(name, mode, dir_fd=dir_fd)  # the other writer wins the race
+        raise FileExistsError(17, "File exists", name)
+
+    (tmp_path / "base").mkdir()
+    monkeypatch.setattr(fsutil.os, "mkdir", racing_mkdir)
+    fsutil.secure_dirs(tmp_path / "base", "workspaces/abc", create=True)
+    assert (tmp_path / "base" / "workspaces" / "abc").is_dir()

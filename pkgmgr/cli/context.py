@@ -39,6 +39,7 @@ class Context:
     lock_timeout: float = 30.0
     stdin: Any = None
     stderr: Any = None
+    _warned: set[str] = field(default_factory=set, repr=False)  # warnings given once per command
 
     @property
     def json(self) -> bool:
@@ -98,16 +99,26 @@ def workspace_dir(ctx: Context) -> Path:
 
 def target_scope(ctx: Context, scope: str | None = None) -> Any:
     """The scope a command writes to (`--scope`, default global)."""
-    from pkgmgr.store.scope import global_scope, workspace_scope
+    from pkgmgr.store.scope import global_scope
 
     kind = scope or ctx.scope
     if kind == "workspace":
-        from pkgmgr.workspace.trust import check_store
+        from pkgmgr.workspace.store import workspace_scope
 
-        scope = workspace_scope(workspace_dir(ctx), ctx.home)
-        check_store(ctx.home, scope)
-        return scope
+        root = workspace_dir(ctx)
+        warn_legacy_store(ctx, root)
+        return workspace_scope(root, ctx.home)
     return global_scope(ctx.home)
+
+
+def warn_legacy_store(ctx: Context, workspace: Path) -> None:
+    """The one-line warning about a `.pkgmgr/` an earlier version left in the work tree (SPEC 10)."""
+    from pkgmgr.workspace.store import legacy_warning
+
+    message = legacy_warning(workspace)
+    if message is not None and message not in ctx._warned:
+        ctx._warned.add(message)
+        ctx.warn(message)
 
 
 def visible_scopes(ctx: Context) -> list[Any]:

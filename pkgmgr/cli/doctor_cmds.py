@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 def register(commands: "Commands") -> None:
     p = commands.command(
         "doctor", cmd_doctor, "check (and repair) the state of the scopes",
-        "Check every invariant of the global scope and of the current workspace's store (when it has one): "
+        "Check every invariant of the global scope and of every workspace store recorded in the global state "
+        "whose workspace still exists (with the current workspace's, when it has one): "
         "the SQLite integrity check, each installed tree against its recorded checksum, activations and "
         "their projected resources, and leftovers of interrupted commands. Without --check, leftovers and "
         "orphaned version directories (and partial downloads older than a day) are removed first, and what "
@@ -29,41 +30,39 @@ def register(commands: "Commands") -> None:
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.store.recovery import check_scope, repair_scope
-    from pkgmgr.store.scope import global_scope, workspace_scope
+    from pkgmgr.store.scope import global_scope
+    from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
 
+    here = workspace_dir(ctx)
     scopes = [global_scope(ctx.home)]
-    workspace = workspace_scope(workspace_dir(ctx), ctx.home)
-    unknown_store = None
-    if workspace.root.is_dir():
-        from pkgmgr.workspace.trust import store_is_known
-
-        if store_is_known(ctx.home, workspace):
-            scopes.append(workspace)
-        else:  # a committed or copied .pkgmgr/: never opened (nor migrated, nor repaired) before it is adopted
-            unknown_store = workspace.root
-    repaired, findings = [], []
+    stores = recorded_stores(ctx.home)
+    current = workspace_scope(here, ctx.home)
+    if current.root.is_dir() and current.root not in {s.root for s in stores}:
+        stores.append(current)  # not recorded (the global state was replaced): still this user's store
+    scopes.extend(stores)
+    legacy = legacy_store(here)  # never opened: what a pull could have replaced
+    repaired, findings, labels = [], [], []
     if not args.check:
         repaired.extend(_prune_downloads(ctx))
     for scope in scopes:
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
-        findings.extend(check_scope(scope, config=ctx.config))
+        found = check_scope(scope, config=ctx.config)
+        findings.extend(found)
+        labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
         scope.close()
-    if unknown_store is not None:
-        from pkgmgr.store.recovery import Finding
-
-        findings.append(Finding("workspace", "store", f"{unknown_store} was not created by pkgmgr for this user "
-                                "here; adopt it with 'pkgmgr trust' before it is checked"))
     data = {
         "ok": not findings,
-        "scopes": [{"scope": s.kind, "root": str(s.root)} for s in scopes],
+        "scopes": [{"scope": s.kind, "root": str(s.root), **({"workspace": str(s.workspace)} if s.workspace else {})}
+                   for s in scopes],
+        "legacy_store": str(legacy) if legacy is not None else None,
         "problems": [f.to_json() for f in findings],
         "repaired": [f.to_json() for f in repaired],
     }
     error = None
     if findings:
         error = PkgmgrError(
-            f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{f.scope}: {f.message}" for f in findings),
+            f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
             code="state_inconsistent",
             details={"problems": data["problems"]},
             hint=None if not args.check else "run 'pkgmgr doctor' to repair what can be repaired",
@@ -72,6 +71,9 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     def human(p: Printer) -> None:
         for item in repaired:
             p.line(f"repaired ({item.scope}): {item.message}")
+        if legacy is not None:
+            p.line(f"note: {legacy} was left by an earlier pkgmgr and is ignored (nothing in it is read); "
+                   f"delete it with: rm -rf '{legacy}'")
         if not findings:
             p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
 

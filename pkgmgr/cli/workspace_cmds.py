@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.cli.context import Context, workspace_dir
+from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
 from pkgmgr.cli.ext_cmds import add_install_options, announce_for, install_options, reporter_for
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
@@ -36,7 +36,7 @@ def register(commands: "Commands") -> None:
         "trust", cmd_trust, "approve a workspace's pkgmgr.toml, lock and path extensions",
         "A workspace's pkgmgr.toml comes with its repository, so nothing it declares runs before you approve it. "
         "'pkgmgr trust' approves the current digest of pkgmgr.toml + pkgmgr.lock + every path extension's tree "
-        "(recorded in your global state) and adopts the workspace's .pkgmgr/ store; it prints what it approves. "
+        "(recorded in your global state); it prints what it approves. "
         "--show prints the digest and what it covers without approving; --digest D approves only if the files "
         "still have digest D.",
         "pkgmgr trust --show\npkgmgr trust --digest 3f1c...\npkgmgr trust --workspace ~/src/team-repo",
@@ -86,6 +86,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
         dry_run=args.dry_run,
     )
     root = workspace_dir(ctx)
+    warn_legacy_store(ctx, root)
     planned: dict[str, Any] = {}
 
     def on_plan(plan: "SyncPlan") -> None:
@@ -146,8 +147,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     from pkgmgr.manifest import parse_manifest, read_manifest
     from pkgmgr.store.install import list_installed
 
-    known = _store_known(ctx, ws)
-    installed = {i.name: i for i in list_installed(ws.scope)} if known else {}
+    installed = {i.name: i for i in list_installed(ws.scope)}
     trees = {name: tree for name, _, tree in state.paths}
     extensions = []
     for declared in ws.manifest.extensions:
@@ -181,7 +181,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         "workspace": str(ws.root),
         "digest": state.digest,
         "approved": ws.trusted,
-        "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir(), "known": known},
+        "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir()},
         "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure}
                        for r in ws.manifest.registries],
         "extensions": extensions,
@@ -191,17 +191,10 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     }
 
 
-def _store_known(ctx: Context, ws: Any) -> bool | None:
-    from pkgmgr.workspace.trust import store_is_known
-
-    return store_is_known(ctx.home, ws.scope) if ws.scope.root.is_dir() else None
-
-
 def _render_summary(p: Printer, data: dict[str, Any]) -> None:
     p.kv([("workspace", data["workspace"]), ("digest", data["digest"]),
           ("approved", "yes" if data["approved"] else "no"),
-          ("store", data["store"]["path"] + ("" if data["store"]["exists"] else " (not created yet)")
-           + (" (unknown: adopting it discards its content)" if data["store"]["known"] is False else ""))])
+          ("store", data["store"]["path"] + ("" if data["store"]["exists"] else " (not created yet)"))])
     if data["registries"]:
         p.line()
         p.table(["REGISTRY", "SOURCE", "PRIORITY"], [(r["name"], r["source"], r["priority"]) for r in data["registries"]])
@@ -231,25 +224,9 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.workspace.workspace import Workspace
 
     root = workspace_dir(ctx)
+    warn_legacy_store(ctx, root)
     if not (root / "pkgmgr.toml").is_file():
-        scope_root = root / ".pkgmgr"
-        if not (scope_root.is_dir() or scope_root.is_symlink()):  # a link (even dangling) is a store to adopt
-            raise PkgmgrError(f"{root} has neither a pkgmgr.toml nor a .pkgmgr/ store: nothing to trust",
-                              code="not_found")
-        if args.digest is not None:  # no digest covers a store alone: refuse rather than ignore it
-            raise PkgmgrError(f"{root} has no pkgmgr.toml: --digest approves the content of one, and there is none",
-                              code="usage", hint="run 'pkgmgr trust' to adopt the .pkgmgr/ store")
-        from pkgmgr.store.scope import workspace_scope
-
-        scope = workspace_scope(root.resolve(), ctx.home)
-        known = trust.store_is_known(ctx.home, scope)
-        adopted = False if args.show else trust.adopt_store(ctx.home, scope)
-        data = {"workspace": str(root), "store": {"path": str(scope_root), "known": known, "adopted": adopted}}
-        if args.show:
-            text = f"{scope_root} is yours" if known else f"{scope_root} is unknown: adopting it discards its content"
-        else:
-            text = f"adopted {scope_root} (its content was discarded)" if adopted else f"{scope_root} is already yours"
-        return Output(data, text)
+        raise PkgmgrError(f"{root} has no pkgmgr.toml: nothing to trust", code="not_found")
     ws = Workspace(root, ctx.home)
     state = ws.trust_state()
     summary = _summary(ctx, ws, state)
@@ -260,15 +237,12 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
         raise PkgmgrError(f"the workspace's digest is {state.digest}, not {args.digest}: its files changed since "
                           "they were shown", code="trust_required", details={"digest": state.digest},
                           hint="review them again with 'pkgmgr trust --show'")
-    adopted = trust.adopt_store(ctx.home, ws.scope)
     trust.approve(ctx.home, ws.root, state.digest, by=login_user())
-    summary.update(approved=True, adopted_store=adopted)
+    summary.update(approved=True)
 
     def human(p: Printer) -> None:
         _render_summary(p, summary)
         p.line()
-        p.line(f"approved {ws.root} at digest {state.digest}"
-               + (" and adopted its .pkgmgr/ store (its content was discarded: 'pkgmgr sync' installs again)"
-                  if adopted else ""))
+        p.line(f"approved {ws.root} at digest {state.digest}")
 
     return Output(summary, human)

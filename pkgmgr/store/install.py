@@ -245,10 +245,10 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     rel = f"extensions/{name}/{version}"
     if current is not None and current.path == rel:
         rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
-    target = scope.root / rel
-    if target.exists():
+    parent, _, leaf = rel.rpartition("/")
+    target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
+    if os.path.lexists(target):
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it
-    target.parent.mkdir(parents=True, exist_ok=True)
     os.rename(prepared.root, target)
     crashpoint("install.after_rename")
     from pkgmgr.activation.lifecycle import refresh_on_switch

@@ -85,6 +85,9 @@ def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) ->
     findings: list[Finding] = []
     if not scope.root.exists():
         return findings
+    layout = scope.layout_problem()
+    if layout is not None:  # a link or another user's directory: nothing below it is read
+        return [Finding(scope.kind, "layout", layout)]
     broken = database_problem(scope)
     if broken is not None:
         return [broken]
@@ -136,8 +139,8 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
 
 def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
     """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories."""
-    if not scope.root.exists() or database_problem(scope) is not None:
-        return []  # nothing is removed on the word of a database that cannot be read
+    if not scope.root.exists() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []  # nothing is removed on the word of a database that cannot be read, nor through a link
     with scope.writer(timeout):  # taking the writer lock removes the leftovers
         removed = scope.last_cleanup
     return [Finding(scope.kind, "leftover", f"removed {path}", True) for path in removed]

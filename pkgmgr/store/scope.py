@@ -1,27 +1,30 @@
-"""Scope roots: the global scope (PKGMGR_HOME) and a workspace's `.pkgmgr/` store.
+"""Scope roots: the global scope (PKGMGR_HOME) and a workspace's store under it.
 
 A `Scope` knows its directories, opens its `state.db` lazily, and hands out the writer lock.
 Readers never create anything; a writer creates the root on first use and, while it holds the
-lock, removes what a crashed writer left behind.
+lock, removes what a crashed writer left behind. Every directory on the way to a write is
+checked without following symlinks and must be the user's own (`fsutil.secure_dirs`). Where a
+workspace's store lives, and how it is registered, is the workspace layer's business: it hands
+the scope its root and an `on_create` callback.
 """
 
 from __future__ import annotations
 
 import os
 import sqlite3
-import stat
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterator
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.fsutil import atomic_write_text, private_dir, remove_tree
+from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
 from pkgmgr.store import db as dbmod
 
-WORKSPACE_DIR = ".pkgmgr"
 WORKSPACE_MANIFEST = "pkgmgr.toml"
+# the files pkgmgr opens for writing in a scope root (SQLite adds the -wal and -shm files)
+_ROOT_FILES = ("state.db", "state.db-wal", "state.db-shm", "state.lock")
 
 
 @dataclass
@@ -30,6 +33,7 @@ class Scope:
     root: Path
     workspace: Path | None = None  # the workspace directory (None for global)
     parent: "Scope | None" = None  # the scope this one sees through (global, for a workspace)
+    on_create: Callable[[Scope], None] | None = field(default=None, repr=False)  # before the root is made
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     last_cleanup: list[str] = field(default_factory=list, repr=False)
 
@@ -75,16 +79,44 @@ class Scope:
             return None
         return self.db
 
-    def ensure_root(self) -> None:
-        if self.root.is_dir():
-            return
-        self.root.mkdir(parents=True, exist_ok=True, mode=0o755)
-        if self.kind == "workspace":
-            atomic_write_text(self.root / ".gitignore", "*\n")
-            if self.parent is not None:  # registered in the global state: this user's store (SPEC 10)
-                from pkgmgr.workspace.trust import create_store_id
+    @property
+    def anchor(self) -> Path:
+        """The directory the user chose (PKGMGR_HOME): below it, nothing is followed through a link."""
+        return self.parent.root if self.parent is not None else self.root
 
-                create_store_id(self.parent.root, self)
+    def _below_anchor(self, rel: str = "") -> str:
+        below = self.root.relative_to(self.anchor).as_posix()
+        return "/".join(p for p in (below, rel) if p and p != ".")
+
+    def ensure_root(self) -> None:
+        """Create the root (checked: `path_escapes_root` for a link or another user's directory on
+        the way, or among the files pkgmgr writes there)."""
+        if self.on_create is not None and not os.path.lexists(self.root):
+            self.on_create(self)
+        secure_dirs(self.anchor, self._below_anchor(), create=True)
+        refuse_links(self.root, _ROOT_FILES)
+
+    def ensure_dir(self, rel: str) -> Path:
+        """`root/rel`, created with every directory on the way checked (as `ensure_root`)."""
+        self.ensure_root()
+        secure_dirs(self.anchor, self._below_anchor(rel), create=True)
+        return self.root / rel
+
+    def check_layout(self) -> None:
+        """Refuse (`path_escapes_root`) a store whose root, `extensions/` or `.staging/` is a link or
+        another user's directory, or whose database or lock file is a link (creates nothing)."""
+        for rel in ("", "extensions", ".staging"):
+            secure_dirs(self.anchor, self._below_anchor(rel), create=False)
+        if self.root.is_dir():
+            refuse_links(self.root, _ROOT_FILES)
+
+    def layout_problem(self) -> str | None:
+        """Why `check_layout` refuses this scope, or None."""
+        try:
+            self.check_layout()
+        except PkgmgrError as error:
+            return error.message
+        return None
 
     def close(self) -> None:
         if self._conn is not None:
@@ -100,6 +132,7 @@ class Scope:
         from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
         self.ensure_root()
+        self.check_layout()  # what the cleanup below walks must be real directories of this user
         lock = ExclusiveLock(self.lock_path, timeout)
         try:
             lock.acquire()
@@ -122,7 +155,7 @@ class Scope:
 
     def new_staging(self) -> Path:
         """A fresh private directory under `.staging/` (only while holding the writer lock)."""
-        return private_dir(self.staging_dir, "tx-")
+        return private_dir(self.ensure_dir(".staging"), "tx-")
 
     def discard(self, path: Path) -> None:
         remove_tree(path)
@@ -132,21 +165,15 @@ def global_scope(home: Path) -> Scope:
     return Scope("global", home)
 
 
-def workspace_scope(workspace: Path, home: Path | None = None) -> Scope:
-    """A workspace's store; with `home`, it sees the global scope through `parent`."""
-    parent = global_scope(home) if home is not None else None
-    return Scope("workspace", workspace / WORKSPACE_DIR, workspace, parent)
-
-
 def discover_workspace(start: Path, *, home: Path | None = None) -> Path:
-    """The nearest ancestor of `start` holding `pkgmgr.toml` or `.pkgmgr/` (SPEC 11).
+    """The nearest ancestor of `start` holding `pkgmgr.toml` (SPEC 11).
 
     The walk stops at $HOME (not above it), at a filesystem boundary and at a directory the
-    user does not own; without a match the answer is `start` itself.
+    user (the effective uid) does not own; without a match the answer is `start` itself.
     """
     start = start.absolute()
     user_home = (home or Path(os.path.expanduser("~"))).absolute()
-    uid = os.getuid() if hasattr(os, "getuid") else None
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
     try:
         device = start.stat().st_dev
     except OSError:
@@ -161,16 +188,9 @@ def discover_workspace(start: Path, *, home: Path | None = None) -> Path:
             break
         if uid is not None and info.st_uid != uid:
             break
-        if (current / WORKSPACE_MANIFEST).is_file() or _is_real_dir(current / WORKSPACE_DIR):
+        if (current / WORKSPACE_MANIFEST).is_file():
             return current
         if current == user_home or current.parent == current:
             break
         current = current.parent
     return start
-
-
-def _is_real_dir(path: Path) -> bool:
-    try:
-        return stat.S_ISDIR(path.lstat().st_mode)
-    except OSError:
-        return False

@@ -1,10 +1,8 @@
 """Trust (SPEC 10): nothing a repository declares runs before the user approved it.
 
 The approval covers the digest of `pkgmgr.toml`, `pkgmgr.lock` and the tree of every `path`
-extension, and lives in the global state (which the repository cannot write). A workspace's
-`.pkgmgr/` store carries a random id that the global state registers when pkgmgr creates the
-store; a store whose id is unknown (committed, or copied from elsewhere) is refused until
-`pkgmgr trust` adopts it — by discarding it, since nothing in it was written by this user here.
+extension, and lives in the global state (which the repository cannot write), as does the
+workspace's store (`workspace/store.py`).
 
 Files pkgmgr writes itself (the lock, `--save` edits) keep the approval: the new digest is
 approved before the file is replaced and the old approval dropped after, so a crash between
@@ -14,8 +12,6 @@ the two leaves the workspace trusted under either content.
 from __future__ import annotations
 
 import hashlib
-import os
-import secrets
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,11 +20,8 @@ from typing import Callable, Iterator
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.fsutil import atomic_write_text, remove_tree
 from pkgmgr.store.db import transaction
-from pkgmgr.store.scope import Scope, global_scope
-
-STORE_ID = "store-id"
+from pkgmgr.store.scope import global_scope
 
 
 @dataclass(frozen=True)
@@ -133,90 +126,3 @@ def write_keeping_approval(home: Path, workspace: Path, path: Path, data: bytes,
     after_write()
     if trusted:
         forget_others(home, workspace, keep=digest_after)
-
-
-# --- the workspace store ------------------------------------------------------------------------
-
-# What a store pkgmgr is creating holds before its id is written (a crash in between leaves it)
-_PRISTINE = {".gitignore", STORE_ID, "state.lock"}
-
-
-def store_id(scope: Scope) -> str | None:
-    try:
-        return (scope.root / STORE_ID).read_text(encoding="ascii").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return None
-
-
-def register_store(home: Path, scope: Scope, ident: str) -> None:
-    from pkgmgr.store.install import now_utc
-
-    with _global(home, write=True) as conn:
-        assert conn is not None
-        with transaction(conn):
-            conn.execute("INSERT OR REPLACE INTO workspace_stores (id, path, created_at) VALUES (?, ?, ?)",
-                         (ident, _key(scope.workspace or scope.root), now_utc()))
-
-
-def create_store_id(home: Path, scope: Scope) -> str:
-    """Give a store pkgmgr just created its random id, registered in the global state (first,
-    so that a crash never leaves an id file the global state does not know)."""
-    ident = secrets.token_hex(16)
-    register_store(home, scope, ident)
-    crashpoint("store.after_register")
-    atomic_write_text(scope.root / STORE_ID, ident + "\n")
-    return ident
-
-
-def store_is_known(home: Path, scope: Scope) -> bool:
-    ident = store_id(scope)
-    if ident is None:
-        return False
-    with _global(home, write=False) as conn:
-        if conn is None:
-            return False
-        row = conn.execute("SELECT path FROM workspace_stores WHERE id = ?", (ident,)).fetchone()
-    return row is not None and row["path"] == _key(scope.workspace or scope.root)
-
-
-def _pristine(scope: Scope) -> bool:
-    """Nothing in the store but what pkgmgr writes before registering it: nothing to distrust."""
-    try:
-        return all(entry.name in _PRISTINE and entry.is_file(follow_symlinks=False)
-                   for entry in os.scandir(scope.root))
-    except OSError:
-        return False
-
-
-def check_store(home: Path, scope: Scope) -> None:
-    """Refuse a `.pkgmgr/` this user's pkgmgr did not create here (SPEC 10): `trust_required`.
-    An empty store (pkgmgr was interrupted while creating it) is claimed instead."""
-    if scope.kind != "workspace" or not os.path.lexists(scope.root):  # a dangling link is no absence
-        return
-    if store_is_known(home, scope):
-        return
-    if scope.root.is_dir() and not scope.root.is_symlink() and _pristine(scope):
-        # a crash may have come before the .gitignore was written, and a repository's own
-        # .gitignore need not ignore anything: the store this user now owns gets pkgmgr's
-        atomic_write_text(scope.root / ".gitignore", "*\n")
-        create_store_id(home, scope)
-        return
-    raise PkgmgrError(
-        f"{scope.root} was not created by pkgmgr for this user here (committed to the repository, or copied "
-        "from elsewhere); it is not used until you adopt it",
-        code="trust_required",
-        hint=f"review the workspace, then run 'pkgmgr trust --workspace {scope.workspace}' to adopt its store "
-             "(its content is discarded; 'pkgmgr sync' installs the declared extensions again)",
-    )
-
-
-def adopt_store(home: Path, scope: Scope) -> bool:
-    """`pkgmgr trust` adopts an unknown store. What it holds was written by someone else (a
-    repository, another machine, another path), so none of it is believed: the directory is
-    removed, and the next writer creates a fresh store with a registered id. Returns True
-    when a store was adopted."""
-    root = scope.root
-    if not (root.is_dir() or root.is_symlink()) or store_is_known(home, scope):
-        return False
-    remove_tree(root)  # a crash half-way leaves an unknown store: refused, adopted again
-    return True

@@ -3,13 +3,16 @@ its trust state, each read once."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.store.scope import Scope, workspace_scope
+from pkgmgr.fsutil import foreign_owner
+from pkgmgr.store.scope import Scope
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.lockfile import read_lock
 from pkgmgr.workspace.manifest import MANIFEST, WorkspaceManifest, read_workspace_manifest
+from pkgmgr.workspace.store import workspace_scope
 
 
 class Workspace:
@@ -19,6 +22,7 @@ class Workspace:
     def __init__(self, root: Path, home: Path) -> None:
         self.root = root.resolve()
         self.home = home
+        _refuse_foreign(self.root)
         self.manifest: WorkspaceManifest = read_workspace_manifest(self.root)
         self.lock, self.lock_raw = read_lock(self.root)
         self.scope: Scope = workspace_scope(self.root, home)
@@ -49,8 +53,7 @@ class Workspace:
         return self._trusted
 
     def require_trust(self) -> None:
-        """Raises trust_required for an unknown `.pkgmgr/` or an unapproved declaration."""
-        trust.check_store(self.home, self.scope)
+        """Raises trust_required for an unapproved declaration."""
         if not self.trusted:
             raise PkgmgrError(
                 f"{self.root / MANIFEST} (with its lock and path extensions) has not been approved, or changed "
@@ -60,3 +63,17 @@ class Workspace:
                 hint=f"review it with 'pkgmgr trust --show --workspace {self.root}', then approve it with "
                      "'pkgmgr trust'",
             )
+
+
+def _refuse_foreign(root: Path) -> None:
+    """A workspace whose root or pkgmgr.toml (the link or its target) another user owns is
+    theirs to declare, not this user's to run (SPEC 10): `trust_required`, naming the owner."""
+    for path, follow in ((root, True), (root / MANIFEST, False), (root / MANIFEST, True)):
+        try:
+            owner = foreign_owner(os.stat(path, follow_symlinks=follow))
+        except OSError:
+            continue  # a missing pkgmgr.toml is reported when it is read
+        if owner is not None:
+            raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not trust or sync a workspace "
+                              "another user controls", code="trust_required", details={"path": str(path)},
+                              hint="work in a copy of your own (e.g. a clone owned by you)")

@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 from tests.bundles.helpers import agent_md, bundle, dump_bundle, job, layout_doc, trigger
 from tests.support.builders import minimal_manifest, write_extension
 from tests.support.cli import Result, run_cli
+from tests.support.stores import store_root
 
 NAME = "crew-ext"
 SCOPES = ("ops",)
@@ -117,7 +118,7 @@ def activate(target: str = NAME, *extra: str, workspace: Path | None = None) -> 
 
 
 def db_path(home: Path, workspace: Path | None = None) -> Path:
-    return (workspace / ".pkgmgr" if workspace is not None else home) / "state.db"
+    return (store_root(workspace) if workspace is not None else home) / "state.db"
 
 
 def state(home: Path, workspace: Path | None = None) -> dict[str, list[tuple]]:

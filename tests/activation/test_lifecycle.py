@@ -9,6 +9,7 @@ import pytest
 
 from pkgmgr.store.install import login_user
 from tests.support.cli import run_cli
+from tests.support.stores import store_root
 
 from .helpers import (FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, installed, make_ext, ok, resources,
                       state)
@@ -37,7 +38,7 @@ def test_preview_on_a_fresh_home_creates_nothing(home: Path, tmp_path: Path) -> 
     workspace = tmp_path / "ws"
     workspace.mkdir()
     fail("not_found", 5, "bundle", "preview", NAME, workspace=workspace)
-    assert not (workspace / ".pkgmgr").exists() and not (home / "state.db").exists()
+    assert not store_root(workspace).exists() and not (home / "state.db").exists()
 
 
 @pytest.mark.parametrize("argv", [("bundle", "activate", NAME),
@@ -51,7 +52,7 @@ def test_a_refused_command_on_a_fresh_scope_creates_nothing(argv, home: Path, tm
     workspace = tmp_path / "ws"
     workspace.mkdir()
     fail("not_found", 5, *argv, workspace=workspace)
-    assert not (workspace / ".pkgmgr").exists() and not (home / "state.db").exists()
+    assert not store_root(workspace).exists() and not (home / "state.db").exists()
 
 
 def test_preview_of_a_global_install_from_a_workspace_hints_at_installing_there(with_requirement: Path,
@@ -60,7 +61,7 @@ def test_preview_of_a_global_install_from_a_workspace_hints_at_installing_there(
     workspace.mkdir()
     document = fail("not_found", 5, "bundle", "preview", NAME, workspace=workspace)
     assert "hint: " in document["stderr"] and "installed globally" in document["stderr"]
-    assert not (workspace / ".pkgmgr").exists()
+    assert not store_root(workspace).exists()
 
 
 def test_preview_shows_everything_and_writes_nothing(with_requirement: Path, home: Path) -> None:

@@ -15,6 +15,7 @@ from pkgmgr.cli.output import Printer
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
 from tests.support.builders import write_extension
 from tests.workspace.helpers import crew_files
+from tests.support.stores import store_root
 
 
 
@@ -176,7 +177,7 @@ def test_show_from_a_workspace_finds_a_global_activation(crew_installed: str, tm
     assert shown["activation"]["scope"] == "global" and len(shown["resources"]) == 1
     text = human("bundle", "show", act).stdout
     assert text.startswith(f"activation:        {act}\n")  # no headline for show
-    assert not (ws / ".pkgmgr").exists()
+    assert not store_root(ws).exists()
     fail("not_found", "bundle", "show", "act_0000000000000000")
 
 

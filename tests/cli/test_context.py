@@ -12,6 +12,7 @@ import pytest
 from pkgmgr.cli.context import Context, default_home, target_scope, visible_scopes, workspace_dir
 from pkgmgr.errors import PkgmgrError
 from tests.cli.helpers import FIXTURES, install, ok
+from tests.support.stores import store_root
 
 
 class Terminal(io.StringIO):
@@ -172,16 +173,13 @@ def test_workspace_option_must_be_a_directory(kind: str, tmp_path: Path, home: P
     assert target.exists() is (kind == "file")  # a typo never becomes a directory
 
 
-@pytest.mark.parametrize("marker", ["pkgmgr.toml", ".pkgmgr"])
-def test_workspace_is_discovered_from_the_current_directory(marker: str, user_home: Path, home: Path,
+def test_workspace_is_discovered_from_the_current_directory(user_home: Path, home: Path,
                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     project = user_home / "src" / "project"
     deep = project / "a" / "b"
     deep.mkdir(parents=True)
-    if marker == "pkgmgr.toml":
-        (project / marker).write_text("")
-    else:
-        (project / marker).mkdir()
+    (project / "pkgmgr.toml").write_text("")
+    (project / "a" / ".pkgmgr").mkdir()  # the store of earlier versions marks no workspace
     monkeypatch.chdir(deep)
     assert workspace_dir(ctx(home)) == project
 
@@ -214,20 +212,21 @@ def test_target_and_visible_scopes(user_home: Path, home: Path) -> None:
     assert (scope.kind, scope.root) == ("global", home)
     assert [(s.kind, s.root) for s in visible_scopes(global_ctx)] == [("global", home)]
     named = target_scope(global_ctx, "workspace")  # a command may name the scope itself
-    assert (named.kind, named.root, named.workspace) == ("workspace", ws / ".pkgmgr", ws)
+    assert (named.kind, named.root, named.workspace) == ("workspace", store_root(ws, home), ws)
     ws_ctx = ctx(home, workspace_arg=ws, scope="workspace")
-    assert [(s.kind, s.root) for s in visible_scopes(ws_ctx)] == [("workspace", ws / ".pkgmgr"), ("global", home)]
-    assert not (ws / ".pkgmgr").exists() and not home.exists()  # choosing a scope creates nothing
+    assert [(s.kind, s.root) for s in visible_scopes(ws_ctx)] == [("workspace", store_root(ws, home)),
+                                                                 ("global", home)]
+    assert list(ws.iterdir()) == [] and not home.exists()  # choosing a scope creates nothing
 
 
-def test_a_store_this_user_did_not_create_is_refused(user_home: Path, home: Path) -> None:
+def test_a_store_left_in_the_work_tree_is_ignored_with_a_warning(user_home: Path, home: Path) -> None:
     ws = user_home / "ws"
     (ws / ".pkgmgr" / "extensions").mkdir(parents=True)  # e.g. committed to the repository
-    (ws / ".pkgmgr" / "store-id").write_text("someone-elses-id\n")
-    with pytest.raises(PkgmgrError) as caught:
-        target_scope(ctx(home, workspace_arg=ws, scope="workspace"))
-    assert caught.value.code == "trust_required" and "pkgmgr trust --workspace" in caught.value.hint
-    assert target_scope(ctx(home, workspace_arg=ws)).kind == "global"  # the global scope is not affected
+    warnings = io.StringIO()
+    scope = target_scope(ctx(home, workspace_arg=ws, scope="workspace", stderr=warnings))
+    assert scope.root == store_root(ws, home)
+    assert warnings.getvalue().count("\n") == 1 and str(ws / ".pkgmgr") in warnings.getvalue()
+    assert "pkgmgr doctor" in warnings.getvalue()
 
 
 def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -235,7 +234,8 @@ def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: 
     (ws / "sub").mkdir(parents=True)
     install(FIXTURES / "review-pack", extra=("--scope", "workspace", "--workspace", str(ws)))
     install(FIXTURES / "prompt-enhancer")
-    monkeypatch.chdir(ws / "sub")  # found from a subdirectory, through its .pkgmgr/
+    (ws / "pkgmgr.toml").write_text("")
+    monkeypatch.chdir(ws / "sub")  # found from a subdirectory, through its pkgmgr.toml
     listed = ok("--scope", "workspace", "ext", "list")["extensions"]
     assert [(e["name"], e["scope"]) for e in listed] == [("prompt-enhancer", "global"), ("review-pack", "workspace")]
     assert [(e["name"], e["scope"]) for e in ok("ext", "list")["extensions"]] == [("prompt-enhancer", "global")]
@@ -243,4 +243,14 @@ def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: 
     fresh.mkdir()
     assert [e["name"] for e in ok("--scope", "workspace", "ext", "list", "--workspace", fresh)["extensions"]] == \
         ["prompt-enhancer"]
-    assert not (fresh / ".pkgmgr").exists()  # a read never creates the store
+    assert not store_root(fresh).exists()  # a read never creates the store
+
+
+def test_the_left_over_store_warning_is_given_once_per_command(user_home: Path, home: Path) -> None:
+    ws = user_home / "ws"
+    (ws / ".pkgmgr").mkdir(parents=True)
+    warnings = io.StringIO()
+    context = ctx(home, workspace_arg=ws, scope="workspace", stderr=warnings)
+    target_scope(context)
+    visible_scopes(context)  # a command that looks up the scope twice
+    assert warnings.getvalue().count("warning: ") == 1

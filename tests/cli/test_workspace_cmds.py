@@ -4,14 +4,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from pkgmgr.cli.workspace_cmds import _plan_lines
-from tests.cli.helpers import fail, human, ok
+from tests.cli.helpers import fail, human, ok, tree
 from tests.support.builders import write_extension
+from tests.support.cli import run_cli
+from tests.support.stores import store_root
 from tests.workspace.helpers import crew_files, write_local_tool
 
 # --- _plan_lines ----------------------------------------------------------------------------------
@@ -96,7 +99,7 @@ def test_sync_human_output(ws: Path) -> None:
     dry = human("sync", "--dry-run", "--workspace", ws).stdout.splitlines()
     assert dry[0] == f"sync plan for {ws}:" and dry[-1] == "dry run: nothing was changed"
     assert "  + install local-tool 0.1.0 (path)" in dry and "  + activate crew-ext:*/default" in dry
-    assert not (ws / ".pkgmgr").exists()
+    assert not store_root(ws).exists()
     lines = human("sync", "--workspace", ws).stdout.splitlines()
     assert lines.index("installing local-tool 0.1.0 (subprocess extension, source path, unverified)") \
         < lines.index("installed local-tool 0.1.0")
@@ -129,7 +132,7 @@ def test_trust_show_renders_what_it_covers(ws: Path) -> None:
     lines = result.stdout.splitlines()
     digest = ok("trust", "--show", "--workspace", ws)["digest"]
     assert lines[:4] == [f"workspace: {ws}", f"digest:    {digest}", "approved:  no",
-                         f"store:     {ws / '.pkgmgr'} (not created yet)"]
+                         f"store:     {store_root(ws)} (not created yet)"]
     table = [line.split() for line in lines]
     assert ["EXTENSION", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK", "DIGEST"] in table
     assert ["local-tool", "path", "tools/local-tool", "0.1.0", "session.read", "./bin/serve", "--stdio", "-"] in table
@@ -152,23 +155,47 @@ def test_trust_of_a_directory_with_nothing_to_trust(tmp_path: Path, home: Path) 
     empty.mkdir(parents=True)
     document = fail("not_found", "trust", "--workspace", empty)
     assert "nothing to trust" in document["error"]["message"]
-    assert not (empty / ".pkgmgr").exists()
+    assert not store_root(empty).exists()
 
 
-def test_trust_of_a_store_without_pkgmgr_toml(tmp_path: Path) -> None:
+def test_trust_of_a_left_over_store_without_pkgmgr_toml(tmp_path: Path) -> None:
     root = tmp_path / "user-home" / "copied"
     store = root / ".pkgmgr"
     (store / "extensions").mkdir(parents=True)
-    (store / "store-id").write_text("from-another-machine\n")
-    assert human("trust", "--show", "--workspace", root).stdout == \
-        f"{store} is unknown: adopting it discards its content\n"
-    assert ok("trust", "--show", "--workspace", root) == {
-        "workspace": str(root), "store": {"path": str(store), "known": False, "adopted": False}}
-    assert store.exists()  # --show changes nothing
-    assert human("trust", "--workspace", root).stdout == f"adopted {store} (its content was discarded)\n"
-    assert not store.exists()
-    tool = write_local_tool(tmp_path / "src" / "local-tool")
-    ok("--scope", "workspace", "ext", "install", tool, "--allow-unverified", "--yes", "--workspace", root)
-    assert human("trust", "--workspace", root).stdout == f"{store} is already yours\n"
-    assert ok("trust", "--show", "--workspace", root)["store"] == {"path": str(store), "known": True,
-                                                                   "adopted": False}
+    result = run_cli(["trust", "--workspace", str(root), "-o", "json"])
+    assert result.code == 5 and "nothing to trust" in result.stdout  # a store alone is nothing to approve
+    assert result.stderr.count("warning: ") == 1 and str(store) in result.stderr
+    assert store.is_dir() and tree(store) == ["extensions"]  # ignored, not deleted
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+@pytest.mark.parametrize("foreign", ["root", "pkgmgr.toml"])
+def test_sync_and_trust_refuse_a_workspace_of_another_user(ws: Path, home: Path, foreign: str) -> None:
+    ok("trust", "--workspace", ws)  # approved while it was ours
+    os.chown(ws if foreign == "root" else ws / "pkgmgr.toml", 12345, 12345)
+    approvals = tree(home)
+    for args in (["trust"], ["trust", "--show"], ["sync"]):
+        error = fail("trust_required", *args, "--workspace", ws)["error"]
+        assert "owned by uid 12345" in error["message"]
+    assert tree(home) == approvals and not store_root(ws).exists()  # nothing approved, nothing installed
+
+
+def test_a_link_planted_in_the_workspace_store_is_refused(ws: Path, tmp_path: Path) -> None:
+    ok("trust", "--workspace", ws)
+    ok("sync", "--workspace", ws)
+    store = store_root(ws)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "precious").mkdir(parents=True)
+    (store / ".staging").rmdir()
+    (store / ".staging").symlink_to(elsewhere)  # a cleanup through it would empty elsewhere
+    (ws / "tools" / "local-tool" / "extension.toml").write_text(
+        (ws / "tools" / "local-tool" / "extension.toml").read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    ok("trust", "--workspace", ws)
+    before = tree(store)
+    error = fail("path_escapes_root", "sync", "--workspace", ws)
+    assert str(store / ".staging") in error["error"]["message"]
+    assert tree(store) == before and tree(elsewhere) == ["precious"]
+    problems = fail("state_inconsistent", "doctor", "--check", "--workspace", ws)["problems"]
+    assert [(p["scope"], p["check"]) for p in problems] == [("workspace", "layout")]
+    fail("state_inconsistent", "doctor", "--workspace", ws)  # repairs nothing through the link
+    assert tree(elsewhere) == ["precious"]

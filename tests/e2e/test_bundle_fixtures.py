@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_cli
+from tests.support.stores import store_root
 
 REPO = Path(__file__).resolve().parents[2]
 SEED_DIGEST = "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4"
@@ -41,7 +42,7 @@ def run(where: list[str], *args: str, expect: int = 0) -> dict:
 
 
 def scope_root(home: Path, where: list[str]) -> Path:
-    return Path(where[-1]) / ".pkgmgr" if where else home
+    return store_root(Path(where[-1]), home) if where else home
 
 
 def test_marketing_linear_end_to_end(where: list[str], home: Path) -> None:

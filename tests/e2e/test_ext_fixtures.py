@@ -12,6 +12,7 @@ import pytest
 
 from tests.cli.helpers import FIXTURE_NAMES, FIXTURES, copy_fixture, fail, install, ok
 from tests.support.builders import write_extension, zip_dir
+from tests.support.stores import store_root
 
 
 def sha256(path: Path) -> str:
@@ -54,10 +55,10 @@ def test_fixture_installs(name: str, form: str, scope: str, tmp_path: Path, home
     assert entry["source"] == ("path" if form == "directory" else "archive")
     assert entry["verified"] is False
     assert entry["sha256"] == (None if form == "directory" else sha256(Path(ref)))
-    root = workspace / ".pkgmgr" if scope == "workspace" else home
+    root = store_root(workspace) if scope == "workspace" else home
     assert (root / "extensions" / name / "0.1.0" / "extension.toml").is_file()
     if scope == "global":
-        assert not (workspace / ".pkgmgr").exists()
+        assert not store_root(workspace).exists()
     [listed] = ok("ext", "list", *where)["extensions"]
     assert (listed["name"], listed["scope"], listed["path"]) == (name, scope, str(root / "extensions" / name / "0.1.0"))
     assert ok("ext", "verify", name, *where)["verified"][0]["ok"] is True

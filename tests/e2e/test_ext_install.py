@@ -9,6 +9,7 @@ import pytest
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok, tree
 from tests.support.builders import minimal_manifest, write_extension
 from tests.support.cli import run_cli
+from tests.support.stores import store_root
 
 
 def make(root: Path, version: str = "0.1.0", *, name: str = "demo-ext", note: str = "one\n", **extra) -> Path:
@@ -250,13 +251,13 @@ def test_dry_run_writes_nothing_and_shows_the_summary(scope: str, tmp_path: Path
     assert marketing["network_requirement"] == {"required": True, "mode": "live",
                                                 "channel_scopes": ["builders", "release"]}
     assert len(marketing["network_digest"]) == 64
-    assert not home.exists() and not (workspace / ".pkgmgr").exists()
+    assert not home.exists() and not store_root(workspace).exists()
     text = human("ext", "install", FIXTURES / "prompt-enhancer", FIXTURES / "marketing-linear", "--dry-run",
                  *UNVERIFIED, *where).stdout
     assert f"would install into the {scope} scope:" in text
     assert "permissions: session.read" in text and "subprocess:  node dist/index.js serve" in text
     assert "network:     required, mode live, builders, release" in text
-    assert not home.exists() and not (workspace / ".pkgmgr").exists()
+    assert not home.exists() and not store_root(workspace).exists()
 
 
 def test_dry_run_reports_what_would_fail(tmp_path: Path, home: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
 from tests.support.cli import run_cli
+from tests.support.stores import store_root
 
 
 @pytest.fixture
@@ -31,11 +32,11 @@ def bumped_review_pack(tmp_path: Path, version: str) -> Path:
     return copy
 
 
-def test_workspace_install_creates_an_ignored_store(workspace: Path, home: Path) -> None:
+def test_workspace_install_creates_a_store_outside_the_work_tree(workspace: Path, home: Path) -> None:
     [entry] = install(FIXTURES / "review-pack", extra=at(workspace))["installed"]
     assert entry["scope"] == "workspace"
-    store = workspace / ".pkgmgr"
-    assert (store / ".gitignore").read_text() == "*\n"
+    store = store_root(workspace, home)
+    assert store.parent == home / "workspaces" and not (workspace / ".pkgmgr").exists()
     assert (store / "state.db").is_file()
     assert (store / "extensions" / "review-pack" / "0.1.0" / "extension.toml").is_file()
     assert ok("ext", "list")["extensions"] == []  # the global scope does not see it
@@ -51,7 +52,7 @@ def test_workspace_install_shadows_the_global_one(tmp_path: Path, workspace: Pat
         ("prompt-enhancer", "0.1.0", "global"), ("review-pack", "0.1.0", "global")]
     status = ok("ext", "status", "review-pack", *at(workspace))
     assert (status["version"], status["scope"]) == ("0.2.0", "workspace")
-    assert status["path"] == str(workspace / ".pkgmgr" / "extensions" / "review-pack" / "0.2.0")
+    assert status["path"] == str(store_root(workspace) / "extensions" / "review-pack" / "0.2.0")
     assert ok("ext", "status", "prompt-enhancer", *at(workspace))["scope"] == "global"
     assert ok("ext", "status", "review-pack")["version"] == "0.1.0"
     verified = ok("ext", "verify", "--all", *at(workspace))["verified"]
@@ -82,7 +83,7 @@ def test_reads_never_create_a_store(tmp_path: Path, workspace: Path, home: Path)
     for args in (["ext", "status", "review-pack"], ["ext", "status", "review-pack", *at(workspace)]):
         fail("not_found", *args)
     assert not home.exists()
-    assert not (workspace / ".pkgmgr").exists()
+    assert not store_root(workspace).exists()
     assert tree(tmp_path / "user-home") == ["projects", "projects/site"]
 
 
@@ -91,7 +92,7 @@ def test_writes_that_find_nothing_create_nothing(workspace: Path, home: Path) ->
                  ["ext", "disable", "review-pack"]):
         fail("not_found", *args)
         fail("not_found", *args, *at(workspace))
-    assert not home.exists() and not (workspace / ".pkgmgr").exists()
+    assert not home.exists() and not store_root(workspace).exists()
 
 
 def test_workspace_is_discovered_from_a_subdirectory(workspace: Path) -> None:
@@ -101,24 +102,26 @@ def test_workspace_is_discovered_from_a_subdirectory(workspace: Path) -> None:
     result = run_cli(["--scope", "workspace", "ext", "install", FIXTURES / "review-pack", "--allow-unverified",
                       "--yes", "-o", "json"], cwd=deep)
     assert result.code == 0, result
-    assert (workspace / ".pkgmgr" / "extensions" / "review-pack").is_dir()
-    assert not (deep / ".pkgmgr").exists()
-    # once the store exists it marks the workspace even without pkgmgr.toml
-    (workspace / "pkgmgr.toml").unlink()
+    assert (store_root(workspace) / "extensions" / "review-pack").is_dir()
+    assert not store_root(deep).exists()
     listed = run_cli(["ext", "list", "--scope", "workspace", "-o", "json"], cwd=deep)
     assert [(e["name"], e["scope"]) for e in listed.json["extensions"]] == [("review-pack", "workspace")]
+    # only pkgmgr.toml marks a workspace: the store is not in the work tree to mark it
+    (workspace / "pkgmgr.toml").unlink()
+    listed = run_cli(["ext", "list", "--scope", "workspace", "-o", "json"], cwd=deep)
+    assert listed.json["extensions"] == []
 
 
 def test_without_a_marker_the_current_directory_is_the_workspace(workspace: Path) -> None:
     result = run_cli(["ext", "install", FIXTURES / "review-pack", "--scope", "workspace", "--allow-unverified",
                       "--yes", "-q"], cwd=workspace)
     assert result.code == 0, result
-    assert (workspace / ".pkgmgr" / ".gitignore").is_file()
+    assert (store_root(workspace) / "state.db").is_file() and list(workspace.iterdir()) == []
 
 
 def test_doctor_checks_the_discovered_workspace(workspace: Path) -> None:
     install(FIXTURES / "review-pack", extra=at(workspace))
-    leftover = workspace / ".pkgmgr" / ".staging" / "tx-crashed"
+    leftover = store_root(workspace) / ".staging" / "tx-crashed"
     leftover.mkdir(parents=True)
     result = run_cli(["doctor", "--check", "-o", "json"], cwd=workspace)
     assert result.code == 4, result

@@ -13,6 +13,7 @@ import pytest
 from tests.support.cli import run_subprocess
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, installed, ok
+from tests.support.stores import store_root
 
 INSTALL_POINTS = ["install.after_extract", "install.after_rename", "install.before_commit", "install.after_commit"]
 
@@ -30,9 +31,9 @@ def assert_synced(ws: Path, version: str) -> None:
     assert {e["name"]: e["version"] for e in lock["extension"]} == {BUNDLED: version, LOCAL: "0.1.0"}
     assert ok("doctor", "--check", "--workspace", ws)["ok"] is True
     assert ok("sync", "--locked", "--workspace", ws)["plan"]["empty"] is True
-    staging = ws / ".pkgmgr" / ".staging"
+    staging = store_root(ws) / ".staging"
     assert not staging.exists() or not any(staging.iterdir())
-    assert sorted(p.name for p in (ws / ".pkgmgr" / "extensions" / BUNDLED).iterdir()) == [version]
+    assert sorted(p.name for p in (store_root(ws) / "extensions" / BUNDLED).iterdir()) == [version]
 
 
 @pytest.mark.parametrize("point", [*INSTALL_POINTS, "activate.before_commit", "sync.after_lock_write"])
@@ -70,7 +71,7 @@ def test_crash_while_removing_a_declaration(team: Team, point: str) -> None:
     crash(team.ws, point)
     ok("sync", "--workspace", team.ws)
     assert installed(team.ws) == {LOCAL: "0.1.0"} and activations(team.ws) == []
-    assert not (team.ws / ".pkgmgr" / "extensions" / BUNDLED).exists()
+    assert not (store_root(team.ws) / "extensions" / BUNDLED).exists()
     assert ok("doctor", "--check", "--workspace", team.ws)["ok"] is True
 
 

@@ -17,6 +17,7 @@ from pkgmgr.workspace.manifest import parse_workspace_manifest
 from tests.registry.helpers import RegistryDir
 from tests.support.cli import run_cli
 from tests.support.fakegithub import FakeGitHub
+from tests.support.stores import store_root
 from tests.workspace.helpers import crew_archive, write_local_tool
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "workspaces.md"
@@ -90,4 +91,4 @@ def test_the_documented_walkthrough(acme: FakeGitHub, tmp_path: Path) -> None:
                 if "/" not in line and "act_" not in line:
                     assert line in result.stdout.splitlines(), line
     assert ["trust", "--digest", digest] in ran and ["sync", "--frozen"] in ran
-    assert not (ws / ".pkgmgr" / "extensions" / "marketing-linear").exists()
+    assert not (store_root(ws) / "extensions" / "marketing-linear").exists()

@@ -15,6 +15,7 @@ from pkgmgr.store.scope import workspace_scope
 from tests.support.builders import format1_tree_checksum
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, crew_archive, fail, installed, ok
+from tests.support.stores import store_root
 
 FIELDS = ["name", "version", "source", "url", "sha256", "tree_sha256", "network_digest"]
 
@@ -140,7 +141,7 @@ def test_frozen_enforces_checksums(team: Team, tmp_path: Path, monkeypatch) -> N
     error = fail("checksum_mismatch", "sync", "--frozen", "--workspace", clone)
     assert error["error"]["exit_code"] == 4
     assert BUNDLED not in installed(clone)
-    assert not (clone / ".pkgmgr" / "extensions" / BUNDLED).exists()
+    assert not (store_root(clone) / "extensions" / BUNDLED).exists()
     locked_sha = team.registry.version(BUNDLED, "0.1.0")["sha256"]
     cached = [p.name for p in (tmp_path / "fresh-home" / "cache" / "downloads").rglob("*") if p.is_file()]
     assert hashlib.sha256(bytes(data)).hexdigest() not in cached and locked_sha not in cached

@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 from pkgmgr.manifest import network_digest
+from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import (BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, cli, copy_release_crew, fail,
                                      installed, ok, resource_count)
@@ -45,7 +46,7 @@ def test_the_full_story(team: Team, home: Path) -> None:
     # 1. nothing a repository declares runs before it is approved
     refused = fail("trust_required", "sync", *W)
     assert refused["error"]["exit_code"] == 4
-    assert not (ws / ".pkgmgr").exists() and not (ws / "pkgmgr.lock").exists()
+    assert not store_root(ws).exists() and not (ws / "pkgmgr.lock").exists()
     assert team.server.requests == []  # not even a registry read
 
     # 2. trust --show: what the approval covers, approving nothing
@@ -75,14 +76,13 @@ def test_the_full_story(team: Team, home: Path) -> None:
     fail("trust_required", "sync", *W)
     assert ok("trust", "--digest", digest, *W)["approved"] is True
 
-    # 4. sync: installs into <ws>/.pkgmgr, writes the lock, activates
+    # 4. sync: installs into $PKGMGR_HOME/workspaces/<id>/, writes the lock, activates
     done = ok("sync", *W)
     assert {e["name"]: e["action"] for e in done["plan"]["extensions"]} == {
         BUNDLED: "install", LOCAL: "install", "release-crew": "install"}
     assert installed(ws) == {BUNDLED: "0.1.0", LOCAL: "0.1.0", "release-crew": "0.1.0"}
-    assert (ws / ".pkgmgr" / ".gitignore").read_text() == "*\n"
-    store_id = (ws / ".pkgmgr" / "store-id").read_text().strip()
-    assert global_rows(home, "SELECT id, path FROM workspace_stores") == [(store_id, str(ws))]
+    assert not (ws / ".pkgmgr").exists()  # nothing of the store in the work tree
+    assert global_rows(home, "SELECT id, path FROM workspace_stores") == [(store_root(ws, home).name, str(ws))]
     assert sorted(activations(ws)) == [("release-crew", "default", "active"), (BUNDLED, "default", "active")]
     assert done["lock"]["written"] is True
     lock = tomllib.loads((ws / "pkgmgr.lock").read_text())
@@ -90,8 +90,8 @@ def test_the_full_story(team: Team, home: Path) -> None:
         (LOCAL, "0.1.0"), ("release-crew", "0.1.0"), (BUNDLED, "0.1.0")]
     # the approval lives in the global state, not in the workspace
     assert len(global_rows(home, "SELECT digest FROM trust_approvals")) == 1
-    assert not (ws / ".pkgmgr" / "trust").exists()
-    assert sqlite3.connect(ws / ".pkgmgr" / "state.db").execute(
+    assert not (store_root(ws) / "trust").exists()
+    assert sqlite3.connect(store_root(ws) / "state.db").execute(
         "SELECT count(*) FROM trust_approvals").fetchone() == (0,)
 
     # 5. --locked: the lock matches the declaration (the lock pkgmgr wrote kept the approval)
@@ -129,7 +129,7 @@ def test_the_full_story(team: Team, home: Path) -> None:
     assert [r["name"] for r in removed["plan"]["remove"]] == [BUNDLED]
     assert [(a["extension"], a["status"]) for a in removed["activations"]] == [(BUNDLED, "deactivated")]
     assert BUNDLED not in installed(ws)
-    assert not (ws / ".pkgmgr" / "extensions" / BUNDLED).exists()
+    assert not (store_root(ws) / "extensions" / BUNDLED).exists()
     assert activations(ws) == [("release-crew", "default", "active")]
     assert resource_count(ws) < resources_before
     assert BUNDLED not in (ws / "pkgmgr.lock").read_text()
@@ -178,5 +178,5 @@ def test_dry_run_changes_nothing(team: Team) -> None:
     assert planned["dry_run"] is True
     assert {e["name"]: e["action"] for e in planned["plan"]["extensions"]} == {BUNDLED: "install", LOCAL: "install"}
     assert planned["plan"]["activate"] == [{"extension": BUNDLED, "bundle": None, "profile": "default"}]
-    assert not (team.ws / ".pkgmgr").exists() and not (team.ws / "pkgmgr.lock").exists()
+    assert not store_root(team.ws).exists() and not (team.ws / "pkgmgr.lock").exists()
     assert team.archive_requests() == []

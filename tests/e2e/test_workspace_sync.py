@@ -15,6 +15,7 @@ from tests.support.cli import run_cli
 from tests.support.fakegithub import FakeGitHub
 from tests.e2e.test_workspace_story import RELEASE_DIGEST
 from tests.workspace.helpers import activations, cli, copy_release_crew, crew_files, fail, installed, ok
+from tests.support.stores import store_root
 
 
 def declare(ws: Path, text: str) -> None:
@@ -114,7 +115,6 @@ def test_shipped_default_registry_is_locked_as_default(tmp_path: Path, monkeypat
     assert entry["url"] == "archives/review-pack-0.1.0.tar.gz"
     assert ok("sync", "--locked", "--workspace", ws)["plan"]["empty"] is True
     monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "other-home"))
-    (ws / ".pkgmgr").rename(tmp_path / "old-store")
     ok("trust", "--workspace", ws)
     ok("sync", "--frozen", "--workspace", ws)
     assert installed(ws) == {"review-pack": "0.1.0"}
@@ -181,7 +181,7 @@ def test_github_source_locked_kept_upgraded_and_frozen(github: FakeGitHub, tmp_p
     # a lock whose checksum the release does not have is refused
     (clone / "pkgmgr.lock").write_text(lock.decode().replace(entry["sha256"], "f" * 64))
     ok("trust", "--workspace", clone)
-    (clone / ".pkgmgr").rename(tmp_path / "old-store")
+    store_root(clone).rename(tmp_path / "old-store")
     ok("trust", "--workspace", clone)
     fail("checksum_mismatch", "sync", "--frozen", "--workspace", clone)
     assert installed(clone) == {}

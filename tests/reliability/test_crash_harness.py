@@ -41,6 +41,7 @@ from tests.reliability.helpers import (Saved, cli_json, doctor_problems, mixed_u
 from tests.support.cli import run_subprocess
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, copy_release_crew
+from tests.support.stores import store_root
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -273,7 +274,7 @@ def check_after_kill(w: World, scenario: Scenario, seen: Observed) -> tuple[str,
         assert code == seen.reference_code, document
     assert doctor_problems(ws) == []
     assert w.snapshot(scenario) == seen.after
-    staging = (w.ws / ".pkgmgr" if ws else w.home) / ".staging"
+    staging = (store_root(w.ws, w.home) if ws else w.home) / ".staging"
     assert not staging.exists() or not any(staging.iterdir())
     return state, len(problems)
 

@@ -16,6 +16,7 @@ import pytest
 from tests.activation.helpers import NAME, make_ext
 from tests.reliability.helpers import cli_json, record
 from tests.store.test_recovery import damage_a_page
+from tests.support.stores import store_root
 
 
 def _sql(statement: str) -> Callable[[Path], None]:
@@ -61,10 +62,11 @@ def test_each_broken_invariant_is_listed_for_the_workspace(name: str, tmp_path: 
     assert cli_json("ext", "install", tmp_path / "src", "--allow-unverified", "--yes", *at)[0] == 0
     assert cli_json("bundle", "activate", NAME, *at)[0] == 0
     assert cli_json("doctor", "--check", "--workspace", ws) == (0, {"ok": True, "scopes": [
-        {"scope": "global", "root": str(tmp_path / "pkgmgr-home")}, {"scope": "workspace", "root": str(ws / ".pkgmgr")}],
-        "problems": [], "repaired": []})
+        {"scope": "global", "root": str(tmp_path / "pkgmgr-home")},
+        {"scope": "workspace", "root": str(store_root(ws)), "workspace": str(ws)}],
+        "legacy_store": None, "problems": [], "repaired": []})
     corrupt, check, fragment, repairable = BREAKS[name]
-    corrupt(ws / ".pkgmgr")
+    corrupt(store_root(ws))
     code, document = cli_json("doctor", "--check", "--workspace", ws)
     assert code == 4 and document["error"]["code"] == "state_inconsistent", document
     problems = document["problems"]

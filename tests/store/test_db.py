@@ -55,7 +55,11 @@ def test_each_step_applies_on_top_of_the_previous(tmp_path: Path) -> None:
         path = tmp_path / f"state-{start}.db"
         conn = sqlite3.connect(path)
         for step in range(start):
-            conn.executescript(dbmod.MIGRATIONS[step])
+            migration = dbmod.MIGRATIONS[step]
+            if callable(migration):
+                migration(conn, tmp_path)
+            else:
+                conn.executescript(migration)
         conn.execute(f"PRAGMA user_version = {start}")
         conn.close()
         migrated = dbmod.connect(path)

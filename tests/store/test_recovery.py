@@ -124,7 +124,7 @@ def test_doctor_reports_what_it_cannot_repair(home: Path) -> None:
 
 def test_doctor_on_a_fresh_home_creates_nothing(home: Path) -> None:
     assert ok("doctor", "--check") == {"ok": True, "scopes": [{"scope": "global", "root": str(home)}],
-                                       "problems": [], "repaired": []}
+                                       "legacy_store": None, "problems": [], "repaired": []}
     assert ok("doctor")["ok"] is True
     assert not home.exists()
 

@@ -13,7 +13,7 @@ import pytest
 from filelock import FileLock
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.store.scope import discover_workspace, global_scope, workspace_scope
+from pkgmgr.store.scope import Scope, discover_workspace, global_scope
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, install, ok, tree
 
 
@@ -27,10 +27,9 @@ def test_layout_of_a_scope(tmp_path: Path) -> None:
     assert scope.staging_dir == tmp_path / "home" / ".staging"
     assert scope.extensions_dir == tmp_path / "home" / "extensions"
     assert scope.lock_path == tmp_path / "home" / "state.lock"
-    ws = workspace_scope(tmp_path / "proj", tmp_path / "home")
-    assert (ws.kind, ws.root, ws.workspace_path) == ("workspace", tmp_path / "proj" / ".pkgmgr", str(tmp_path / "proj"))
-    assert ws.parent is not None and ws.parent.root == tmp_path / "home"
-    assert workspace_scope(tmp_path / "proj").parent is None
+    assert scope.anchor == scope.root  # the global root is the directory the user chose
+    ws = Scope("workspace", tmp_path / "home" / "workspaces" / "x", tmp_path / "proj", scope)
+    assert (ws.workspace_path, ws.anchor) == (str(tmp_path / "proj"), tmp_path / "home")
 
 
 def test_a_reader_creates_nothing(tmp_path: Path) -> None:
@@ -47,13 +46,85 @@ def test_a_writer_creates_the_root(tmp_path: Path) -> None:
     scope.close()
 
 
-def test_a_workspace_store_is_ignored_by_git(tmp_path: Path) -> None:
-    (tmp_path / "proj").mkdir()
-    scope = workspace_scope(tmp_path / "proj", tmp_path / "home")
+def test_on_create_runs_once_before_the_root_exists(tmp_path: Path) -> None:
+    seen: list[bool] = []
+    ws = Scope("workspace", tmp_path / "home" / "workspaces" / "x", tmp_path / "proj", global_scope(tmp_path / "home"),
+               on_create=lambda scope: seen.append(scope.root.exists()))
+    with ws.writer(1):
+        pass
+    with ws.writer(1):
+        pass
+    assert seen == [False] and ws.exists()
+    ws.close()
+
+
+# --- links and other users' directories on the way to a write (SPEC 10, 13) -------------------------
+
+
+def snapshot(path: Path) -> list[tuple[str, bool]]:
+    return sorted((str(p.relative_to(path)), p.is_symlink()) for p in path.rglob("*"))
+
+
+@pytest.mark.parametrize("planted", ["extensions", ".staging", "state.lock", "state.db"])
+def test_a_link_planted_in_the_store_is_refused_and_nothing_is_written_through_it(tmp_path: Path,
+                                                                               planted: str) -> None:
+    scope = global_scope(tmp_path / "home")
     with scope.writer(1):
         pass
-    assert (tmp_path / "proj" / ".pkgmgr" / ".gitignore").read_text() == "*\n"
     scope.close()
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "keep").mkdir(parents=True)  # what a cleanup through the link would delete
+    victim = tmp_path / "home" / planted
+    if victim.is_dir():
+        victim.rmdir()
+    victim.unlink(missing_ok=True)
+    victim.symlink_to(elsewhere / "created" if planted.startswith("state") else elsewhere)  # O_CREAT would follow
+    before, outside = snapshot(tmp_path / "home"), snapshot(elsewhere)
+    with pytest.raises(PkgmgrError) as caught, scope.writer(1):
+        pytest.fail("the writer got the store")
+    assert caught.value.code == "path_escapes_root" and str(victim) in caught.value.message
+    assert caught.value.exit_code == 3
+    assert snapshot(tmp_path / "home") == before and snapshot(elsewhere) == outside
+    assert scope.layout_problem() is not None  # doctor --check says so, and repairs nothing
+
+
+def test_a_link_as_the_workspace_store_or_its_parent_is_refused(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (tmp_path / "elsewhere").mkdir()
+    home.mkdir()
+    (home / "workspaces").symlink_to(tmp_path / "elsewhere")
+    ws = Scope("workspace", home / "workspaces" / "x", tmp_path / "proj", global_scope(home))
+    with pytest.raises(PkgmgrError) as caught:
+        ws.ensure_root()
+    assert caught.value.code == "path_escapes_root" and "workspaces" in caught.value.message
+    assert list((tmp_path / "elsewhere").iterdir()) == []  # the store was not created through the link
+
+
+def test_a_linked_home_is_the_users_choice(tmp_path: Path) -> None:
+    (tmp_path / "real-home").mkdir()
+    (tmp_path / "home").symlink_to(tmp_path / "real-home")
+    scope = global_scope(tmp_path / "home")
+    with scope.writer(1):
+        pass
+    scope.close()
+    assert (tmp_path / "real-home" / "state.db").is_file()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown a directory")
+@pytest.mark.parametrize("foreign", ["", "extensions", ".staging"])
+def test_a_store_directory_of_another_user_is_refused(tmp_path: Path, foreign: str) -> None:
+    scope = global_scope(tmp_path / "home")
+    with scope.writer(1):
+        pass
+    scope.close()
+    target = tmp_path / "home" / foreign
+    target.mkdir(exist_ok=True)
+    os.chown(target, 12345, 12345)
+    before = snapshot(tmp_path / "home")
+    with pytest.raises(PkgmgrError) as caught, scope.writer(1):
+        pytest.fail("the writer got the store")
+    assert caught.value.code == "path_escapes_root" and "uid 12345" in caught.value.message
+    assert snapshot(tmp_path / "home") == before
 
 
 # --- the writer lock --------------------------------------------------------------------------------
@@ -137,27 +208,17 @@ def test_nearest_ancestor_with_pkgmgr_toml(user_home: Path) -> None:
     assert discover_workspace(project, home=user_home) == project
 
 
-def test_nearest_ancestor_with_a_store(user_home: Path) -> None:
+@pytest.mark.parametrize("kind", ["directory", "file", "link"])
+def test_a_left_over_pkgmgr_directory_is_no_marker(user_home: Path, tmp_path: Path, kind: str) -> None:
     outer = user_home / "outer"
     inner = outer / "inner"
-    deep = inner / "a" / "b"
+    deep = inner / "a"
     deep.mkdir(parents=True)
     (outer / "pkgmgr.toml").write_text("")
-    (inner / ".pkgmgr").mkdir()
-    assert discover_workspace(deep, home=user_home) == inner  # the nearest wins
-
-
-def test_a_pkgmgr_file_or_link_is_not_a_store(user_home: Path, tmp_path: Path) -> None:
-    project = user_home / "project"
-    project.mkdir()
-    (project / ".pkgmgr").write_text("not a directory")
-    assert discover_workspace(project, home=user_home) == project  # the start, not a match
-    (project / ".pkgmgr").unlink()
     (tmp_path / "elsewhere").mkdir()
-    os.symlink(tmp_path / "elsewhere", project / ".pkgmgr")
-    sub = project / "sub"
-    sub.mkdir()
-    assert discover_workspace(sub, home=user_home) == sub
+    {"directory": lambda p: p.mkdir(), "file": lambda p: p.write_text("x"),
+     "link": lambda p: p.symlink_to(tmp_path / "elsewhere")}[kind](inner / ".pkgmgr")
+    assert discover_workspace(deep, home=user_home) == outer  # only pkgmgr.toml marks a workspace
 
 
 def test_without_a_marker_the_start_is_the_workspace(user_home: Path) -> None:

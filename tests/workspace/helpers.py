@@ -13,6 +13,7 @@ from tests.registry.helpers import RegistryDir, archive_bytes
 from tests.support.builders import write_extension
 from tests.support.cli import Result, run_cli
 from tests.support.servers import StaticFileServer
+from tests.support.stores import store_root
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -125,7 +126,7 @@ def trust(ws: Path, **env: str) -> str:
 
 def installed(ws: Path) -> dict[str, str]:
     """name -> version installed in the workspace store (read directly, no trust check)."""
-    db = ws / ".pkgmgr" / "state.db"
+    db = store_root(ws) / "state.db"
     if not db.exists():
         return {}
     conn = sqlite3.connect(db)
@@ -137,7 +138,7 @@ def installed(ws: Path) -> dict[str, str]:
 
 def activations(ws: Path) -> list[tuple[str, str, str]]:
     """(extension, profile, status) of the workspace's activations, and their resource counts."""
-    db = ws / ".pkgmgr" / "state.db"
+    db = store_root(ws) / "state.db"
     if not db.exists():
         return []
     conn = sqlite3.connect(db)
@@ -148,7 +149,7 @@ def activations(ws: Path) -> list[tuple[str, str, str]]:
 
 
 def resource_count(ws: Path) -> int:
-    db = ws / ".pkgmgr" / "state.db"
+    db = store_root(ws) / "state.db"
     conn = sqlite3.connect(db)
     try:
         return conn.execute("SELECT count(*) FROM resources").fetchone()[0]

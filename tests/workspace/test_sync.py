@@ -14,6 +14,7 @@ from pkgmgr.registry.session import Session
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.sync import Resolver, SyncOptions, SyncPlan, Workspace, make_plan, sync
 from tests.support.builders import write_extension
+from tests.support.stores import store_root
 from tests.workspace.helpers import crew_files
 
 MANIFEST = '[extensions]\ncrew-ext = { path = "tools/crew" }\n\n[[activations]]\nextension = "crew-ext"\n'
@@ -40,7 +41,7 @@ def test_the_plan_is_shown_before_anything_changes(tmp_path: Path, home: Path) -
     states = []
 
     def on_plan(plan: SyncPlan) -> None:
-        states.append(((ws / ".pkgmgr").exists(), (ws / "pkgmgr.lock").exists()))
+        states.append((store_root(ws, home).exists(), (ws / "pkgmgr.lock").exists()))
 
     result = sync(ws, home=home, config=load_config(home), options=SyncOptions(), on_plan=on_plan)
     assert states == [(False, False)] and result.error is None
@@ -48,7 +49,7 @@ def test_the_plan_is_shown_before_anything_changes(tmp_path: Path, home: Path) -
     assert result.plan.to_json()["activate"] == [{"extension": "crew-ext", "bundle": None, "profile": "default"}]
 
 
-def test_activations_of_another_workspace_path_are_replaced(tmp_path: Path, home: Path) -> None:
+def test_a_copy_of_the_workspace_starts_from_an_empty_store(tmp_path: Path, home: Path) -> None:
     ws = workspace(tmp_path / "ws", home)
     assert run(ws, home).error is None
     moved = tmp_path / "moved"
@@ -59,8 +60,8 @@ def test_activations_of_another_workspace_path_are_replaced(tmp_path: Path, home
         plan = make_plan(moved_ws, Resolver(moved_ws, session, SyncOptions()), SyncOptions())
     finally:
         session.close()
-    assert [a["workspace"] for a in plan.deactivate] == [str(ws)]  # ids and projections name the old path
-    assert [a.extension for a in plan.activate] == ["crew-ext"]
+    assert plan.deactivate == [] and [a.extension for a in plan.activate] == ["crew-ext"]  # nothing of ws's store
+    assert [i.action for i in plan.items] == ["install"]
 
 
 def test_upgrade_of_an_undeclared_name_is_a_usage_error(tmp_path: Path, home: Path) -> None:
@@ -68,7 +69,7 @@ def test_upgrade_of_an_undeclared_name_is_a_usage_error(tmp_path: Path, home: Pa
     with pytest.raises(PkgmgrError) as caught:
         run(ws, home, upgrade=("crew-ext", "ghost-ext"))
     assert caught.value.code == "usage" and "ghost-ext" in caught.value.message
-    assert not (ws / ".pkgmgr").exists()
+    assert not store_root(ws, home).exists()
 
 
 def test_a_path_extension_whose_manifest_names_another_extension(tmp_path: Path, home: Path) -> None:
@@ -108,4 +109,4 @@ def test_a_path_extension_with_an_escaping_link(tmp_path: Path, home: Path) -> N
     with pytest.raises(PkgmgrError) as caught:
         run(ws, home)
     assert caught.value.code == "path_escapes_root"
-    assert not (ws / ".pkgmgr").exists()
+    assert not store_root(ws, home).exists()

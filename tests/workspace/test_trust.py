@@ -1,5 +1,4 @@
-"""Trust: the digest, approvals kept across pkgmgr's own writes, the workspace store's id, and
-workspace discovery (which stops at $HOME and at directories the user does not own)."""
+"""Trust: the digest, approvals kept across pkgmgr's own writes, and workspace discovery (which stops at $HOME and at directories the user does not own)."""
 
 from __future__ import annotations
 
@@ -9,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.errors import PkgmgrError
-from pkgmgr.store.scope import discover_workspace, workspace_scope
+from pkgmgr.store.scope import discover_workspace
 from pkgmgr.workspace import trust
 from tests.workspace.helpers import write_local_tool
 
@@ -74,83 +72,6 @@ def test_approve_replaces_and_write_keeps(tmp_path: Path, home: Path) -> None:
     assert trust.approved_digests(home, link) == {"d3"}
 
 
-def test_store_id_registered_when_pkgmgr_creates_the_store(tmp_path: Path, home: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    scope = workspace_scope(ws, home)
-    trust.check_store(home, scope)  # no store yet: nothing to refuse
-    scope.ensure_root()
-    assert (scope.root / ".gitignore").read_text() == "*\n"
-    assert trust.store_is_known(home, scope)
-    trust.check_store(home, scope)
-    assert not trust.adopt_store(home, scope)  # known: nothing to adopt
-    # the same store seen from another path is not known there
-    moved = tmp_path / "moved"
-    ws.rename(moved)
-    assert not trust.store_is_known(home, workspace_scope(moved, home))
-
-
-def test_unknown_store_refused_and_adopted(tmp_path: Path, home: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".pkgmgr" / "extensions").mkdir(parents=True)
-    (ws / ".pkgmgr" / "store-id").write_text("f" * 32)
-    scope = workspace_scope(ws, home)
-    with pytest.raises(PkgmgrError) as caught:
-        trust.check_store(home, scope)
-    assert caught.value.code == "trust_required" and "pkgmgr trust" in (caught.value.hint or "")
-    assert trust.adopt_store(home, scope)
-    assert not scope.root.exists()
-    trust.check_store(home, scope)
-
-
-def test_a_store_interrupted_while_created_is_claimed(tmp_path: Path, home: Path) -> None:
-    ws = tmp_path / "ws"
-    (ws / ".pkgmgr").mkdir(parents=True)
-    (ws / ".pkgmgr" / ".gitignore").write_text("*\n")  # the crash came before the id was written
-    scope = workspace_scope(ws, home)
-    trust.check_store(home, scope)
-    assert trust.store_is_known(home, scope)
-
-
-@pytest.mark.parametrize("gitignore", [None, "", "!*\n"])
-def test_a_claimed_store_is_ignored_by_git(tmp_path: Path, home: Path, gitignore: str | None) -> None:
-    # a crash right after mkdir leaves no .gitignore; a repository may commit one that ignores nothing
-    ws = tmp_path / "ws"
-    (ws / ".pkgmgr").mkdir(parents=True)
-    if gitignore is not None:
-        (ws / ".pkgmgr" / ".gitignore").write_text(gitignore)
-    scope = workspace_scope(ws, home)
-    trust.check_store(home, scope)
-    assert trust.store_is_known(home, scope)
-    assert (ws / ".pkgmgr" / ".gitignore").read_text() == "*\n"
-
-
-def test_a_symlinked_store_is_refused(tmp_path: Path, home: Path) -> None:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (tmp_path / "elsewhere").mkdir()
-    (ws / ".pkgmgr").symlink_to(tmp_path / "elsewhere")
-    scope = workspace_scope(ws, home)
-    with pytest.raises(PkgmgrError):
-        trust.check_store(home, scope)
-    assert trust.adopt_store(home, scope)
-    assert not (ws / ".pkgmgr").exists() and (tmp_path / "elsewhere").is_dir()  # the link only
-
-
-def test_a_dangling_store_link_is_refused(tmp_path: Path, home: Path) -> None:
-    # a repository can commit .pkgmgr as a link to nowhere: refused like any store it brings
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / ".pkgmgr").symlink_to(tmp_path / "nowhere" / "store")
-    scope = workspace_scope(ws, home)
-    with pytest.raises(PkgmgrError) as caught:
-        trust.check_store(home, scope)
-    assert caught.value.code == "trust_required"
-    assert trust.adopt_store(home, scope)
-    assert not os.path.lexists(ws / ".pkgmgr") and not (tmp_path / "nowhere").exists()
-    trust.check_store(home, scope)
-
-
 # --- discovery ------------------------------------------------------------------------------------
 
 
@@ -161,8 +82,9 @@ def test_discovery_finds_the_nearest_workspace(tmp_path: Path) -> None:
     deep.mkdir(parents=True)
     (ws / "pkgmgr.toml").write_text("")
     assert discover_workspace(deep, home=user_home) == ws
-    inner = ws / "a" / ".pkgmgr"
-    inner.mkdir()
+    (ws / "a" / ".pkgmgr").mkdir()  # the store of earlier versions marks nothing
+    assert discover_workspace(deep, home=user_home) == ws
+    (ws / "a" / "pkgmgr.toml").write_text("")
     assert discover_workspace(deep, home=user_home) == ws / "a"
 
 

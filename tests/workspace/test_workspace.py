@@ -12,6 +12,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.lockfile import Lock, LockEntry
 from pkgmgr.workspace.workspace import Workspace
+from tests.support.stores import store_root
 from tests.workspace.helpers import write_local_tool
 
 MANIFEST = """\
@@ -55,7 +56,7 @@ def test_reads_the_declaration_and_creates_nothing(home: Path, ws: Path) -> None
     assert [(d.name, d.kind) for d in w.manifest.extensions] == [
         ("team-crew", "registry"), ("local-tool", "path"), ("other-tool", "path"), ("gh-tool", "github")]
     assert (w.lock, w.lock_raw) == (None, None)
-    assert sorted(p.relative_to(ws) for p in ws.rglob("*")) == before  # no .pkgmgr/ yet
+    assert sorted(p.relative_to(ws) for p in ws.rglob("*")) == before
     assert not home.exists()
 
 
@@ -80,7 +81,7 @@ def test_an_invalid_lock_is_an_invalid_config(home: Path, ws: Path) -> None:
 
 def test_the_store_is_the_workspace_s_and_sees_the_global_scope(home: Path, ws: Path) -> None:
     scope = Workspace(ws, home).scope
-    assert (scope.kind, scope.root, scope.workspace) == ("workspace", ws / ".pkgmgr", ws)
+    assert (scope.kind, scope.root, scope.workspace) == ("workspace", store_root(ws, home), ws)
     assert scope.parent is not None and (scope.parent.kind, scope.parent.root) == ("global", home)
 
 
@@ -205,32 +206,35 @@ def test_require_trust_passes_once_approved(home: Path, ws: Path) -> None:
     Workspace(ws, home).require_trust()
 
 
-def test_require_trust_refuses_a_store_pkgmgr_did_not_create(home: Path, ws: Path) -> None:
+def test_a_store_left_in_the_work_tree_changes_nothing(home: Path, ws: Path) -> None:
+    """A `.pkgmgr/` committed to the repository (or left by an earlier version) is not the store."""
     approve(home, ws)
     store = ws / ".pkgmgr"
-    store.mkdir()
+    (store / "extensions" / "team-crew" / "0.1.0").mkdir(parents=True)
     (store / "state.db").write_bytes(b"committed by someone else")
-    with pytest.raises(PkgmgrError) as exc:
-        Workspace(ws, home).require_trust()
-    assert exc.value.code == "trust_required" and str(store) in exc.value.message
-
-
-def test_require_trust_accepts_the_store_pkgmgr_created(home: Path, ws: Path) -> None:
-    approve(home, ws)
     w = Workspace(ws, home)
-    w.scope.ensure_root()  # creates .pkgmgr/ and registers its id in the global state
-    w.scope.db  # and writes into it
-    w.scope.close()
-    Workspace(ws, home).require_trust()
+    w.require_trust()
+    assert w.scope.root == store_root(ws, home) and w.scope.reader() is None  # nothing installed
 
 
-def test_a_known_store_still_needs_the_approval(home: Path, ws: Path) -> None:
-    """The store check passes for a store this pkgmgr created (whatever it holds since); the
-    declaration's approval is still required."""
-    w = Workspace(ws, home)
-    w.scope.ensure_root()
-    (ws / ".pkgmgr" / "extra").write_text("x")
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+@pytest.mark.parametrize("foreign", ["root", "pkgmgr.toml"])
+def test_a_workspace_another_user_owns_is_refused_naming_the_owner(home: Path, ws: Path, foreign: str) -> None:
+    approve(home, ws)  # even an approval made before the ownership changed does not stand
+    os.chown(ws if foreign == "root" else ws / "pkgmgr.toml", 12345, 12345)
     with pytest.raises(PkgmgrError) as exc:
-        Workspace(ws, home).require_trust()
-    assert exc.value.code == "trust_required" and exc.value.details == {
-        "digest": Workspace(ws, home).trust_state().digest}  # the store was known: the approval is missing
+        Workspace(ws, home)
+    assert exc.value.code == "trust_required" and "uid 12345" in exc.value.message
+    assert not (home / "workspaces").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to chown")
+def test_a_pkgmgr_toml_linked_to_another_users_file_is_refused(home: Path, ws: Path) -> None:
+    target = ws / "theirs.toml"
+    (ws / "pkgmgr.toml").rename(target)
+    (ws / "pkgmgr.toml").symlink_to(target)
+    Workspace(ws, home)  # a link to one's own file is fine
+    os.chown(target, 12345, 12345)
+    with pytest.raises(PkgmgrError) as exc:
+        Workspace(ws, home)
+    assert exc.value.code == "trust_required" and str(ws / "pkgmgr.toml") in exc.value.message
