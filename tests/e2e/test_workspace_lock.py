@@ -11,7 +11,6 @@ import tomllib
 from pathlib import Path
 
 from pkgmgr.archive.checksum import is_tree_checksum
-from pkgmgr.store.scope import workspace_scope
 from tests.support.builders import format1_tree_checksum
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, crew_archive, fail, installed, ok
@@ -185,7 +184,7 @@ def test_frozen_with_a_declaration_missing_from_the_lock(team: Team) -> None:
 def _as_version_1(team: Team, home: Path, lock: bytes) -> bytes:
     """The lock and the workspace state a pkgmgr before format 2 wrote for the same installation:
     `version = 1`, format-1 tree checksums (bare hex), state schema 4."""
-    store = workspace_scope(team.ws, home).root
+    store = store_root(team.ws, home)
     trees = {LOCAL: format1_tree_checksum(team.ws / "tools" / "local-tool"),
              BUNDLED: format1_tree_checksum(store / "extensions" / BUNDLED / "0.1.0")}
     text = lock.decode().replace("version = 2\n", "version = 1\n", 1)
@@ -194,6 +193,7 @@ def _as_version_1(team: Team, home: Path, lock: bytes) -> bytes:
     conn = sqlite3.connect(store / "state.db")
     for name, tree in trees.items():
         conn.execute("UPDATE extensions SET tree_sha256 = ? WHERE name = ?", (tree, name))
+    conn.execute("ALTER TABLE registry_versions DROP COLUMN yanked")  # migration 6 came later
     conn.execute("PRAGMA user_version = 4")
     conn.commit()
     conn.close()

@@ -141,6 +141,7 @@ def _as_written_before_format_2(home: Path) -> tuple[Path, str]:
     old = format1_tree_checksum(directory)
     conn = sqlite3.connect(home / "state.db")
     conn.execute("UPDATE extensions SET tree_sha256 = ?", (old,))
+    conn.execute("ALTER TABLE registry_versions DROP COLUMN yanked")  # migration 6 came later
     conn.execute("PRAGMA user_version = 4")
     conn.commit()
     conn.close()
