@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, workspace_dir
@@ -231,7 +232,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.workspace.workspace import Workspace
 
     root = workspace_dir(ctx)
-    if not (root / "pkgmgr.toml").is_file():
+    if not os.path.lexists(root / "pkgmgr.toml"):  # a FIFO or a link is read (and refused) below
         scope_root = root / ".pkgmgr"
         if not (scope_root.is_dir() or scope_root.is_symlink()):  # a link (even dangling) is a store to adopt
             raise PkgmgrError(f"{root} has neither a pkgmgr.toml nor a .pkgmgr/ store: nothing to trust",

@@ -56,13 +56,17 @@ def test_directory_registry_refuses_a_symlinked_shard_directory(tmp_path: Path, 
     assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
 
 
-def test_symlink_inside_the_registry_is_still_read(tmp_path: Path, regdir: RegistryDir) -> None:
+def test_an_entry_that_is_a_symlink_is_refused_even_inside_the_registry(tmp_path: Path,
+                                                                         regdir: RegistryDir) -> None:
+    """Registry files are opened without following a final link (SPEC 10, issue 13 item 12)."""
     regdir.publish("alpha-ext", "0.1.0")
     moved = regdir.root / "elsewhere.toml"
     os.replace(regdir.root / "extensions/al/alpha-ext.toml", moved)
     os.symlink(moved, regdir.root / "extensions/al/alpha-ext.toml")
     assert run_cli(["registry", "add", "acme", str(regdir.root)]).code == 0
-    assert run_cli(["ext", "info", "alpha-ext", "-o", "json"]).json["name"] == "alpha-ext"
+    result = run_cli(["ext", "info", "alpha-ext", "-o", "json"])
+    assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
+    assert "a symbolic link" in result.json["error"]["message"]
 
 
 def test_build_and_validate_refuse_an_entry_outside_the_index(tmp_path: Path, regdir: RegistryDir) -> None:
