@@ -150,6 +150,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     known = _store_known(ctx, ws)
     installed = {i.name: i for i in list_installed(ws.scope)} if known else {}
     trees = {name: tree for name, _, tree in state.paths}
+    registry_trees = {name: tree for name, _, tree in state.registries if tree != "outside"}
     extensions = []
     for declared in ws.manifest.extensions:
         locked = ws.lock.get(declared.name) if ws.lock else None
@@ -183,8 +184,9 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         "digest": state.digest,
         "approved": ws.trusted,
         "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir(), "known": known},
-        "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure}
-                       for r in ws.manifest.registries],
+        "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure,
+                        # a directory inside the workspace is covered whole: the digest of its tree
+                        "tree_sha256": registry_trees.get(r.name)} for r in ws.manifest.registries],
         "extensions": extensions,
         "activations": [{"extension": a.extension, "bundle": a.bundle, "profile": a.profile,
                          "confirm_network_requirement": a.confirm} for a in ws.manifest.activations],

@@ -88,9 +88,9 @@ def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) ->
     else:
         old_manifest = parse_workspace_manifest(old, workspace)
         old_paths = [(d.name, d.path or "") for d in old_manifest.extensions if d.kind == "path"]
-        before = trust.compute(old, lock_raw, workspace, old_paths).digest
+        before = trust.compute(old, lock_raw, workspace, old_paths, registries=old_manifest.registries).digest
         was_trusted = before in trust.approved_digests(home, workspace)
-    after = trust.compute(new, lock_raw, workspace, paths).digest
+    after = trust.compute(new, lock_raw, workspace, paths, registries=manifest.registries).digest
     trust.write_keeping_approval(home, workspace, path, new, trusted=was_trusted, digest_after=after,
                                  after_write=lambda: crashpoint("save.after_write"))
     return True

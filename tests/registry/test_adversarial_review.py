@@ -125,14 +125,16 @@ def test_registry_list_and_refresh_show_the_registries_a_trusted_workspace_decla
     configured = RegistryDir(tmp_path / "configured", "configured")
     assert run_cli(["registry", "add", "mine", str(configured.root), "--priority", "500"]).code == 0
     ws = _trusted_workspace(tmp_path, '[registries]\nteam = { source = "./index", priority = 1 }\n')
-    listed = run_cli(["registry", "list", "-o", "json"], cwd=ws)
+    listed = run_cli(["registry", "list", "--scope", "workspace", "-o", "json"], cwd=ws)
     assert listed.code == 0, listed
     rows = [(r["name"], r["workspace"]) for r in listed.json["registries"]]
     assert rows == [("mine", False), ("team", True), ("default", False)]  # after the configured ones
-    refreshed = run_cli(["registry", "refresh", "-o", "json"], cwd=ws)
+    refreshed = run_cli(["registry", "refresh", "--scope", "workspace", "-o", "json"], cwd=ws)
     assert [r["name"] for r in refreshed.json["refreshed"]] == ["mine", "team", "default"], refreshed
     outside = run_cli(["registry", "list", "-o", "json"], cwd=tmp_path)
     assert [r["name"] for r in outside.json["registries"]] == ["mine", "default"]
+    global_inside = run_cli(["registry", "list", "-o", "json"], cwd=ws)  # the global scope's registries
+    assert [r["name"] for r in global_inside.json["registries"]] == ["mine", "default"]
 
 
 def test_sync_json_reports_the_plan_as_planned(tmp_path: Path) -> None:
