@@ -172,3 +172,20 @@ def test_a_registry_outside_the_repository_is_covered_by_where_it_is(ws: Path, t
     (ws / "registry").unlink()
     (ws / "registry").symlink_to(second.root)
     assert not ok("trust", "--show", "--workspace", ws)["approved"]
+
+
+def test_an_official_entry_of_a_workspace_registry_publishes_only_to_the_workspace(ws: Path, inside: RegistryDir,
+                                                                                    home: Path) -> None:
+    """`resources.publish.max_scope` is narrowed to `workspace` for every tier but a trusted
+    `official` (SPEC 7): the repository's `official` claim does not count."""
+    manifest = ('name = "publisher"\nversion = "0.1.0"\nmin_compozy_version = "0.5.0"\n'
+                '[resources.publish]\nfamilies = ["hooks"]\nmax_scope = "global"\n')
+    inside.publish("publisher", "0.1.0", tier="official",
+                   data=archive_bytes("publisher", "0.1.0", manifest=manifest))
+    (ws / "pkgmgr.toml").write_text('[registries]\nteam = "./registry"\n\n[extensions]\npublisher = "*"\n')
+    ok("trust", "--workspace", ws)
+    ok("sync", "--workspace", ws)
+    assert ok("ext", "status", "publisher", "--scope", "workspace", "--workspace", ws)["max_scope"] == "workspace"
+    ok("registry", "add", "mine", inside.root)  # the user's own registry: its official counts
+    ok("ext", "install", "publisher")
+    assert ok("ext", "status", "publisher")["max_scope"] == "global"
