@@ -179,3 +179,41 @@ def test_a_fifo_entry_or_index_of_a_configured_registry_is_refused(regdir: Regis
     assert "FIFO" in refused("invalid_index", "ext", "search", "alpha")["message"]
     assert (home / "config.toml").read_bytes() == config
     assert not (home / "extensions").exists()  # nothing installed
+
+
+# --- the repository root as the extension; a linked pkgmgr.toml ---------------------------------
+
+
+def test_path_dot_syncs_without_pkgmgr_s_own_files(ws: Path, home: Path) -> None:
+    """`path = "."`: the lock that sync writes, pkgmgr.toml and VCS directories are outside
+    the hashed tree, so the approval holds after the sync and a second sync changes nothing."""
+    write_local_tool(ws)
+    (ws / ".git").mkdir()
+    (ws / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (ws / "pkgmgr.toml").write_text('[extensions]\nlocal-tool = { path = "." }\n')
+    ok("trust", "--workspace", ws)
+    synced = ok("sync", "--workspace", ws)
+    assert [(i["name"], i["action"]) for i in synced["installed"]] == [("local-tool", "installed")]
+    status = ok("ext", "status", "local-tool", "--scope", "workspace", "--workspace", ws)
+    installed = sorted(str(p.relative_to(status["path"])) for p in Path(status["path"]).rglob("*") if p.is_file())
+    assert installed == ["bin/serve", "extension.toml"]
+    assert ok("trust", "--show", "--workspace", ws)["approved"]
+    lock = (ws / "pkgmgr.lock").read_bytes()
+    again = ok("sync", "--locked", "--workspace", ws)
+    assert again["installed"] == [] and (ws / "pkgmgr.lock").read_bytes() == lock
+
+
+def test_save_on_a_linked_pkgmgr_toml_edits_the_target_and_keeps_the_link(ws: Path, home: Path) -> None:
+    (ws / "config").mkdir()
+    target = ws / "config" / "pkgmgr.toml"
+    target.write_text("# the team's declaration\n[extensions]\n")
+    (ws / "pkgmgr.toml").symlink_to("config/pkgmgr.toml")
+    ok("trust", "--workspace", ws)
+    write_local_tool(ws / "tools" / "local-tool")
+    ok("ext", "install", ws / "tools" / "local-tool", "--save", "--allow-unverified", "--yes", "--workspace", ws)
+    assert (ws / "pkgmgr.toml").is_symlink() and os.readlink(ws / "pkgmgr.toml") == "config/pkgmgr.toml"
+    text = target.read_text()
+    assert text.startswith("# the team's declaration\n") and 'local-tool = {path = "tools/local-tool"}' in text
+    assert ok("trust", "--show", "--workspace", ws)["approved"]  # pkgmgr's own edit keeps the approval
+    ok("sync", "--workspace", ws)
+    assert (ws / "pkgmgr.toml").is_symlink() and target.read_text() == text
