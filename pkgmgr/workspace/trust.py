@@ -241,7 +241,10 @@ _PRISTINE = {".gitignore", STORE_ID, "state.lock"}
 
 def store_id(scope: Scope) -> str | None:
     try:
-        return (scope.root / STORE_ID).read_text(encoding="ascii").strip() or None
+        from pkgmgr.fsutil import read_regular
+
+        raw = read_regular(scope.root / STORE_ID, limit=64)  # a file of the work tree: never a FIFO's wait
+        return raw.decode("ascii").strip() or None
     except (OSError, UnicodeDecodeError):
         return None
 

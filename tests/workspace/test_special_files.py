@@ -217,3 +217,23 @@ def test_save_on_a_linked_pkgmgr_toml_edits_the_target_and_keeps_the_link(ws: Pa
     assert ok("trust", "--show", "--workspace", ws)["approved"]  # pkgmgr's own edit keeps the approval
     ok("sync", "--workspace", ws)
     assert (ws / "pkgmgr.toml").is_symlink() and target.read_text() == text
+
+
+def test_a_fifo_as_a_directory_registry_s_archive_is_refused(regdir: RegistryDir, home: Path) -> None:
+    assert run("registry", "add", "acme", regdir.root)[0].code == 0
+    archive = regdir.root / "archives" / "alpha-ext-0.1.0.tar.gz"
+    archive.unlink()
+    os.mkfifo(archive)
+    error = refused("invalid_index", "ext", "install", "alpha-ext")
+    assert "FIFO" in error["message"]
+    assert not (home / "extensions").exists() and not any((home / "cache").rglob("*.tar.gz"))
+
+
+def test_a_fifo_in_a_committed_store_does_not_hang(ws: Path, home: Path) -> None:
+    """A `.pkgmgr/` shipped with the work tree (an old layout) holding a FIFO as its id."""
+    (ws / "pkgmgr.toml").write_text("")
+    (ws / ".pkgmgr").mkdir()
+    os.mkfifo(ws / ".pkgmgr" / "store-id")
+    for command in (["trust", "--show"], ["sync"], ["ext", "list", "--scope", "workspace"]):
+        result, _ = run(*command, "--workspace", ws)
+        assert "Traceback" not in result.stderr and result.code in (0, 4), result
