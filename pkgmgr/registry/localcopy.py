@@ -26,6 +26,8 @@ def copy_verified(source: Path, cache: Any, *, sha256: str, size: int, limit: in
     try:
         handle = os.fdopen(open_regular_fd(source), "rb")  # never blocks on a FIFO
     except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            raise PkgmgrError(f"{label}: cannot read {source}: it is a directory", code="not_found") from None
         raise PkgmgrError(f"{label}: the registry's archive {source} is {exc.kind}, not a regular file",
                           code="invalid_index", details={"path": str(source)}) from None
     except FileNotFoundError:
