@@ -208,6 +208,10 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
     if data["registries"]:
         p.line()
         p.table(["REGISTRY", "SOURCE", "PRIORITY"], [(r["name"], r["source"], r["priority"]) for r in data["registries"]])
+        for r in data["registries"]:
+            if r.get("tree_sha256"):
+                p.line(f"registry {r['name']}: a directory inside the workspace, covered whole (every file of it "
+                       "counts; its entries count at most as tier community)")
     if data["extensions"]:
         p.line()
         rows = []

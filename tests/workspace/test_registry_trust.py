@@ -119,6 +119,8 @@ def test_an_edit_of_only_the_registry_directory_needs_trust_again(ws: Path, insi
     assert files(ws) == before and state_snapshot(home) == state and approvals(home) == approved
     shown = ok("trust", "--show", "--workspace", ws)
     assert not shown["approved"] and shown["registries"][0]["tree_sha256"] is not None
+    assert "registry team: a directory inside the workspace, covered whole" in \
+        cli("trust", "--show", "--workspace", ws).stdout
     # once approved, the upgrade goes ahead, and the lock sync writes keeps the approval
     ok("trust", "--workspace", ws)
     ok("sync", "--upgrade", "--workspace", ws)
