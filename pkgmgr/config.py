@@ -69,8 +69,18 @@ class Config:
 
 
 def config_path(home: Path) -> Path:
+    """`PKGMGR_CONFIG`, else `<home>/config.toml`. A relative `PKGMGR_CONFIG` is refused
+    (`usage`): resolved against the current directory, it would let a repository one works in
+    supply the configuration (SPEC 11)."""
     env = os.environ.get("PKGMGR_CONFIG")
-    return user_path(env) if env else home / "config.toml"
+    if not env:
+        return home / "config.toml"
+    path = user_path(env)
+    if not path.is_absolute():
+        raise PkgmgrError(f"PKGMGR_CONFIG={env!r} is not an absolute path", code="usage",
+                          details={"variable": "PKGMGR_CONFIG"},
+                          hint="set it to an absolute path (or unset it to use $PKGMGR_HOME/config.toml)")
+    return path
 
 
 def load_config(home: Path) -> Config:

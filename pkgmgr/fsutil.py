@@ -1,4 +1,5 @@
-"""Small filesystem primitives: atomic writes, private directories, safe removal."""
+"""Small filesystem primitives: atomic writes, private directories, safe removal, and reading a
+file that must be a regular one (never blocking on a FIFO, never through a final link)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,64 @@ import errno
 import os
 import stat
 from pathlib import Path
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"))
+
+
+def kind_of(st_mode: int) -> str:
+    """A human word for a file type, for messages about files that are neither files nor dirs."""
+    for test, word in _KINDS:
+        if test(st_mode):
+            return word
+    return "not a regular file"
+
+
+class NotRegularFile(OSError):
+    """`path` is not a regular file: `kind` says what it is ("a FIFO", "a symbolic link", ...).
+    Callers turn it into their own error code."""
+
+    def __init__(self, path: str | os.PathLike[str], kind: str) -> None:
+        super().__init__(errno.EINVAL, f"is {kind}, not a regular file", os.fspath(path))
+        self.kind = kind
+
+
+def open_regular_fd(path: str | os.PathLike[str], *, follow_symlinks: bool = False, dir_fd: int | None = None) -> int:
+    """Open a regular file for reading and return its descriptor. Opened non-blocking, so a FIFO
+    (or a device) is refused instead of hanging the open; a symbolic link in the last component
+    is refused unless `follow_symlinks`. Raises NotRegularFile, and the OSError of the open
+    (FileNotFoundError, PermissionError, ...). `dir_fd`: `path` is a name in that open directory."""
+    flags = _READ_FLAGS | (0 if follow_symlinks else os.O_NOFOLLOW)
+    try:
+        fd = os.open(path, flags, dir_fd=dir_fd)
+    except OSError as exc:
+        # ELOOP (EMLINK on FreeBSD) is what O_NOFOLLOW says for a final link
+        if not follow_symlinks and exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise NotRegularFile(path, "a symbolic link") from exc
+        raise
+    st_mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(st_mode):
+        os.close(fd)
+        raise NotRegularFile(path, kind_of(st_mode))
+    return fd
+
+
+def read_regular(path: str | os.PathLike[str], *, limit: int, follow_symlinks: bool = False) -> bytes:
+    """At most `limit` + 1 bytes of the regular file `path` (a caller that gets more than `limit`
+    knows the file is too large without reading it all). Raises as `open_regular_fd`."""
+    fd = open_regular_fd(path, follow_symlinks=follow_symlinks)
+    try:
+        chunks, left = [], limit + 1
+        while left > 0:
+            chunk = os.read(fd, min(left, 1024 * 1024))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
 
 
 def user_path(text: str | os.PathLike[str]) -> Path:

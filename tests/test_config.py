@@ -288,3 +288,26 @@ def test_keys_dotted_ten_thousand_deep_are_invalid_config(text: str) -> None:
     with pytest.raises(ValidationFailed) as caught:
         parse_config(text.encode(), Path("config.toml"))
     assert caught.value.code == "invalid_config"
+
+
+def test_a_relative_pkgmgr_config_is_refused(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("PKGMGR_CONFIG", "config.toml")
+    with pytest.raises(PkgmgrError) as caught:
+        config_path(tmp_path)
+    assert caught.value.code == "usage" and "absolute" in caught.value.message
+    monkeypatch.setenv("PKGMGR_CONFIG", "~/config.toml")  # ~ is the user's, not the directory's
+    assert config_path(tmp_path).is_absolute()
+
+
+def test_a_repository_cannot_supply_the_configuration_through_a_relative_path(tmp_path: Path, home: Path) -> None:
+    """PKGMGR_CONFIG=config.toml resolved against the current directory would read the
+    repository's file (here: a registry of its own, and no unverified-source policy)."""
+    repo = tmp_path / "user-home" / "repo"
+    repo.mkdir(parents=True)
+    (repo / "config.toml").write_text('[registries.evil]\nsource = "./index"\npriority = 1\n')
+    for env in ({"PKGMGR_CONFIG": "config.toml"}, {"PKGMGR_CONFIG": "./config.toml"},
+                {"PKGMGR_HOME": "pkgmgr-home"}):
+        document = fail("usage", "registry", "list", env=env, cwd=repo)
+        assert document["error"]["exit_code"] == 2 and "absolute" in document["error"]["message"]
+    assert not home.exists() and sorted(p.name for p in repo.iterdir()) == ["config.toml"]
+    assert [r["name"] for r in ok("registry", "list", cwd=repo)["registries"]] == ["default"]

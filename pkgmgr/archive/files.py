@@ -5,21 +5,19 @@ install-from-directory) with O_EXCL/O_NOFOLLOW semantics.
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
 from pathlib import Path
 from typing import Any, Iterable
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.fsutil import remove_tree
+from pkgmgr.fsutil import NotRegularFile, kind_of, open_regular_fd, remove_tree
 
 CHUNK = 1024 * 1024
 FILE_MODE = 0o644
 EXEC_MODE = 0o755
 DIR_MODE = 0o755
 
-_READ_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
 
@@ -34,39 +32,26 @@ def mode_label(mode: int) -> str:
     return "0755" if mode & stat.S_IXUSR else "0644"
 
 
-_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"))
-
-
-def kind_of(st_mode: int) -> str:
-    """A human word for a file type, for messages about files that are neither files nor dirs."""
-    for test, word in _KINDS:
-        if test(st_mode):
-            return word
-    return "not a regular file"
-
-
 def open_regular(path: str | os.PathLike[str], *, display: str, dir_fd: int | None = None) -> int:
     """Open a regular file for reading and return its descriptor: a symbolic link in the last
     component, a FIFO, a device or a socket is refused (`invalid_archive`) without blocking.
     `dir_fd`: `path` is a name in that open directory."""
     try:
-        fd = os.open(path, _READ_FLAGS, dir_fd=dir_fd)
-    except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: what FreeBSD says for O_NOFOLLOW
+        return open_regular_fd(path, dir_fd=dir_fd)
+    except NotRegularFile as exc:
+        if exc.kind == "a symbolic link":
             raise PkgmgrError(f"{display!r} changed into a symbolic link while being read",
                               code="path_escapes_root", details={"path": display}) from exc
-        raise
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode):
-        os.close(fd)
-        raise not_regular(display, st.st_mode)
-    return fd
+        raise _not_a_file(display, exc.kind) from None
 
 
 def not_regular(display: str, st_mode: int) -> PkgmgrError:
+    return _not_a_file(display, kind_of(st_mode))
+
+
+def _not_a_file(display: str, kind: str) -> PkgmgrError:
     return PkgmgrError(
-        f"{display!r} is {kind_of(st_mode)}: only regular files, directories and symbolic links "
+        f"{display!r} is {kind}: only regular files, directories and symbolic links "
         "can be installed or packed",
         code="invalid_archive",
         details={"path": display},

@@ -2,6 +2,8 @@
 
 - VCS metadata is left out: any file or directory named `.git`, `.hg`, `.svn`, `.bzr`,
   `_darcs`, `CVS` or `.fslckout`, at any depth (a `.git` *file* marks a worktree/submodule).
+- So are a workspace's own files at the root (`pkgmgr.toml`, `pkgmgr.lock`, `.pkgmgr`): a
+  repository whose root is the extension (`path = "."`) installs without them (SPEC 10).
 - `<root>/.pkgmgrignore` (gitignore syntax, via pathspec) leaves out what it matches; an
   ignored directory is not walked (as in git, a file inside it cannot be re-included). Only the
   root's `.pkgmgrignore` is read; it is itself packed unless it ignores itself.
@@ -42,6 +44,8 @@ from pkgmgr.archive.files import (
 from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
 
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".fslckout"})
+# pkgmgr's own files at a workspace root, never part of an extension whose root it is (`path = "."`)
+WORKSPACE_NAMES = frozenset({"pkgmgr.toml", "pkgmgr.lock", ".pkgmgr"})
 IGNORE_FILE = ".pkgmgrignore"
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 
@@ -225,7 +229,7 @@ class _Walker:
             with os.scandir(self.opener.directory(directory, display=prefix.rstrip("/") or ".")) as scan:
                 entries = list(scan)
             for entry in entries:
-                if entry.name in VCS_NAMES:
+                if entry.name in VCS_NAMES or (not prefix and entry.name in WORKSPACE_NAMES):
                     continue
                 rel = prefix + entry.name
                 path, st_mode = self._inspect(entry, os.path.join(directory, entry.name), rel)

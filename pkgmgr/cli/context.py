@@ -17,9 +17,17 @@ if TYPE_CHECKING:
 
 
 def default_home() -> Path:
+    """`PKGMGR_HOME` (absolute, or `usage`: a relative one would depend on the current
+    directory, which a repository controls), else the platform's user data directory."""
     env = os.environ.get("PKGMGR_HOME")
     if env:
-        return user_path(env)
+        path = user_path(env)
+        if not path.is_absolute():
+            from pkgmgr.errors import PkgmgrError
+
+            raise PkgmgrError(f"PKGMGR_HOME={env!r} is not an absolute path", code="usage",
+                              details={"variable": "PKGMGR_HOME"}, hint="set it to an absolute path")
+        return path
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("pkgmgr", appauthor=False))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
@@ -149,6 +150,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
 
     installed = {i.name: i for i in list_installed(ws.scope)}
     trees = {name: tree for name, _, tree in state.paths}
+    registry_trees = {name: tree for name, _, tree in state.registries if tree != "outside"}
     extensions = []
     for declared in ws.manifest.extensions:
         locked = ws.lock.get(declared.name) if ws.lock else None
@@ -182,8 +184,9 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         "digest": state.digest,
         "approved": ws.trusted,
         "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir()},
-        "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure}
-                       for r in ws.manifest.registries],
+        "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure,
+                        # a directory inside the workspace is covered whole: the digest of its tree
+                        "tree_sha256": registry_trees.get(r.name)} for r in ws.manifest.registries],
         "extensions": extensions,
         "activations": [{"extension": a.extension, "bundle": a.bundle, "profile": a.profile,
                          "confirm_network_requirement": a.confirm} for a in ws.manifest.activations],
@@ -198,6 +201,10 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
     if data["registries"]:
         p.line()
         p.table(["REGISTRY", "SOURCE", "PRIORITY"], [(r["name"], r["source"], r["priority"]) for r in data["registries"]])
+        for r in data["registries"]:
+            if r.get("tree_sha256"):
+                p.line(f"registry {r['name']}: a directory inside the workspace, covered whole (every file of it "
+                       "counts; its entries count at most as tier community)")
     if data["extensions"]:
         p.line()
         rows = []
@@ -225,7 +232,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
 
     root = workspace_dir(ctx)
     warn_legacy_store(ctx, root)
-    if not (root / "pkgmgr.toml").is_file():
+    if not os.path.lexists(root / "pkgmgr.toml"):  # a FIFO or a link is read (and refused) below
         raise PkgmgrError(f"{root} has no pkgmgr.toml: nothing to trust", code="not_found")
     ws = Workspace(root, ctx.home)
     state = ws.trust_state()

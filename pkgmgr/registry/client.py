@@ -119,6 +119,14 @@ class Registry:
                 error.details.setdefault("registry", self.name)
             raise
 
+    def tier(self, entry: Entry) -> str:
+        """The tier this client grants `entry`. A tier is the registry maintainers' claim, so it
+        counts only as far as the user trusts the registry (SPEC 7): a registry a workspace's
+        pkgmgr.toml declares counts at most as `community`, whatever its entries say."""
+        if self.declared and entry.tier == "official":
+            return "community"
+        return entry.tier
+
     def remembered_serial(self) -> int | None:
         return None if self.exempt else self.session.memory.serial(self.source)
 

@@ -5,10 +5,12 @@ so the file that is extracted is the file that was verified."""
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Any
 
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import NotRegularFile, open_regular_fd
 from pkgmgr.net.hashing import CHUNK, digests_equal
 
 
@@ -22,7 +24,12 @@ def copy_verified(source: Path, cache: Any, *, sha256: str, size: int, limit: in
     if cached is not None and cached.stat().st_size == size:
         return cached
     try:
-        handle = open(source, "rb")
+        handle = os.fdopen(open_regular_fd(source), "rb")  # never blocks on a FIFO
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            raise PkgmgrError(f"{label}: cannot read {source}: it is a directory", code="not_found") from None
+        raise PkgmgrError(f"{label}: the registry's archive {source} is {exc.kind}, not a regular file",
+                          code="invalid_index", details={"path": str(source)}) from None
     except FileNotFoundError:
         raise PkgmgrError(f"{label}: the registry's archive {source} does not exist", code="not_found") from None
     except OSError as exc:

@@ -542,16 +542,19 @@ def read_entries(root: Path) -> list[Entry]:
 
 def read_capped(path: Path, cap: int, file: str, *, root: Path | None = None) -> bytes:
     """A registry file from disk, refusing more than `cap` bytes (never reads more than cap + 1).
-    With `root` (the registry directory), a file that resolves outside it — through a symbolic
-    link of the file or of a directory above it — is refused unread (`invalid_index`)."""
+    The file must be a regular file, opened without following a final symbolic link and without
+    blocking (a FIFO, device or socket is refused unread: `invalid_index`). With `root` (the
+    registry directory), a file that resolves outside it — through a symbolic link of a directory
+    above it — is refused unread too."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
     if root is not None and not _inside(path, root):
         raise _fail(file, "resolves outside the registry directory (a symbolic link); registry files must "
                           "stay inside it")
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(cap + 1)
-    except IsADirectoryError:
-        raise _fail(file, "is a directory, not a file") from None
+        data = read_regular(path, limit=cap)
+    except NotRegularFile as exc:
+        raise _fail(file, f"is {exc.kind}, not a regular file; registry files must be regular files") from None
     except OSError as exc:
         raise _fail(file, f"cannot be read: {exc.strerror}") from None
     if len(data) > cap:

@@ -88,6 +88,7 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
     expected = Expected(name=entry.name, version=version.version, permissions=version.permissions,
                         network_digest=version.network_digest, min_compozy_version=version.min_compozy_version)
     label = f"{entry.name} {version.version}"
+    tier = registry.tier(entry)  # what lifts the grant ceiling is the user's trust, not the entry's claim
 
     def fetch(reporter: "Reporter") -> Fetched:
         if location.path is not None:
@@ -102,10 +103,10 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
                 insecure=registry.insecure,
             ).path
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
-                       source_url=location.url, verified=entry.verified, tier=entry.tier, registry=registry.name,
+                       source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
                        expected=expected, label=ref.text)
 
-    return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=entry.tier,
+    return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=tier,
                 name=entry.name, version=version.version, fetch=fetch,
                 extra={"registry": registry.name, "url": location.url, "sha256": version.sha256,
                        "size": version.size})

@@ -10,6 +10,7 @@ every check that decides whether it is used; offline, only the cache answers.
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -116,7 +117,7 @@ class DirReader(Reader):
 
     def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
         path = self.root / rel
-        if not path.exists():
+        if not os.path.lexists(path):  # a dangling link is no absence: read_capped refuses it
             if not self.root.is_dir():
                 raise PkgmgrError(f"registry directory {self.root} does not exist", code="not_found")
             return None

@@ -1,4 +1,5 @@
-"""What a command run inside a workspace takes from it: the registries of an approved pkgmgr.toml."""
+"""What a command run inside a workspace takes from it: the registries of an approved pkgmgr.toml,
+for the commands that work on the workspace's own scope."""
 
 from __future__ import annotations
 
@@ -10,8 +11,13 @@ from pkgmgr.errors import PkgmgrError
 
 def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
     """The `[registries]` of the current workspace's pkgmgr.toml once approved (SPEC 10); none
-    (with a warning) while it is not."""
+    (with a warning) while it is not. They serve only the workspace's own scope (`--scope
+    workspace`, `--save`): a global command run inside the repository never consults them, so
+    a repository cannot shadow a name the user's own registries serve (SPEC 10)."""
     from pathlib import Path
+
+    if getattr(ctx, "scope", "global") != "workspace":
+        return ()
 
     from pkgmgr.store.scope import discover_workspace
     from pkgmgr.workspace.manifest import MANIFEST

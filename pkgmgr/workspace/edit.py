@@ -3,6 +3,7 @@ user's comments and layout, and keeping its approval (pkgmgr wrote the change)."
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
@@ -11,7 +12,13 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.refs import parse_ref
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.lockfile import read_lock
-from pkgmgr.workspace.manifest import MANIFEST, parse_workspace_manifest, read_workspace_manifest
+from pkgmgr.workspace.manifest import (
+    MANIFEST,
+    manifest_file,
+    parse_workspace_manifest,
+    read_manifest_bytes,
+    read_workspace_manifest,
+)
 
 
 def declaration_for(ref_text: str, installed: Any, workspace: Path) -> Any:
@@ -45,7 +52,7 @@ def declaration_for(ref_text: str, installed: Any, workspace: Path) -> Any:
 def check_saveable(workspace: Path, refs: Iterable[str] = ()) -> None:
     """Before `--save` changes anything: pkgmgr.toml (when it exists) must be valid, and a path
     ref must be inside the workspace. Raises invalid_config / usage."""
-    if (workspace / MANIFEST).is_file():
+    if os.path.lexists(workspace / MANIFEST):  # a FIFO or a dangling link is refused, not skipped
         read_workspace_manifest(workspace)
     for text in refs:
         ref = parse_ref(text)
@@ -62,11 +69,11 @@ def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) ->
     back, validated, keeping the approval when the file was approved. Returns True if it changed."""
     import tomlkit
 
-    path = workspace / MANIFEST
     try:
-        old = path.read_bytes()
+        old: bytes | None = read_manifest_bytes(workspace)
+        path = manifest_file(workspace)  # a link's target is edited, the link kept (SPEC 10)
     except FileNotFoundError:
-        old = None
+        old, path = None, workspace / MANIFEST
     doc = tomlkit.parse(old.decode("utf-8") if old is not None else "")
     change(doc)
     new = tomlkit.dumps(doc).encode("utf-8")
@@ -81,9 +88,9 @@ def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) ->
     else:
         old_manifest = parse_workspace_manifest(old, workspace)
         old_paths = [(d.name, d.path or "") for d in old_manifest.extensions if d.kind == "path"]
-        before = trust.compute(old, lock_raw, workspace, old_paths).digest
+        before = trust.compute(old, lock_raw, workspace, old_paths, registries=old_manifest.registries).digest
         was_trusted = before in trust.approved_digests(home, workspace)
-    after = trust.compute(new, lock_raw, workspace, paths).digest
+    after = trust.compute(new, lock_raw, workspace, paths, registries=manifest.registries).digest
     trust.write_keeping_approval(home, workspace, path, new, trusted=was_trusted, digest_after=after,
                                  after_write=lambda: crashpoint("save.after_write"))
     return True
@@ -124,7 +131,7 @@ def save_installed(workspace: Path, home: Path, results: Iterable[Any], warn: Ca
 def save_removed(workspace: Path, home: Path, names: Iterable[str]) -> list[str]:
     """Drop the declarations (and declared activations) of removed extensions."""
     names = set(names)
-    if not (workspace / MANIFEST).is_file() or not names:
+    if not os.path.lexists(workspace / MANIFEST) or not names:
         return []
     dropped: list[str] = []
 

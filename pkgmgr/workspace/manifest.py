@@ -7,6 +7,7 @@ used before `pkgmgr trust` approved it.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +15,7 @@ from typing import Any, Callable, Iterator
 
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError, Problem, ProblemSink, ValidationFailed
+from pkgmgr.fsutil import NotRegularFile, read_regular
 from pkgmgr.refs import NAME_RE
 
 MANIFEST = "pkgmgr.toml"
@@ -70,19 +72,58 @@ class WorkspaceManifest:
         return next((e for e in self.extensions if e.name == name), None)
 
 
+def manifest_file(root: Path) -> Path:
+    """Where the content of `<root>/pkgmgr.toml` is: the file, or the target of its symbolic link,
+    which must lie inside the workspace (SPEC 10; `--save` edits that target and keeps the link).
+    Raises FileNotFoundError when there is none, invalid_config for a link leading outside."""
+    path = root / MANIFEST
+    if not path.is_symlink():
+        if not os.path.lexists(path):
+            raise FileNotFoundError(str(path))
+        return path
+    try:
+        target = Path(os.path.realpath(path, strict=True))
+    except FileNotFoundError:
+        raise FileNotFoundError(str(path)) from None
+    except OSError as exc:  # a loop of links
+        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
+                          details={"path": str(path)}) from None
+    if not target.is_relative_to(Path(os.path.realpath(root))):
+        raise PkgmgrError(f"{path} is a symbolic link to {target}, outside the workspace: pkgmgr.toml comes with "
+                          "the repository", code="invalid_config", details={"path": str(path)},
+                          hint="make it a file, or a link to a file inside the workspace")
+    return target
+
+
+def read_manifest_bytes(root: Path) -> bytes:
+    """The bytes of `<root>/pkgmgr.toml`: a regular file (through a link inside the workspace),
+    read without blocking. Raises FileNotFoundError, and invalid_config for a FIFO, a device, a
+    socket, a directory or an unreadable file."""
+    path = root / MANIFEST
+    target = manifest_file(root)
+    try:
+        return read_regular(target, limit=MAX_BYTES)
+    except NotRegularFile as exc:
+        raise PkgmgrError(f"{path} is {exc.kind}, not a regular file", code="invalid_config",
+                          details={"path": str(path)}) from None
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
+                          details={"path": str(path)}) from None
+
+
 def read_workspace_manifest(root: Path) -> WorkspaceManifest:
     """Parse `<root>/pkgmgr.toml`. Raises not_found when it does not exist, invalid_config
     (with every problem) when it is not valid."""
     path = root / MANIFEST
     try:
-        raw = path.read_bytes()
+        raw = read_manifest_bytes(root)
     except FileNotFoundError:
         raise PkgmgrError(f"{path} does not exist: this workspace declares nothing", code="not_found",
                           details={"path": str(path)},
                           hint="start one with 'pkgmgr ext install NAME --save' (or write [extensions] NAME = \"SPEC\"); "
                                "--workspace DIR names another workspace") from None
-    except OSError as exc:
-        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config") from None
     return parse_workspace_manifest(raw, root)
 
 

@@ -1,8 +1,11 @@
 """Trust (SPEC 10): nothing a repository declares runs before the user approved it.
 
-The approval covers the digest of `pkgmgr.toml`, `pkgmgr.lock` and the tree of every `path`
-extension, and lives in the global state (which the repository cannot write), as does the
-workspace's store (`workspace/store.py`).
+The approval covers the digest of `pkgmgr.toml`, `pkgmgr.lock`, the tree of every `path`
+extension and the whole tree of every registry the workspace declares as a directory inside the
+repository, and lives in the global state (which the repository cannot write), as does the
+workspace's store (`workspace/store.py`). Every part of the digest is a netstring
+(`<length>:<bytes>,`), and each record starts with its kind, which fixes how many parts follow:
+no two different sets of files share a digest.
 
 Files pkgmgr writes itself (the lock, `--save` edits) keep the approval: the new digest is
 approved before the file is replaced and the old approval dropped after, so a crash between
@@ -12,12 +15,15 @@ the two leaves the workspace trusted under either content.
 from __future__ import annotations
 
 import hashlib
+import os
 import sqlite3
+import stat
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Sequence
 
+from pkgmgr.config import RegistryConfig
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.db import transaction
@@ -28,6 +34,10 @@ from pkgmgr.store.scope import global_scope
 class TrustState:
     digest: str
     paths: tuple[tuple[str, str, str], ...]  # (extension, relative path, tree sha256 or "missing")
+    # (registry, where its directory is, tree digest): directories inside the workspace are
+    # relative to it and hashed whole; others are absolute and marked "outside" (their source
+    # is in pkgmgr.toml, which the digest covers)
+    registries: tuple[tuple[str, str, str], ...] = ()
 
 
 def path_tree(root: Path, rel: str) -> str:
@@ -49,19 +59,108 @@ def path_trees(root: Path, path_extensions: list[tuple[str, str]]) -> tuple[tupl
     return tuple((extension, rel, path_tree(root, rel)) for extension, rel in sorted(path_extensions))
 
 
+def registry_trees(root: Path, registries: Sequence[RegistryConfig]) -> tuple[tuple[str, str, str], ...]:
+    """(registry, where, tree) of every declared directory registry, sorted by name."""
+    from pkgmgr.registry.sources import parse_source
+
+    out = []
+    base = os.path.realpath(root)
+    for registry in sorted(registries, key=lambda r: r.name):
+        try:
+            spec = parse_source(registry.source)
+        except PkgmgrError:
+            continue  # refused when the registry is opened; its text is in pkgmgr.toml
+        if spec.kind != "dir" or spec.path is None:
+            continue
+        try:
+            directory = os.path.realpath(spec.path, strict=True)
+        except OSError:
+            out.append((registry.name, str(spec.path), "missing"))
+            continue
+        if directory != base and not directory.startswith(base + os.sep):
+            out.append((registry.name, directory, "outside"))  # which directory counts; its files do not
+            continue
+        where = os.path.relpath(directory, base).replace(os.sep, "/")
+        out.append((registry.name, where, _whole_tree(directory, base)))
+    return tuple(out)
+
+
+def _netstring(data: bytes | str) -> bytes:
+    raw = data.encode("utf-8", "surrogateescape") if isinstance(data, str) else data
+    return b"%d:%s," % (len(raw), raw)
+
+
+def _record(*parts: bytes | str) -> bytes:
+    return b"".join(_netstring(part) for part in parts)
+
+
+def _whole_tree(directory: str, workspace: str) -> str:
+    """sha256 over every entry under `directory`, links not followed and special files never
+    opened: a registry's files are read by the registry client, whatever they are, so all of
+    them count. Left out: VCS directories, and pkgmgr's own files at the workspace root (the
+    lock that `sync` writes must not change a registry that is the repository itself)."""
+    from pkgmgr.archive import VCS_NAMES
+    from pkgmgr.archive.selection import WORKSPACE_NAMES
+    from pkgmgr.fsutil import NotRegularFile, open_regular_fd
+
+    records: list[tuple[bytes, bytes]] = []
+    stack = [(directory, "")]
+    while stack:
+        current, prefix = stack.pop()
+        try:
+            with os.scandir(current) as scan:
+                entries = list(scan)
+        except OSError as exc:
+            records.append((os.fsencode(prefix), _record("unreadable", prefix, exc.strerror or "")))
+            continue
+        for entry in entries:
+            if entry.name in VCS_NAMES or (current == workspace and entry.name in WORKSPACE_NAMES):
+                continue
+            rel = prefix + entry.name
+            key = os.fsencode(rel)
+            if entry.is_symlink():
+                records.append((key, _record("link", rel, os.fsencode(os.readlink(entry.path)))))
+            elif entry.is_dir(follow_symlinks=False):
+                stack.append((entry.path, rel + "/"))
+            else:
+                try:
+                    fd = open_regular_fd(entry.path)
+                except NotRegularFile as exc:
+                    records.append((key, _record("special", rel, exc.kind)))
+                    continue
+                except OSError as exc:
+                    records.append((key, _record("unreadable", rel, exc.strerror or "")))
+                    continue
+                content = hashlib.sha256()
+                try:
+                    mode = "0755" if os.fstat(fd).st_mode & stat.S_IXUSR else "0644"
+                    while chunk := os.read(fd, 1024 * 1024):
+                        content.update(chunk)
+                finally:
+                    os.close(fd)
+                records.append((key, _record("file", rel, mode, content.digest())))
+    digest = hashlib.sha256()
+    for _, record in sorted(records):
+        digest.update(record)
+    return digest.hexdigest()
+
+
 def compute(manifest_raw: bytes, lock_raw: bytes | None, root: Path, path_extensions: list[tuple[str, str]], *,
-            trees: tuple[tuple[str, str, str], ...] | None = None) -> TrustState:
-    """The digest over pkgmgr.toml + pkgmgr.lock + every path extension's tree (`trees`, when
-    the caller already hashed them)."""
-    digest = hashlib.sha256(b"pkgmgr-trust-v1\n")
-    for name, data in (("pkgmgr.toml", manifest_raw), ("pkgmgr.lock", lock_raw)):
-        size = -1 if data is None else len(data)
-        digest.update(f"{name}\n{size}\n".encode())
-        digest.update(data or b"")
+            registries: Sequence[RegistryConfig] = (), trees: tuple[tuple[str, str, str], ...] | None = None,
+            registry_dirs: tuple[tuple[str, str, str], ...] | None = None) -> TrustState:
+    """The digest over pkgmgr.toml + pkgmgr.lock + every path extension's tree + the whole tree
+    of every declared directory registry inside the workspace (`trees` and `registry_dirs`, when
+    the caller already hashed them). Every part is length-prefixed (module docstring)."""
+    digest = hashlib.sha256(_record("pkgmgr-trust-2"))
+    digest.update(_record("pkgmgr.toml", manifest_raw))
+    digest.update(_record("no pkgmgr.lock") if lock_raw is None else _record("pkgmgr.lock", lock_raw))
     paths = trees if trees is not None else path_trees(root, path_extensions)
     for extension, rel, tree in paths:
-        digest.update(f"path\n{extension}\n{rel}\n{tree}\n".encode())
-    return TrustState(digest.hexdigest(), paths)
+        digest.update(_record("path", extension, rel, tree))
+    dirs = registry_dirs if registry_dirs is not None else registry_trees(root, registries)
+    for name, where, tree in dirs:
+        digest.update(_record("registry", name, where, tree))
+    return TrustState(digest.hexdigest(), paths, dirs)
 
 
 def _key(workspace: Path) -> str:

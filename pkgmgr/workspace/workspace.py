@@ -35,12 +35,15 @@ class Workspace:
     def trust_state(self) -> trust.TrustState:
         """The digest of the files as they are now (the path trees are hashed once per command)."""
         if self._state is None:
-            self._state = trust.compute(self.manifest.raw, self.lock_raw, self.root, self.path_extensions())
+            self._state = trust.compute(self.manifest.raw, self.lock_raw, self.root, self.path_extensions(),
+                                        registries=self.manifest.registries)
         return self._state
 
     def digest_with_lock(self, lock_raw: bytes) -> str:
-        """The digest once `lock_raw` replaces the lock (path trees as already hashed)."""
-        return trust.compute(self.manifest.raw, lock_raw, self.root, [], trees=self.trust_state().paths).digest
+        """The digest once `lock_raw` replaces the lock (path and registry trees as already hashed)."""
+        state = self.trust_state()
+        return trust.compute(self.manifest.raw, lock_raw, self.root, [], trees=state.paths,
+                             registry_dirs=state.registries).digest
 
     def path_tree(self, name: str) -> str:
         """The tree checksum of a path extension, as the trust digest covers it."""
@@ -56,8 +59,8 @@ class Workspace:
         """Raises trust_required for an unapproved declaration."""
         if not self.trusted:
             raise PkgmgrError(
-                f"{self.root / MANIFEST} (with its lock and path extensions) has not been approved, or changed "
-                "since it was approved",
+                f"{self.root / MANIFEST} (with its lock, path extensions and registry directories) has not been "
+                "approved, or changed since it was approved",
                 code="trust_required",
                 details={"digest": self.trust_state().digest},
                 hint=f"review it with 'pkgmgr trust --show --workspace {self.root}', then approve it with "

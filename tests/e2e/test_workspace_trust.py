@@ -171,27 +171,29 @@ def other(tmp_path: Path):
         yield server
 
 
-def test_approved_registries_join_every_command(team: Team, other: StaticFileServer) -> None:
+def test_approved_registries_serve_the_workspace_scope_only(team: Team, other: StaticFileServer) -> None:
     ws = team.ws
     team.write_manifest(STORY_MANIFEST)
     # not approved: not used, with a warning
-    result = cli("ext", "install", BUNDLED, "-o", "json", cwd=ws)
+    result = cli("ext", "install", BUNDLED, "--scope", "workspace", "-o", "json", cwd=ws)
     assert result.code == 5 and "not used until you approve them" in result.stderr
     ok("trust", "--workspace", ws)
-    # inside the approved workspace, `ext install NAME` (global scope) finds it in the team registry
-    first = ok("ext", "install", f"{BUNDLED}@<0.2", cwd=ws)
-    assert [(i["name"], i["version"], i["scope"]) for i in first["installed"]] == [(BUNDLED, "0.1.0", "global")]
-    # outside it, the team registry is unknown
+    # inside the approved workspace, a workspace-scope command finds it in the team registry
+    first = ok("ext", "install", f"{BUNDLED}@<0.2", "--scope", "workspace", cwd=ws)
+    assert [(i["name"], i["version"], i["scope"]) for i in first["installed"]] == [(BUNDLED, "0.1.0", "workspace")]
+    # a global command run inside it never consults them (SPEC 10), and neither does one outside
+    assert cli("ext", "info", BUNDLED, "-o", "json", cwd=ws).code == 5
+    assert cli("ext", "install", BUNDLED, "-o", "json", cwd=ws).code == 5
     outside = ws.parent / "elsewhere"
     outside.mkdir()
     assert cli("ext", "info", BUNDLED, "-o", "json", cwd=outside).code == 5
     # configured registries come first, whatever the workspace declares
     ok("registry", "add", "other", other.url)
-    assert ok("ext", "info", BUNDLED, cwd=ws)["registry"] == "other"
+    assert ok("ext", "info", BUNDLED, "--scope", "workspace", cwd=ws)["registry"] == "other"
     # and the workspace may come before the shipped default: review-pack is in both
     team.registry.publish("review-pack", "9.0.0")
-    assert ok("ext", "info", "review-pack", cwd=ws)["registry"] == "team"
-    assert ok("ext", "info", "review-pack", cwd=outside)["registry"] == "default"
+    assert ok("ext", "info", "review-pack", "--scope", "workspace", cwd=ws)["registry"] == "team"
+    assert ok("ext", "info", "review-pack", cwd=ws)["registry"] == "default"
 
 
 def test_workspace_registry_may_not_reuse_a_configured_name(team: Team, other: StaticFileServer) -> None:
@@ -200,7 +202,7 @@ def test_workspace_registry_may_not_reuse_a_configured_name(team: Team, other: S
     ok("trust", "--workspace", team.ws)
     error = fail("invalid_config", "sync", "--workspace", team.ws)["error"]
     assert error["exit_code"] == 3 and error["details"]["registries"] == ["team"]
-    fail("invalid_config", "ext", "install", BUNDLED, cwd=team.ws)
+    fail("invalid_config", "ext", "install", BUNDLED, "--scope", "workspace", cwd=team.ws)
 
 
 def test_a_re_split_path_extension_is_not_the_approved_one(team: Team, home: Path) -> None:

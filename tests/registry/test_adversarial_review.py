@@ -56,13 +56,17 @@ def test_directory_registry_refuses_a_symlinked_shard_directory(tmp_path: Path, 
     assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
 
 
-def test_symlink_inside_the_registry_is_still_read(tmp_path: Path, regdir: RegistryDir) -> None:
+def test_an_entry_that_is_a_symlink_is_refused_even_inside_the_registry(tmp_path: Path,
+                                                                         regdir: RegistryDir) -> None:
+    """Registry files are opened without following a final link (SPEC 10, issue 13 item 12)."""
     regdir.publish("alpha-ext", "0.1.0")
     moved = regdir.root / "elsewhere.toml"
     os.replace(regdir.root / "extensions/al/alpha-ext.toml", moved)
     os.symlink(moved, regdir.root / "extensions/al/alpha-ext.toml")
     assert run_cli(["registry", "add", "acme", str(regdir.root)]).code == 0
-    assert run_cli(["ext", "info", "alpha-ext", "-o", "json"]).json["name"] == "alpha-ext"
+    result = run_cli(["ext", "info", "alpha-ext", "-o", "json"])
+    assert result.code == 3 and result.json["error"]["code"] == "invalid_index", result
+    assert "a symbolic link" in result.json["error"]["message"]
 
 
 def test_build_and_validate_refuse_an_entry_outside_the_index(tmp_path: Path, regdir: RegistryDir) -> None:
@@ -121,14 +125,16 @@ def test_registry_list_and_refresh_show_the_registries_a_trusted_workspace_decla
     configured = RegistryDir(tmp_path / "configured", "configured")
     assert run_cli(["registry", "add", "mine", str(configured.root), "--priority", "500"]).code == 0
     ws = _trusted_workspace(tmp_path, '[registries]\nteam = { source = "./index", priority = 1 }\n')
-    listed = run_cli(["registry", "list", "-o", "json"], cwd=ws)
+    listed = run_cli(["registry", "list", "--scope", "workspace", "-o", "json"], cwd=ws)
     assert listed.code == 0, listed
     rows = [(r["name"], r["workspace"]) for r in listed.json["registries"]]
     assert rows == [("mine", False), ("team", True), ("default", False)]  # after the configured ones
-    refreshed = run_cli(["registry", "refresh", "-o", "json"], cwd=ws)
+    refreshed = run_cli(["registry", "refresh", "--scope", "workspace", "-o", "json"], cwd=ws)
     assert [r["name"] for r in refreshed.json["refreshed"]] == ["mine", "team", "default"], refreshed
     outside = run_cli(["registry", "list", "-o", "json"], cwd=tmp_path)
     assert [r["name"] for r in outside.json["registries"]] == ["mine", "default"]
+    global_inside = run_cli(["registry", "list", "-o", "json"], cwd=ws)  # the global scope's registries
+    assert [r["name"] for r in global_inside.json["registries"]] == ["mine", "default"]
 
 
 def test_sync_json_reports_the_plan_as_planned(tmp_path: Path) -> None:

@@ -210,10 +210,11 @@ def test_the_token_goes_to_github_hosts_only(home: Path, tmp_path: Path, server:
 # --- session_for -------------------------------------------------------------------------------------
 
 
-def make_ctx(home: Path, *, workspace: Path | None = None, offline: bool = False) -> SimpleNamespace:
+def make_ctx(home: Path, *, workspace: Path | None = None, offline: bool = False,
+             scope: str = "workspace") -> SimpleNamespace:
     warnings: list[str] = []
     return SimpleNamespace(home=home, config=config(), offline=offline, warn=warnings.append,
-                           workspace_arg=workspace, warnings=warnings)
+                           workspace_arg=workspace, warnings=warnings, scope=scope)
 
 
 def test_session_for_takes_the_context(home: Path) -> None:
@@ -239,6 +240,7 @@ def test_session_for_adds_an_approved_workspace_s_registries(home: Path, tmp_pat
     s = session_for(make_ctx(home, workspace=ws))
     assert [(r.name, r.source) for r in s.extra_registries] == [("team", str(registry.root))]
     assert s.registries.names() == ["team", "default"]
+    assert session_for(make_ctx(home, workspace=ws, scope="global")).extra_registries == ()  # SPEC 10
 
 
 def test_session_for_explicit_registries_replace_the_workspace_s(home: Path, tmp_path: Path) -> None:

@@ -17,10 +17,10 @@ from tests.workspace.helpers import write_local_tool
 
 
 class Ctx(SimpleNamespace):
-    """What trusted_registries reads from the CLI context: home, workspace_arg, warn."""
+    """What trusted_registries reads from the CLI context: home, workspace_arg, scope, warn."""
 
-    def __init__(self, home: Path, workspace: Path | None) -> None:
-        super().__init__(home=home, workspace_arg=workspace, warnings=[])
+    def __init__(self, home: Path, workspace: Path | None, scope: str = "workspace") -> None:
+        super().__init__(home=home, workspace_arg=workspace, scope=scope, warnings=[])
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -59,6 +59,15 @@ def test_an_approved_declaration_gives_its_registries(home: Path, ws: Path) -> N
         RegistryConfig("local", str(ws / "registry"), priority=5),  # relative to the workspace
     )
     assert ctx.warnings == []
+
+
+def test_a_global_command_never_consults_them(home: Path, ws: Path) -> None:
+    """SPEC 10: the registries a pkgmgr.toml declares serve only the workspace's own scope."""
+    declare(ws, TEAM)
+    approve(home, ws)
+    for ctx in (Ctx(home, ws, scope="global"), SimpleNamespace(home=home, workspace_arg=ws, warnings=[])):
+        assert trusted_registries(ctx) == ()
+        assert ctx.warnings == []
 
 
 def test_an_unapproved_declaration_gives_none_with_a_warning(home: Path, ws: Path) -> None:
@@ -122,7 +131,7 @@ def test_the_workspace_is_discovered_from_the_current_directory(home: Path, ws: 
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
     assert [r.name for r in trusted_registries(Ctx(home, None))] == ["team", "local"]
-    plain = SimpleNamespace(home=home, warn=lambda message: None)  # a context without workspace_arg
+    plain = SimpleNamespace(home=home, scope="workspace", warn=lambda message: None)  # no workspace_arg
     assert [r.name for r in trusted_registries(plain)] == ["team", "local"]
 
 

@@ -7,7 +7,11 @@ import sqlite3
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pkgmgr.config import RegistryConfig
+from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.scope import discover_workspace
 from pkgmgr.workspace import trust
 from tests.workspace.helpers import write_local_tool
@@ -35,6 +39,61 @@ def test_digest_covers_manifest_lock_and_path_trees(tmp_path: Path) -> None:
     assert [(name, tree) for name, _, tree in state.paths][0] == ("gone", "missing")
     # the boundaries between the parts are unambiguous
     assert trust.compute(b"ab", b"c", tmp_path, []).digest != trust.compute(b"a", b"bc", tmp_path, []).digest
+
+
+_parts = st.text(alphabet="ab\n:,0123456789", max_size=6)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(_parts, _parts, _parts), max_size=3), st.lists(st.tuples(_parts, _parts, _parts), max_size=3),
+       st.binary(max_size=6), st.one_of(st.none(), st.binary(max_size=6)))
+def test_different_parts_never_share_a_digest(paths: list, registries: list, manifest: bytes,
+                                              lock: bytes | None) -> None:
+    """Every part is length-prefixed: moving a boundary (a path record's separators inside a
+    relative path, the manifest's end into the lock, a record of one kind into another) changes
+    the digest. Compared against a shifted variant of the same parts."""
+    base = trust.compute(manifest, lock, Path("/nonexistent"), [], trees=tuple(paths),
+                         registry_dirs=tuple(registries)).digest
+    variants = []
+    if paths:
+        (a, b, c), *rest = paths
+        variants.append((manifest, lock, ((a + "\n" + b, c, ""), *rest), registries))
+        variants.append((manifest, lock, tuple(rest), ((a, b, c), *registries)))  # a path record as a registry's
+    if lock is not None:
+        variants.append((manifest + lock, None, paths, registries))
+        variants.append((manifest + lock[:1], lock[1:], paths, registries))
+    for m, l, ps, rs in variants:
+        if (m, l, tuple(ps), tuple(rs)) == (manifest, lock, tuple(paths), tuple(registries)):
+            continue
+        other = trust.compute(m, l, Path("/nonexistent"), [], trees=tuple(ps), registry_dirs=tuple(rs)).digest
+        assert other != base
+
+
+def test_the_registry_tree_covers_everything_and_opens_no_special_file(tmp_path: Path) -> None:
+    registry = tmp_path / "registry"
+    (registry / "extensions" / "te").mkdir(parents=True)
+    (registry / "registry.toml").write_text("[registry]\n")
+    config = [RegistryConfig("team", str(registry))]
+
+    def tree() -> str:
+        [(name, where, value)] = trust.registry_trees(tmp_path, config)
+        assert (name, where) == ("team", "registry")
+        return value
+
+    seen = {tree()}
+    os.mkfifo(registry / "extensions" / "te" / "pipe")  # never opened: this would hang otherwise
+    seen.add(tree())
+    (registry / "link").symlink_to("registry.toml")
+    seen.add(tree())
+    (registry / ".pkgmgrignore").write_text("*\n")  # no ignore file hides anything
+    seen.add(tree())
+    assert len(seen) == 4
+    (registry / ".git").mkdir()
+    (registry / ".git" / "HEAD").write_text("ref")
+    assert tree() in seen  # VCS metadata is not the registry's
+    assert trust.registry_trees(tmp_path, [RegistryConfig("web", "https://example.org/index/"),
+                                           RegistryConfig("gone", str(tmp_path / "gone"))]) == (
+        ("gone", str(tmp_path / "gone"), "missing"),)
 
 
 def test_digest_reuses_trees(tmp_path: Path) -> None:
