@@ -34,7 +34,10 @@ class Finding:
 
 
 def _referenced_paths(conn: sqlite3.Connection) -> set[str]:
-    return {row["path"] for row in conn.execute("SELECT path FROM extensions")}
+    from pkgmgr.store.db import rows
+    from pkgmgr.store.model import check_path
+
+    return {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
 
 
 def orphans(scope: "Scope") -> list[Path]:

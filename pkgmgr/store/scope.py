@@ -31,6 +31,7 @@ class Scope:
     workspace: Path | None = None  # the workspace directory (None for global)
     parent: "Scope | None" = None  # the scope this one sees through (global, for a workspace)
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
+    _read_conn: sqlite3.Connection | None = field(default=None, repr=False)
     last_cleanup: list[str] = field(default_factory=list, repr=False)
 
     @property
@@ -63,17 +64,45 @@ class Scope:
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The scope's database; created (with the root) only if it does not exist yet."""
+        """The scope's database; created (with the root) only if it does not exist yet.
+
+        Raises `state_inconsistent` when installed trees exist but state.db is missing or empty:
+        a new, empty database would disown them (SPEC 4: the database is the only authority)."""
         if self._conn is None:
+            self._refuse_lost_database()
             self.ensure_root()
-            self._conn = dbmod.connect(self.db_path)
+            self._conn = dbmod.connect(self.db_path, must_hold_data=self.has_trees())
         return self._conn
 
     def reader(self) -> sqlite3.Connection | None:
-        """The database for reading, or None when the scope was never written (creates nothing)."""
-        if self._conn is None and not self.db_path.exists():
-            return None
-        return self.db
+        """The database for reading, or None when the scope was never written (creates nothing).
+        Opened read-only (and immutable where the root cannot be written, as on a read-only
+        filesystem), unless this process writes the scope already."""
+        if self._conn is not None:
+            return self._conn
+        if self._read_conn is None:
+            self._refuse_lost_database()
+            if not self.db_path.exists():
+                return None
+            self._read_conn = dbmod.connect_readonly(self.db_path, must_hold_data=self.has_trees())
+            if self._read_conn is None:  # an older schema: migrated by a normal connection
+                return self.db
+        return self._read_conn
+
+    def has_trees(self) -> bool:
+        """Whether `extensions/` holds any version directory."""
+        try:
+            with os.scandir(self.extensions_dir) as names:
+                for name in names:
+                    if name.is_dir(follow_symlinks=False) and any(os.scandir(name.path)):
+                        return True
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return False
+
+    def _refuse_lost_database(self) -> None:
+        if not self.db_path.exists() and self.has_trees():
+            raise dbmod.lost_database(self.db_path, "is missing")
 
     def ensure_root(self) -> None:
         if self.root.is_dir():
@@ -87,9 +116,10 @@ class Scope:
                 create_store_id(self.parent.root, self)
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in (self._conn, self._read_conn):
+            if conn is not None:
+                conn.close()
+        self._conn = self._read_conn = None
 
     @contextmanager
     def writer(self, timeout: float = 30.0) -> Iterator["Scope"]:

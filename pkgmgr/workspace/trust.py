@@ -90,8 +90,11 @@ def approved_digests(home: Path, workspace: Path) -> set[str]:
     with _global(home, write=False) as conn:
         if conn is None:
             return set()
-        rows = conn.execute("SELECT digest FROM trust_approvals WHERE workspace = ?", (_key(workspace),))
-        return {row["digest"] for row in rows}
+        from pkgmgr.store.db import rows
+
+        found = rows(conn, "trust_approvals", "SELECT digest FROM trust_approvals WHERE workspace = ?",
+                     (_key(workspace),))
+        return {row["digest"] for row in found}
 
 
 def approve(home: Path, workspace: Path, digest: str, *, by: str, replace: bool = True) -> None:
@@ -175,7 +178,9 @@ def store_is_known(home: Path, scope: Scope) -> bool:
     with _global(home, write=False) as conn:
         if conn is None:
             return False
-        row = conn.execute("SELECT path FROM workspace_stores WHERE id = ?", (ident,)).fetchone()
+        from pkgmgr.store.db import one_row
+
+        row = one_row(conn, "workspace_stores", "SELECT path FROM workspace_stores WHERE id = ?", (ident,))
     return row is not None and row["path"] == _key(scope.workspace or scope.root)
 
 
