@@ -17,6 +17,7 @@ from pkgmgr.crash import crashpoint
 from pkgmgr.fsutil import remove_tree
 
 if TYPE_CHECKING:
+    from pkgmgr.store.model import Installed
     from pkgmgr.store.scope import Scope
 
 
@@ -82,8 +83,11 @@ class Report:
 
 
 def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) -> list[Finding]:
-    """Read-only invariant checks of SPEC 4 and of the activations."""
+    """Read-only invariant checks of SPEC 4 and of the activations. Rows that are damaged are
+    listed and nothing else is checked (every other check would believe them); a live writer's
+    staging and the version directories it moves are not leftovers (its lock is held)."""
     from pkgmgr.activation.invariants import check_activations
+    from pkgmgr.store.lock import is_held
 
     findings: list[Finding] = []
     if not scope.root.exists():
@@ -93,10 +97,36 @@ def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) ->
         return [broken]
     conn = scope.reader()
     if conn is not None:
+        damaged = damaged_rows(scope, conn)
+        if damaged:
+            return damaged
         findings.extend(_check_installs(scope, conn, verify_trees))
         findings.extend(check_activations(scope, conn, config))
-    for path in orphans(scope):
-        findings.append(Finding(scope.kind, "leftover", f"{_rel(scope, path)} is not referenced by any install", True))
+    writing = is_held(scope.lock_path)
+    leftovers = orphans(scope)
+    if not (writing or is_held(scope.lock_path)):
+        for path in leftovers:
+            findings.append(Finding(scope.kind, "leftover", f"{_rel(scope, path)} is not referenced by any install",
+                                    True))
+    return findings
+
+
+def damaged_rows(scope: "Scope", conn: sqlite3.Connection) -> list[Finding]:
+    """Every row of the state tables that does not decode to what pkgmgr writes, one finding each."""
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.store.db import ROW_RULES, check_row
+    from pkgmgr.store.model import Installed
+
+    findings = []
+    for table in ROW_RULES:
+        for row in conn.execute(f"SELECT * FROM {table}"):  # noqa: S608 - the names are ours
+            try:
+                if table == "extensions":
+                    Installed.from_row(row, scope.kind, scope.root)
+                else:
+                    check_row(table, row)
+            except PkgmgrError as error:
+                findings.append(Finding(scope.kind, "row", error.message))
     return findings
 
 
@@ -120,25 +150,65 @@ def database_problem(scope: "Scope") -> Finding | None:
 
 
 def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Finding]:
-    from pkgmgr.archive import tree_checksum
+    """Each install's directory exists and holds what its row records: the tree checksum and the
+    file listing `ext verify` compares (so the two never disagree), and a manifest that says what
+    the row says."""
+    from pkgmgr.store.install import list_installed
 
     findings = []
-    for row in conn.execute("SELECT name, version, path, tree_sha256, tree_listing FROM extensions ORDER BY name"):
-        directory = scope.root / row["path"]
-        if not directory.is_dir():
-            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: {row['path']} is missing"))
+    for item in list_installed(scope):
+        label = f"{item.name} {item.version}"
+        if not item.directory.is_dir():
+            findings.append(Finding(scope.kind, "install", f"{label}: {item.path} is missing"))
             continue
-        if verify_trees and tree_checksum(directory) != row["tree_sha256"]:
-            findings.append(Finding(scope.kind, "install", f"{row['name']} {row['version']}: tree checksum differs "
-                                    "from the recorded one (run 'pkgmgr ext verify "
-                                    f"{row['name']}' for the files)"))
+        if verify_trees:
+            findings.extend(Finding(scope.kind, "install", f"{label}: {problem}") for problem in _tree_problems(item))
     return findings
 
 
+def _tree_problems(item: "Installed") -> list[str]:
+    from pkgmgr.archive import diff_listings, tree_checksum_and_listing
+
+    checksum, listing = tree_checksum_and_listing(item.directory)
+    diff = diff_listings(item.tree_listing, listing)
+    if checksum != item.tree_sha256 or diff.added or diff.removed or diff.modified:
+        return [f"tree checksum differs from the recorded one (run 'pkgmgr ext verify {item.name}' for the files)"]
+    return _manifest_problems(item)
+
+
+def _manifest_problems(item: "Installed") -> list[str]:
+    """The row's copy of the manifest, and what it derived from it, against the tree's manifest."""
+    import json
+
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.manifest import read_manifest
+
+    try:
+        manifest = read_manifest(item.directory)
+    except PkgmgrError as error:
+        return [f"its manifest no longer validates: {error.message.splitlines()[0]}"]
+    recorded = {
+        "manifest": json.loads(json.dumps(item.manifest, sort_keys=True, default=str)),
+        "name": item.name, "version": item.version, "network_digest": item.network_digest,
+        "grants": sorted(item.grants),
+    }
+    actual = {
+        "manifest": json.loads(json.dumps(manifest.document, sort_keys=True, default=str)),
+        "name": manifest.name, "version": manifest.version, "network_digest": manifest.network_digest,
+        "grants": sorted(manifest.grants),
+    }
+    return [f"the recorded {key} differs from the installed manifest's" for key in recorded
+            if recorded[key] != actual[key]]
+
+
 def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
-    """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories."""
+    """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories; nothing
+    while the database is missing, empty, unreadable or holds a damaged row."""
     if not scope.root.exists() or database_problem(scope) is not None:
         return []  # nothing is removed on the word of a database that cannot be read
+    conn = scope.reader()
+    if conn is not None and damaged_rows(scope, conn):
+        return []
     with scope.writer(timeout):  # taking the writer lock removes the leftovers
         removed = scope.last_cleanup
     return [Finding(scope.kind, "leftover", f"removed {path}", True) for path in removed]

@@ -60,6 +60,8 @@ class Scope:
         return self.root / "state.lock"
 
     def exists(self) -> bool:
+        """Whether the scope was ever written; `state_inconsistent` when its trees outlived state.db."""
+        self._refuse_lost_database()
         return self.db_path.exists()
 
     @property

@@ -30,8 +30,9 @@ def tamper(home: Path, sql: str, *params: object) -> None:
     ("UPDATE activations SET status = 'awaiting_confirmation'", "without an active, confirmed activation"),
     ("UPDATE activations SET confirmed_digest = NULL", "never confirmed"),
     ("DELETE FROM resources WHERE kind = 'job'", "1 missing or different"),
-    ("UPDATE resources SET digest = 'x' WHERE kind = 'agent'", "1 missing or different"),
-    ("UPDATE activations SET status = 'paused'", "unknown status"),
+    (f"UPDATE resources SET digest = '{'0' * 64}' WHERE kind = 'agent'", "1 missing or different"),
+    ("UPDATE resources SET digest = 'x' WHERE kind = 'agent'", "of table resources is damaged: column digest"),
+    ("UPDATE activations SET status = 'paused'", "of table activations is damaged: column status"),
 ])
 def test_doctor_check_reports_broken_activation_invariants(act: str, home: Path, sql: str, fragment: str) -> None:
     tamper(home, sql)
