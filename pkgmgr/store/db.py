@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.refs import NAME_RE
 from pkgmgr.versions import _SEMVER, strip_v
 
@@ -174,6 +174,11 @@ def _configure(conn: sqlite3.Connection) -> None:
 
 
 def unusable(path: Path, exc: sqlite3.DatabaseError) -> PkgmgrError:
+    """`io_error` when the disk is at fault (full, read-only, denied, failing), else
+    `state_inconsistent`: the file is not a database this pkgmgr can use."""
+    disk = io_error(exc, path)
+    if disk is not None:
+        return disk
     return PkgmgrError(
         f"{path}: the state database cannot be used: {exc}",
         code="state_inconsistent",
@@ -220,14 +225,28 @@ def _statements(script: str) -> list[str]:
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One atomic write: BEGIN IMMEDIATE, COMMIT on success, ROLLBACK on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
     try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # SQLite rolls back by itself on a full disk or an I/O error
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        disk = io_error(exc, database_path(conn))
+        if disk is not None:
+            raise disk from exc
         raise
-    else:
-        conn.execute("COMMIT")
+
+
+def database_path(conn: sqlite3.Connection) -> str | None:
+    try:
+        return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), None) or None
+    except sqlite3.Error:
+        return None
 
 
 # --- reading rows: every decoded row is checked before it is believed (SPEC 4) ----------------------
@@ -304,9 +323,9 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
         "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
     }),
     "workspace_stores": ("id", {"path": _text}),
-    "trust_approvals": ("workspace", {"digest": _match(_HEX64)}),
+    "trust_approvals": ("workspace", {"digest": _text}),
     "registry_serials": ("source", {"serial": lambda v: isinstance(v, int)}),
-    "registry_versions": ("source", {"sha256": _match(_HEX64)}),
+    "registry_versions": ("source", {"sha256": _text}),
 }
 
 

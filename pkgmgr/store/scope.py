@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Iterator
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.fsutil import atomic_write_text, private_dir, remove_tree
 from pkgmgr.store import db as dbmod
 
@@ -149,8 +149,20 @@ class Scope:
 
             self.last_cleanup = remove_leftovers(self)
             yield self
+        except OSError as exc:
+            disk = io_error(exc, self._user_path(exc.filename))
+            if disk is None:
+                raise
+            raise disk from exc
         finally:
             lock.release()
+
+    def _user_path(self, path: object) -> object:
+        """The path a disk failure names: the scope root instead of a private staging path (SPEC 11:
+        messages never show internal paths), the scope root when the OS named none."""
+        if path is None or str(path).startswith(str(self.staging_dir)):
+            return self.root
+        return path
 
     def new_staging(self) -> Path:
         """A fresh private directory under `.staging/` (only while holding the writer lock)."""
