@@ -62,8 +62,8 @@ def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> li
         if projection.activation_digest != row["activation_digest"]:
             findings.append(Finding(scope.kind, "activation", f"activation {row['id']} records activation digest "
                                     f"{row['activation_digest']}, but its profile's is {projection.activation_digest}"))
-        expected = {(r.id, r.kind, r.name, r.sha256, r.source_path) for r in projection.resources}
-        actual = {(r["id"], r["kind"], r["name"], r["digest"], r["source_path"]) for r in
+        expected = {(r.id, r.kind, r.name, r.sha256) for r in projection.resources}
+        actual = {(r["id"], r["kind"], r["name"], r["digest"]) for r in
                   conn.execute("SELECT * FROM resources WHERE activation_id = ?", (row["id"],))}
         if expected != actual:
             missing, extra = len(expected - actual), len(actual - expected)

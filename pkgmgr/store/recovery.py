@@ -216,3 +216,96 @@ def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
 
 def staging_is_empty(scope: "Scope") -> bool:
     return not scope.staging_dir.is_dir() or not any(os.scandir(scope.staging_dir))
+
+
+def rebuild_scope(scope: "Scope", timeout: float) -> list[Finding]:
+    """`pkgmgr doctor --rebuild` (SPEC 4): when state.db is missing, empty or unreadable while
+    installed trees exist, set it aside (renamed, never deleted) and record each tree found from
+    its own manifest and tree checksum, provenance unknown and not verified (the newest version of
+    a name when several are there; the others are reported and left in place). Activations were
+    only in the database and are not reconstructed. Nothing happens to a sound database.
+    Raises `locked` when another writer holds the scope."""
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.store import db as dbmod
+    from pkgmgr.store.lock import ExclusiveLock, LockTimeout
+
+    if not scope.root.is_dir() or not scope.has_trees() or database_problem(scope) is None:
+        return []
+    scope.close()
+    lock = ExclusiveLock(scope.lock_path, timeout)
+    try:
+        lock.acquire()
+    except LockTimeout:
+        raise PkgmgrError(f"another pkgmgr process is changing the {scope.kind} scope ({scope.root})",
+                          code="locked", hint="wait for it to finish, or raise --lock-timeout") from None
+    try:
+        done = [Finding(scope.kind, "rebuild", f"set aside the unusable state.db as {name}", True)
+                for name in _set_aside(scope)]
+        rows, notes = _records_of_trees(scope)
+        conn = dbmod.connect(scope.db_path)
+        try:
+            with dbmod.transaction(conn):
+                for row in rows:
+                    columns = ", ".join(row)
+                    conn.execute(f"INSERT INTO extensions ({columns}) VALUES ({', '.join('?' for _ in row)})",
+                                 tuple(row.values()))
+        finally:
+            conn.close()
+        done.extend(Finding(scope.kind, "rebuild", f"recorded {row['name']} {row['version']} from {row['path']} "
+                            "(provenance unknown, not verified)", True) for row in rows)
+        done.extend(Finding(scope.kind, "rebuild", note, True) for note in notes)
+        return done
+    finally:
+        lock.release()
+
+
+def _set_aside(scope: "Scope") -> list[str]:
+    """Rename state.db and its -wal/-shm to `state.db.damaged-<UTC time>*`; the names used."""
+    from datetime import datetime, timezone
+
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    moved = []
+    for suffix in ("", "-wal", "-shm"):
+        path = scope.root / f"state.db{suffix}"
+        if path.exists():
+            target = scope.root / f"state.db.damaged-{stamp}{suffix}"
+            os.replace(path, target)
+            moved.append(target.name)
+    return moved[:1]
+
+
+def _records_of_trees(scope: "Scope") -> tuple[list[dict[str, object]], list[str]]:
+    """One `extensions` row per name found under extensions/, and what was not adopted and why."""
+    from pkgmgr.archive import tree_checksum_and_listing
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.manifest import read_manifest
+    from pkgmgr.store.install import InstallOptions, Prepared, _row
+    from pkgmgr.store.model import Fetched
+    from pkgmgr.versions import version_key
+
+    rows, notes = [], []
+    for name_dir in sorted(p for p in scope.extensions_dir.iterdir() if p.is_dir() and not p.is_symlink()):
+        found = []
+        for tree in sorted(p for p in name_dir.iterdir() if p.is_dir() and not p.is_symlink()):
+            rel = _rel(scope, tree)
+            try:
+                manifest = read_manifest(tree)
+            except PkgmgrError as error:
+                notes.append(f"left {rel} alone: its manifest does not validate ({error.message.splitlines()[0]})")
+                continue
+            if manifest.name != name_dir.name or tree.name.split("~", 1)[0] != manifest.version:
+                notes.append(f"left {rel} alone: it holds {manifest.name} {manifest.version}")
+                continue
+            found.append((version_key(manifest.version), rel, tree, manifest))
+        if not found:
+            continue
+        found.sort(key=lambda item: item[0])
+        for _, rel, _, manifest in found[:-1]:
+            notes.append(f"left {rel} alone: a newer version of {manifest.name} was recorded")
+        _, rel, tree, manifest = found[-1]
+        tree_sha256, listing = tree_checksum_and_listing(tree)
+        max_scope = "workspace" if manifest.publish_max_scope is not None else None
+        prepared = Prepared(Fetched(kind="unknown", locator=""), tree, tree, manifest, (), tree_sha256, listing,
+                            tuple(manifest.grants), max_scope)
+        rows.append(_row(prepared, rel, InstallOptions(), None))
+    return rows, notes

@@ -154,3 +154,39 @@ def test_an_empty_home_is_still_fresh(tmp_path: Path) -> None:
     home = tmp_path / "fresh"
     assert cli(home, "ext", "list").json == {"extensions": []}
     assert cli(home, "ext", "install", FIXTURES / OTHER, "--allow-unverified", "--yes").code == 0
+
+
+@pytest.mark.parametrize("how", ["missing", "empty", "garbage", "no-tables"])
+def test_doctor_rebuild_records_the_trees_found(template: Path, tmp_path: Path, how: str) -> None:
+    home = copy_home(template, tmp_path)
+    versions = {e["name"]: e["version"] for e in cli(home, "ext", "list").json["extensions"]}
+    _break_database(home, how)
+    trees = tree(home / "extensions")
+    rebuilt = cli(home, "doctor", "--rebuild")
+    assert rebuilt.code == 0 and rebuilt.json["ok"] is True, rebuilt
+    messages = [r["message"] for r in rebuilt.json["repaired"]]
+    assert [m for m in messages if m.startswith("recorded ")] == [
+        f"recorded {name} {versions[name]} from extensions/{name}/{versions[name]} (provenance unknown, not verified)"
+        for name in sorted(versions)]
+    aside = sorted(p.name for p in home.glob("state.db.damaged-*") if not p.name.endswith(("-wal", "-shm")))
+    assert len(aside) == (0 if how == "missing" else 1), aside  # the unusable database is kept, not deleted
+    assert tree(home / "extensions") == trees
+    listed = cli(home, "ext", "list").json["extensions"]
+    assert [(e["name"], e["version"], e["source"], e["verified"]) for e in listed] == [
+        (name, versions[name], "unknown", False) for name in sorted(versions)]
+    assert cli(home, "ext", "verify", "--all").code == 0
+    assert cli(home, "doctor", "--check").code == 0
+    assert cli(home, "bundle", "list").json["activations"] == []  # they lived only in the database
+    # provenance unknown: replacing it from a source is a deliberate act
+    again = cli(home, "ext", "install", FIXTURES / OTHER, "--allow-unverified", "--yes")
+    assert again.code == 6 and again.json["error"]["code"] == "source_conflict", again
+    assert cli(home, "ext", "install", FIXTURES / OTHER, "--allow-unverified", "--yes", "--force").code == 0
+    record("state-damage", fault=f"rebuild-{how}", clean=True, anomalies=0)
+
+
+def test_doctor_rebuild_leaves_a_sound_database_alone(template: Path, tmp_path: Path) -> None:
+    home = copy_home(template, tmp_path)
+    before = cli(home, "ext", "list").json
+    rebuilt = cli(home, "doctor", "--rebuild")
+    assert rebuilt.code == 0 and rebuilt.json["repaired"] == [], rebuilt
+    assert cli(home, "ext", "list").json == before and not list(home.glob("state.db.damaged-*"))
