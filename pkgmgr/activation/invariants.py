@@ -62,6 +62,9 @@ def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> li
         if projection.activation_digest != row["activation_digest"]:
             findings.append(Finding(scope.kind, "activation", f"activation {row['id']} records activation digest "
                                     f"{row['activation_digest']}, but its profile's is {projection.activation_digest}"))
+        if projection.primary_channel != row["primary_channel"]:
+            findings.append(Finding(scope.kind, "activation", f"activation {row['id']} records primary channel "
+                                    f"{row['primary_channel']!r}, but its profile's is {projection.primary_channel!r}"))
         expected = {(r.id, r.kind, r.name, r.sha256) for r in projection.resources}
         actual = {(r["id"], r["kind"], r["name"], r["digest"]) for r in
                   conn.execute("SELECT * FROM resources WHERE activation_id = ?", (row["id"],))}

@@ -88,7 +88,7 @@ def test_disk_full_while_installing(tmpfs: Path, tmp_path: Path) -> None:
     assert tree(home / ".staging") == []  # nothing half-done: the staging tree went with the failure
     assert_clean(home)
     assert pkgmgr(home, "ext", "install", OTHER, *UNVERIFIED).code == 0  # the space it took is back
-    record("disk-fault", fault="enospc-install", clean=True, anomalies=0)
+    record("disk-fault", fault="enospc-install", detected=True, clean=True, anomalies=0)
 
 
 def test_disk_full_while_committing(tmpfs: Path) -> None:
@@ -108,7 +108,7 @@ def test_disk_full_while_committing(tmpfs: Path) -> None:
     filler.unlink()
     assert state(home) == {"review-pack": True}  # the transaction never committed
     assert_clean(home)
-    record("disk-fault", fault="enospc-commit", clean=True, anomalies=0)
+    record("disk-fault", fault="enospc-commit", detected=True, clean=True, anomalies=0)
 
 
 def test_a_read_only_store_can_be_read(tmpfs: Path) -> None:
@@ -126,7 +126,7 @@ def test_a_read_only_store_can_be_read(tmpfs: Path) -> None:
     assert error["details"]["errno"] == "EROFS"
     assert_io_error(pkgmgr(home, "doctor"), home, "Read-only file system")
     assert tree(home) == before
-    record("disk-fault", fault="erofs", clean=True, anomalies=0)
+    record("disk-fault", fault="erofs", detected=True, clean=True, anomalies=0)
 
 
 def test_permission_denied(tmp_path: Path) -> None:
@@ -152,4 +152,4 @@ def test_permission_denied(tmp_path: Path) -> None:
             path.chmod(path.stat().st_mode | 0o200)
     assert tree(home) == before
     assert_clean(home)
-    record("disk-fault", fault="eacces", clean=True, anomalies=0)
+    record("disk-fault", fault="eacces", detected=True, clean=True, anomalies=0)

@@ -89,22 +89,24 @@ def test_a_flipped_byte_is_never_an_internal_error(template: Path, tmp_path: Pat
     key, _ = flip(home / "state.db", table, column, FLIPS[flip_kind])
     trees = tree(home / "extensions")
     results = {" ".join(args): cli(home, *args) for args in COMMANDS}
+    check, verify = results["doctor --check"], results["ext verify --all"]
+    record("state-damage", fault=f"flip-{flip_kind}", table=table, column=column, detected=check.code == 4,
+           clean=tree(home / "extensions") == trees,
+           anomalies=sum(r.code == 70 or "Traceback" in r.stderr for r in results.values())
+           + (verify.code != 0 and check.code == 0))
     for command, result in results.items():
         assert result.code != 70 and "Traceback" not in result.stderr, (command, result)
         assert result.code in (0, 4, 5), (command, result)
         if result.code != 0:  # not_found: the name a status asks for is no longer in the damaged row
             assert result.json["error"]["code"] in ("state_inconsistent", "tree_modified", "not_found"), result
     assert tree(home / "extensions") == trees  # doctor deleted nothing
-    check = results["doctor --check"]
-    if results["ext verify --all"].code != 0:  # verify sees modified files: doctor must not call it well
+    if verify.code != 0:  # verify sees modified files: doctor must not call it well
         assert check.code == 4, check
     if flip_kind == "not-utf8":
         problems = check.json["problems"]
         assert check.code == 4 and [p for p in problems if p["check"] == "row" and f"of table {table}" in p["message"]
                                     and f"column {column}" in p["message"]], check
         assert results["ext list"].code == 4 if table == "extensions" else True
-    record("state-damage", fault=f"flip-{flip_kind}", table=table, column=column,
-           clean=check.code == 0, anomalies=sum(r.code == 70 for r in results.values()))
 
 
 def test_damage_names_the_table_and_the_row(template: Path, tmp_path: Path) -> None:
@@ -146,7 +148,8 @@ def test_a_lost_database_never_deletes_trees(template: Path, tmp_path: Path, how
     check = cli(home, "doctor", "--check").json
     assert [p["check"] for p in check["problems"]] == ["sqlite"], check  # not a leftover per tree
     assert tree(home / "extensions") == trees
-    record("state-damage", fault=f"database-{how}", clean=False, anomalies=0)
+    record("state-damage", fault=f"database-{how}", detected=True, clean=tree(home / "extensions") == trees,
+           anomalies=0)
 
 
 def test_an_empty_home_is_still_fresh(tmp_path: Path) -> None:
@@ -181,7 +184,7 @@ def test_doctor_rebuild_records_the_trees_found(template: Path, tmp_path: Path, 
     again = cli(home, "ext", "install", FIXTURES / OTHER, "--allow-unverified", "--yes")
     assert again.code == 6 and again.json["error"]["code"] == "source_conflict", again
     assert cli(home, "ext", "install", FIXTURES / OTHER, "--allow-unverified", "--yes", "--force").code == 0
-    record("state-damage", fault=f"rebuild-{how}", clean=True, anomalies=0)
+    record("state-damage", fault=f"rebuild-{how}", detected=True, clean=True, anomalies=0)
 
 
 def test_doctor_rebuild_leaves_a_sound_database_alone(template: Path, tmp_path: Path) -> None:
