@@ -159,9 +159,14 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
         if version > len(MIGRATIONS):
             raise sqlite3.DatabaseError(f"schema version {version} is newer than this pkgmgr understands "
                                         f"({len(MIGRATIONS)})")
-        if version < len(MIGRATIONS) and writable:
+        if version < len(MIGRATIONS):
             conn.close()
-            return None
+            if writable:
+                return None
+            raise PkgmgrError(f"{path}: schema version {version} needs migrating to {len(MIGRATIONS)}, which a "
+                              "directory that cannot be written does not allow", code="io_error",
+                              details={"path": str(path), "errno": "EROFS", "os_message": "not writable"},
+                              hint="run any pkgmgr command once where the store can be written")
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
     return conn
@@ -258,6 +263,9 @@ def _decode_text(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+_UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
+_CONTROL = re.compile("[\x00-\x1f]")
+_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path"})  # may name any file
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")
@@ -357,10 +365,11 @@ def check_row(table: str, row: sqlite3.Row) -> sqlite3.Row:
     key = row[key_column] if key_column in keys else "?"
     for column in keys:
         value = row[column]
-        if isinstance(value, str) and not decodable(value):
-            raise damaged_row(table, key, column, "text that is not UTF-8")
-        if isinstance(value, str) and any(ch < " " for ch in value) and column not in ("record", "manifest"):
-            raise damaged_row(table, key, column, f"control characters in {value!a}")
+        if isinstance(value, str):
+            if _UNDECODED.search(value) is not None:
+                raise damaged_row(table, key, column, "text that is not UTF-8")
+            if column not in _FREE_TEXT and _CONTROL.search(value) is not None:  # JSON escapes them
+                raise damaged_row(table, key, column, f"control characters in {value!a}")
         rule = rules.get(column)
         if rule is not None and not rule(value):
             raise damaged_row(table, key, column, f"unexpected value {value!a}")
