@@ -111,7 +111,7 @@ def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) ->
     return findings
 
 
-def damaged_rows(scope: "Scope", conn: sqlite3.Connection) -> list[Finding]:
+def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
     """Every row of the state tables that does not decode to what pkgmgr writes, one finding each."""
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.store.db import ROW_RULES, check_row
@@ -119,7 +119,7 @@ def damaged_rows(scope: "Scope", conn: sqlite3.Connection) -> list[Finding]:
 
     findings = []
     for table in ROW_RULES:
-        for row in conn.execute(f"SELECT * FROM {table}"):  # noqa: S608 - the names are ours
+        for row in conn.execute(f"SELECT * FROM {table}"):  # the names are ours, not input
             try:
                 if table == "extensions":
                     Installed.from_row(row, scope.kind, scope.root)
@@ -166,7 +166,7 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
     return findings
 
 
-def _tree_problems(item: "Installed") -> list[str]:
+def _tree_problems(item: Installed) -> list[str]:
     from pkgmgr.archive import diff_listings, tree_checksum_and_listing
 
     checksum, listing = tree_checksum_and_listing(item.directory)
@@ -176,7 +176,7 @@ def _tree_problems(item: "Installed") -> list[str]:
     return _manifest_problems(item)
 
 
-def _manifest_problems(item: "Installed") -> list[str]:
+def _manifest_problems(item: Installed) -> list[str]:
     """The row's copy of the manifest, and what it derived from it, against the tree's manifest."""
     import json
 
@@ -218,7 +218,7 @@ def staging_is_empty(scope: "Scope") -> bool:
     return not scope.staging_dir.is_dir() or not any(os.scandir(scope.staging_dir))
 
 
-def rebuild_scope(scope: "Scope", timeout: float) -> list[Finding]:
+def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
     """`pkgmgr doctor --rebuild` (SPEC 4): when state.db is missing, empty or unreadable while
     installed trees exist, set it aside (renamed, never deleted) and record each tree found from
     its own manifest and tree checksum, provenance unknown and not verified (the newest version of
@@ -259,11 +259,11 @@ def rebuild_scope(scope: "Scope", timeout: float) -> list[Finding]:
         lock.release()
 
 
-def _set_aside(scope: "Scope") -> list[str]:
+def _set_aside(scope: Scope) -> list[str]:
     """Rename state.db and its -wal/-shm to `state.db.damaged-<UTC time>*`; the names used."""
-    from datetime import datetime, timezone
+    from datetime import UTC, datetime
 
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     moved = []
     for suffix in ("", "-wal", "-shm"):
         path = scope.root / f"state.db{suffix}"
@@ -274,7 +274,7 @@ def _set_aside(scope: "Scope") -> list[str]:
     return moved[:1]
 
 
-def _records_of_trees(scope: "Scope") -> tuple[list[dict[str, object]], list[str]]:
+def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]:
     """One `extensions` row per name found under extensions/, and what was not adopted and why."""
     from pkgmgr.archive import tree_checksum_and_listing
     from pkgmgr.errors import PkgmgrError

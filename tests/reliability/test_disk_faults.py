@@ -12,8 +12,9 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -30,13 +31,13 @@ def pkgmgr(home: Path, *args: Any, prefix: tuple[str, ...] = ()) -> Result:
     """`python -m pkgmgr ... -o json` in a child process (no connection of this process keeps the
     mount busy)."""
     proc = subprocess.run([*prefix, sys.executable, "-m", "pkgmgr", *map(str, args), "-o", "json"],
-                          capture_output=True, text=True, timeout=120,
+                          capture_output=True, text=True, timeout=120, check=False,
                           env={**os.environ, "PKGMGR_HOME": str(home)}, cwd=home.parent)
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
 def _run(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(command, capture_output=True, text=True, timeout=30)
+    return subprocess.run(command, capture_output=True, text=True, timeout=30, check=False)
 
 
 @pytest.fixture
