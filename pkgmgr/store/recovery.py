@@ -140,8 +140,8 @@ def database_problem(scope: "Scope") -> Finding | None:
         if conn is None:
             return None
         results = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
-    except PkgmgrError as error:  # not a database this pkgmgr can open
-        return Finding(scope.kind, "sqlite", error.message)
+    except PkgmgrError as error:  # not a database this pkgmgr can open, or none beside installed trees
+        return Finding(scope.kind, "sqlite", error.message + (f"; {error.hint}" if error.hint else ""))
     except sqlite3.DatabaseError as exc:
         results = [str(exc)]
     if results == ["ok"]:
