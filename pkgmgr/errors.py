@@ -7,6 +7,7 @@ together with `ValidationFailed`.
 
 from __future__ import annotations
 
+import errno
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
@@ -63,6 +64,7 @@ EXIT_CODES: dict[str, int] = {
     ),
     **dict.fromkeys(("network_error", "http_error", "rate_limited"), 7),
     "confirmation_required": 8,
+    "io_error": 9,
     "internal": 70,
 }
 
@@ -182,3 +184,65 @@ class ProblemSink:
 
     def raise_if_any(self, *, summary: str | None = None) -> None:
         raise_problems(self.problems, summary=summary)
+
+
+# --- local storage failures (SPEC 11, exit 9): the one mapping from what the OS (or SQLite) said -----
+
+_IO_HINTS = {
+    errno.ENOSPC: "free some space on that filesystem, then run the command again",
+    errno.EDQUOT: "free some space within your quota, then run the command again",
+    errno.EROFS: "the filesystem is mounted read-only: commands that only read still work",
+    errno.EACCES: "check the permissions of that path (and of the directories above it)",
+    errno.EPERM: "check the permissions of that path (and of the directories above it)",
+    errno.EIO: "the device reported an I/O error: check it (e.g. dmesg) before trusting what it holds",
+}
+# SQLite's primary result codes that are the disk's doing, and the errno each corresponds to
+_SQLITE_IO = {13: errno.ENOSPC, 8: errno.EROFS, 10: errno.EIO, 3: errno.EACCES, 14: errno.EACCES}
+
+
+def io_error(exc: BaseException, path: object = None) -> PkgmgrError | None:
+    """`io_error` for a disk that is full, read-only, refuses access or fails (an `OSError` with
+    one of those errnos, or SQLite's FULL, READONLY, IOERR, PERM, CANTOPEN), naming the path and
+    the OS's message; None for anything else. Nothing is committed when it is raised: every write
+    is one transaction or a temporary file renamed into place."""
+    import sqlite3
+
+    if isinstance(exc, OSError):
+        number, message = exc.errno, exc.strerror or str(exc)
+        where = path if path is not None else exc.filename
+        other = exc.filename2 if path is None else None
+    elif isinstance(exc, sqlite3.Error):
+        number = _SQLITE_IO.get((getattr(exc, "sqlite_errorcode", None) or -1) & 0xFF)
+        message, other = str(exc), None
+        where = path
+        full, read_only = _filesystem_state(path)
+        if number in (errno.EIO, errno.EACCES) and full:  # SQLite says "disk I/O error" when -shm cannot grow
+            number, message = errno.ENOSPC, f"No space left on device (SQLite: {message})"
+        elif number == errno.EACCES and read_only:  # CANTOPEN: say why the file cannot be opened
+            number = errno.EROFS
+    else:
+        return None
+    if number not in _IO_HINTS:
+        return None
+    location = f"{where}" + (f" -> {other}" if other else "") if where is not None else "local storage"
+    return PkgmgrError(
+        f"{location}: {message}",
+        code="io_error",
+        details={"path": str(where) if where is not None else None, "errno": errno.errorcode.get(number, number),
+                 "os_message": message},
+        hint=_IO_HINTS[number] + " (nothing was committed)",
+    )
+
+
+def _filesystem_state(path: object) -> tuple[bool, bool]:
+    """(no space left, mounted read-only) for the filesystem holding `path`; (False, False) when unknown."""
+    import os
+
+    if path is None:
+        return False, False
+    directory = os.path.dirname(str(path)) or "."
+    try:
+        info = os.statvfs(directory)
+    except OSError:
+        return False, False
+    return info.f_bavail == 0, bool(info.f_flag & os.ST_RDONLY)

@@ -22,6 +22,7 @@ SPEC_TABLE: dict[int, list[str]] = {
         "lock_outdated", "locked"],
     7: ["network_error", "http_error", "rate_limited"],
     8: ["confirmation_required"],
+    9: ["io_error"],
     70: ["internal"],
 }
 SPEC_CODES = {code: status for status, codes in SPEC_TABLE.items() for code in codes}

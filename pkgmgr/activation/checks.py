@@ -9,7 +9,6 @@ shadows with its own install of the same name.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -112,15 +111,19 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
                     skip_static_of: frozenset[str] = frozenset()) -> VisibleAgents:
     """Add the agents visible in one scope to `into`: agents projected by its activations (one
     indexed query) and static agents of its enabled extensions other than `skip_static_of`."""
-    rows = conn.execute(
-        "SELECT r.name, a.id, a.extension FROM resources r JOIN activations a ON a.id = r.activation_id "
-        "WHERE r.kind = 'agent' ORDER BY a.id, r.name")
-    for row in rows:
-        into.add(row["name"], row["id"], activation_agent_owner(row["name"], row["id"], row["extension"], scope_kind))
-    for row in conn.execute("SELECT name, path, manifest FROM extensions WHERE enabled = 1 ORDER BY name"):
+    from pkgmgr.store.db import rows
+    from pkgmgr.store.model import json_column
+
+    projected = rows(conn, "resources",
+                     "SELECT r.id, r.name, r.activation_id, a.extension FROM resources r JOIN activations a "
+                     "ON a.id = r.activation_id WHERE r.kind = 'agent' ORDER BY a.id, r.name")
+    for row in projected:
+        act = row["activation_id"]
+        into.add(row["name"], act, activation_agent_owner(row["name"], act, row["extension"], scope_kind))
+    for row in rows(conn, "extensions", "SELECT name, path, manifest FROM extensions WHERE enabled = 1 ORDER BY name"):
         if row["name"] in skip_static_of:
             continue
-        for name in static_agent_names(root / row["path"], json.loads(row["manifest"])):
+        for name in static_agent_names(root / row["path"], json_column(row, "manifest", dict)):
             into.add(name, None, f"static agent {name!r} of extension {row['name']} ({scope_kind} scope)")
     return into
 

@@ -18,7 +18,8 @@ from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.store.db import transaction
+from pkgmgr.store.db import one_row, transaction
+from pkgmgr.store.db import rows as db_rows
 from pkgmgr.store.install import get_installed, login_user, now_utc
 from pkgmgr.store.model import Installed
 from pkgmgr.store.scope import Scope
@@ -116,7 +117,7 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
     own_extensions: frozenset[str] = frozenset()
     if conn is not None:
         collect_visible(conn, scope.kind, scope.root, visible)
-        own_extensions = frozenset(r["name"] for r in conn.execute("SELECT name FROM extensions"))
+        own_extensions = frozenset(r["name"] for r in db_rows(conn, "extensions", "SELECT name FROM extensions"))
     if scope.parent is not None:
         parent_conn = scope.parent.reader()
         if parent_conn is not None:
@@ -160,7 +161,7 @@ def get_activation(conn: sqlite3.Connection | None, act_id: str) -> sqlite3.Row 
     primary-key index answers), or None."""
     if conn is None:
         return None
-    return conn.execute("SELECT * FROM activations WHERE id = ?", (act_id.strip().lower(),)).fetchone()
+    return one_row(conn, "activations", "SELECT * FROM activations WHERE id = ?", (act_id.strip().lower(),))
 
 
 def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
@@ -172,7 +173,7 @@ def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
 
 
 def resources_of(conn: sqlite3.Connection, act_id: str, scope_kind: str) -> list[dict[str, Any]]:
-    rows = conn.execute("SELECT * FROM resources WHERE activation_id = ? ORDER BY kind, name", (act_id,))
+    rows = db_rows(conn, "resources", "SELECT * FROM resources WHERE activation_id = ? ORDER BY kind, name", (act_id,))
     return [resource_json(r, scope_kind) for r in rows]
 
 
@@ -317,7 +318,7 @@ def list_activations(scope: Scope, *, status: str | None = None) -> list[dict[st
     query, params = "SELECT * FROM activations", ()
     if status:
         query, params = query + " WHERE status = ?", (status,)
-    return [activation_json(r) for r in conn.execute(query + " ORDER BY extension, bundle, profile", params)]
+    return [activation_json(r) for r in db_rows(conn, "activations", query + " ORDER BY extension, bundle, profile", params)]
 
 
 def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict[str, Any]]:
@@ -329,7 +330,7 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
         query, params = "SELECT * FROM resources", ()
         if kind:
             query, params = query + " WHERE kind = ?", (kind,)
-        out.extend(resource_json(r, scope.kind) for r in conn.execute(query + " ORDER BY kind, name, id", params))
+        out.extend(resource_json(r, scope.kind) for r in db_rows(conn, "resources", query + " ORDER BY kind, name, id", params))
     return out
 
 
@@ -353,7 +354,7 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
 
     Raises bundle_missing and the scope-rule errors; the caller's transaction then rolls back,
     so the old version stays installed and every activation as it was."""
-    rows = conn.execute("SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,)).fetchall()
+    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
     if not rows:
         return []
     results: list[dict[str, Any]] = []
@@ -400,7 +401,7 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
             _project(conn, projection)
             visible.replace(row["id"], profile.agent_names(),
                             lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
-        updated = conn.execute("SELECT * FROM activations WHERE id = ?", (row["id"],)).fetchone()
+        updated = one_row(conn, "activations", "SELECT * FROM activations WHERE id = ?", (row["id"],))
         results.append({**activation_json(updated), "change": "updated"})
     return results
 
@@ -434,7 +435,7 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
                   action: str) -> list[dict[str, Any]]:
     """Refuse to remove/disable an extension with activations unless `deactivate`, which
     deletes them (and their resources) in the caller's transaction."""
-    rows = conn.execute("SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,)).fetchall()
+    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
     if not rows:
         return []
     if not deactivate:
@@ -455,6 +456,6 @@ def activations_for(scope: Scope, extension: str) -> list[dict[str, Any]]:
     conn = scope.reader()
     if conn is None:
         return []
-    rows = conn.execute("SELECT * FROM activations WHERE extension = ? ORDER BY id", (extension,))
+    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (extension,))
     return [activation_json(r) for r in rows]
 

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
 from pkgmgr.cli.output import Output, Printer, error_document, print_error, scrub_secrets, write_json
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.fsutil import user_path
 
 Handler = Callable[[Context, argparse.Namespace], Output]
@@ -229,17 +229,17 @@ def run(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
-    except OSError as exc:  # the disk, not a bug: full, read-only, permissions
+    except OSError as exc:  # the disk (full, read-only, permissions, I/O) is io_error; the rest a bug
         if verbose:
             import traceback
 
             sys.stderr.write(scrub_secrets(traceback.format_exc()))
         where = f" {exc.filename}" if exc.filename else ""
-        error = PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code="internal",
-                            details={"errno": exc.errno})
+        error = io_error(exc) or PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code="internal",
+                                             details={"errno": exc.errno})
         return report(error, json_mode)
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
-        damaged = _damaged_database(exc)
+        damaged = _damaged_database(exc) or io_error(exc, "a state database")
         if damaged is not None:
             return report(damaged, json_mode)
         if verbose:

@@ -21,15 +21,21 @@ def register(commands: "Commands") -> None:
         "the SQLite integrity check, each installed tree against its recorded checksum, activations and "
         "their projected resources, and leftovers of interrupted commands. Without --check, leftovers and "
         "orphaned version directories (and partial downloads older than a day) are removed first, and what "
-        "was done is listed; nothing is removed while state.db cannot be read. Exit 0 when every "
+        "was done is listed; nothing is removed while state.db is missing, empty or cannot be read. --rebuild "
+        "sets such a state.db aside and records the installed trees found from their manifests and tree "
+        "checksums (provenance unknown; activations are not reconstructed). Exit 0 when every "
         "invariant holds, 4 (state_inconsistent) otherwise.",
-        "pkgmgr doctor --check\npkgmgr doctor -o json",
+        "pkgmgr doctor --check\npkgmgr doctor -o json\npkgmgr doctor --rebuild",
     )
-    p.add_argument("--check", action="store_true", help="report only; repair nothing")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="report only; repair nothing")
+    mode.add_argument("--rebuild", action="store_true",
+                      help="when state.db is missing, empty or unreadable, set it aside and record the installed "
+                           "trees found (provenance unknown)")
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.recovery import check_scope, repair_scope
+    from pkgmgr.store.recovery import check_scope, rebuild_scope, repair_scope
     from pkgmgr.store.scope import global_scope
     from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
 
@@ -45,6 +51,8 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     if not args.check:
         repaired.extend(_prune_downloads(ctx))
     for scope in scopes:
+        if args.rebuild:
+            repaired.extend(rebuild_scope(scope, ctx.lock_timeout))
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
         found = check_scope(scope, config=ctx.config)

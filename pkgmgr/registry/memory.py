@@ -24,17 +24,21 @@ class Memory:
         conn = self._scope.reader()
         if conn is None:
             return None
-        row = conn.execute("SELECT serial FROM registry_serials WHERE source = ?", (source,)).fetchone()
-        return int(row[0]) if row else None
+        from pkgmgr.store.db import one_row
+
+        row = one_row(conn, "registry_serials", "SELECT serial FROM registry_serials WHERE source = ?", (source,))
+        return int(row["serial"]) if row else None
 
     def known(self, source: str, name: str) -> dict[Any, tuple[str, str]]:
         """Remembered versions of `name` in `source`, keyed by parsed version."""
         conn = self._scope.reader()
         if conn is None:
             return {}
-        rows = conn.execute("SELECT version, sha256 FROM registry_versions WHERE source = ? AND name = ?",
-                            (source, name)).fetchall()
-        return known_versions([(r[0], r[1]) for r in rows])
+        from pkgmgr.store.db import rows
+
+        found = rows(conn, "registry_versions", "SELECT version, sha256 FROM registry_versions "
+                     "WHERE source = ? AND name = ?", (source, name))
+        return known_versions([(r["version"], r["sha256"]) for r in found])
 
     def yanked(self, source: str, name: str) -> frozenset[str]:
         """The versions of `name` (as written) this client has ever seen yanked in `source`."""
@@ -74,9 +78,9 @@ class Memory:
     def forget(self, source: str) -> None:
         from pkgmgr.store.db import transaction
 
-        conn = self._scope.reader()
-        if conn is None:
+        if self._scope.reader() is None:
             return
+        conn = self._scope.db  # a reader's connection may be read-only
         with transaction(conn):
             conn.execute("DELETE FROM registry_serials WHERE source = ?", (source,))
             conn.execute("DELETE FROM registry_versions WHERE source = ?", (source,))

@@ -7,13 +7,17 @@ either the old or the new state. WAL mode lets readers proceed while a writer wo
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, io_error
+from pkgmgr.refs import NAME_RE
+from pkgmgr.versions import _SEMVER, strip_v
 
 FORMAT_1_MARK = "sha256-1:"  # a format-1 tree checksum kept by migration 5: it equals no tree's checksum
 
@@ -144,17 +148,20 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
 )
 
 
-def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
+def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) -> sqlite3.Connection:
     """Open `state.db`, switch it to WAL and migrate it forward.
 
-    Raises `state_inconsistent` when the file is not a database this version understands.
+    Raises `state_inconsistent` when the file is not a database this version understands, and
+    (with `must_hold_data`: installed trees exist) when it holds no schema at all.
     """
     if not create and not path.exists():
         raise FileNotFoundError(path)
     try:
         conn = sqlite3.connect(path, isolation_level=None, timeout=30.0, check_same_thread=False)
-        conn.row_factory = sqlite3.Row
-        conn.execute("PRAGMA busy_timeout = 30000")
+        _configure(conn)
+        if must_hold_data and schema_version(conn) == 0:
+            conn.close()
+            raise lost_database(path, "is empty")
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
@@ -162,12 +169,71 @@ def connect(path: Path, *, create: bool = True) -> sqlite3.Connection:
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path.parent)
     except sqlite3.DatabaseError as exc:
-        raise PkgmgrError(
-            f"{path}: the state database cannot be used: {exc}",
-            code="state_inconsistent",
-            hint="run 'pkgmgr doctor --check' to inspect the scope",
-        ) from exc
+        raise unusable(path, exc) from exc
     return conn
+
+
+def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Connection | None:
+    """Open `state.db` for reading only: `mode=ro`, or `immutable=1` when its directory cannot be
+    written (a read-only filesystem: SQLite could not create the -shm file a WAL reader needs).
+    None when the schema is older than this pkgmgr's and the directory is writable (the caller
+    migrates it with `connect`). Raises like `connect`."""
+    from urllib.parse import quote
+
+    writable = os.access(path.parent, os.W_OK)
+    uri = f"file:{quote(str(path))}?" + ("mode=ro" if writable else "immutable=1")
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0, check_same_thread=False)
+        _configure(conn)
+        version = schema_version(conn)
+        if version == 0 and must_hold_data:
+            conn.close()
+            raise lost_database(path, "is empty")
+        if version > len(MIGRATIONS):
+            raise sqlite3.DatabaseError(f"schema version {version} is newer than this pkgmgr understands "
+                                        f"({len(MIGRATIONS)})")
+        if version < len(MIGRATIONS):
+            conn.close()
+            if writable:
+                return None
+            raise PkgmgrError(f"{path}: schema version {version} needs migrating to {len(MIGRATIONS)}, which a "
+                              "directory that cannot be written does not allow", code="io_error",
+                              details={"path": str(path), "errno": "EROFS", "os_message": "not writable"},
+                              hint="run any pkgmgr command once where the store can be written")
+    except sqlite3.DatabaseError as exc:
+        raise unusable(path, exc) from exc
+    return conn
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.text_factory = _decode_text
+    conn.execute("PRAGMA busy_timeout = 30000")
+
+
+def unusable(path: Path, exc: sqlite3.DatabaseError) -> PkgmgrError:
+    """`io_error` when the disk is at fault (full, read-only, denied, failing), else
+    `state_inconsistent`: the file is not a database this pkgmgr can use."""
+    disk = io_error(exc, path)
+    if disk is not None:
+        return disk
+    return PkgmgrError(
+        f"{path}: the state database cannot be used: {exc}",
+        code="state_inconsistent",
+        hint="run 'pkgmgr doctor --check' to inspect the scope",
+    )
+
+
+def lost_database(path: Path, how: str) -> PkgmgrError:
+    """`state_inconsistent` for a state.db that is missing or empty while installed trees exist."""
+    return PkgmgrError(
+        f"{path} {how}, but {path.parent / 'extensions'} holds installed trees: nothing can be "
+        "trusted about them, and nothing was changed or deleted",
+        code="state_inconsistent",
+        details={"path": str(path)},
+        hint="restore state.db from a backup, or run 'pkgmgr doctor --rebuild' to record the trees found "
+             "(provenance unknown)",
+    )
 
 
 def schema_version(conn: sqlite3.Connection) -> int:
@@ -201,11 +267,157 @@ def _statements(script: str) -> list[str]:
 @contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """One atomic write: BEGIN IMMEDIATE, COMMIT on success, ROLLBACK on any exception."""
-    conn.execute("BEGIN IMMEDIATE")
     try:
-        yield conn
-    except BaseException:
-        conn.execute("ROLLBACK")
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            if conn.in_transaction:  # SQLite rolls back by itself on a full disk or an I/O error
+                conn.execute("ROLLBACK")
+            raise
+        else:
+            conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        disk = io_error(exc, database_path(conn))
+        if disk is not None:
+            raise disk from exc
         raise
-    else:
-        conn.execute("COMMIT")
+
+
+def database_path(conn: sqlite3.Connection) -> str | None:
+    try:
+        return next((row[2] for row in conn.execute("PRAGMA database_list") if row[1] == "main"), None) or None
+    except sqlite3.Error:
+        return None
+
+
+# --- reading rows: every decoded row is checked before it is believed (SPEC 4) ----------------------
+
+
+def _decode_text(raw: bytes) -> str:
+    """TEXT as str; bytes that are not UTF-8 survive as lone surrogates, which `check_row` reports
+    with the table and row (the default decoder raises without naming either)."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+_UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
+_CONTROL = re.compile("[\x00-\x1f]")
+_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path"})  # may name any file
+_HEX64 = re.compile(r"[0-9a-f]{64}")
+_TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
+_ACT_ID = re.compile(r"act_[0-9a-f]{16}")
+_RESOURCE_ID = re.compile(r"[a-z]{3}_[0-9a-f]{16}")
+_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
+RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
+STATUSES = frozenset({"active", "awaiting_confirmation"})
+
+Rule = Callable[[Any], bool]
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and value != ""
+
+
+def _optional(rule: Rule) -> Rule:
+    return lambda value: value is None or rule(value)
+
+
+def _match(pattern: re.Pattern[str]) -> Rule:
+    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
+
+
+def _flag(value: Any) -> bool:
+    return value in (0, 1) and isinstance(value, int)
+
+
+def _count(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _version(value: Any) -> bool:
+    return isinstance(value, str) and _SEMVER.fullmatch(strip_v(value)) is not None
+
+
+def _digest_or_empty(value: Any) -> bool:
+    return value == "" or _match(_HEX64)(value)
+
+
+_NAME, _WHEN = _match(NAME_RE), _match(_MOMENT)
+
+# table -> (the column naming a row in messages, {column: rule}); columns without a rule are only
+# checked to be decodable. JSON columns are checked where they are decoded (`store.model`).
+ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
+    "extensions": ("name", {
+        "name": _NAME, "version": _version, "path": _text, "enabled": _flag, "pinned": _flag,
+        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
+        "sha256": _optional(_match(_HEX64)), "verified": _flag, "allow_unverified": _flag,
+        "tree_sha256": _match(_TREE_SHA), "network_digest": _digest_or_empty,
+        "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
+    }),
+    "activations": ("id", {
+        "id": _match(_ACT_ID), "extension": _NAME, "extension_version": _version, "bundle": _text,
+        "profile": _text, "scope": lambda v: v in ("global", "workspace"), "workspace": lambda v: isinstance(v, str),
+        "version": _count, "status": lambda v: v in STATUSES, "network_digest": _digest_or_empty,
+        "activation_digest": _match(_HEX64), "confirmed_version": _optional(_count),
+        "confirmed_digest": _optional(_digest_or_empty), "confirmed_at": _optional(_WHEN),
+        "created_at": _WHEN, "updated_at": _WHEN,
+    }),
+    "resources": ("id", {
+        "id": _match(_RESOURCE_ID), "activation_id": _match(_ACT_ID), "kind": lambda v: v in RESOURCE_KINDS,
+        "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
+    }),
+    "workspace_stores": ("id", {"path": _text}),
+    "trust_approvals": ("workspace", {"digest": _text}),
+    "registry_serials": ("source", {"serial": lambda v: isinstance(v, int)}),
+    "registry_versions": ("source", {"sha256": _text}),
+}
+
+
+def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
+    """`state_inconsistent` for one damaged row, naming its table, row and column."""
+    row = ascii(key) if isinstance(key, str) else str(key)
+    return PkgmgrError(
+        f"state.db: row {row} of table {table} is damaged: column {column}: {why}",
+        code="state_inconsistent",
+        details={"table": table, "row": key if isinstance(key, (int, str)) and decodable(key) else row,
+                 "column": column},
+        hint="run 'pkgmgr doctor --check' to list the damage; reinstalling the extension rewrites its row",
+    )
+
+
+def decodable(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def check_row(table: str, row: sqlite3.Row) -> sqlite3.Row:
+    """Raise `state_inconsistent` (naming the table, the row and the column) when a column of
+    `row` holds undecodable text or a value its column never holds; return the row."""
+    key_column, rules = ROW_RULES[table]
+    keys = row.keys()
+    key = row[key_column] if key_column in keys else "?"
+    for column in keys:
+        value = row[column]
+        if isinstance(value, str):
+            if _UNDECODED.search(value) is not None:
+                raise damaged_row(table, key, column, "text that is not UTF-8")
+            if column not in _FREE_TEXT and _CONTROL.search(value) is not None:  # JSON escapes them
+                raise damaged_row(table, key, column, f"control characters in {value!a}")
+        rule = rules.get(column)
+        if rule is not None and not rule(value):
+            raise damaged_row(table, key, column, f"unexpected value {value!a}")
+    return row
+
+
+def rows(conn: sqlite3.Connection, table: str, sql: str, params: Iterable[Any] = ()) -> list[sqlite3.Row]:
+    """Every row `sql` selects from `table`, each checked by `check_row`."""
+    return [check_row(table, row) for row in conn.execute(sql, tuple(params))]
+
+
+def one_row(conn: sqlite3.Connection, table: str, sql: str, params: Iterable[Any] = ()) -> sqlite3.Row | None:
+    row = conn.execute(sql, tuple(params)).fetchone()
+    return check_row(table, row) if row is not None else None

@@ -224,8 +224,10 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
             )
         if same_version(current.version, version):
             # --force always replaces: it records another source's provenance even when the
-            # content is identical, and it repairs an installed tree that was modified since
-            if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
+            # content is identical, and it repairs an installed tree that was modified since; the
+            # same content over a tree that is gone or damaged repairs it too (SPEC 4)
+            same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
+            if same_content and not options.force and tree_is_intact(current):
                 if current.pinned != options.pin:
                     with transaction(scope.db):
                         scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
@@ -233,7 +235,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
                     assert current is not None
                 remove_tree(prepared.staging)
                 return Outcome("unchanged", current, current.version)
-            if not options.force:
+            if not (options.force or same_content):
                 raise PkgmgrError(
                     f"{name} {version} is already installed with different content "
                     f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
@@ -284,6 +286,13 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     else:
         action = "switched"
     return Outcome(action, installed, current.version if current else None, activations)
+
+
+def tree_is_intact(installed: Installed) -> bool:
+    """The installed directory exists and still has the tree checksum its row records."""
+    from pkgmgr.archive import tree_checksum
+
+    return installed.directory.is_dir() and tree_checksum(installed.directory) == installed.tree_sha256
 
 
 def _row(prepared: Prepared, rel: str, options: InstallOptions, current: Installed | None) -> dict[str, Any]:

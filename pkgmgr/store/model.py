@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -78,10 +79,23 @@ class Installed:
 
     @classmethod
     def from_row(cls, row: sqlite3.Row, scope: str, root: Path) -> "Installed":
+        """The install a row of `extensions` records. Raises `state_inconsistent` naming the row
+        when a column is damaged (undecodable, out of its domain, JSON that is not what was written)."""
+        from pkgmgr.store.db import check_row, damaged_row
+
+        check_row("extensions", row)
+        name = row["name"]
+        tree_listing = json_column(row, "tree_listing", dict)
+        if not all(isinstance(k, str) and isinstance(v, str) for k, v in tree_listing.items()):
+            raise damaged_row("extensions", name, "tree_listing", "entries that are not text")
+        grants = json_column(row, "grants", list)
+        if not all(isinstance(g, str) for g in grants):
+            raise damaged_row("extensions", name, "grants", "grants that are not text")
+        path, version = check_path(row), row["version"]
         return cls(
-            name=row["name"],
-            version=row["version"],
-            path=row["path"],
+            name=name,
+            version=version,
+            path=path,
             enabled=bool(row["enabled"]),
             pinned=bool(row["pinned"]),
             source_kind=row["source_kind"],
@@ -93,10 +107,10 @@ class Installed:
             allow_unverified=bool(row["allow_unverified"]),
             tier=row["tier"],
             tree_sha256=row["tree_sha256"],
-            tree_listing=json.loads(row["tree_listing"]),
-            manifest=json.loads(row["manifest"]),
+            tree_listing=tree_listing,
+            manifest=json_column(row, "manifest", dict),
             network_digest=row["network_digest"],
-            grants=tuple(json.loads(row["grants"])),
+            grants=tuple(grants),
             max_scope=row["max_scope"],
             installed_at=row["installed_at"],
             installed_by=row["installed_by"],
@@ -124,3 +138,29 @@ class Installed:
             "allow_unverified": self.allow_unverified,
             "pinned": self.pinned,
         }
+
+
+def json_column(row: sqlite3.Row, column: str, kind: type) -> Any:
+    """The JSON document a column of `extensions` holds; `state_inconsistent` when it does not parse
+    or is not a `kind`."""
+    from pkgmgr.store.db import damaged_row
+
+    try:
+        value = json.loads(row[column])
+    except (TypeError, ValueError, RecursionError):
+        value = None
+    if not isinstance(value, kind):
+        raise damaged_row("extensions", row["name"], column, f"not a JSON {kind.__name__}")
+    return value
+
+
+def check_path(row: sqlite3.Row) -> str:
+    """The `path` of a (checked) row of `extensions`: `extensions/<name>/<version>`, or that with
+    `~<tree prefix>` (a forced reinstall); `state_inconsistent` otherwise, so that a damaged path
+    never makes the tree it names look like a leftover."""
+    from pkgmgr.store.db import damaged_row
+
+    name, version, path = row["name"], row["version"], row["path"]
+    if not re.fullmatch(rf"extensions/{re.escape(name)}/{re.escape(version)}(?:~[0-9a-f]{{12}})?", path):
+        raise damaged_row("extensions", name, "path", f"{path!r} is not the directory of {name} {version}")
+    return path

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
 from pkgmgr.store import db as dbmod
 
@@ -35,6 +35,7 @@ class Scope:
     parent: "Scope | None" = None  # the scope this one sees through (global, for a workspace)
     on_create: Callable[[Scope], None] | None = field(default=None, repr=False)  # before the root is made
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
+    _read_conn: sqlite3.Connection | None = field(default=None, repr=False)
     last_cleanup: list[str] = field(default_factory=list, repr=False)
 
     @property
@@ -63,21 +64,51 @@ class Scope:
         return self.root / "state.lock"
 
     def exists(self) -> bool:
+        """Whether the scope was ever written; `state_inconsistent` when its trees outlived state.db."""
+        self._refuse_lost_database()
         return self.db_path.exists()
 
     @property
     def db(self) -> sqlite3.Connection:
-        """The scope's database; created (with the root) only if it does not exist yet."""
+        """The scope's database; created (with the root) only if it does not exist yet.
+
+        Raises `state_inconsistent` when installed trees exist but state.db is missing or empty:
+        a new, empty database would disown them (SPEC 4: the database is the only authority)."""
         if self._conn is None:
+            self._refuse_lost_database()
             self.ensure_root()
-            self._conn = dbmod.connect(self.db_path)
+            self._conn = dbmod.connect(self.db_path, must_hold_data=self.has_trees())
         return self._conn
 
     def reader(self) -> sqlite3.Connection | None:
-        """The database for reading, or None when the scope was never written (creates nothing)."""
-        if self._conn is None and not self.db_path.exists():
-            return None
-        return self.db
+        """The database for reading, or None when the scope was never written (creates nothing).
+        Opened read-only (and immutable where the root cannot be written, as on a read-only
+        filesystem), unless this process writes the scope already."""
+        if self._conn is not None:
+            return self._conn
+        if self._read_conn is None:
+            self._refuse_lost_database()
+            if not self.db_path.exists():
+                return None
+            self._read_conn = dbmod.connect_readonly(self.db_path, must_hold_data=self.has_trees())
+            if self._read_conn is None:  # an older schema: migrated by a normal connection
+                return self.db
+        return self._read_conn
+
+    def has_trees(self) -> bool:
+        """Whether `extensions/` holds any version directory."""
+        try:
+            with os.scandir(self.extensions_dir) as names:
+                for name in names:
+                    if name.is_dir(follow_symlinks=False) and any(os.scandir(name.path)):
+                        return True
+        except (FileNotFoundError, NotADirectoryError):
+            return False
+        return False
+
+    def _refuse_lost_database(self) -> None:
+        if not self.db_path.exists() and self.has_trees():
+            raise dbmod.lost_database(self.db_path, "is missing")
 
     @property
     def anchor(self) -> Path:
@@ -119,9 +150,10 @@ class Scope:
         return None
 
     def close(self) -> None:
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
+        for conn in (self._conn, self._read_conn):
+            if conn is not None:
+                conn.close()
+        self._conn = self._read_conn = None
 
     @contextmanager
     def writer(self, timeout: float = 30.0) -> Iterator["Scope"]:
@@ -150,8 +182,20 @@ class Scope:
 
             self.last_cleanup = remove_leftovers(self)
             yield self
+        except OSError as exc:
+            disk = io_error(exc, self._user_path(exc.filename))
+            if disk is None:
+                raise
+            raise disk from exc
         finally:
             lock.release()
+
+    def _user_path(self, path: object) -> object:
+        """The path a disk failure names: the scope root instead of a private staging path (SPEC 11:
+        messages never show internal paths), the scope root when the OS named none."""
+        if path is None or str(path).startswith(str(self.staging_dir)):
+            return self.root
+        return path
 
     def new_staging(self) -> Path:
         """A fresh private directory under `.staging/` (only while holding the writer lock)."""

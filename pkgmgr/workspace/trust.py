@@ -182,8 +182,11 @@ def approved_digests(home: Path, workspace: Path) -> set[str]:
     with _global(home, write=False) as conn:
         if conn is None:
             return set()
-        rows = conn.execute("SELECT digest FROM trust_approvals WHERE workspace = ?", (_key(workspace),))
-        return {row["digest"] for row in rows}
+        from pkgmgr.store.db import rows
+
+        found = rows(conn, "trust_approvals", "SELECT digest FROM trust_approvals WHERE workspace = ?",
+                     (_key(workspace),))
+        return {row["digest"] for row in found}
 
 
 def approve(home: Path, workspace: Path, digest: str, *, by: str, replace: bool = True) -> None:

@@ -254,17 +254,36 @@ def test_other_sqlite_errors_remain_bugs(exc: Exception, handler: Any) -> None:
 def test_an_os_error_without_a_file_name(handler: Any) -> None:
     handler(raising(OSError(28, "No space left on device")))
     result = run_cli(["ext", "list", "-o", "json"])
-    assert result.code == 70
+    assert result.code == 9
     error = one_document(result)["error"]
-    assert error["message"] == "cannot access: No space left on device" and error["details"] == {"errno": 28}
+    assert error["code"] == "io_error" and error["message"] == "local storage: No space left on device"
+    assert error["details"] == {"path": None, "errno": "ENOSPC", "os_message": "No space left on device"}
+
+
+@pytest.mark.parametrize("exc, name", [(OSError(30, "Read-only file system", "/ro/state.db"), "EROFS"),
+                                       (OSError(5, "Input/output error", "/disk/f"), "EIO"),
+                                       (OSError(122, "Disk quota exceeded", "/q/f"), "EDQUOT"),
+                                       (PermissionError(1, "Operation not permitted", "/p/f"), "EPERM")])
+def test_each_storage_failure_is_io_error_with_its_path(exc: OSError, name: str, handler: Any) -> None:
+    handler(raising(exc))
+    result = run_cli(["ext", "list", "-o", "json"])
+    error = one_document(result)["error"]
+    assert (result.code, error["code"], error["details"]["errno"]) == (9, "io_error", name)
+    assert error["message"] == f"{exc.filename}: {exc.strerror}" and "Traceback" not in result.stderr
+
+
+def test_other_os_errors_remain_bugs(handler: Any) -> None:
+    handler(raising(OSError(9, "Bad file descriptor")))
+    result = run_cli(["ext", "list", "-o", "json"])
+    assert result.code == 70 and one_document(result)["error"]["message"] == "cannot access: Bad file descriptor"
 
 
 def test_an_os_error_shows_its_traceback_only_under_verbose(handler: Any) -> None:
     handler(raising(PermissionError(13, "Permission denied", "/some/where")))
     assert "Traceback" not in run_cli(["ext", "list"]).stderr
     verbose = run_cli(["ext", "list", "-v"])
-    assert verbose.code == 70 and "Traceback (most recent call last)" in verbose.stderr
-    assert verbose.stderr.rstrip().endswith("error[internal]: cannot access /some/where: Permission denied")
+    assert verbose.code == 9 and "Traceback (most recent call last)" in verbose.stderr
+    assert "error[io_error]: /some/where: Permission denied" in verbose.stderr
 
 
 def test_a_broken_pipe_is_a_quiet_success(handler: Any) -> None:

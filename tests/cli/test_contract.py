@@ -205,7 +205,7 @@ def test_an_os_error_is_reported_without_traceback(monkeypatch: pytest.MonkeyPat
 
     monkeypatch.setattr(ext_cmds, "cmd_list", denied)
     result = run_cli(["ext", "list"])
-    assert result.code == 70 and "cannot access /some/where: Permission denied" in result.stderr
+    assert result.code == 9 and "error[io_error]: /some/where: Permission denied" in result.stderr
     assert "Traceback" not in result.stderr
 
 

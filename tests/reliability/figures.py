@@ -122,10 +122,29 @@ def invariants_section(rows: list[dict[str, Any]]) -> str:
                  [(b["broken"], f"`{b['check']}`", "yes" if b["repaired"] else "no (listed, exit 4)") for b in broken])
 
 
+STORAGE_KINDS = ("state-damage", "disk-fault")
+
+
+def storage_section(rows: list[dict[str, Any]]) -> str:
+    """One line per storage fault kind: runs, how many were detected (a damaged state listed by
+    `doctor --check`, exit 4; a failing disk reported as `io_error`, exit 9), how many ended
+    clean (nothing deleted, the old or the repaired state, doctor consistent with `ext verify`),
+    and anomalies (exit 70, a traceback, verify and doctor disagreeing)."""
+    kinds: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for row in (r for r in rows if r["kind"] in STORAGE_KINDS):
+        kinds[row["fault"]].append(row)
+    body = [(fault, len(runs), sum(bool(r.get("detected")) for r in runs), sum(bool(r["clean"]) for r in runs),
+             sum(r["anomalies"] for r in runs)) for fault, runs in sorted(kinds.items())]
+    total = sum(b[1] for b in body)
+    return (f"**{total} runs over {len(body)} kinds** of damaged state and failing disks (tests/reliability/"
+            "test_state_damage.py, test_disk_faults.py):\n\n"
+            + table(["fault", "runs", "detected", "clean", "anomalies"], body))
+
+
 def render(rows: list[dict[str, Any]]) -> str:
     sections = [("Kill points", crash_section), ("Concurrent writers", concurrency_section),
                 ("Network faults", faults_section), ("Fuzzing", fuzz_section), ("Secrets", secrets_section),
-                ("Invariants", invariants_section)]
+                ("Invariants", invariants_section), ("Storage faults", storage_section)]
     out = []
     for title, render_section in sections:
         out += [f"### {title}", "", render_section(rows), ""]

@@ -19,6 +19,9 @@ ROWS = [
      "outcomes": {"accepted": 1, "refused": 1, "invalid_manifest": 1}},
     {"kind": "secrets", "variable": "GH_TOKEN", "commands": 30, "files": 12},
     {"kind": "invariant", "broken": "staging-leftover", "check": "leftover", "repaired": True},
+    {"kind": "state-damage", "fault": "flip-not-utf8", "table": "extensions", "column": "name", "detected": True,
+     "clean": True, "anomalies": 0},
+    {"kind": "disk-fault", "fault": "erofs", "detected": True, "clean": True, "anomalies": 0},
 ]
 
 
@@ -34,6 +37,8 @@ def test_every_section_is_rendered(tmp_path: Path) -> None:
     assert "| manifest | 3 | 1 | 1 `invalid_manifest`, 1 refused with the file's code |" in text
     assert "| `GH_TOKEN` | 30 | 12 | 0 |" in text
     assert "| staging-leftover | `leftover` | yes |" in text
+    assert "**2 runs over 2 kinds**" in text and "| flip-not-utf8 | 1 | 1 | 1 | 0 |" in text
+    assert "| erofs | 1 | 1 | 1 | 0 |" in text
     assert "adversarial archives" in text
     assert figures.main([]) == 2
     doc = tmp_path / "doc.md"

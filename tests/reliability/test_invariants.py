@@ -38,7 +38,7 @@ BREAKS: dict[str, tuple[Callable[[Path], None], str, str, bool]] = {
     "tree-modified": (lambda s: (_version_dir(s) / "agents" / "planner" / "AGENT.md").write_text("tampered\n"),
                       "install", "tree checksum differs", False),
     "version-dir-missing": (lambda s: shutil.rmtree(_version_dir(s)), "install", "is missing", False),
-    "resource-without-activation": (_sql("UPDATE resources SET activation_id = 'act_gone' WHERE kind = 'job'"),
+    "resource-without-activation": (_sql("UPDATE resources SET activation_id = 'act_0000000000000000' WHERE kind = 'job'"),
                                     "resource", "without an active, confirmed activation", False),
     "activation-missing-resources": (_sql("DELETE FROM resources WHERE kind = 'agent'"), "activation",
                                      "missing or different", False),

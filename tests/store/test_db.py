@@ -195,3 +195,56 @@ def test_doctor_and_verify_see_a_re_split_tree(home: Path) -> None:
     [result] = fail("tree_modified", "ext", "verify", "review-pack")["error"]["details"]["extensions"]
     assert result["recorded_tree_sha256"] == recorded != result["tree_sha256"]
     assert (tree(home), _recorded_tree(home)) == (before, recorded)
+
+
+def _activation_row(conn: sqlite3.Connection, **changes: object) -> sqlite3.Row:
+    values = {"id": "act_" + "0" * 16, "extension": "crew-ext", "extension_version": "0.1.0", "bundle": "crew",
+              "profile": "default", "scope": "global", "workspace": "", "version": 1, "status": "active",
+              "network_digest": "", "activation_digest": "a" * 64, "created_at": "2026-12-01T13:00:00Z",
+              "updated_at": "2026-12-01T13:00:00Z", **changes}
+    columns = ", ".join(values)
+    conn.execute("DELETE FROM activations")
+    conn.execute(f"INSERT INTO activations ({columns}) VALUES ({', '.join('?' for _ in values)})",
+                 tuple(values.values()))
+    return conn.execute("SELECT * FROM activations").fetchone()
+
+
+def test_check_row_accepts_what_pkgmgr_writes(tmp_path: Path) -> None:
+    conn = dbmod.connect(tmp_path / "state.db")
+    row = _activation_row(conn)
+    assert dbmod.check_row("activations", row) is row
+    assert dbmod.rows(conn, "activations", "SELECT * FROM activations")[0]["id"] == row["id"]
+    conn.close()
+
+
+@pytest.mark.parametrize("column, value, why", [
+    ("bundle", b"cr\xc3w", "text that is not UTF-8"),
+    ("extension_version", "0.1", "unexpected value '0.1'"),
+    ("activation_digest", "A" * 64, "unexpected value"),
+    ("status", "paused", "unexpected value 'paused'"),
+    ("version", 0, "unexpected value 0"),
+    ("profile", "def\nault", "control characters"),
+])
+def test_check_row_names_the_table_row_and_column(tmp_path: Path, column: str, value: object, why: str) -> None:
+    conn = dbmod.connect(tmp_path / "state.db")
+    if isinstance(value, bytes):  # stored as TEXT with the raw bytes, as a flipped bit leaves it
+        _activation_row(conn)
+        conn.execute(f"UPDATE activations SET {column} = CAST(? AS TEXT)", (value,))
+        row = conn.execute("SELECT * FROM activations").fetchone()
+    else:
+        row = _activation_row(conn, **{column: value})
+    with pytest.raises(PkgmgrError) as caught:
+        dbmod.check_row("activations", row)
+    assert caught.value.code == "state_inconsistent" and why in caught.value.message
+    assert caught.value.details == {"table": "activations", "row": "act_" + "0" * 16, "column": column}
+    conn.close()
+
+
+def test_a_reader_never_writes(tmp_path: Path) -> None:
+    conn = dbmod.connect(tmp_path / "state.db")
+    conn.close()
+    reader = dbmod.connect_readonly(tmp_path / "state.db")
+    assert reader is not None
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        reader.execute("DELETE FROM extensions")
+    reader.close()

@@ -220,3 +220,25 @@ def test_doctor_removes_partial_downloads_a_day_old(home: Path) -> None:
     repaired = ok("doctor")["repaired"]
     assert [r["message"] for r in repaired] == ["removed 1 partial download(s) from cache/downloads/tmp"]
     assert sorted(p.name for p in tmp.iterdir()) == ["dl-running.part"]
+
+
+@pytest.mark.parametrize("damage", ["deleted", "modified", "file-removed"])
+def test_reinstalling_the_same_version_repairs_a_damaged_tree(damage: str, home: Path) -> None:
+    """Same version, same content, same source: a no-op only while the installed tree is intact."""
+    install(FIXTURES / "review-pack")
+    assert "already installed" in human("ext", "install", FIXTURES / "review-pack", "--allow-unverified",
+                                        "--yes").stdout
+    directory = home / ok("ext", "status", "review-pack")["path"]
+    if damage == "deleted":
+        shutil.rmtree(directory)
+    elif damage == "modified":
+        (directory / "README.md").write_text("tampered\n")
+    else:
+        (directory / "README.md").unlink()
+    fail("state_inconsistent", "doctor", "--check")
+    result = human("ext", "install", FIXTURES / "review-pack", "--allow-unverified", "--yes")
+    assert "already installed" not in result.stdout and "reinstalled" in result.stdout, result
+    assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
+    assert ok("doctor", "--check")["ok"] is True
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == [
+        Path(ok("ext", "status", "review-pack")["path"]).name]
