@@ -261,13 +261,13 @@ def test_verify_compares_the_tree_checksum_too(home: Path) -> None:
     could not vouch for): the tree is not the one recorded."""
     install(FIXTURES / "review-pack")
     conn = sqlite3.connect(home / "state.db")
-    conn.execute("UPDATE extensions SET tree_sha256 = 'sha256-1:' || tree_sha256")
+    conn.execute("UPDATE extensions SET tree_sha256 = 'sha256-1:' || substr(tree_sha256, 10)")  # as migrated
     conn.commit()
     conn.close()
     document = fail("tree_modified", "ext", "verify", "review-pack")
     [entry] = document["verified"]
     assert (entry["ok"], entry["added"], entry["removed"], entry["modified"]) == (False, [], [], [])
-    assert entry["recorded_tree_sha256"] == "sha256-1:" + entry["tree_sha256"]
+    assert entry["recorded_tree_sha256"] == "sha256-1:" + entry["tree_sha256"].removeprefix("sha256-2:")
     assert f"tree checksum {entry['tree_sha256']} where sha256-1:" in document["error"]["message"]
     text = human("ext", "verify", "review-pack", code=4).stdout.splitlines()
     assert text == ["review-pack 0.1.0: MODIFIED",
