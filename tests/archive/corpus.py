@@ -173,6 +173,31 @@ def _pax_chain(depth: int) -> bytes:
     return bytes(out) + b"\0" * 1024
 
 
+def pax_member(payload: bytes, name: str = "pkg/victim.txt") -> bytes:
+    """A tar stream: a valid manifest, then a pax header whose content is `payload` (written as
+    it is, whatever tarfile would write), then the member it describes, then the end blocks."""
+    manifest = tarfile.TarInfo("pkg/extension.toml")
+    manifest.size = len(MANIFEST)
+    head = manifest.tobuf(tarfile.USTAR_FORMAT) + MANIFEST + b"\0" * (-len(MANIFEST) % 512)
+    pax = tarfile.TarInfo("././@PaxHeader")
+    pax.type = tarfile.XHDTYPE
+    pax.size = len(payload)
+    member = tarfile.TarInfo(name)
+    member.size = 1
+    padding = b"\0" * (-len(payload) % 512)
+    return (head + pax.tobuf(tarfile.USTAR_FORMAT) + payload + padding
+            + member.tobuf(tarfile.USTAR_FORMAT) + b"x" + b"\0" * 511 + b"\0" * 1024)
+
+
+def pax_record(keyword: str, value: bytes) -> bytes:
+    """One well-framed pax record `"<length> <keyword>=<value>\\n"`."""
+    body = b" " + keyword.encode() + b"=" + value + b"\n"
+    length = len(body) + 1
+    while len(str(length)) + len(body) != length:
+        length += 1
+    return str(length).encode() + body
+
+
 def _bad_second_header(path: Path, _: Path) -> Path:
     raw = bytearray(tar_bytes([T("pkg/extension.toml", MANIFEST), T("pkg/b.txt", b"b")]))
     raw[1024 + 148:1024 + 156] = b"0000000\0"  # second header's checksum field
@@ -289,6 +314,16 @@ ATTACKS: list[Attack] = [
     Attack("compressed-too-large", _tar(_t("pkg/r", noise(64 * KIB))), "archive_too_large",
            Limits(max_archive_bytes=16 * KIB)),
     Attack("pax-header-chain", _raw(".tar.gz", lambda: gzip.compress(_pax_chain(3000))), "invalid_archive"),
+    # pax headers tarfile's regexes take quadratic time on (CVE-2024-6232), refused before it parses them
+    Attack("tar-pax-digit-run", _raw(".tar.gz", lambda: gzip.compress(pax_member(b"1" * 60_000))), "unsafe_archive"),
+    Attack("tar-pax-digits-in-value", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("comment", b"9" * 2000) * 20))), "unsafe_archive"),
+    Attack("tar-pax-unframed", _raw(".tar.gz", lambda: gzip.compress(pax_member(b"1 hdrcharset=" * 4000))),
+           "unsafe_archive"),
+    Attack("tar-pax-long-record", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("path", b"pkg/" + b"a/" * 3000 + b"f")))), "unsafe_archive"),
+    Attack("tar-pax-huge-header", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("comment", b"x" * 2000) * 40))), "archive_too_large"),
     # not an archive, or a broken one
     Attack("not-an-archive", _raw(".tar.gz", lambda: b"just some text, not an archive\n"), "invalid_archive"),
     Attack("empty-file", _raw(".zip", lambda: b""), "invalid_archive"),
