@@ -91,7 +91,7 @@ def test_invalid_toml(text: str) -> None:
 
 def test_not_utf8() -> None:
     [(_, _, message)] = problems(b"\xff\xfe[host]")
-    assert message.startswith("not valid TOML")
+    assert message.startswith("not valid UTF-8")
 
 
 @pytest.mark.parametrize("depth", [400, 5000])

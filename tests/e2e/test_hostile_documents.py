@@ -1,0 +1,67 @@
+"""End-to-end: documents built to make a parser take super-linear time or crash it, through the
+real entry point in a child process under a timeout (a regression fails instead of hanging).
+Each gets its document's error code, and nothing is written."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.cli.helpers import tree
+from tests.support.cli import run_subprocess
+
+DEEP_KEY = "a." * 40_000 + "b = 1\n"  # the red team's 80 KB pkgmgr.toml: a minute in tomllib
+HUGE_INT = "n = 1" + "0" * 5000 + "\n"  # beyond Python's int() digit limit: a ValueError
+MANIFEST = 'name = "demo-ext"\nversion = "0.1.0"\nmin_compozy_version = "0.5.0"\n'
+
+
+def _code(result: object) -> str:
+    return json.loads(result.stdout)["error"]["code"]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("body", [DEEP_KEY, HUGE_INT], ids=["deep-key", "huge-int"])
+def test_hostile_pkgmgr_toml_and_lock(tmp_path: Path, home: Path, body: str) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "pkgmgr.toml").write_text(body)
+    result = run_subprocess(["trust", "--show", "--workspace", ws, "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_config"), result
+    (ws / "pkgmgr.toml").write_text("[extensions]\n")
+    (ws / "pkgmgr.lock").write_text("version = 1\n" + body)
+    before = tree(tmp_path)
+    result = run_subprocess(["sync", "--workspace", ws, "--frozen", "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_config"), result
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("body", [DEEP_KEY, HUGE_INT], ids=["deep-key", "huge-int"])
+def test_hostile_config_toml(tmp_path: Path, home: Path, body: str) -> None:
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text(body)
+    result = run_subprocess(["registry", "list", "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_config"), result
+
+
+@pytest.mark.parametrize("body", [DEEP_KEY, HUGE_INT], ids=["deep-key", "huge-int"])
+def test_hostile_extension_toml(tmp_path: Path, body: str) -> None:
+    ext = tmp_path / "ext"
+    ext.mkdir()
+    (ext / "extension.toml").write_text(MANIFEST + body)
+    before = tree(tmp_path)
+    result = run_subprocess(["ext", "validate", ext, "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_manifest"), result
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("body", [DEEP_KEY, HUGE_INT], ids=["deep-key", "huge-int"])
+def test_hostile_registry_entry(tmp_path: Path, body: str) -> None:
+    index = tmp_path / "index"
+    (index / "extensions" / "de").mkdir(parents=True)
+    (index / "registry.toml").write_text('[registry]\nformat = 1\nname = "acme"\nserial = 1\n')
+    (index / "extensions" / "de" / "demo-ext.toml").write_text('name = "demo-ext"\n' + body)
+    before = tree(tmp_path)
+    result = run_subprocess(["registry", "validate", index, "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_index"), result
+    assert tree(tmp_path) == before
