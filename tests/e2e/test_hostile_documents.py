@@ -11,6 +11,7 @@ import pytest
 
 from tests.cli.helpers import tree
 from tests.support.cli import run_subprocess
+from tests.workspace.helpers import crew_files
 
 DEEP_KEY = "a." * 40_000 + "b = 1\n"  # the red team's 80 KB pkgmgr.toml: a minute in tomllib
 HUGE_INT = "n = 1" + "0" * 5000 + "\n"  # beyond Python's int() digit limit: a ValueError
@@ -64,4 +65,21 @@ def test_hostile_registry_entry(tmp_path: Path, body: str) -> None:
     before = tree(tmp_path)
     result = run_subprocess(["registry", "validate", index, "-o", "json"], timeout=60)
     assert (result.code, _code(result)) == (3, "invalid_index"), result
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("front", [
+    "model: 1" + ":59" * 300_000,  # a 1 MiB base-60 integer to PyYAML's YAML 1.1 resolver
+    "model: 1" + "0" * 5000,  # beyond int()'s digit limit (was exit 70)
+], ids=["base-60", "huge-int"])
+def test_hostile_agent_front_matter(tmp_path: Path, front: str) -> None:
+    ext = tmp_path / "ext"
+    for rel, text in crew_files("crew-ext", "0.1.0").items():
+        if rel.endswith("AGENT.md"):
+            text = text.replace("---\n\n", f"{front}\n---\n\n", 1)
+        (ext / rel).parent.mkdir(parents=True, exist_ok=True)
+        (ext / rel).write_text(text)
+    before = tree(tmp_path)
+    result = run_subprocess(["ext", "validate", ext, "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_bundle"), result
     assert tree(tmp_path) == before
