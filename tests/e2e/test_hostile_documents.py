@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import tree
+from tests.registry.helpers import RegistryDir
 from tests.support.cli import run_subprocess
 from tests.workspace.helpers import crew_files
 
@@ -82,4 +83,26 @@ def test_hostile_agent_front_matter(tmp_path: Path, front: str) -> None:
     before = tree(tmp_path)
     result = run_subprocess(["ext", "validate", ext, "-o", "json"], timeout=60)
     assert (result.code, _code(result)) == (3, "invalid_bundle"), result
+    assert tree(tmp_path) == before
+
+
+@pytest.mark.parametrize("field, value", [
+    ("sha256", "a" * 64 + "\n"),  # passed `registry validate`, then every client exited 70
+    ("name", "demo-ext\n"),
+])
+def test_a_trailing_newline_in_a_registry_field_is_refused(tmp_path: Path, home: Path, field: str,
+                                                           value: str) -> None:
+    registry = RegistryDir(tmp_path / "index")
+    registry.publish("demo-ext", "1.0.0")
+    if field == "sha256":
+        registry.change("demo-ext", "1.0.0", sha256=value)
+    else:
+        registry.entries["demo-ext"]["name"] = value
+        registry.write()
+    result = run_subprocess(["registry", "validate", registry.root, "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_index"), result
+    assert run_subprocess(["registry", "add", "team", registry.root], timeout=60).code == 0
+    before = tree(tmp_path)
+    result = run_subprocess(["ext", "install", "demo-ext", "--yes", "-o", "json"], timeout=60)
+    assert (result.code, _code(result)) == (3, "invalid_index"), result
     assert tree(tmp_path) == before
