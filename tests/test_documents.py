@@ -222,3 +222,26 @@ def test_every_deep_key_shape_is_refused(parts: int, shape: str) -> None:
     text = shape.replace("k", key, 1) if shape.startswith("k") else shape.replace("t", key)
     with pytest.raises(DocumentError):
         check_toml_keys(text + "\n")
+
+
+def test_pkgmgrs_own_documents_accept_a_byte_order_mark(tmp_path) -> None:
+    """pkgmgr.toml, pkgmgr.lock, config.toml and the registry's files are pkgmgr's own formats:
+    an editor's BOM is not an error there (an extension's JSON documents follow Compozy: refused)."""
+    import json as jsonlib
+    from pathlib import Path
+
+    from pkgmgr.config import parse_config
+    from pkgmgr.registry.model import parse_entry, parse_index, parse_registry
+    from pkgmgr.workspace.lockfile import parse_lock
+    from pkgmgr.workspace.manifest import parse_workspace_manifest
+    from tests.fuzz.strategies import as_toml
+    from tests.fuzz.test_documents import CONFIG, ENTRY, LOCK, REGISTRY
+
+    bom = b"\xef\xbb\xbf"
+    assert parse_config(bom + as_toml(CONFIG), Path("config.toml")).host_version == "1.2.0"
+    assert parse_workspace_manifest(bom + b'[extensions]\n"a-ext" = "*"\n', tmp_path).extensions
+    assert len(parse_lock(bom + as_toml(LOCK)).entries) == 3
+    assert parse_registry(bom + as_toml(REGISTRY)).name == "acme"
+    assert parse_entry(bom + as_toml(ENTRY), "extensions/de/demo-ext.toml", expected_name="demo-ext").name == "demo-ext"
+    index = {"format": 1, "serial": 1, "extensions": []}
+    assert parse_index(bom + jsonlib.dumps(index).encode()) is not None
