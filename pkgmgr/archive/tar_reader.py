@@ -127,7 +127,7 @@ class _StrictTarInfo(tarfile.TarInfo):
             raise too_large("pax header size", MAX_PAX_HEADER_BYTES, member=self.name, configurable=False)
         if isinstance(stream, _ForwardStream):
             data = stream.read(self._block(self.size))  # type: ignore[attr-defined]
-            check_pax_header(data[:self.size], self.name)
+            check_pax_header(data, self.name)  # with its padding: tarfile reads that too
             stream.unread(data)
         return super()._proc_pax(tarfile_)  # type: ignore[misc]
 

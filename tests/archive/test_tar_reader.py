@@ -199,9 +199,14 @@ def test_pax_redos_archive_is_refused_quickly_by_every_command(tmp_path: Path, h
     assert archive.stat().st_size < 4096
     several = tmp_path / "redos-digits.tar.gz"  # within the size bound: the digit run is refused
     several.write_bytes(gzip.compress(pax_member(b"1" * 60_000)))
+    index = tmp_path / "index"
+    assert run_subprocess(["registry", "init", index], timeout=60).code == 0
+    before = sorted(p.relative_to(index) for p in index.rglob("*"))
     for path, code in ((archive, "archive_too_large"), (several, "unsafe_archive")):
-        for args in (("ext", "validate", path), ("ext", "install", path, "--allow-unverified", "--yes")):
+        for args in (("ext", "validate", path), ("ext", "install", path, "--allow-unverified", "--yes"),
+                     ("registry", "publish", path, "--index", index)):
             result = run_subprocess([*args, "-o", "json"], timeout=60)
             assert result.code == 4, result
             assert json.loads(result.stdout)["error"]["code"] == code
     assert not (home / "extensions").exists() or list((home / "extensions").iterdir()) == []
+    assert sorted(p.relative_to(index) for p in index.rglob("*")) == before
