@@ -182,7 +182,7 @@ def edit_config(home: Path) -> Iterator[Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    doc = tomlkit.parse(text)
+    doc = tomlkit.parse(text.removeprefix("\ufeff"))  # a BOM is accepted (decode_toml), tomlkit refuses it
     yield doc
     new = tomlkit.dumps(doc).encode("utf-8")
     parse_config(new, path)

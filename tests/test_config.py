@@ -288,3 +288,15 @@ def test_keys_dotted_ten_thousand_deep_are_invalid_config(text: str) -> None:
     with pytest.raises(ValidationFailed) as caught:
         parse_config(text.encode(), Path("config.toml"))
     assert caught.value.code == "invalid_config"
+
+
+def test_a_config_starting_with_a_byte_order_mark_is_read_and_edited(tmp_path: Path) -> None:
+    from pkgmgr.config import edit_config
+
+    path = config_path(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'\xef\xbb\xbf[host]\nversion = "1.2.0"\n')
+    assert load_config(tmp_path).host_version == "1.2.0"
+    with edit_config(tmp_path) as doc:
+        doc["host"]["version"] = "1.3.0"
+    assert load_config(tmp_path).host_version == "1.3.0"

@@ -67,7 +67,7 @@ def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) ->
         old = path.read_bytes()
     except FileNotFoundError:
         old = None
-    doc = tomlkit.parse(old.decode("utf-8") if old is not None else "")
+    doc = tomlkit.parse(old.decode("utf-8").removeprefix("\ufeff") if old is not None else "")  # tomlkit: no BOM
     change(doc)
     new = tomlkit.dumps(doc).encode("utf-8")
     if new == old:
