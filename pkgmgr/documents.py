@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from typing import Any
 
@@ -93,6 +94,7 @@ def _check_size(data: bytes, max_bytes: int) -> None:
 # strings and comments, counts the dots of a dotted key, and starts counting again at anything
 # else (`=`, brackets, braces, commas, newlines). The string patterns are TOML's own.
 _BARE = re.compile(r"[A-Za-z0-9_\- \t]*")
+_DOTS = operator.methodcaller("count", ".")
 _STRINGS = {
     '"""': re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""(?:""?)?', re.DOTALL),
     "'''": re.compile(r"'''(?:[^']|'(?!''))*'''(?:''?)?"),
@@ -105,8 +107,8 @@ def check_toml_keys(text: str) -> None:
     """Refuse (DocumentError with the line) a TOML key or table header of more than
     `MAX_KEY_DEPTH` parts; linear in `len(text)`. It stops quietly where the text stops being
     TOML (an unterminated string): tomllib refuses the document there, reading no further."""
-    if text.count(".") < MAX_KEY_DEPTH:
-        return
+    if text.count(".") < MAX_KEY_DEPTH or max(map(_DOTS, text.split("\n"))) < MAX_KEY_DEPTH:
+        return  # a key never spans lines: no line with that many dots, no key that deep
     pos, dots, end = 0, 0, len(text)
     while True:
         pos = _BARE.match(text, pos).end()  # type: ignore[union-attr]  # it matches the empty string
