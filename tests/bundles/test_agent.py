@@ -5,6 +5,8 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.bundles import parse_agent_md
 from pkgmgr.bundles.agent import MAX_FRONT_MATTER_BYTES, load_agent
@@ -303,3 +305,25 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
     os.symlink(root / "agents/planner", root / "agents/alias")
     spec, problems = load(root, "agents/alias")
     assert problems == [] and spec.path == "agents/alias"
+
+
+@given(st.text(alphabet="0123456789:._-+eExXoObfalsetrueTRUEnulNUL~ ", min_size=1, max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
+    from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
+
+    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    assert all(p.code == "invalid_bundle" for p in problems)
+    if problems:
+        return
+    value, text = front["hooks"].get("v"), scalar.strip()
+    if isinstance(value, bool):
+        assert _CORE_BOOL.match(text)
+    elif value is None:
+        assert _CORE_NULL.match(text)
+    elif isinstance(value, int):
+        assert _CORE_INT.match(text)
+    elif isinstance(value, float):
+        assert _CORE_FLOAT.match(text)
+    else:
+        assert isinstance(value, str) and not any(p.match(value) for p in (_CORE_INT, _CORE_FLOAT, _CORE_BOOL))
