@@ -214,6 +214,7 @@ def _strict_loader() -> Any:
 
     class StrictLoader(base):  # type: ignore[misc, valid-type]
         yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {}  # only the core schema's, below
+
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             if node in self.constructed_objects or node in self.recursive_objects:
                 raise ConstructorError(None, None, "anchors and aliases are not allowed in front matter", node.start_mark)
