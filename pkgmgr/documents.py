@@ -118,8 +118,8 @@ def check_toml_keys(text: str) -> None:
         if char == ".":
             dots += 1
             if dots >= MAX_KEY_DEPTH:
-                raise DocumentError(f"not valid TOML: a key or table name has more than {MAX_KEY_DEPTH} dotted parts",
-                                    line=text.count("\n", 0, pos) + 1)
+                raise DocumentError(f"not valid TOML: a key or table name has more than {MAX_KEY_DEPTH} dotted parts "
+                                    "(pkgmgr's limit)", line=text.count("\n", 0, pos) + 1)
             pos += 1
         elif char in "\"'":
             string = _STRINGS[char * 3 if text.startswith(char * 3, pos) else char].match(text, pos)

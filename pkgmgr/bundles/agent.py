@@ -129,7 +129,8 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
 
     size = len(text.encode("utf-8"))
     if size > MAX_FRONT_MATTER_BYTES:
-        sink.add("", f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB ({size} bytes)", line=1)
+        sink.add("", f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB ({size} bytes; pkgmgr's limit)",
+                 line=1)
         return None, []
     try:
         value = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
