@@ -89,15 +89,15 @@ def _check_directory(raw: BinaryIO, max_entries: int) -> None:
         start -= _ZIP64_END_BYTES
     if start < 0:
         return  # zipfile refuses the offset
-    raw.seek(start)
-    directory = raw.read(size)
     pos = entries = 0
-    while pos < len(directory):
+    while pos < size:  # header by header: nothing of the directory is held in memory
         if entries == max_entries:
             raise too_large("entry count", max_entries)
-        if len(directory) - pos < _CENTRAL.size or directory[pos:pos + 4] != _CENTRAL_SIGNATURE:
+        raw.seek(start + pos)
+        header = raw.read(_CENTRAL.size)
+        if len(header) < _CENTRAL.size or header[:4] != _CENTRAL_SIGNATURE:
             return  # a broken directory: zipfile refuses it where it breaks
-        fields = _CENTRAL.unpack_from(directory, pos)
+        fields = _CENTRAL.unpack(header)
         pos += _CENTRAL.size + fields[10] + fields[11] + fields[12]  # name, extra, comment lengths
         entries += 1
 

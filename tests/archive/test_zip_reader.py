@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.archive.staging import Staging
-from pkgmgr.archive.zip_reader import extract_zip
+from pkgmgr.archive.zip_reader import _CENTRAL, extract_zip
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
 from tests.archive.corpus import MANIFEST, Z, zip_bytes, zip_directory_lie
@@ -153,3 +153,14 @@ def test_end_record_lies_get_an_archive_code(tmp_path: Path, count: int, members
             assert exc.code == "archive_too_large"
     else:
         assert members <= FEW.max_entries and count <= FEW.max_entries
+
+
+def test_a_directory_flood_of_300_000_entries_is_refused_after_the_limits_headers(tmp_path: Path) -> None:
+    # the red team's shape at a third of its size: minimal central headers, one end record (zip64)
+    # counting one entry; junk at the end, which zipfile would reach only after parsing them all
+    one = _CENTRAL.pack(b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0) + b"a"
+    raw = zip_directory_lie(THREE[:1], count=1, junk=one * 300_000 + b"\xff" * 64, zip64=True)
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "archive_too_large" and "10,000" in caught.value.message
+    assert list((tmp_path / "out").iterdir()) == []
