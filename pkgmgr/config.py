@@ -1,7 +1,7 @@
 """`config.toml`: host version, policy, limits, network tuning and configured registries.
 
-Read with the stdlib `tomllib` (fast, read-only); `registry add/remove` edit it with tomlkit
-through `edit_config` so a user's comments survive.
+Read with the stdlib `tomllib` (fast, read-only), through the bounded `documents.decode_toml`;
+`registry add/remove` edit it with tomlkit through `edit_config` so a user's comments survive.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -21,6 +20,7 @@ from pkgmgr.jsonutil import key_path
 
 DEFAULT_RESERVED_AGENTS = ("coordinator", "dreaming-curator")
 MIB = 1024 * 1024
+MAX_CONFIG_BYTES = 1 * MIB
 
 
 @dataclass(frozen=True)
@@ -121,13 +121,13 @@ def _checked_host_version(value: str | None, key: str, file: str = "environment"
 
 def parse_config(raw: bytes, path: Path) -> Config:
     """Parse and validate `config.toml`. Raises `ValidationFailed(invalid_config)`."""
+    from pkgmgr.documents import DocumentError, decode_toml
+
     file = str(path)
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise ValidationFailed([Problem("invalid_config", file, "", f"not valid TOML: {exc}")]) from exc
-    except RecursionError:  # tomllib recurses once per level of nested arrays and inline tables
-        raise ValidationFailed([Problem("invalid_config", file, "", "not valid TOML: nested too deeply")]) from None
+        data = decode_toml(raw, max_bytes=MAX_CONFIG_BYTES)
+    except DocumentError as exc:
+        raise ValidationFailed([Problem("invalid_config", file, "", exc.message, exc.line)]) from None
     from pkgmgr.schemas import schema_problems
 
     problems = schema_problems(data, "config", file=file, code="invalid_config")
@@ -195,7 +195,7 @@ def edit_config(home: Path) -> Iterator[Any]:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         text = ""
-    doc = tomlkit.parse(text)
+    doc = tomlkit.parse(text.removeprefix("\ufeff"))  # a BOM is accepted (decode_toml), tomlkit refuses it
     yield doc
     new = tomlkit.dumps(doc).encode("utf-8")
     parse_config(new, path)

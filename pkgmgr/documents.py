@@ -6,12 +6,21 @@ strings without lone surrogates, finite numbers, booleans and null. JSON is deco
 duplicate keys, NaN/Infinity, overflowing numbers and trailing data rejected; TOML through
 `tomllib`. Every decoded document is bounded in size, depth and number of values, so a hostile
 file yields a `DocumentError` (or a list of issues), never a RecursionError or a traceback.
+
+`decode_toml` is the one TOML reader of every document pkgmgr reads from untrusted input
+(extension documents, registry files, `pkgmgr.toml`, `pkgmgr.lock`, `config.toml`): tomllib
+spends time quadratic in a dotted key's depth (`a.a.a….b = 1`: an 80 KB file took a minute),
+so the text is first scanned in linear time and a key or table header of more than
+`MAX_KEY_DEPTH` parts is refused before tomllib sees it. A UTF-8 byte order mark is accepted
+at the start of a TOML document (Compozy's TOML decoder, BurntSushi/toml, skips it) and refused
+in an extension's JSON documents (Go's encoding/json refuses it).
 """
 
 from __future__ import annotations
 
 import json
 import math
+import operator
 import re
 from typing import Any
 
@@ -20,6 +29,8 @@ from pkgmgr.jsonutil import key_path
 MIB = 1024 * 1024
 MAX_DEPTH = 64
 MAX_VALUES = 200_000
+MAX_KEY_DEPTH = 32  # parts of one TOML dotted key or table header (a.b.c has 3)
+UTF8_BOM = b"\xef\xbb\xbf"
 
 
 class DocumentError(ValueError):
@@ -50,14 +61,77 @@ def load_document(data: bytes, *, kind: str, max_bytes: int) -> tuple[Any, list[
     lone surrogates); raises DocumentError when the document is unreadable, too large, too
     deep or has too many values.
     """
-    if len(data) > max_bytes:
-        raise DocumentError(f"larger than {size_text(max_bytes)} ({len(data)} bytes)")
-    text = decode_text(data)
+    if kind == "toml":
+        value = decode_toml(data, max_bytes=max_bytes)
+    else:
+        _check_size(data, max_bytes)
+        try:
+            value = _decode_json(decode_text(data))
+        except RecursionError:
+            raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
+    return value, plain_issues(value)
+
+
+def decode_toml(data: bytes, *, max_bytes: int) -> dict[str, Any]:
+    """TOML bytes (UTF-8, a leading byte order mark allowed) of at most `max_bytes` to a dict,
+    in time linear in the size (`check_toml_keys` first). Raises DocumentError (with the line
+    when known) for anything tomllib or the bounds refuse, never another exception."""
+    _check_size(data, max_bytes)
+    text = decode_text(data.removeprefix(UTF8_BOM))
+    check_toml_keys(text)
     try:
-        value = _decode_json(text) if kind == "json" else _decode_toml(text)
+        return _decode_toml(text)  # type: ignore[no-any-return]
     except RecursionError:
         raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
-    return value, plain_issues(value)
+
+
+def _check_size(data: bytes, max_bytes: int) -> None:
+    if len(data) > max_bytes:
+        raise DocumentError(f"larger than {size_text(max_bytes)} ({len(data)} bytes)")
+
+
+# The scanner of `check_toml_keys` skips runs of bare-key characters and blanks, jumps over
+# strings and comments, counts the dots of a dotted key, and starts counting again at anything
+# else (`=`, brackets, braces, commas, newlines). The string patterns are TOML's own.
+_BARE = re.compile(r"[A-Za-z0-9_\- \t]*")
+_DOTS = operator.methodcaller("count", ".")
+_STRINGS = {
+    '"""': re.compile(r'"""(?:[^"\\]|\\.|"(?!""))*"""(?:""?)?', re.DOTALL),
+    "'''": re.compile(r"'''(?:[^']|'(?!''))*'''(?:''?)?"),
+    '"': re.compile(r'"(?:[^"\\\n]|\\.)*"'),
+    "'": re.compile(r"'[^'\n]*'"),
+}
+
+
+def check_toml_keys(text: str) -> None:
+    """Refuse (DocumentError with the line) a TOML key or table header of more than
+    `MAX_KEY_DEPTH` parts; linear in `len(text)`. It stops quietly where the text stops being
+    TOML (an unterminated string): tomllib refuses the document there, reading no further."""
+    if text.count(".") < MAX_KEY_DEPTH or max(map(_DOTS, text.split("\n"))) < MAX_KEY_DEPTH:
+        return  # a key never spans lines: no line with that many dots, no key that deep
+    pos, dots, end = 0, 0, len(text)
+    while True:
+        pos = _BARE.match(text, pos).end()  # type: ignore[union-attr]  # it matches the empty string
+        if pos >= end:
+            return
+        char = text[pos]
+        if char == ".":
+            dots += 1
+            if dots >= MAX_KEY_DEPTH:
+                raise DocumentError(f"not valid TOML: a key or table name has more than {MAX_KEY_DEPTH} dotted parts "
+                                    "(pkgmgr's limit)", line=text.count("\n", 0, pos) + 1)
+            pos += 1
+        elif char in "\"'":
+            string = _STRINGS[char * 3 if text.startswith(char * 3, pos) else char].match(text, pos)
+            if string is None:
+                return
+            pos = string.end()
+        elif char == "#":
+            pos = text.find("\n", pos)
+            if pos < 0:
+                return
+        else:
+            pos, dots = pos + 1, 0
 
 
 def _decode_json(text: str) -> Any:

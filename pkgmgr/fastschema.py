@@ -21,6 +21,7 @@ from __future__ import annotations
 import operator
 import re
 from datetime import date
+from functools import cache
 from typing import Any, Callable, Mapping
 
 Check = Callable[[Any], bool]
@@ -222,8 +223,30 @@ def _size(kind: type, compare: Callable[[int, int], bool]) -> Callable[[Any, Any
     return make
 
 
+@cache
+def whole_value_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema `pattern` compiled with ECMA-262's meaning of `$` (the end of the string), which
+    Python's `$` does not have: it also matches before a final newline, so `^[0-9a-f]{64}$`
+    accepted a hash followed by a newline. Every `$` outside a character class becomes `\\Z`. Both
+    schema validators (this module and `schemas.validator`) search with it."""
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out))
+
+
 def _pattern(value: Any, node: Any, build: Build, ref: Ref) -> Check:
-    regex = re.compile(value)  # jsonschema: re.search with Python's re
+    regex = whole_value_pattern(value)
     return lambda x: not isinstance(x, str) or regex.search(x) is not None
 
 

@@ -28,7 +28,22 @@ def validator(name: str) -> Any:
     from jsonschema import Draft202012Validator
 
     # The shipped schemas are checked against the metaschema by the tests, not on every run.
-    return Draft202012Validator(load_schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return validator_class()(load_schema(name), format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+@cache
+def validator_class() -> Any:
+    """Draft 2020-12 with `pattern` matching whole values, as ECMA-262 does and Python's `$`
+    does not (`fastschema.whole_value_pattern`)."""
+    from jsonschema import Draft202012Validator, ValidationError, validators
+
+    from pkgmgr.fastschema import whole_value_pattern
+
+    def pattern(checker: Any, value: str, instance: Any, schema: Any) -> Any:
+        if checker.is_type(instance, "string") and whole_value_pattern(value).search(instance) is None:
+            yield ValidationError(f"{instance!r} does not match {value!r}")
+
+    return validators.extend(Draft202012Validator, {"pattern": pattern})
 
 
 @cache

@@ -91,7 +91,7 @@ def test_invalid_toml(text: str) -> None:
 
 def test_not_utf8() -> None:
     [(_, _, message)] = problems(b"\xff\xfe[host]")
-    assert message.startswith("not valid TOML")
+    assert message.startswith("not valid UTF-8")
 
 
 @pytest.mark.parametrize("depth", [400, 5000])
@@ -311,3 +311,15 @@ def test_a_repository_cannot_supply_the_configuration_through_a_relative_path(tm
         assert document["error"]["exit_code"] == 2 and "absolute" in document["error"]["message"]
     assert not home.exists() and sorted(p.name for p in repo.iterdir()) == ["config.toml"]
     assert [r["name"] for r in ok("registry", "list", cwd=repo)["registries"]] == ["default"]
+
+
+def test_a_config_starting_with_a_byte_order_mark_is_read_and_edited(tmp_path: Path) -> None:
+    from pkgmgr.config import edit_config
+
+    path = config_path(tmp_path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b'\xef\xbb\xbf[host]\nversion = "1.2.0"\n')
+    assert load_config(tmp_path).host_version == "1.2.0"
+    with edit_config(tmp_path) as doc:
+        doc["host"]["version"] = "1.3.0"
+    assert load_config(tmp_path).host_version == "1.3.0"

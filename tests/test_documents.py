@@ -3,8 +3,19 @@ from __future__ import annotations
 import datetime
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pkgmgr.documents import MAX_DEPTH, DocumentError, decode_text, load_document, plain_issues, size_text
+from pkgmgr.documents import (
+    MAX_DEPTH,
+    MAX_KEY_DEPTH,
+    DocumentError,
+    check_toml_keys,
+    decode_text,
+    load_document,
+    plain_issues,
+    size_text,
+)
 
 
 def load_json(text: str | bytes, max_bytes: int = 1 << 20):
@@ -116,3 +127,121 @@ def test_size_text():
     assert size_text(4 * 1024 * 1024) == "4 MiB"
     assert size_text(64 * 1024) == "64 KiB"
     assert size_text(1000) == "1000 bytes"
+
+
+# --- TOML: one bounded decoder --------------------------------------------------------------------
+
+
+def load_toml(text: str | bytes, max_bytes: int = 1 << 20):
+    data = text.encode() if isinstance(text, str) else text
+    return load_document(data, kind="toml", max_bytes=max_bytes)
+
+
+@pytest.mark.parametrize("text", [
+    "a" + ".a" * MAX_KEY_DEPTH + " = 1\n",  # a dotted key
+    "[" + ".".join(["t"] * (MAX_KEY_DEPTH + 1)) + "]\n",  # a table header
+    "[[" + " . ".join(['"q"'] * (MAX_KEY_DEPTH + 1)) + "]]\n",  # quoted parts, blanks between
+    "x = {" + ".".join(["k"] * (MAX_KEY_DEPTH + 1)) + " = 1}\n",  # inside an inline table
+    "ok = 1\n# a.b\n" + "a." * 40_000 + "b = 1\n",  # the red team's 80 KB key
+])
+def test_deep_dotted_keys_are_refused_before_tomllib(text: str) -> None:
+    with pytest.raises(DocumentError) as info:
+        load_toml(text)
+    assert f"more than {MAX_KEY_DEPTH} dotted parts" in info.value.message
+    assert info.value.line == text.count("\n")  # the last line holds the key
+
+
+def test_the_refused_key_is_located() -> None:
+    with pytest.raises(DocumentError) as info:
+        load_toml('a = "x"\n\n[t]\n' + "k." * 50 + "v = 1\n")
+    assert info.value.line == 4
+
+
+@pytest.mark.parametrize("text", [
+    "a" + ".a" * (MAX_KEY_DEPTH - 1) + " = 1\n",  # at the limit
+    'url = "' + "a." * 500 + '"\n',  # dots in a string
+    "path = '" + "a." * 500 + "'\n",
+    'doc = """\n' + "a." * 500 + '\n"""\n',
+    "doc = '''\n" + "a." * 500 + "\n'''\n",
+    'q = """ends with a quote""""\n' + "v = [" + ", ".join(["1.5"] * 500) + "]\n",
+    'e = "esc \\" ' + "a." * 500 + '"\n',
+    "# " + "a." * 500 + "\nx = 1\n",  # dots in a comment
+    "versions = [" + ", ".join(f'"1.{i}.0"' for i in range(200)) + "]\n",
+    "when = 1979-05-27T07:32:00.999999-07:00\nf = [" + ",".join(["6.626e-34"] * 100) + "]\n",
+])
+def test_dots_outside_keys_do_not_count(text: str) -> None:
+    assert load_toml(text)[0]
+
+
+def test_a_byte_order_mark_starts_a_toml_document() -> None:
+    assert load_toml(b"\xef\xbb\xbfa = 1\n")[0] == {"a": 1}
+    with pytest.raises(DocumentError):
+        load_toml(b"a = 1\n\xef\xbb\xbf")  # only at the start
+
+
+@pytest.mark.parametrize("text", ["n = 1" + "0" * 5000 + "\n", "n = [1" + "0" * 5000 + "]\n"])
+def test_an_integer_beyond_pythons_digit_limit_is_a_document_error(text: str) -> None:
+    with pytest.raises(DocumentError, match="not valid TOML"):
+        load_toml(text)
+
+
+TOML_PIECES = ["a", "b", ".", ". ", '"x.y"', "'a.b'", " ", "\n", " = ", "1", "1.5", "[", "]", "[[", "]]", "{", "}",
+               ",", "# c.d\n", '"""q.\n."""', "'''r.'''", '"\\"."', "\\"]
+
+
+@given(st.one_of(st.lists(st.sampled_from(TOML_PIECES), max_size=150).map("".join),
+                 st.text(alphabet="ab.\"' \t\n#=[]{},\\1", max_size=300)))
+@settings(max_examples=500, deadline=None)
+def test_the_key_scan_only_refuses_what_tomllib_would_see_as_a_deep_key(text: str) -> None:
+    """Whatever the text, the scan is a DocumentError or nothing; a document it refuses that
+    tomllib reads has a key path of more than MAX_KEY_DEPTH parts."""
+    import tomllib
+
+    try:
+        check_toml_keys(text)
+    except DocumentError:
+        try:
+            value = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, RecursionError, ValueError):
+            return
+        assert _depth(value) > MAX_KEY_DEPTH
+
+
+def _depth(value: object) -> int:
+    if isinstance(value, dict):
+        return 1 + max((_depth(v) for v in value.values()), default=0)
+    if isinstance(value, list):
+        return max((_depth(v) for v in value), default=0)
+    return 0
+
+
+@given(st.integers(MAX_KEY_DEPTH, 3 * MAX_KEY_DEPTH), st.sampled_from(["k = 1", "[t]", "[[t]]"]))
+@settings(max_examples=50, deadline=None)
+def test_every_deep_key_shape_is_refused(parts: int, shape: str) -> None:
+    key = ".".join(f"p{i}" for i in range(parts + 1))
+    text = shape.replace("k", key, 1) if shape.startswith("k") else shape.replace("t", key)
+    with pytest.raises(DocumentError):
+        check_toml_keys(text + "\n")
+
+
+def test_pkgmgrs_own_documents_accept_a_byte_order_mark(tmp_path) -> None:
+    """pkgmgr.toml, pkgmgr.lock, config.toml and the registry's files are pkgmgr's own formats:
+    an editor's BOM is not an error there (an extension's JSON documents follow Compozy: refused)."""
+    import json as jsonlib
+    from pathlib import Path
+
+    from pkgmgr.config import parse_config
+    from pkgmgr.registry.model import parse_entry, parse_index, parse_registry
+    from pkgmgr.workspace.lockfile import parse_lock
+    from pkgmgr.workspace.manifest import parse_workspace_manifest
+    from tests.fuzz.strategies import as_toml
+    from tests.fuzz.test_documents import CONFIG, ENTRY, LOCK, REGISTRY
+
+    bom = b"\xef\xbb\xbf"
+    assert parse_config(bom + as_toml(CONFIG), Path("config.toml")).host_version == "1.2.0"
+    assert parse_workspace_manifest(bom + b'[extensions]\n"a-ext" = "*"\n', tmp_path).extensions
+    assert len(parse_lock(bom + as_toml(LOCK)).entries) == 3
+    assert parse_registry(bom + as_toml(REGISTRY)).name == "acme"
+    assert parse_entry(bom + as_toml(ENTRY), "extensions/de/demo-ext.toml", expected_name="demo-ext").name == "demo-ext"
+    index = {"format": 1, "serial": 1, "extensions": []}
+    assert parse_index(bom + jsonlib.dumps(index).encode()) is not None

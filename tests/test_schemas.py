@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.errors import Problem
+from pkgmgr.fastschema import compile_schema, whole_value_pattern
 from pkgmgr.resources_data import schemas_dir
-from pkgmgr.schemas import load_schema, schema_problems, validator
+from pkgmgr.schemas import load_schema, schema_problems, validator, validator_class
 
 NAMES = sorted(p.name.removesuffix(".schema.json") for p in schemas_dir().glob("*.schema.json"))
 
@@ -98,3 +101,52 @@ def test_every_shipped_schema_is_a_valid_draft_2020_12_schema() -> None:
         schema = load_schema(name)
         Draft202012Validator.check_schema(schema)
         assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema", name
+
+
+# --- patterns match whole values --------------------------------------------------------------------
+
+
+def _patterns(node: object, path: str = "") -> list[tuple[str, str]]:
+    """(where, pattern) of every `pattern` keyword in a schema (not a property named "pattern")."""
+    found: list[tuple[str, str]] = []
+    if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            found.append((path, node["pattern"]))
+        for key, child in node.items():
+            if key in ("properties", "patternProperties", "$defs"):
+                for name, sub in child.items():
+                    found += _patterns(sub, f"{path}/{key}/{name}")
+            elif key not in ("pattern", "enum", "const", "default", "examples"):
+                found += _patterns(child, f"{path}/{key}")
+    elif isinstance(node, list):
+        for index, child in enumerate(node):
+            found += _patterns(child, f"{path}[{index}]")
+    return found
+
+
+PATTERNS = [(name, where, pattern) for name in NAMES for where, pattern in _patterns(load_schema(name))]
+
+
+def test_the_schemas_have_patterns_to_check() -> None:
+    assert len(PATTERNS) >= 8 and {"registry_entry", "index", "config"} <= {name for name, _, _ in PATTERNS}
+
+
+@pytest.mark.parametrize(("name", "where", "pattern"), PATTERNS, ids=[f"{n}{w}" for n, w, _ in PATTERNS])
+@given(data=st.data())
+@settings(max_examples=25, deadline=None)
+def test_each_pattern_refuses_a_valid_value_with_a_trailing_newline(name: str, where: str, pattern: str,
+                                                                    data: st.DataObject) -> None:
+    """Python's `$` also matches before a final newline: `sha256 = "<hex>\\n"` passed `registry
+    validate` and made every client exit 70. Both validators must refuse it."""
+    value = data.draw(st.from_regex(whole_value_pattern(pattern), fullmatch=True))
+    fast, strict = compile_schema({"pattern": pattern}), validator_class()({"pattern": pattern})
+    assert fast(value) and strict.is_valid(value), value
+    for suffix in ("\n", "\r\n", " "):
+        assert not strict.is_valid(value + suffix), (pattern, value)
+        assert not fast(value + suffix), (pattern, value)
+
+
+def test_a_hash_with_a_trailing_newline_is_a_schema_problem() -> None:
+    entry = {"name": "demo-ext", "versions": [{"version": "1.0.0", "sha256": "a" * 64 + "\n"}]}
+    problems = schema_problems(entry, "registry_entry", file="e.toml", code="invalid_index")
+    assert any(p.key == "versions[0].sha256" and "does not match" in p.message for p in problems), problems

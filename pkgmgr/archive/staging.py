@@ -3,6 +3,7 @@ name against all names seen so far, counts it against the limits, and writes it.
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
@@ -11,6 +12,7 @@ from pkgmgr.archive.errors import unsafe
 from pkgmgr.archive.files import TreeWriter, file_mode
 from pkgmgr.archive.limits import Budget
 from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+from pkgmgr.errors import PkgmgrError
 
 
 class Staging:
@@ -18,6 +20,7 @@ class Staging:
 
     def __init__(self, root: Path, limits: Limits, record: Any = None) -> None:
         self.limits = limits
+        self.root = str(root)
         self.budget = Budget(limits)
         self._names = NameTable()
         self._writer = TreeWriter(root, record)
@@ -34,14 +37,30 @@ class Staging:
         return "/".join(parts)
 
     def mkdir(self, rel: str) -> None:
-        self._writer.mkdir(rel)
+        try:
+            self._writer.mkdir(rel)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise self._too_long(rel) from None
 
     def write(self, rel: str, chunks: Iterable[bytes], *, mode: int, member: str, size: int | None = None) -> None:
         """Write a file from `chunks`, refusing a chunk before it is written if it would pass
         the uncompressed limit. `mode` is the archive's; it is normalised to 0644/0755. `size`
         is the length the archive declares (the tree checksum's record is fed before the
         content; a wrong one only costs reading the tree back)."""
-        self._writer.write(rel, self._counted(chunks, member), file_mode(mode), size)
+        try:
+            self._writer.write(rel, self._counted(chunks, member), file_mode(mode), size)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise self._too_long(member) from None
+
+    def _too_long(self, member: str) -> PkgmgrError:
+        """A member whose path is too long where the staging directory is (a deep TMPDIR or
+        home: ENAMETOOLONG) is refused like any member that cannot be extracted safely."""
+        return unsafe(member, "its path is too long to extract under the staging directory "
+                              f"({len(self.root)} bytes long): use a shorter TMPDIR or PKGMGR_HOME")
 
     def _counted(self, chunks: Iterable[bytes], member: str) -> Iterator[bytes]:
         for chunk in chunks:

@@ -11,6 +11,7 @@ member type (links, devices, FIFOs, sparse files, unknown types) is refused with
 
 from __future__ import annotations
 
+import re
 import struct
 import tarfile
 from typing import BinaryIO, Iterator
@@ -18,6 +19,7 @@ from typing import BinaryIO, Iterator
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
 from pkgmgr.archive.files import CHUNK
 from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater, ReadAhead
+from pkgmgr.archive.names import MAX_NAME_BYTES
 from pkgmgr.archive.staging import Staging
 
 _FILE_TYPES = frozenset((tarfile.REGTYPE, tarfile.AREGTYPE, tarfile.CONTTYPE))
@@ -37,6 +39,15 @@ _OVERHEAD_PER_ENTRY = 4096
 # tarfile reads a header record (a pax or GNU long-name record) whole into memory; names are at
 # most MAX_NAME_BYTES, so a record this large is refused before it is buffered.
 MAX_HEADER_BYTES = 1024 * 1024
+# A pax record carries one value (a path at most MAX_NAME_BYTES, a number, an attribute), and a
+# pax header a handful of records. Before 3.11.10/3.12.6 tarfile parsed them with regexes that
+# are quadratic on long digit runs (CVE-2024-6232), so every pax header is checked first, in
+# linear time, against these bounds (whatever the Python).
+MAX_PAX_RECORD_BYTES = MAX_NAME_BYTES + 256
+MAX_PAX_HEADER_BYTES = 64 * 1024
+MAX_PAX_DIGITS = 64
+_PAX_LENGTH = re.compile(rb"([0-9]{1,%d}) " % len(str(MAX_PAX_RECORD_BYTES)))
+_DIGIT_RUN = re.compile(rb"[0-9]{%d}" % (MAX_PAX_DIGITS + 1))
 
 
 class _ForwardStream:
@@ -67,6 +78,12 @@ class _ForwardStream:
         if size > MAX_HEADER_BYTES:
             raise too_large("tar header record size", MAX_HEADER_BYTES, configurable=False)
         return b"".join(self.chunks(size))
+
+    def unread(self, data: bytes) -> None:
+        """Put back `data`, the bytes just read: the next read returns them again."""
+        self._buffer = data + self._buffer[self._offset:]
+        self._offset = 0
+        self._position -= len(data)
 
     def drain(self) -> None:
         """Read to the end of the stream (record padding after the end-of-archive blocks)."""
@@ -102,6 +119,43 @@ class _StrictTarInfo(tarfile.TarInfo):
             return super().fromtarfile(tarfile_)
         except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError, tarfile.SubsequentHeaderError) as exc:
             raise corrupt(f"bad tar header ({exc})") from None
+
+    def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+        """tarfile parses the pax header only after `check_pax_header` accepted it."""
+        stream = tarfile_.fileobj
+        if self.size > MAX_PAX_HEADER_BYTES:
+            raise too_large("pax header size", MAX_PAX_HEADER_BYTES, member=self.name, configurable=False)
+        if isinstance(stream, _ForwardStream):
+            data = stream.read(self._block(self.size))  # type: ignore[attr-defined]
+            check_pax_header(data, self.name)  # with its padding: tarfile reads that too
+            stream.unread(data)
+        return super()._proc_pax(tarfile_)  # type: ignore[misc]
+
+
+def check_pax_header(data: bytes, member: str) -> None:
+    """Refuse (`unsafe_archive`) a pax header that is not a sequence of well-framed records
+    `"<length> <keyword>=<value>\n"` within the bounds above, followed only by NUL padding;
+    GNU sparse records are refused (sparse files are). Linear in `len(data)`."""
+    run = _DIGIT_RUN.search(data)
+    if run is not None:
+        raise unsafe(member, f"pax header holds a run of more than {MAX_PAX_DIGITS} digits")
+    pos = 0
+    while pos < len(data) and data[pos] != 0:
+        match = _PAX_LENGTH.match(data, pos)
+        if match is None:
+            raise unsafe(member, f"malformed pax record at byte {pos}")
+        length = int(match.group(1))
+        end = pos + length
+        if length > MAX_PAX_RECORD_BYTES:
+            raise unsafe(member, f"pax record longer than {MAX_PAX_RECORD_BYTES} bytes")
+        keyword, equals, _ = data[match.end():end - 1].partition(b"=")
+        if end > len(data) or data[end - 1] != 0x0A or not equals or not keyword:
+            raise unsafe(member, f"malformed pax record at byte {pos}")
+        if keyword.startswith(b"GNU.sparse."):
+            raise unsafe(member, "sparse files are not allowed")
+        pos = end
+    if data[pos:].strip(b"\0"):
+        raise unsafe(member, f"malformed pax record at byte {pos}")
 
 
 # From this compressed size on, inflating runs in a thread ahead of the extraction (ReadAhead).

@@ -25,6 +25,9 @@ from pkgmgr.archive.staging import Staging
 
 _LOCAL = struct.Struct("<4s5H3L2H")
 _LOCAL_SIGNATURE = b"PK\x03\x04"
+_CENTRAL = struct.Struct("<4s6H3L5H2L")
+_CENTRAL_SIGNATURE = b"PK\x01\x02"
+_ZIP64_END_BYTES = 56 + 20  # the zip64 end record and its locator, between directory and end record
 _ENCRYPTED = 0x1
 _UTF8_NAMES = 0x800
 _ALLOWED_TYPES = (0, stat.S_IFREG, stat.S_IFDIR)
@@ -46,6 +49,7 @@ def extract_zip(raw: BinaryIO, size: int, staging: Staging) -> None:
     """Extract the zip archive `raw` (`size` bytes) into `staging`; raises PkgmgrError only."""
     limits = staging.limits
     try:
+        _check_directory(raw, limits.max_entries)
         archive = zipfile.ZipFile(raw)
     except UnicodeDecodeError:
         raise unsafe("(undecodable name)", "a member name is not valid UTF-8") from None
@@ -65,6 +69,38 @@ def extract_zip(raw: BinaryIO, size: int, staging: Staging) -> None:
     for entry in sorted(files, key=lambda e: e.data_start):
         staging.write(entry.rel, _content(raw, entry, staging), mode=entry.mode, member=entry.name,
                       size=entry.info.file_size)
+
+
+def _check_directory(raw: BinaryIO, max_entries: int) -> None:
+    """Refuse a central directory of more than `max_entries` entries before zipfile parses it
+    (it builds an object per entry: a 49 MiB directory of 1.1 M entries cost 22 s and 425 MB).
+    The end record's count (the zip64 one when present) is checked first; then the directory
+    zipfile will read (the same bytes: its end record, its offset rule) is walked header by
+    header, at most `max_entries` of them, since zipfile reads entries until the directory's
+    declared size is used up whatever the count says."""
+    end = zipfile._EndRecData(raw)  # type: ignore[attr-defined]  # zipfile's own reading of the end
+    if not end:
+        return  # not a zip: zipfile says so
+    count = max(end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_ENTRIES_THIS_DISK])  # type: ignore[attr-defined]
+    if count > max_entries:
+        raise too_large("entry count", max_entries)
+    size = end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
+    start = end[zipfile._ECD_LOCATION] - size  # type: ignore[attr-defined]
+    if end[zipfile._ECD_SIGNATURE] == zipfile.stringEndArchive64:  # type: ignore[attr-defined]
+        start -= _ZIP64_END_BYTES
+    if start < 0:
+        return  # zipfile refuses the offset
+    pos = entries = 0
+    while pos < size:  # header by header: nothing of the directory is held in memory
+        if entries == max_entries:
+            raise too_large("entry count", max_entries)
+        raw.seek(start + pos)
+        header = raw.read(_CENTRAL.size)
+        if len(header) < _CENTRAL.size or header[:4] != _CENTRAL_SIGNATURE:
+            return  # a broken directory: zipfile refuses it where it breaks
+        fields = _CENTRAL.unpack(header)
+        pos += _CENTRAL.size + fields[10] + fields[11] + fields[12]  # name, extra, comment lengths
+        entries += 1
 
 
 def _check(info: zipfile.ZipInfo, staging: Staging) -> _Entry:

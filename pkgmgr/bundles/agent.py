@@ -2,14 +2,18 @@
 SOUL.md and HEARTBEAT.md.
 
 The front matter is YAML read with a strict safe loader: no duplicate keys, no anchors or
-aliases (so no alias bombs), bounded depth and size; a YAML error is a problem with its line,
-never a traceback. Only the fields SPEC 8 lists are allowed.
+aliases (so no alias bombs), bounded depth and size (`MAX_FRONT_MATTER_BYTES`); a YAML error is
+a problem with its line, never a traceback. Plain scalars are typed by the YAML 1.2 core schema,
+as Compozy's goccy/go-yaml types them: `yes`/`no`/`on`/`off`, `1:30` (base 60, quadratic in
+PyYAML) and dates are strings; only `true`/`false`, `null`/`~`, decimal, `0o` and `0x`
+integers and floats are typed. Only the fields SPEC 8 lists are allowed.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from typing import Any, Callable, Collection
+from typing import Any, Callable, ClassVar, Collection
 
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
@@ -20,6 +24,7 @@ from pkgmgr.jsonutil import join_key
 
 CODE = "invalid_bundle"
 MAX_AGENT_MD_BYTES = 1 * MIB
+MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents
 MAX_AUTHORED_BYTES = 64 * 1024  # SOUL.md, HEARTBEAT.md
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -122,6 +127,11 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
     """The front matter mapping and its plain-JSON issues, or None after filing the problem."""
     import yaml
 
+    size = len(text.encode("utf-8"))
+    if size > MAX_FRONT_MATTER_BYTES:
+        sink.add("", f"front matter is larger than {MAX_FRONT_MATTER_BYTES // 1024} KiB ({size} bytes; pkgmgr's limit)",
+                 line=1)
+        return None, []
     try:
         value = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
         issues = plain_issues(value)
@@ -132,6 +142,9 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
         return None, []
     except RecursionError:
         sink.add("", "front matter is nested too deeply")
+        return None, []
+    except (ValueError, TypeError, OverflowError) as exc:  # what a constructor may raise past its own checks
+        sink.add("", f"front matter is not valid YAML: {exc}")
         return None, []
     except DocumentError as exc:
         sink.add(exc.key, f"front matter {exc.message}")
@@ -162,15 +175,47 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
             sink.add(key, message)
 
 
+# The YAML 1.2 core schema's plain scalars (https://yaml.org/spec/1.2.2/#1032-tag-resolution)
+_CORE_NULL = re.compile(r"(?:~|null|Null|NULL|)\Z")
+_CORE_BOOL = re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")
+_CORE_INT = re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")
+_CORE_FLOAT = re.compile(r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+                         r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z")
+_CORE_MERGE = re.compile(r"<<\Z")
+
+
 @cache
 def _strict_loader() -> Any:
-    """A safe YAML loader (libyaml when available) refusing duplicate keys and aliases."""
+    """A safe YAML loader (libyaml when available) refusing duplicate keys and aliases, typing
+    plain scalars by the YAML 1.2 core schema (no YAML 1.1 base-60, yes/no or timestamps)."""
     import yaml
     from yaml.constructor import ConstructorError
 
     base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
+    def construct_int(loader: Any, node: Any) -> int:
+        text = loader.construct_scalar(node)
+        if not _CORE_INT.match(text):
+            raise ConstructorError(None, None, f"{text[:40]!r} is not a YAML 1.2 integer", node.start_mark)
+        try:
+            if text.startswith(("0o", "0x")):
+                return int(text[2:], 8 if text[1] == "o" else 16)
+            return int(text)
+        except ValueError:  # more digits than Python converts
+            raise ConstructorError(None, None, f"integer of {len(text)} digits is too large", node.start_mark) from None
+
+    def construct_float(loader: Any, node: Any) -> float:
+        text = loader.construct_scalar(node)
+        if not _CORE_FLOAT.match(text):
+            raise ConstructorError(None, None, f"{text[:40]!r} is not a YAML 1.2 float", node.start_mark)
+        special = text.lstrip("+").lower()
+        if special in (".inf", "-.inf", ".nan"):
+            return float(special.replace(".", ""))
+        return float(text)
+
     class StrictLoader(base):  # type: ignore[misc, valid-type]
+        yaml_implicit_resolvers: ClassVar[dict[Any, list[Any]]] = {}  # only the core schema's, below
+
         def construct_object(self, node: Any, deep: bool = False) -> Any:
             if node in self.constructed_objects or node in self.recursive_objects:
                 raise ConstructorError(None, None, "anchors and aliases are not allowed in front matter", node.start_mark)
@@ -187,6 +232,16 @@ def _strict_loader() -> Any:
                         seen.add(marker)
             return super().construct_mapping(node, deep=deep)
 
+    for tag, pattern, first in (
+        ("null", _CORE_NULL, ["~", "n", "N", ""]),
+        ("bool", _CORE_BOOL, list("tTfF")),
+        ("int", _CORE_INT, list("-+0123456789")),
+        ("float", _CORE_FLOAT, list("-+0123456789.")),
+        ("merge", _CORE_MERGE, ["<"]),
+    ):
+        StrictLoader.add_implicit_resolver(f"tag:yaml.org,2002:{tag}", pattern, first)
+    StrictLoader.add_constructor("tag:yaml.org,2002:int", construct_int)
+    StrictLoader.add_constructor("tag:yaml.org,2002:float", construct_float)
     return StrictLoader
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -30,7 +29,6 @@ INDEX_MAX_BYTES = 16 * MIB
 TIERS = ("official", "community", "unverified")
 VERIFIED_TIERS = frozenset({"official", "community"})
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
-_LINE_RE = re.compile(r"line (\d+)")
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
 
 
@@ -172,23 +170,24 @@ def _text(raw: bytes, file: str, cap: int) -> str:
     if len(raw) > cap:
         raise _fail(file, f"is larger than {cap // MIB} MiB")
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise _fail(file, f"not valid UTF-8: {exc.reason} at byte {exc.start}") from None
+    return text.removeprefix("\ufeff")  # a byte order mark: pkgmgr's own formats accept one
 
 
 def decode_toml(raw: bytes, file: str, *, cap: int = ENTRY_MAX_BYTES) -> dict[str, Any]:
-    """TOML bytes to a document. Raises `ValidationFailed(invalid_index)` naming the file."""
-    text = _text(raw, file, cap)
+    """TOML bytes to a document, through the shared bounded decoder (`documents.decode_toml`).
+    Raises `ValidationFailed(invalid_index)` naming the file."""
+    from pkgmgr.documents import DocumentError
+    from pkgmgr.documents import decode_toml as decode
+
+    if len(raw) > cap:
+        raise _fail(file, f"is larger than {cap // MIB} MiB")
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        match = _LINE_RE.search(str(exc))
-        raise _fail(file, f"not valid TOML: {exc}", int(match.group(1)) if match else None) from None
-    except RecursionError:
-        raise _fail(file, "nested too deeply") from None
-    except ValueError as exc:  # e.g. an integer beyond Python's digit limit
-        raise _fail(file, f"not valid TOML: {exc}") from None
+        return decode(raw, max_bytes=cap)
+    except DocumentError as exc:
+        raise _fail(file, exc.message, exc.line) from None
 
 
 def _reject_constant(name: str) -> Any:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import subprocess
 import tempfile
-import tomllib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -396,11 +395,13 @@ class _Git:
 
 def _lenient(raw: bytes | None) -> dict[str, Any] | None:
     """A TOML document however invalid its content (None when it is not TOML at all)."""
+    from pkgmgr.documents import DocumentError, decode_toml
+
     if raw is None:
         return None
     try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError):
+        return decode_toml(raw, max_bytes=ENTRY_MAX_BYTES)
+    except DocumentError:
         return None
 
 

@@ -74,7 +74,7 @@ def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) ->
         path = manifest_file(workspace)  # a link's target is edited, the link kept (SPEC 10)
     except FileNotFoundError:
         old, path = None, workspace / MANIFEST
-    doc = tomlkit.parse(old.decode("utf-8") if old is not None else "")
+    doc = tomlkit.parse(old.decode("utf-8").removeprefix("\ufeff") if old is not None else "")  # tomlkit: no BOM
     change(doc)
     new = tomlkit.dumps(doc).encode("utf-8")
     if new == old:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,10 +92,12 @@ def parse_lock(raw: bytes) -> Lock:
     def fail(key: str, message: str) -> ValidationFailed:
         return ValidationFailed([Problem("invalid_config", LOCK, key, message)])
 
+    from pkgmgr.documents import DocumentError, decode_toml
+
     try:
-        data = tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
-        raise fail("", f"not valid TOML: {exc}") from None
+        data = decode_toml(raw, max_bytes=MAX_BYTES)
+    except DocumentError as exc:
+        raise fail("", exc.message) from None
     version = data.get("version")
     if type(version) is not int or version not in (1, VERSION):
         raise fail("version", f"must be {VERSION} (or 1, which is read and rewritten)")

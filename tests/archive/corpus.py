@@ -135,6 +135,22 @@ def zip_bytes(members: list[Z]) -> bytes:
     return bytes(out)
 
 
+def zip_directory_lie(members: list[Z], *, count: int | None = None, junk: bytes = b"", zip64: bool = False) -> bytes:
+    """`zip_bytes(members)` with an end record claiming `count` entries, `junk` appended to the
+    central directory (and counted in its size), and, with `zip64`, the counts and sizes moved to
+    a zip64 end record as writers do for more than 65,535 entries."""
+    raw = zip_bytes(members)
+    body, end = raw[:-_END.size], _END.unpack(raw[-_END.size:])
+    entries = len(members) if count is None else count
+    size, offset = end[5] + len(junk), end[6]
+    body += junk
+    if not zip64:
+        return body + _END.pack(b"PK\x05\x06", 0, 0, entries, entries, size, offset, 0)
+    record = struct.pack("<4sQ2H2L4Q", b"PK\x06\x06", 44, 45, 45, 0, 0, entries, entries, size, offset)
+    locator = struct.pack("<4sLQL", b"PK\x06\x07", 0, len(body), 1)
+    return body + record + locator + _END.pack(b"PK\x05\x06", 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF, 0xFFFFFFFF, 0)
+
+
 def zip_file(path: Path, members: list[Z]) -> Path:
     path.write_bytes(zip_bytes(members))
     return path
@@ -171,6 +187,31 @@ def _pax_chain(depth: int) -> bytes:
         info.size = len(record)
         out += info.tobuf(tarfile.USTAR_FORMAT) + block
     return bytes(out) + b"\0" * 1024
+
+
+def pax_member(payload: bytes, name: str = "pkg/victim.txt") -> bytes:
+    """A tar stream: a valid manifest, then a pax header whose content is `payload` (written as
+    it is, whatever tarfile would write), then the member it describes, then the end blocks."""
+    manifest = tarfile.TarInfo("pkg/extension.toml")
+    manifest.size = len(MANIFEST)
+    head = manifest.tobuf(tarfile.USTAR_FORMAT) + MANIFEST + b"\0" * (-len(MANIFEST) % 512)
+    pax = tarfile.TarInfo("././@PaxHeader")
+    pax.type = tarfile.XHDTYPE
+    pax.size = len(payload)
+    member = tarfile.TarInfo(name)
+    member.size = 1
+    padding = b"\0" * (-len(payload) % 512)
+    return (head + pax.tobuf(tarfile.USTAR_FORMAT) + payload + padding
+            + member.tobuf(tarfile.USTAR_FORMAT) + b"x" + b"\0" * 511 + b"\0" * 1024)
+
+
+def pax_record(keyword: str, value: bytes) -> bytes:
+    """One well-framed pax record `"<length> <keyword>=<value>\\n"`."""
+    body = b" " + keyword.encode() + b"=" + value + b"\n"
+    length = len(body) + 1
+    while len(str(length)) + len(body) != length:
+        length += 1
+    return str(length).encode() + body
 
 
 def _bad_second_header(path: Path, _: Path) -> Path:
@@ -289,6 +330,28 @@ ATTACKS: list[Attack] = [
     Attack("compressed-too-large", _tar(_t("pkg/r", noise(64 * KIB))), "archive_too_large",
            Limits(max_archive_bytes=16 * KIB)),
     Attack("pax-header-chain", _raw(".tar.gz", lambda: gzip.compress(_pax_chain(3000))), "invalid_archive"),
+    # pax headers tarfile's regexes take quadratic time on (CVE-2024-6232), refused before it parses them
+    Attack("tar-pax-digit-run", _raw(".tar.gz", lambda: gzip.compress(pax_member(b"1" * 60_000))), "unsafe_archive"),
+    Attack("tar-pax-digits-in-value", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("comment", b"9" * 2000) * 20))), "unsafe_archive"),
+    Attack("tar-pax-unframed", _raw(".tar.gz", lambda: gzip.compress(pax_member(b"1 hdrcharset=" * 4000))),
+           "unsafe_archive"),
+    Attack("tar-pax-long-record", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("path", b"pkg/" + b"a/" * 3000 + b"f")))), "unsafe_archive"),
+    Attack("tar-pax-huge-header", _raw(".tar.gz", lambda: gzip.compress(pax_member(
+        pax_record("comment", b"x" * 2000) * 40))), "archive_too_large"),
+    # central directories zipfile would parse whole before the entry count is seen: refused from
+    # the end record, or after max_entries headers (the junk after them would be invalid_archive)
+    Attack("zip-end-record-count-flood", _raw(".zip", lambda: zip_directory_lie(
+        [Z("pkg/extension.toml", MANIFEST)], count=60_000, junk=b"\xff" * 64)), "archive_too_large"),
+    Attack("zip64-end-record-count-flood", _raw(".zip", lambda: zip_directory_lie(
+        [Z("pkg/extension.toml", MANIFEST)], count=1_100_000, junk=b"\xff" * 64, zip64=True)), "archive_too_large"),
+    Attack("zip-directory-longer-than-its-count", _raw(".zip", lambda: zip_directory_lie(
+        [Z("pkg/extension.toml", MANIFEST), *[Z(f"pkg/f{i}") for i in range(8)]], count=1, junk=b"\xff" * 64)),
+        "archive_too_large", SMALL),
+    Attack("zip64-directory-longer-than-its-count", _raw(".zip", lambda: zip_directory_lie(
+        [Z("pkg/extension.toml", MANIFEST), *[Z(f"pkg/f{i}") for i in range(8)]], count=1, junk=b"\xff" * 64,
+        zip64=True)), "archive_too_large", SMALL),
     # not an archive, or a broken one
     Attack("not-an-archive", _raw(".tar.gz", lambda: b"just some text, not an archive\n"), "invalid_archive"),
     Attack("empty-file", _raw(".zip", lambda: b""), "invalid_archive"),

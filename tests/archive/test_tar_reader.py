@@ -4,16 +4,26 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import tarfile
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.archive.staging import Staging
-from pkgmgr.archive.tar_reader import extract_tar_gz
+from pkgmgr.archive.tar_reader import (
+    _DIGIT_RUN,
+    MAX_PAX_DIGITS,
+    MAX_PAX_RECORD_BYTES,
+    check_pax_header,
+    extract_tar_gz,
+)
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
-from tests.archive.corpus import MANIFEST, T, tar_bytes
+from tests.archive.corpus import MANIFEST, T, pax_member, pax_record, tar_bytes
+from tests.support.cli import run_subprocess
 
 
 def _extract(tmp_path: Path, raw: bytes, limits: Limits = Limits()) -> Path:
@@ -74,7 +84,7 @@ def test_declared_size_is_checked_before_reading_data(tmp_path: Path) -> None:
 
 def test_stream_overhead_is_capped(tmp_path: Path) -> None:
     # Members whose headers (pax records) dwarf their content still count against the stream cap.
-    members = [T(f"pkg/f{i}", b"", pax={"comment": "c" * 20_000}) for i in range(3)]
+    members = [T(f"pkg/f{i}", b"", pax={f"comment{j}": "c" * 2000 for j in range(10)}) for i in range(3)]
     with pytest.raises(PkgmgrError) as caught:
         _extract(tmp_path, tar_bytes(members),
                  Limits(max_uncompressed_bytes=1000, max_entries=2, max_ratio=1e9))
@@ -113,3 +123,90 @@ def test_a_huge_header_record_is_refused_before_it_is_buffered(tmp_path: Path) -
         _extract(tmp_path, raw, Limits(max_ratio=1e9))
     assert caught.value.code == "archive_too_large"
     assert "header" in caught.value.message
+
+
+# --- pax headers: bounded before tarfile parses them (CVE-2024-6232 on Python < 3.11.10) -------
+
+PAX_OK = [
+    pax_record("path", b"pkg/" + (b"d" * 200 + b"/") * 9 + b"f"),  # a long path: well within the limits
+    pax_record("mtime", b"1700000000.123456789") + pax_record("SCHILY.xattr.user.note", b"\xff\x00bin"),
+    pax_record("path", b"pkg/2026-01-01T12:00:00.123456789Z.txt") + pax_record("comment", b""),
+]
+
+
+@pytest.mark.parametrize("payload", PAX_OK, ids=["long-path", "numbers-and-binary", "digits-in-name"])
+def test_pax_headers_real_tools_write_are_read(tmp_path: Path, payload: bytes) -> None:
+    out = _extract(tmp_path, pax_member(payload))
+    [written] = [p for p in (out / "pkg").rglob("*") if p.is_file() and p.name != "extension.toml"]
+    assert written.read_bytes() == b"x"
+
+
+@pytest.mark.parametrize("payload, reason", [
+    (b"1" * 60_000, "run of more than 64 digits"),
+    (pax_record("comment", b"7" * (MAX_PAX_DIGITS + 1)), "run of more than 64 digits"),
+    (b"1 hdrcharset=" * 4000, "malformed pax record"),
+    (b"30 path=pkg/short\n", "malformed pax record"),  # the length runs past the record
+    (pax_record("path", b"pkg/a") + b"garbage", "malformed pax record"),
+    (b"0 =\n", "malformed pax record"),
+    (pax_record("path", b"pkg/" + b"a" * MAX_PAX_RECORD_BYTES), "longer than"),
+    (pax_record("GNU.sparse.map", b"0,1"), "sparse"),
+])
+def test_hostile_pax_header_is_refused_before_tarfile_parses_it(tmp_path: Path, payload: bytes, reason: str) -> None:
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, pax_member(payload))
+    assert caught.value.code == "unsafe_archive" and reason in caught.value.message
+    assert sorted(p.name for p in (tmp_path / "out").rglob("*")) in ([], ["extension.toml", "pkg"])
+
+
+@given(st.binary(max_size=3000))
+@settings(max_examples=300, deadline=None)
+def test_check_pax_header_accepts_exactly_what_it_frames(data: bytes) -> None:
+    try:
+        check_pax_header(data, "m")
+    except PkgmgrError as exc:
+        assert exc.code == "unsafe_archive"
+        return
+    # accepted: a sequence of records with their lengths, then NUL padding only
+    pos = 0
+    while pos < len(data) and data[pos] != 0:
+        length = int(data[pos:data.index(b" ", pos)])
+        assert data[pos + length - 1] == 0x0A and b"=" in data[pos:pos + length]
+        pos += length
+    assert not data[pos:].strip(b"\0")
+
+
+@given(st.lists(st.tuples(st.from_regex(r"[A-Za-z.]{1,20}", fullmatch=True), st.binary(max_size=200)), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_well_framed_records_are_accepted(records: list[tuple[str, bytes]]) -> None:
+    records = [(k, v) for k, v in records if not k.startswith("GNU.sparse.")]
+    data = b"".join(pax_record(k, v.replace(b"\0", b"")) for k, v in records)
+    if _DIGIT_RUN.search(data) is None:
+        check_pax_header(data + b"\0" * (-len(data) % 512), "m")
+
+
+def test_a_large_pax_header_is_refused_before_it_is_read(tmp_path: Path) -> None:
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, pax_member(pax_record("comment", b"x" * 2000) * 40))
+    assert caught.value.code == "archive_too_large" and "pax header size" in caught.value.message
+    assert not (tmp_path / "out/pkg/victim.txt").exists()
+
+
+def test_pax_redos_archive_is_refused_quickly_by_every_command(tmp_path: Path, home: Path) -> None:
+    """The red team's archive shape (about 1 KiB compressed, a pax header of digits) through the
+    real entry point, under a timeout: a regression fails instead of hanging for an hour."""
+    archive = tmp_path / "redos.tar.gz"
+    archive.write_bytes(gzip.compress(pax_member(b"1" * 1_000_000)))
+    assert archive.stat().st_size < 4096
+    several = tmp_path / "redos-digits.tar.gz"  # within the size bound: the digit run is refused
+    several.write_bytes(gzip.compress(pax_member(b"1" * 60_000)))
+    index = tmp_path / "index"
+    assert run_subprocess(["registry", "init", index], timeout=60).code == 0
+    before = sorted(p.relative_to(index) for p in index.rglob("*"))
+    for path, code in ((archive, "archive_too_large"), (several, "unsafe_archive")):
+        for args in (("ext", "validate", path), ("ext", "install", path, "--allow-unverified", "--yes"),
+                     ("registry", "publish", path, "--index", index)):
+            result = run_subprocess([*args, "-o", "json"], timeout=60)
+            assert result.code == 4, result
+            assert json.loads(result.stdout)["error"]["code"] == code
+    assert not (home / "extensions").exists() or list((home / "extensions").iterdir()) == []
+    assert sorted(p.relative_to(index) for p in index.rglob("*")) == before

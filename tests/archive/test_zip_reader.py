@@ -8,12 +8,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.archive.staging import Staging
-from pkgmgr.archive.zip_reader import extract_zip
+from pkgmgr.archive.zip_reader import _CENTRAL, extract_zip
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
-from tests.archive.corpus import MANIFEST, Z, zip_bytes
+from tests.archive.corpus import MANIFEST, Z, zip_bytes, zip_directory_lie
 
 
 def _extract(tmp_path: Path, raw: bytes, limits: Limits = Limits()) -> Path:
@@ -89,3 +91,76 @@ def test_owner_execute_bit_kept_when_the_mode_has_no_file_type(tmp_path: Path) -
     out = _extract(tmp_path, buf.getvalue())
     assert stat.S_IMODE((out / "pkg/run.sh").stat().st_mode) == 0o755
     assert stat.S_IMODE((out / "pkg/extension.toml").stat().st_mode) == 0o644
+
+
+# --- the central directory is bounded before zipfile parses it ---------------------------------
+
+FEW = Limits(max_entries=3)
+THREE = [Z("pkg/extension.toml", MANIFEST), Z("pkg/a", b"a"), Z("pkg/b", b"b")]
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_directory_at_the_entry_limit_is_read(tmp_path: Path, zip64: bool) -> None:
+    out = _extract(tmp_path, zip_directory_lie(THREE, zip64=zip64), FEW)
+    assert (out / "pkg/b").read_bytes() == b"b"
+
+
+def test_a_zip64_archive_written_by_zipfile_is_read(tmp_path: Path) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, allowZip64=True) as zf:
+        zf.writestr("pkg/extension.toml", MANIFEST)
+        with zf.open("pkg/big.txt", "w", force_zip64=True) as handle:
+            handle.write(b"z" * 1000)
+    assert (_extract(tmp_path, buf.getvalue(), FEW) / "pkg/big.txt").read_bytes() == b"z" * 1000
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+@pytest.mark.parametrize("count", [4, 0xFFFF - 1])
+def test_the_end_records_count_is_refused_before_the_directory_is_read(tmp_path: Path, zip64: bool,
+                                                                       count: int) -> None:
+    # the directory is junk after its first entry: parsing it would say invalid_archive
+    raw = zip_directory_lie(THREE[:1], count=count, junk=b"\xff" * 100, zip64=zip64)
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw, FEW)
+    assert caught.value.code == "archive_too_large" and "entry count" in caught.value.message
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@pytest.mark.parametrize("zip64", [False, True])
+def test_a_directory_longer_than_its_count_is_refused_after_max_entries_headers(tmp_path: Path, zip64: bool) -> None:
+    raw = zip_directory_lie([*THREE, Z("pkg/c", b"c")], count=1, junk=b"\xff" * 100, zip64=zip64)
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw, FEW)
+    assert caught.value.code == "archive_too_large"
+    assert list((tmp_path / "out").iterdir()) == []
+
+
+@given(count=st.integers(0, 0xFFFF), members=st.integers(1, 6), junk=st.binary(max_size=80), zip64=st.booleans())
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_end_record_lies_get_an_archive_code(tmp_path: Path, count: int, members: int, junk: bytes,
+                                             zip64: bool) -> None:
+    raw = zip_directory_lie([*THREE, Z("pkg/c", b"c"), Z("pkg/d", b"d"), Z("pkg/e", b"e")][:members],
+                            count=count, junk=junk, zip64=zip64)
+    target = tmp_path / f"h{abs(hash((count, members, junk, zip64)))}"
+    target.mkdir()
+    try:
+        staging = Staging(target, FEW)
+        extract_zip(io.BytesIO(raw), len(raw), staging)
+        staging.finish()
+    except PkgmgrError as exc:
+        assert exc.code in ("archive_too_large", "invalid_archive", "unsafe_archive")
+        if count > FEW.max_entries or members > FEW.max_entries:
+            assert exc.code == "archive_too_large"
+    else:
+        assert members <= FEW.max_entries and count <= FEW.max_entries
+
+
+def test_a_directory_flood_of_300_000_entries_is_refused_after_the_limits_headers(tmp_path: Path) -> None:
+    # the red team's shape at a third of its size: minimal central headers, one end record (zip64)
+    # counting one entry; junk at the end, which zipfile would reach only after parsing them all
+    one = _CENTRAL.pack(b"PK\x01\x02", 20, 20, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0) + b"a"
+    raw = zip_directory_lie(THREE[:1], count=1, junk=one * 300_000 + b"\xff" * 64, zip64=True)
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "archive_too_large" and "10,000" in caught.value.message
+    assert list((tmp_path / "out").iterdir()) == []

@@ -5,9 +5,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.bundles import parse_agent_md
-from pkgmgr.bundles.agent import load_agent
+from pkgmgr.bundles.agent import MAX_FRONT_MATTER_BYTES, load_agent
 from pkgmgr.bundles.files import PackageTree, TreeError
 
 from .helpers import agent_md, write_tree
@@ -81,11 +83,11 @@ def test_minimal_and_line_endings_and_bom():
         ("---\nname: a\nskills: [1]\n---\nb", "skills", "list of non-empty strings"),
         ("---\nname: a\nmodel: ''\n---\nb", "model", "non-empty string"),
         ("---\nname: 12\n---\nb", "name", "non-empty string"),
-        ("---\nname: 2024-01-01\n---\nb", "name", "non-empty string"),
+        ("---\nname: !!timestamp 2024-01-01\n---\nb", "name", "non-empty string"),
         ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "string or a list"),
         ("---\nname: a\nmcp_servers: linear\n---\nb", "mcp_servers", "server names or a map"),
         ("---\nname: a\nhooks: x\n---\nb", "hooks", "list or a map"),
-        ("---\nname: a\nhooks: [{at: 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
+        ("---\nname: a\nhooks: [{at: !!timestamp 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
         ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
         ("---\nname: '..'\n---\nb", "name", "is not allowed"),
         ("---\nname: Coordinator\n---\nb", "name", "reserved"),
@@ -107,8 +109,50 @@ def test_lone_surrogates_in_text_are_a_problem():
 
 
 def test_plain_json_issues_outside_free_form_fields():
-    _, _, problems = parse("---\nname: a\nhooks: {when: 2024-01-01}\n---\nbody")
+    _, _, problems = parse("---\nname: a\nhooks: {when: !!timestamp 2024-01-01}\n---\nbody")
     assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks.when", True)]
+
+
+@pytest.mark.parametrize(("scalar", "value"), [
+    ("yes", "yes"), ("No", "No"), ("on", "on"), ("off", "off"), ("y", "y"),  # YAML 1.1 booleans: strings
+    ("1:30", "1:30"), ("1:59:59:59", "1:59:59:59"), ("-1:30.5", "-1:30.5"),  # base 60: strings
+    ("2024-01-01", "2024-01-01"), ("2024-01-01T10:00:00Z", "2024-01-01T10:00:00Z"),  # no timestamps
+    ("1_000", "1_000"), ("0b101", "0b101"), ("=", "="),
+    ("true", True), ("FALSE", False), ("~", None), ("null", None), ("", None),
+    ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5),
+])
+def test_plain_scalars_are_typed_by_the_yaml_1_2_core_schema(scalar, value):
+    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    assert problems == [] and front["hooks"] == {"v": value}
+
+
+@pytest.mark.parametrize("text", [
+    "name: 1" + "0" * 5000,  # beyond Python's int() digit limit (was exit 70)
+    "name: !!int 1" + "0" * 5000,
+    "name: !!int 1:59:59",  # base 60 only through an explicit tag: refused, never computed
+    "name: !!float 1:59:59.5",
+    "name: !!int 1_0",
+])
+def test_hostile_numbers_are_problems(text):
+    _, _, problems = parse(f"---\n{text}\n---\nbody")
+    assert problems and problems[0].code == "invalid_bundle" and "YAML" in problems[0].message
+
+
+def test_base_60_flood_is_a_string_not_quadratic():
+    # the red team's shape: PyYAML's YAML 1.1 resolver turned this into one huge base-60 integer
+    scalar = "1" + ":59" * 15_000
+    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    assert problems == [] and front["hooks"]["v"] == scalar
+
+
+def test_front_matter_size_is_capped():
+    padding = "# " + "x" * 98 + "\n"
+    at_cap = "name: a\n" + padding * ((MAX_FRONT_MATTER_BYTES - 8) // len(padding))
+    at_cap += "#" * (MAX_FRONT_MATTER_BYTES - len(at_cap))
+    assert len(at_cap) == MAX_FRONT_MATTER_BYTES
+    assert parse(f"---\n{at_cap}\n---\nbody")[2] == []
+    _, _, problems = parse(f"---\n{at_cap}#\n---\nbody")
+    assert [(p.key, p.line) for p in problems] == [("", 1)] and "larger than 64 KiB" in problems[0].message
 
 
 def test_yaml_error_carries_the_file_line():
@@ -261,3 +305,25 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
     os.symlink(root / "agents/planner", root / "agents/alias")
     spec, problems = load(root, "agents/alias")
     assert problems == [] and spec.path == "agents/alias"
+
+
+@given(st.text(alphabet="0123456789:._-+eExXoObfalsetrueTRUEnulNUL~ ", min_size=1, max_size=30))
+@settings(max_examples=400, deadline=None)
+def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
+    from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
+
+    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    assert all(p.code == "invalid_bundle" for p in problems)
+    if problems:
+        return
+    value, text = front["hooks"].get("v"), scalar.strip()
+    if isinstance(value, bool):
+        assert _CORE_BOOL.match(text)
+    elif value is None:
+        assert _CORE_NULL.match(text)
+    elif isinstance(value, int):
+        assert _CORE_INT.match(text)
+    elif isinstance(value, float):
+        assert _CORE_FLOAT.match(text)
+    else:
+        assert isinstance(value, str) and not any(p.match(value) for p in (_CORE_INT, _CORE_FLOAT, _CORE_BOOL))

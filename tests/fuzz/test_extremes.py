@@ -84,11 +84,11 @@ TARGETS = [
            lambda r, raw: _outcome(lambda: parse_registry(raw))),
     Target("index.json", "json", b'{"format": 1, "serial": 1, "extensions": []}', "invalid_index", 16 * MIB,
            lambda r, raw: _outcome(lambda: parse_index(raw))),
-    Target("config.toml", "toml", as_toml(CONFIG), "invalid_config", None,
+    Target("config.toml", "toml", as_toml(CONFIG), "invalid_config", MIB,
            lambda r, raw: _outcome(lambda: parse_config(raw, Path("config.toml")))),
     Target("pkgmgr.toml", "toml", as_toml(WORKSPACE), "invalid_config", MIB,
            lambda r, raw: _outcome(lambda: parse_workspace_manifest(raw, r))),
-    Target("pkgmgr.lock", "toml", as_toml(LOCK), "invalid_config", None,
+    Target("pkgmgr.lock", "toml", as_toml(LOCK), "invalid_config", 4 * MIB,
            lambda r, raw: _outcome(lambda: parse_lock(raw))),
     Target("bundle", "json", json.dumps(LIGHT_BUNDLE).encode(), "invalid_bundle", 4 * MIB,
            lambda r, raw: _bundle(r, "main.json", raw)),
@@ -177,3 +177,33 @@ def test_an_archive_one_member_over_the_entry_limit(tmp_path: Path) -> None:
     assert outcome == "archive_too_large", outcome
     box.assert_untouched(before)
     ran("huge (over the cap)", outcome)
+
+
+def huge_integer(kind: str, digits: int = 5000) -> bytes:
+    """A document whose `name` is an integer of `digits` digits (Python's int() refuses > 4,300)."""
+    number = "1" + "0" * (digits - 1)
+    if kind == "json":
+        return ('{"name": ' + number + "}").encode()
+    if kind == "yaml":
+        return f"---\nname: {number}\n---\n\nPrompt.\n".encode()
+    return f"name = {number}\n".encode()
+
+
+@pytest.mark.parametrize("target", TARGETS, ids=IDS)
+def test_integers_beyond_pythons_digit_limit(target: Target, extension: Path) -> None:
+    outcome = target.check(extension, huge_integer(target.kind))
+    assert outcome == target.code, outcome
+    ran("integer of 5,000 digits", outcome)
+
+
+TOML_TARGETS = [t for t in TARGETS if t.kind == "toml"]
+
+
+@pytest.mark.parametrize("target", TOML_TARGETS, ids=[t.name for t in TOML_TARGETS])
+@pytest.mark.parametrize("shape", ["key", "table", "array-table"])
+def test_dotted_keys_of_80_kb(target: Target, shape: str, extension: Path) -> None:
+    path = "a." * 40_000 + "b"  # tomllib is quadratic in a key's depth: a minute for this one
+    text = {"key": f"{path} = 1\n", "table": f"[{path}]\n", "array-table": f"[[{path}]]\n"}[shape]
+    outcome = target.check(extension, text.encode())
+    assert outcome == target.code, outcome
+    ran("dotted key of 80 KB", outcome)

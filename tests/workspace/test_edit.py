@@ -95,3 +95,10 @@ def test_an_edit_that_would_be_invalid_is_not_written(tmp_path: Path, home: Path
 def test_removing_from_a_workspace_without_pkgmgr_toml(tmp_path: Path, home: Path) -> None:
     assert save_removed(tmp_path, home, ["x-ext"]) == []
     assert not (tmp_path / "pkgmgr.toml").exists()
+
+
+def test_a_pkgmgr_toml_starting_with_a_byte_order_mark_is_edited(tmp_path: Path, home: Path) -> None:
+    (tmp_path / "pkgmgr.toml").write_bytes(b"\xef\xbb\xbf" + TEXT.encode())  # tomlkit alone: exit 70
+    assert save_removed(tmp_path, home, ["review-pack"]) == ["review-pack"]
+    text = (tmp_path / "pkgmgr.toml").read_text()
+    assert "review-pack" not in text and text.startswith("# header comment")
