@@ -97,7 +97,11 @@ def install(
         try:
             ref = parse_ref(text)
             if ref.kind == "name" and not ref.spec:
-                current = get_installed(scope, ref.name or "")
+                current = get_installed(scope, ref.name or "") if options.host in (None, "compozy") else None
+                if current is None and options.host != "compozy":  # an install in another host's folder
+                    from pkgmgr.hosts.records import find_installed
+
+                    current = find_installed(scope, ref.name or "", options.host)
                 if current is not None:
                     result.status, result.name, result.version = "skipped", current.name, current.version
                     result.message = (f"{current.name} {current.version} is already installed; "

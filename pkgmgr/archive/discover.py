@@ -8,6 +8,8 @@ from pathlib import Path
 from pkgmgr.errors import PkgmgrError
 
 MANIFEST_NAMES = ("extension.toml", "extension.json")
+# the other hosts' manifests (SPEC 13; which host a level belongs to is `pkgmgr.hosts.detect`'s)
+HOST_MANIFEST_NAMES = ("vera.extension.json", "extension.exs")
 SKILL_FILE = "SKILL.md"
 _SHOWN = 20
 
@@ -31,11 +33,12 @@ def find_manifest_root(directory: Path) -> Path:
     rel = level.relative_to(directory).as_posix()
     rel = "" if rel == "." else rel
     where = f" in {rel + '/'!r}" if rel else ""
-    if not any(name in names for name in MANIFEST_NAMES):
+    scripts = [name for name in names if name.endswith(".exs")]
+    if not any(name in names for name in MANIFEST_NAMES + HOST_MANIFEST_NAMES) and len(scripts) != 1:
         found = [entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "") for entry in entries]
         listed = ", ".join(found[:_SHOWN]) + (f", … ({len(found) - _SHOWN} more)" if len(found) > _SHOWN else "")
         raise PkgmgrError(
-            f"no extension manifest (extension.toml or extension.json){where}; "
+            f"no extension manifest (extension.toml, extension.json, vera.extension.json or an Eva .exs){where}; "
             + (f"found: {listed}" if found else "it is empty"),
             code="invalid_archive",
             details={"found": found, "level": rel},

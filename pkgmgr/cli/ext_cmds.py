@@ -26,6 +26,7 @@ def register(commands: "Commands") -> "Commands":
                     "with its file and key path; exit 3 when any is found.",
                     "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
     p.add_argument("path", metavar="PATH|ARCHIVE")
+    _host_option(p, "judge it by this host's rules")
 
     p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
                     "Validate an extension directory and pack it into a reproducible archive: sorted entries under "
@@ -36,6 +37,8 @@ def register(commands: "Commands") -> "Commands":
     # dest differs from the global -o's "output": sharing it let `-o json` overwrite the file name
     p.add_argument("--output", dest="output_file", metavar="FILE",
                    help="archive to write (default ./<name>-<version>.tar.gz)")
+    _host_option(p, "judge it by this host's rules")
+    p.add_argument("--release", metavar="VERSION", help="the version an Eva extension (which carries none) is packed as")
 
     p = ext.command("install", cmd_install, "install extensions",
                     "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
@@ -52,11 +55,14 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
+    _host_option(p, "install it for this host (default: from its manifest file or registry entry)")
+    _trust_option(p)
 
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
                     "extensions and the global ones it does not shadow.",
                     "pkgmgr ext list\npkgmgr --scope workspace ext list -o json")
+    _host_option(p, "only this host's extensions")
 
     p = ext.command("status", cmd_status, "show one installed extension",
                     "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
@@ -65,6 +71,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("name")
     p.add_argument("--resolved", action="store_true",
                    help="show commands with {{config_dir}} expanded and {{env:NAME}} as set/unset")
+    _host_option(p, "the host holding it, when two hosts hold the name")
 
     p = ext.command("verify", cmd_verify, "check an installed tree against its recorded checksum",
                     "Recompute the tree checksum of installed extensions and list added, removed and modified "
@@ -72,6 +79,7 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext verify review-pack\npkgmgr ext verify --all")
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
+    _host_option(p, "the host holding them")
 
     for name, enabled in (("enable", True), ("disable", False)):
         p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} an installed extension",
@@ -81,6 +89,8 @@ def register(commands: "Commands") -> "Commands":
         p.add_argument("names", nargs="+", metavar="NAME")
         if not enabled:
             p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
+        _host_option(p, "the host holding them")
+        _trust_option(p)
 
     p = ext.command("remove", cmd_remove, "remove installed extensions",
                     "Remove installed extensions from the scope. Refused while activations of their bundles "
@@ -92,7 +102,22 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
     p.add_argument("--save", action="store_true",
                    help="remove from the workspace and drop its declaration from pkgmgr.toml")
+    _host_option(p, "the host holding them")
+    _trust_option(p)
     return ext
+
+
+HOSTS = ("compozy", "terva", "eva", "vera")
+
+
+def _host_option(parser: argparse.ArgumentParser, what: str) -> None:
+    parser.add_argument("--host", choices=HOSTS, metavar="HOST",
+                        help=f"{what}: compozy, terva, eva or vera (default: from the manifest file)")
+
+
+def _trust_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--approve-host-trust", action="store_true",
+                        help="for an Eva project folder: record its new content hash in ~/.eva/trust.json")
 
 
 def add_install_options(p: argparse.ArgumentParser) -> None:
@@ -122,6 +147,9 @@ def install_options(ctx: Context, args: argparse.Namespace) -> Any:
         dry_run=args.dry_run,
         deactivate_missing=args.deactivate_missing,
         allow_expired=args.allow_expired,
+        host=getattr(args, "host", None),
+        approve_host_trust=getattr(args, "approve_host_trust", False),
+        lock_timeout=ctx.lock_timeout,
     )
 
 
@@ -140,6 +168,11 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     import tempfile
 
+    from pkgmgr.cli import host_cmds
+
+    hosted = host_cmds.validate(ctx, args)  # another host's extension (SPEC 13)
+    if hosted is not None:
+        return hosted
     path = user_path(args.path)
     if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
         raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
@@ -169,7 +202,11 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import pack_directory
+    from pkgmgr.cli import host_cmds
 
+    hosted = host_cmds.pack(ctx, args)  # another host's extension (SPEC 13)
+    if hosted is not None:
+        return hosted
     root = user_path(args.path)
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
@@ -232,7 +269,10 @@ def announce_for(ctx: Context) -> Any:
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
              f"{'verified' if summary['verified'] else 'unverified'})"]
-    lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
+    if summary.get("host"):  # another host's extension: what it asks for is its capabilities (SPEC 13)
+        lines.append(f"  capabilities: {', '.join(summary.get('capabilities') or []) or 'none'}")
+    else:
+        lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
     if summary.get("subprocess"):
         lines.append(f"  subprocess:  {summary['subprocess']}")
     network = summary.get("network_requirement")
@@ -248,11 +288,14 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
 def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
     return {
         "name": installed.name,
-        "version": installed.version,
+        "version": installed.version or None,  # None: an Eva extension installed from a path names none
         "scope": installed.scope,
         "source": installed.source_kind,
         "sha256": installed.sha256,
         "verified": installed.verified,
+        **({"host": installed.host, "path": str(installed.directory), "notes": list(installed.notes)}
+           if hasattr(installed, "host") else {}),
+        **({"trust": installed.trust} if getattr(installed, "trust", None) else {}),
         **extra,
     }
 
@@ -323,8 +366,11 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
             inst = outcome.installed
             verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
                     "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
-            p.done([f"{verb} {inst.name} {inst.version} ({scope_kind} scope, {inst.source_kind}, "
+            where = f"{inst.host}, {inst.directory}" if hasattr(inst, "host") else f"{scope_kind} scope"
+            label = " ".join(part for part in (inst.name, inst.version) if part)
+            p.done([f"{verb} {label} ({where}, {inst.source_kind}, "
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
+            p.lines(getattr(inst, "notes", ()))
         if data["activations"]:
             from pkgmgr.activation.render import activation_lines
 
@@ -364,27 +410,39 @@ def find_installed(ctx: Context, name: str) -> "Installed":
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
-    items = _visible(ctx)
+    host = getattr(args, "host", None)
+    items: list[Any] = _visible(ctx) if host in (None, "compozy") else []
     data = {"extensions": [
         {"name": i.name, "version": i.version, "scope": i.scope, "enabled": i.enabled, "source": i.source_kind,
-         "verified": i.verified, "path": str(i.directory), "pinned": i.pinned}
+         "verified": i.verified, "path": str(i.directory), "pinned": i.pinned, "host": "compozy"}
         for i in items
     ]}
+    if host != "compozy":  # what pkgmgr manages in the other hosts' folders (SPEC 13)
+        from pkgmgr.hosts import records
+
+        hosted = records.visible(visible_scopes(ctx), host)
+        data["extensions"].extend(records.list_entry(r) for r in hosted)
+        items.extend(hosted)
 
     def human(p: Printer) -> None:
         if not items:
             p.line("no extensions installed")
             return
-        p.table(["NAME", "VERSION", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
-                [(i.name, i.version + (" (pinned)" if i.pinned else ""), i.scope, "yes" if i.enabled else "no",
-                  i.source_kind, "yes" if i.verified else "no") for i in items])
+        p.table(["NAME", "VERSION", "HOST", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
+                [(i.name, (i.version or "-") + (" (pinned)" if i.pinned else ""), getattr(i, "host", "compozy"),
+                  i.scope, "yes" if i.enabled else "no", i.source_kind, "yes" if i.verified else "no")
+                 for i in items])
 
     return Output(data, human)
 
 
 def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli import host_cmds
     from pkgmgr.manifest import parse_manifest
 
+    hosted = host_cmds.status(ctx, args)  # another host's install (SPEC 13)
+    if hosted is not None:
+        return hosted
     item = find_installed(ctx, args.name)
     manifest = parse_manifest(item.manifest, file="extension.toml", root=None)
     missing_env = [name for name in manifest.requires_env if not os.environ.get(name)]
@@ -464,7 +522,11 @@ def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import diff_listings, tree_checksum_and_listing
+    from pkgmgr.cli import host_cmds
 
+    hosted = host_cmds.verify(ctx, args)  # other hosts' installs (SPEC 13)
+    if hosted is not None:
+        return hosted
     if args.all:
         items = _visible(ctx)
     elif args.names:
@@ -523,8 +585,12 @@ def _reinstall_hint(item: "Installed") -> str:
 
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
+    from pkgmgr.cli import host_cmds
     from pkgmgr.store.install import set_enabled
 
+    hosted = host_cmds.set_enabled(ctx, args, enabled)  # other hosts' installs (SPEC 13)
+    if hosted is not None:
+        return hosted
     scope = target_scope(ctx)
     _require_store(scope, args.names)
     done: list[dict[str, Any]] = []
@@ -560,8 +626,12 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli import host_cmds
     from pkgmgr.store.install import get_installed, remove
 
+    hosted = host_cmds.remove(ctx, args)  # other hosts' installs (SPEC 13)
+    if hosted is not None:
+        return hosted
     if args.save:
         from pkgmgr.workspace.edit import check_saveable
 

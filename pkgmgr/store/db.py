@@ -145,6 +145,34 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     """
     ALTER TABLE registry_versions ADD COLUMN yanked INTEGER NOT NULL DEFAULT 0;
     """,
+    # 7: installs pkgmgr manages in other hosts' folders (SPEC 13; pkgmgr.hosts.records)
+    """
+    CREATE TABLE IF NOT EXISTS host_extensions (
+        host TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        layout TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        disabled_path TEXT,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        source_kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        registry TEXT,
+        source_url TEXT,
+        sha256 TEXT,
+        verified INTEGER NOT NULL,
+        tier TEXT,
+        tree_sha256 TEXT NOT NULL,
+        tree_listing TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        capabilities TEXT NOT NULL,
+        pending TEXT,
+        installed_at TEXT NOT NULL,
+        installed_by TEXT NOT NULL,
+        PRIMARY KEY (host, name)
+    );
+    """,
 )
 
 
@@ -302,7 +330,7 @@ def _decode_text(raw: bytes) -> str:
 
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
-_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path"})  # may name any file
+_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path"})  # may name any file
 _HEX64 = re.compile(r"[0-9a-f]{64}")
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")
@@ -366,6 +394,13 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
     "resources": ("id", {
         "id": _match(_RESOURCE_ID), "activation_id": _match(_ACT_ID), "kind": lambda v: v in RESOURCE_KINDS,
         "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
+    }),
+    "host_extensions": ("name", {
+        "host": lambda v: v in ("terva", "eva", "vera"), "name": _text, "version": lambda v: isinstance(v, str),
+        "path": _text, "layout": lambda v: v in ("directory", "script"), "enabled": _flag, "pinned": _flag,
+        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
+        "sha256": _optional(_match(_HEX64)), "verified": _flag, "tree_sha256": _match(_TREE_SHA),
+        "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
     }),
     "workspace_stores": ("id", {"path": _text}),
     "trust_approvals": ("workspace", {"digest": _text}),

@@ -35,6 +35,9 @@ class InstallOptions:
     deactivate_missing: bool = False
     confirm_always: bool = False  # config policy.confirm = "always"
     allow_expired: bool = False
+    host: str | None = None  # --host: the host whose rules judge the tree (SPEC 13)
+    approve_host_trust: bool = False  # --approve-host-trust: update Eva's approval of a project folder
+    lock_timeout: float = 30.0  # how long a host's own lock (Vera's) is waited for
 
 
 @dataclass
@@ -88,25 +91,32 @@ class Outcome:
     activations: list[dict[str, Any]] = field(default_factory=list)
 
 
-def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOptions) -> Prepared:
-    """Make `fetched` an extension tree in `staging` and validate it completely.
+def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOptions) -> Any:
+    """Make `fetched` an extension tree in `staging` and validate it completely: a `Prepared`,
+    or for another host's extension (SPEC 13) a `pkgmgr.hosts.install.HostPrepared`.
 
     Raises the archive errors (unsafe_archive, archive_too_large, invalid_archive), manifest
     and bundle validation errors, incompatible_host, metadata_mismatch and grant_not_allowed.
     """
     from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive, tree_checksum_and_listing
     from pkgmgr.bundles import load_bundles
+    from pkgmgr.hosts.install import is_script, prepare_hosted
     from pkgmgr.manifest import check_host, read_manifest
 
     record = None
-    if fetched.archive is not None:
+    root: Path | None = None
+    if fetched.archive is not None and not is_script(fetched.archive):
         record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
         root = extract_archive(fetched.archive, staging, config.limits, record=record)
     elif fetched.directory is not None:
         root = copy_source_tree(fetched.directory, staging / "tree")
-    else:  # a bug in the caller
+    elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     crashpoint("install.after_extract")
+    hosted = prepare_hosted(fetched, root, staging, options=options)  # the host's rules, when not Compozy's
+    if hosted is not None:
+        return hosted
+    assert root is not None
     manifest = read_manifest(root)
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     check_host(manifest, config.host_version)
@@ -210,6 +220,10 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     from pkgmgr.archive.checksum import checksum_hex
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
+    if not isinstance(prepared, Prepared):  # another host's extension: its destination (SPEC 13)
+        from pkgmgr.hosts.install import commit_hosted
+
+        return commit_hosted(scope, prepared, options, announce)
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
     current = get_installed(scope, name)

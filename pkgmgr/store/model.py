@@ -24,6 +24,7 @@ class Expected:
     permissions: tuple[str, ...]
     network_digest: str
     min_compozy_version: str
+    host: str = "compozy"  # the entry's host (SPEC 13): whose rules judge the archive
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,523 @@
+"""The host side of the `ext` commands (SPEC 13), `pkgmgr hosts` and `pkgmgr adopt`.
+
+Each `ext` command calls one function here first (`validate`, `status`, `verify`, `remove`,
+`enable`); it answers None when every name is Compozy's, and the command carries on as
+before. Names are found across hosts; `--host H` chooses when two hosts hold the same name
+(ambiguous without it: `usage`, listing them).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.cli.context import Context, target_scope, visible_scopes
+from pkgmgr.cli.output import Output, Printer
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import user_path
+
+if TYPE_CHECKING:
+    from pkgmgr.cli.app import Commands
+    from pkgmgr.hosts.records import HostInstalled
+
+def register(commands: Commands) -> None:
+    p = commands.command("hosts", cmd_hosts, "show the agent hosts pkgmgr installs into",
+                         "Show the four hosts, where each loads extensions on this machine (global, and the "
+                         "project folder of the current workspace), and how many extensions pkgmgr manages there "
+                         "and how many others are there.",
+                         "pkgmgr hosts\npkgmgr hosts -o json")
+    p = commands.command("adopt", cmd_adopt, "take hand-installed host extensions under management",
+                         "Record extensions that were installed into a host's folder by hand (copied, cloned), "
+                         "with their tree checksum as it is now, without moving them. With no NAME, every "
+                         "unmanaged extension of that host in the scope's folder.",
+                         "pkgmgr adopt --host terva\npkgmgr adopt --host eva tasks\n"
+                         "pkgmgr --scope workspace adopt --host terva my-tool")
+    p.add_argument("names", nargs="*", metavar="NAME")
+    p.add_argument("--host", choices=("terva", "eva", "vera"), required=True, metavar="HOST",
+                   help="the host whose folder to adopt from: terva, eva or vera")
+    p.add_argument("--force", action="store_true", help="adopt a Vera extension that changed since Vera recorded it")
+
+
+# --- finding names ---------------------------------------------------------------------------------
+
+
+def hosted_rows(ctx: Context, host: str | None = None) -> list[HostInstalled]:
+    from pkgmgr.hosts import records
+
+    return records.visible(visible_scopes(ctx), host)
+
+
+def _compozy(ctx: Context, name: str, scopes: list[Any]) -> Any:
+    from pkgmgr.store.install import get_installed
+
+    for scope in scopes:
+        item = get_installed(scope, name)
+        if item is not None:
+            return item
+    return None
+
+
+def resolve(ctx: Context, names: list[str], host: str | None, *, scopes: list[Any] | None = None
+            ) -> dict[str, HostInstalled]:
+    """The host installs among `names` (name -> row); a name left out is Compozy's (or unknown:
+    the Compozy command reports it). Raises `usage` when two hosts hold a name and `host` does
+    not pick one, `not_found` when `host` names a host that does not hold it."""
+    from pkgmgr.hosts import records
+
+    scopes = scopes if scopes is not None else visible_scopes(ctx)
+    found: dict[str, HostInstalled] = {}
+    for name in names:
+        rows = []
+        for scope in scopes:
+            for row in records.list_rows(scope):
+                if row.name == name and not records.is_placeholder(row) and all(
+                        r.host != row.host for r in rows):
+                    rows.append(row)
+        compozy = _compozy(ctx, name, scopes) if host in (None, "compozy") else None
+        if host is not None:
+            rows = [r for r in rows if r.host == host]
+            if host != "compozy" and not rows:
+                raise PkgmgrError(f"{name} is not installed in {host}'s folders", code="not_found",
+                                  hint=f"'pkgmgr ext list --host {host}' shows what pkgmgr manages there")
+        holders = (["compozy"] if compozy is not None else []) + [r.host for r in rows]
+        if len(holders) > 1:
+            raise PkgmgrError(f"{name} is installed for several hosts ({', '.join(holders)}); say which with --host",
+                              code="usage", details={"hosts": holders},
+                              hint=" or ".join(f"--host {h}" for h in holders))
+        if rows and host != "compozy":
+            found[name] = rows[0]
+    return found
+
+
+def _merge(first: Output | None, second: Output) -> Output:
+    if first is None:
+        return second
+    data: dict[str, Any] = dict(first.data)
+    for key, value in second.data.items():
+        if isinstance(value, list) and isinstance(data.get(key), list):
+            data[key] = [*data[key], *value]
+        else:
+            data.setdefault(key, value)
+
+    def human(p: Printer) -> None:
+        for part in (first.human, second.human):
+            if isinstance(part, str):
+                p.line(part)
+            elif part is not None:
+                part(p)
+
+    return Output(data, human, first.error or second.error)
+
+
+def _rest(args: argparse.Namespace, names: list[str], attr: str = "names") -> argparse.Namespace:
+    copied = copy.copy(args)
+    setattr(copied, attr, names)
+    return copied
+
+
+# --- ext validate / pack ------------------------------------------------------------------------------
+
+
+def validate(ctx: Context, args: argparse.Namespace) -> Output | None:
+    """`ext validate` of another host's extension (None: the tree is Compozy's)."""
+    judged = _judge_path(ctx, user_path(args.path), getattr(args, "host", None))
+    if judged is None:
+        return None
+    for warning in judged.warnings:
+        ctx.warn(warning)
+    data = {"valid": True, **judged.summary(), "warnings": list(judged.warnings)}
+
+    def human(p: Printer) -> None:
+        what = f"{judged.name} {judged.version}".strip()
+        p.line(f"{args.path}: {what} is a valid {judged.host} extension ({judged.kind})")
+        if judged.capabilities:
+            p.line(f"  capabilities: {', '.join(judged.capabilities)}")
+        if judged.entry:
+            p.line(f"  {'module' if judged.host == 'eva' else 'runs'}: {judged.entry}")
+
+    return Output(data, human)
+
+
+def _judge_path(ctx: Context, path: Path, forced: str | None) -> Any:
+    """Judge a directory, archive or Eva script by its host; None when it is Compozy's."""
+    import tempfile
+
+    from pkgmgr.hosts.detect import detect, for_host, manifests
+    from pkgmgr.hosts.install import is_script
+
+    if forced == "compozy":
+        return None
+    if not os.path.exists(path):
+        raise PkgmgrError(f"{path}: no such file or directory", code="not_found")
+    if path.is_file() and is_script(path):
+        if forced not in (None, "eva"):
+            raise PkgmgrError(f"{path} is an Eva script, not a {forced} extension", code="invalid_archive")
+        return for_host("eva").judge(path, layout="script")  # type: ignore[attr-defined]
+    if path.is_dir():
+        found, _lone = manifests(path)
+        if forced is None and (not found or list(found) == ["compozy"]):
+            return None
+        return _judge_level(path, detect(path, forced), path.name)
+    from pkgmgr.archive import extract_archive
+
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
+        root = extract_archive(path, Path(tmp), ctx.config.limits)
+        host = detect(root, forced)
+        if host == "compozy":
+            return None
+        from pkgmgr.hosts.install import _VERSION_SUFFIX
+
+        hint = _VERSION_SUFFIX.sub("", root.name if root != Path(tmp) else path.name.split(".")[0])
+        judged = _judge_level(root, host, hint)
+        del for_host
+        return judged
+
+
+def _judge_level(level: Path, host_name: str, name_hint: str) -> Any:
+    from pkgmgr.hosts.detect import for_host, manifests
+
+    host = for_host(host_name)
+    if host_name == "eva":
+        _found, lone = manifests(level)
+        if not (level / "extension.exs").is_file() and lone is not None:
+            return host.judge(level / lone, layout="script")  # type: ignore[attr-defined]
+        return host.judge(level, name_hint=name_hint, layout="directory")  # type: ignore[attr-defined]
+    return host.judge(level)  # type: ignore[attr-defined]
+
+
+def pack(ctx: Context, args: argparse.Namespace) -> Output | None:
+    """`ext pack` of another host's extension: validated by its host, packed under
+    `<name>-<version>/` (an Eva extension, which carries no version, takes `--release`)."""
+    from pkgmgr.archive import pack_directory
+
+    root = user_path(args.path)
+    forced = getattr(args, "host", None)
+    from pkgmgr.hosts.install import is_script
+
+    script = root.is_file() and is_script(root)
+    if not script and not os.path.isdir(root):
+        return None
+    judged = _judge_path(ctx, root, forced)
+    if judged is None:
+        return None
+    version = judged.version or getattr(args, "release", None)
+    if not version:
+        raise PkgmgrError(f"{args.path}: an Eva extension carries no version; pass --release VERSION to name the "
+                          "archive's version", code="usage")
+    from pkgmgr.versions import parse_semver
+
+    try:
+        parse_semver(version)
+    except ValueError as exc:
+        raise PkgmgrError(f"{judged.host} extension {judged.name}: version {version!r} cannot name a release "
+                          f"({exc})", code="invalid_manifest") from None
+    output = (user_path(args.output_file) if args.output_file
+              else Path.cwd() / f"{judged.name}-{version}.tar.gz")
+    if script:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="pkgmgr-pack-") as tmp:
+            folder = Path(tmp) / judged.name
+            folder.mkdir()
+            (folder / f"{judged.name}.exs").write_bytes(root.read_bytes())
+            result = pack_directory(folder, judged.name, version, output)
+    else:
+        result = pack_directory(root, judged.name, version, output)
+    data = {"name": judged.name, "version": version, "host": judged.host, "path": str(result.path),
+            "sha256": result.sha256, "size": result.size}
+    return Output(data, lambda p: p.kv([("packed", result.path), ("host", judged.host), ("sha256", result.sha256),
+                                        ("size", result.size)]))
+
+
+# --- ext list / status / verify ---------------------------------------------------------------------------
+
+
+def list_entry(row: HostInstalled) -> dict[str, Any]:
+    from pkgmgr.hosts import records
+
+    return records.list_entry(row)
+
+
+def status(ctx: Context, args: argparse.Namespace) -> Output | None:
+    found = resolve(ctx, [args.name], getattr(args, "host", None))
+    row = found.get(args.name)
+    if row is None:
+        return None
+    data: dict[str, Any] = {
+        "name": row.name, "version": row.version or None, "host": row.host, "scope": row.scope,
+        "enabled": row.enabled, "path": str(row.directory), "install_path": str(row.path), "layout": row.layout,
+        "kind": row.manifest.get("kind") or _kind(row), "provenance": row.provenance(), "tree_sha256": row.tree_sha256,
+        "network_digest": "", "grants": [], "capabilities": list(row.capabilities), "missing_env": [],
+        "bundles": [], "activations": [], "manifest": row.manifest,
+    }
+    if row.host == "eva" and row.scope == "workspace":
+        from pkgmgr.hosts import eva
+
+        folder = row.path.parent
+        data["trust"] = {"folder": str(folder), "approved_hash": eva.approved_hash(folder),
+                         "content_hash": eva.content_hash(folder)}
+
+    def human(p: Printer) -> None:
+        prov = row.provenance()
+        pairs = [("name", row.name), ("host", row.host), ("version", row.version or "-"), ("scope", row.scope),
+                 ("enabled", "yes" if row.enabled else "no"), ("path", row.directory),
+                 ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {row.registry})" if row.registry else "")),
+                 ("verified", "yes" if row.verified else "no"), ("sha256", row.sha256 or "-"),
+                 ("tree sha256", row.tree_sha256), ("capabilities", ", ".join(row.capabilities) or "(none)"),
+                 ("installed", f"{row.installed_at} by {row.installed_by}")]
+        if "trust" in data:
+            pairs.append(("eva approval", data["trust"]["approved_hash"] or "(none)"))
+            pairs.append(("content hash", data["trust"]["content_hash"]))
+        p.kv(pairs)
+
+    return Output(data, human)
+
+
+def _kind(row: HostInstalled) -> str:
+    if row.host == "terva":
+        return "theme" if not row.manifest.get("exec") else "subprocess"
+    if row.host == "eva":
+        return row.layout
+    return "extension"
+
+
+def verify_rows(ctx: Context, rows: list[HostInstalled]) -> list[dict[str, Any]]:
+    """`ext verify` of host installs: the tree checksum recomputed the host's way (terva's
+    `enabled` left out) and the files listed that were added, removed or modified."""
+    from pkgmgr.archive import diff_listings
+    from pkgmgr.hosts.detect import for_host
+
+    results = []
+    for row in rows:
+        place = row.directory
+        base = {"name": row.name, "version": row.version or None, "host": row.host, "path": str(place)}
+        if not os.path.lexists(place):
+            results.append({**base, "ok": False, "missing": True, "added": [], "removed": sorted(row.tree_listing),
+                            "modified": []})
+            continue
+        checksum, listing = for_host(row.host).checksum(place)  # type: ignore[attr-defined]
+        diff = diff_listings(row.tree_listing, listing)
+        ok = not diff and checksum == row.tree_sha256
+        results.append({**base, "ok": ok, "added": diff.added, "removed": diff.removed, "modified": diff.modified,
+                        "tree_sha256": checksum, "recorded_tree_sha256": row.tree_sha256})
+    return results
+
+
+def verify(ctx: Context, args: argparse.Namespace) -> Output | None:
+    host = getattr(args, "host", None)
+    if args.all:
+        if host == "compozy":
+            return None
+        rows = hosted_rows(ctx, host)
+        if not rows:
+            return None
+        results = verify_rows(ctx, rows)
+        rest = None
+        if host is None:
+            from pkgmgr.cli.ext_cmds import cmd_verify
+
+            rest = cmd_verify(ctx, _with_host(args, "compozy"))
+        return _merge(rest, _verify_output(results)) if rest is not None else _verify_output(results)
+    found = resolve(ctx, list(args.names), host)
+    if not found:
+        return None
+    results = verify_rows(ctx, [found[n] for n in args.names if n in found])
+    others = [n for n in args.names if n not in found]
+    if others:
+        from pkgmgr.cli.ext_cmds import cmd_verify
+
+        return _merge(cmd_verify(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(results))
+    return _verify_output(results)
+
+
+def _with_host(args: argparse.Namespace, host: str) -> argparse.Namespace:
+    copied = copy.copy(args)
+    copied.host = host
+    return copied
+
+
+def _verify_output(results: list[dict[str, Any]]) -> Output:
+    bad = [r for r in results if not r["ok"]]
+    error = None
+    if bad:
+        parts = []
+        for r in bad:
+            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or ["tree checksum"]
+            parts.append(f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes)))
+        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
+                            code="tree_modified", details={"extensions": bad},
+                            hint="reinstall it with --force")
+
+    def human(p: Printer) -> None:
+        for r in results:
+            label = f"{r['name']} {r['version'] or ''}".strip() + f" ({r['host']})"
+            if r.get("missing"):
+                p.line(f"{label}: MISSING ({r['path']} is gone)")
+                continue
+            p.line(f"{label}: {'ok' if r['ok'] else 'MODIFIED'}")
+            for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
+                for path in r[kind]:
+                    p.line(f"  {sign} {path}")
+
+    return Output({"verified": results}, human, error)
+
+
+# --- ext remove / enable / disable ---------------------------------------------------------------------------
+
+
+def _host_options(ctx: Context, args: argparse.Namespace) -> Any:
+    from types import SimpleNamespace
+
+    return SimpleNamespace(lock_timeout=ctx.lock_timeout, approve_host_trust=getattr(args, "approve_host_trust", False))
+
+
+def _note_lines(ctx: Context, items: list[Any]) -> list[str]:
+    return [line for item in items for line in getattr(item, "notes", ())]
+
+
+def remove(ctx: Context, args: argparse.Namespace) -> Output | None:
+    from pkgmgr.hosts import install
+
+    scope = target_scope(ctx)
+    found = resolve(ctx, list(args.names), getattr(args, "host", None), scopes=[scope])
+    if not found:
+        return None
+    if getattr(args, "save", False):
+        raise PkgmgrError("--save edits pkgmgr.toml declarations; remove host extensions declared there by editing "
+                          "pkgmgr.toml and running 'pkgmgr sync'", code="usage")
+    if args.dry_run:
+        planned = [{"name": r.name, "version": r.version or None, "host": r.host, "scope": scope.kind,
+                    "path": str(r.directory)} for r in found.values()]
+        hosted: Output = Output({"planned": planned}, lambda p: p.lines(
+            f"would remove {d['name']} ({d['host']}, {d['path']})" for d in planned))
+    else:
+        removed, error, items = [], None, []
+        with scope.writer(ctx.lock_timeout):
+            for name in args.names:
+                row = found.get(name)
+                if row is None:
+                    continue
+                try:
+                    item = install.remove(scope, row, options=_host_options(ctx, args))
+                except PkgmgrError as exc:
+                    error = error or exc
+                    continue
+                items.append(item)
+                removed.append({"name": item.name, "version": item.version or None, "host": item.host,
+                                "scope": scope.kind, "path": str(item.directory), "notes": list(item.notes),
+                                **({"trust": item.trust} if item.trust else {})})
+        notes = _note_lines(ctx, items)
+        hosted = Output({"removed": removed, "deactivated": []},
+                        lambda p: (p.done([f"removed {r['name']} ({r['host']}, {r['path']})" for r in removed]),
+                                   p.lines(notes)), error)
+    others = [n for n in args.names if n not in found]
+    if others:
+        from pkgmgr.cli.ext_cmds import cmd_remove
+
+        return _merge(cmd_remove(ctx, _with_host(_rest(args, others), "compozy")), hosted)
+    return hosted
+
+
+def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output | None:
+    from pkgmgr.hosts import install
+
+    scope = target_scope(ctx)
+    found = resolve(ctx, list(args.names), getattr(args, "host", None), scopes=[scope])
+    if not found:
+        return None
+    verb = "enabled" if enabled else "disabled"
+    done, error, items = [], None, []
+    with scope.writer(ctx.lock_timeout):
+        for name in args.names:
+            row = found.get(name)
+            if row is None:
+                continue
+            try:
+                item = install.set_enabled(scope, row, enabled, options=_host_options(ctx, args))
+            except PkgmgrError as exc:
+                error = error or exc
+                continue
+            items.append(item)
+            done.append({"name": item.name, "version": item.version or None, "host": item.host, "scope": scope.kind,
+                         "enabled": item.enabled, "path": str(item.directory), "notes": list(item.notes),
+                         **({"trust": item.trust} if item.trust else {})})
+    notes = _note_lines(ctx, items)
+    hosted = Output({verb: done, "deactivated": []},
+                    lambda p: (p.done([f"{verb} {d['name']} ({d['host']}, {d['path']})" for d in done]),
+                               p.lines(notes)), error)
+    others = [n for n in args.names if n not in found]
+    if others:
+        from pkgmgr.cli.ext_cmds import cmd_disable, cmd_enable
+
+        command = cmd_enable if enabled else cmd_disable
+        return _merge(command(ctx, _with_host(_rest(args, others), "compozy")), hosted)
+    return hosted
+
+
+# --- pkgmgr hosts / adopt --------------------------------------------------------------------------------
+
+
+def cmd_hosts(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.hosts import records
+    from pkgmgr.hosts.detect import for_host
+    from pkgmgr.store.install import list_installed
+    from pkgmgr.store.scope import global_scope
+
+    gscope = global_scope(ctx.home)
+    project = _project(ctx)
+    wscope = target_scope(ctx, "workspace") if project is not None else None
+    hosts = []
+    compozy_global = len(list_installed(gscope))
+    compozy_ws = len(list_installed(wscope)) if wscope is not None and wscope.exists() else 0
+    hosts.append({"name": "compozy", "homes": {"global": str(gscope.root),
+                                               "project": str(wscope.root) if wscope is not None else None},
+                  "managed": compozy_global + compozy_ws, "unmanaged": 0})
+    for name in ("terva", "eva", "vera"):
+        host = for_host(name)
+        folders = {"global": host.folder("global", None)}  # type: ignore[attr-defined]
+        root = host.project_root(project) if project is not None else None  # type: ignore[attr-defined]
+        folders["project"] = root / "extensions" if root is not None else None
+        managed = unmanaged = 0
+        for kind, scope in (("global", gscope), ("project", wscope)):
+            folder = folders[kind]
+            if folder is None or scope is None:
+                continue
+            rows = records.list_rows(scope, name) if scope.exists() else []
+            paths = {r.path for r in rows} | {r.directory for r in rows}
+            managed += len([r for r in rows if not records.is_placeholder(r)])
+            unmanaged += len([f for f in host.scan(folder) if f.path not in paths])  # type: ignore[attr-defined]
+        hosts.append({"name": name, "homes": {k: str(v) if v is not None else None for k, v in folders.items()},
+                      "managed": managed, "unmanaged": unmanaged})
+
+    def human(p: Printer) -> None:
+        p.table(["HOST", "GLOBAL", "PROJECT", "MANAGED", "UNMANAGED"],
+                [(h["name"], h["homes"]["global"], h["homes"]["project"] or "-", h["managed"], h["unmanaged"])
+                 for h in hosts])
+
+    return Output({"hosts": hosts}, human)
+
+
+def _project(ctx: Context) -> Path | None:
+    """The workspace (project) directory this command sees: --workspace, else discovered."""
+    from pkgmgr.cli.context import workspace_dir
+
+    try:
+        return workspace_dir(ctx)
+    except PkgmgrError:
+        return None
+
+
+def cmd_adopt(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.hosts import install
+    from pkgmgr.hosts.detect import for_host
+
+    scope = target_scope(ctx)
+    host = for_host(args.host)
+    with scope.writer(ctx.lock_timeout):
+        adopted = install.adopt(scope, host, list(args.names), force=args.force)  # type: ignore[arg-type]
+    data = {"adopted": [list_entry(r) | {"tree_sha256": r.tree_sha256} for r in adopted]}
+    return Output(data, lambda p: p.done([f"adopted {r.name} {r.version or ''}".rstrip() + f" ({r.host}, {r.path})"
+                                          for r in adopted] or [f"nothing to adopt in {args.host}'s {scope.kind} folder"]))

@@ -1,0 +1,12 @@
+"""Agent hosts other than Compozy: terva, Eva and Vera (SPEC 13).
+
+- `base.py`: the destination port (`Host`), judged trees, the install tree checksum, the
+  filesystem mechanics (staging beside the scanned folder, atomic switch).
+- `terva.py`, `eva.py` (`elixir.py`: reading a script without compiling it), `vera.py`: each
+  host's rules, read from its own code.
+- `detect.py`: the host of a tree, from its manifest file.
+- `records.py`: what pkgmgr records of a host install (its table in the scope's state.db).
+- `install.py`: the pipeline's host half: prepare (judge) and commit (switch, record); remove,
+  enable/disable, adopt.
+- `views.py`: what the CLI shows (list, status, verify, validate, `pkgmgr hosts`).
+"""

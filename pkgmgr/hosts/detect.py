@@ -1,0 +1,86 @@
+"""Which host an extension is for, from its manifest file (SPEC 13).
+
+`extension.toml`, or an `extension.json` that is not terva's -> compozy; an `extension.json`
+with an `exec` key, or beside `theme.json`/`themes/theme.json` -> terva; `vera.extension.json`
+-> vera; `extension.exs`, or a lone `<name>.exs` where no other host's manifest is -> eva.
+A level holding two hosts' manifests is refused (`invalid_archive`, naming both) unless
+`--host` picks one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.hosts.base import HOSTS
+
+
+def manifests(level: Path) -> tuple[dict[str, str], str | None]:
+    """{host: its manifest file} found at `level` (a directory), and a lone `.exs` that would
+    be Eva's if nothing else claims the level."""
+    from pkgmgr.hosts import terva
+
+    try:
+        names = {e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False)}
+    except (FileNotFoundError, NotADirectoryError):
+        return {}, None
+    found: dict[str, str] = {}
+    if "extension.toml" in names:
+        found["compozy"] = "extension.toml"
+    if "extension.json" in names:
+        theme = any(os.path.exists(level / rel) for rel in terva.THEME_FILES)
+        try:
+            with open(level / "extension.json", "rb") as handle:
+                raw = handle.read(terva.MANIFEST_MAX_BYTES + 1)
+        except OSError:
+            raw = b""
+        if theme or terva.is_terva_manifest(raw):
+            found["terva"] = "extension.json"
+        elif "compozy" not in found:
+            found["compozy"] = "extension.json"
+    if "vera.extension.json" in names:
+        found["vera"] = "vera.extension.json"
+    if "extension.exs" in names:
+        found["eva"] = "extension.exs"
+    scripts = sorted(n for n in names if n.endswith(".exs"))
+    lone = scripts[0] if len(scripts) == 1 and "extension.exs" not in names else None
+    if lone is not None and not found:
+        found["eva"] = lone
+    return found, lone
+
+
+def detect(level: Path, forced: str | None = None) -> str:
+    """The host of the extension at `level`. `forced` (`--host`) picks one of several, and must
+    name a host whose manifest is there. Raises `invalid_archive` and `usage`."""
+    if forced is not None and forced not in HOSTS:
+        raise PkgmgrError(f"unknown host {forced!r}; hosts are {', '.join(HOSTS)}", code="usage")
+    found, lone = manifests(level)
+    if forced is not None:
+        files = {"compozy": ("extension.toml", "extension.json"), "terva": ("extension.json",),
+                 "vera": ("vera.extension.json",), "eva": ("extension.exs",)}[forced]
+        if forced in found or (forced == "eva" and lone is not None) or any((level / f).is_file() for f in files):
+            return forced
+        what = ", ".join(f"{f} ({h})" for h, f in found.items()) or "none"
+        raise PkgmgrError(f"no extension manifest of {forced} here (--host {forced}; found: {what})",
+                          code="invalid_archive", details={"found": found})
+    if len(found) > 1:
+        listed = " and ".join(f"{file} ({host})" for host, file in found.items())
+        raise PkgmgrError(f"holds the manifests of two hosts: {listed}; pass --host to pick one",
+                          code="invalid_archive", details={"hosts": sorted(found)},
+                          hint=f"--host {' or --host '.join(found)}")
+    if not found:
+        raise PkgmgrError("no extension manifest of any host here", code="invalid_archive")
+    return next(iter(found))
+
+
+def for_host(name: str) -> object:
+    """The destination of `name` (terva, eva, vera)."""
+    from pkgmgr.hosts.eva import Eva
+    from pkgmgr.hosts.terva import Terva
+    from pkgmgr.hosts.vera import Vera
+
+    table = {"terva": Terva, "eva": Eva, "vera": Vera}
+    if name not in table:
+        raise PkgmgrError(f"unknown host {name!r}; hosts are {', '.join(HOSTS)}", code="usage")
+    return table[name]()

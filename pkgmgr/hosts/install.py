@@ -1,0 +1,579 @@
+"""The install pipeline's host half (SPEC 13): the same download, verification and safe
+extraction as every install, then the host's rules instead of Compozy's, one atomic rename into
+the host's folder and one transaction in the scope's state.
+
+`prepare_hosted` is called by `store.install.prepare` once a tree is extracted (None: the tree
+is Compozy's); `commit_hosted` by `store.install.commit` for what it prepared. `remove`,
+`set_enabled` and `adopt` serve the other commands. Every function here runs under the scope's
+writer lock; Vera's records are also written under Vera's own lock.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.crash import crashpoint
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
+from pkgmgr.hosts import records
+from pkgmgr.hosts.base import (
+    STAGING,
+    Host,
+    Judged,
+    check_dirs,
+    ensure_dirs,
+    switch_in,
+    sync_tree,
+)
+from pkgmgr.hosts.records import HostInstalled
+
+_VERSION_SUFFIX = re.compile(r"-v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
+_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+
+
+@dataclass
+class HostPrepared:
+    """A tree extracted into pkgmgr's staging and judged by its host, ready to be committed."""
+
+    fetched: Any  # store.model.Fetched
+    root: Path  # the tree (a directory, or an Eva script file) inside `staging`
+    staging: Path
+    host: Host
+    judged: Judged
+    tree_sha256: str
+    listing: dict[str, str]
+    bundles: tuple[Any, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.judged.name
+
+    @property
+    def version(self) -> str:
+        return self.judged.version
+
+    def summary(self) -> dict[str, Any]:
+        """What the operator sees before it is installed (SPEC 7, 13: capabilities first)."""
+        judged = self.judged
+        return {
+            "name": judged.name, "version": judged.version or "-", "host": judged.host,
+            "source": self.fetched.kind, "verified": self.fetched.verified,
+            "kind": f"{judged.host} {judged.kind}", "permissions": [], "capabilities": list(judged.capabilities),
+            "subprocess": judged.entry if judged.host == "terva" and judged.kind == "subprocess" else None,
+            "entry": judged.entry, "network_requirement": None, "network_digest": "", "max_scope": None,
+        }
+
+
+def is_script(path: Path) -> bool:
+    """An Eva script given as an install ref: a `.exs` file that is not an archive."""
+    if not str(path).endswith(".exs"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return False
+    return not (magic.startswith((b"\x1f\x8b", b"PK")))
+
+
+def _forced_host(fetched: Any, options: Any) -> str | None:
+    forced = getattr(options, "host", None)
+    expected = fetched.expected
+    entry_host = getattr(expected, "host", None) if expected is not None else None
+    if entry_host and entry_host != "compozy":
+        if forced is not None and forced != entry_host:
+            raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
+                              code="usage")
+        return entry_host
+    return forced
+
+
+def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: Any) -> HostPrepared | None:
+    """Judge an extracted tree (or, `root` None, the Eva script `fetched.archive`) by its host's
+    rules. None when the tree is Compozy's (the caller carries on). Raises the host's
+    validation errors, `invalid_archive` (two hosts' manifests, no --host), `metadata_mismatch`
+    (the registry entry understates the manifest) and `checksum_mismatch` (a lock's tree)."""
+    from pkgmgr.hosts.detect import detect, for_host, manifests
+
+    forced = _forced_host(fetched, options)
+    if root is None:
+        if forced not in (None, "eva"):
+            raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
+                              code="invalid_archive")
+        script = staging / Path(fetched.archive).name
+        shutil.copyfile(fetched.archive, script)
+        os.chmod(script, 0o644)
+        host_name, path, layout = "eva", script, "script"
+    else:
+        host_name = detect(root, forced)
+        if host_name == "compozy":
+            return None
+        path, layout = root, "directory"
+        if host_name == "eva":
+            _found, lone = manifests(root)
+            if "extension.exs" not in os.listdir(root) and lone is not None:
+                path, layout = root / lone, "script"
+    host: Host = for_host(host_name)  # type: ignore[assignment]
+    judged = host.judge(path, name_hint=_name_hint(fetched, host_name, root, staging, path, layout), layout=layout)
+    judged = _check_expected(fetched, judged)
+    tree_sha256, listing = host.checksum(path)
+    if fetched.expected_tree_sha256 is not None and tree_sha256 != fetched.expected_tree_sha256:
+        raise PkgmgrError(f"{judged.name} {judged.version}: the installed tree would have checksum {tree_sha256}, "
+                          f"but the lock records {fetched.expected_tree_sha256}", code="checksum_mismatch",
+                          details={"tree_sha256": tree_sha256, "expected": fetched.expected_tree_sha256})
+    return HostPrepared(fetched, path, staging, host, judged, tree_sha256, listing)
+
+
+def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:
+    """The name an Eva extension installs under: the registry's or the declaration's, else
+    what Eva itself would call it — a script by its base name, a directory by its own name (an
+    archive's top directory, or its file name, without a `-<version>` suffix)."""
+    if host != "eva":
+        return None
+    if fetched.expected is not None:
+        return fetched.expected.name
+    if fetched.expected_name:
+        return fetched.expected_name
+    if layout == "script":
+        return path.name[: -len(".exs")]
+    if fetched.directory is not None:
+        return Path(fetched.directory).name
+    if root is not None and root != staging:
+        return _VERSION_SUFFIX.sub("", root.name)
+    base = Path(str(fetched.locator)).name
+    for suffix in _ARCHIVE_SUFFIXES:
+        base = base.removesuffix(suffix)
+    return _VERSION_SUFFIX.sub("", base)
+
+
+def _check_expected(fetched: Any, judged: Judged) -> Judged:
+    """The registry entry may not understate the manifest (SPEC 5.4): name, version (Eva has
+    none: the entry's is recorded) and, for Vera, the capabilities (the entry's permissions)."""
+    from dataclasses import replace
+
+    from pkgmgr.versions import same_version
+
+    expected = fetched.expected
+    if expected is not None:
+        differences = []
+        if judged.name != expected.name:
+            differences.append(f"name: entry says {expected.name!r}, archive says {judged.name!r}")
+        if judged.host == "eva":
+            judged = replace(judged, version=expected.version)
+        else:
+            try:
+                same = same_version(judged.version, expected.version)
+            except ValueError:
+                same = False
+            if not same:
+                differences.append(f"version: entry says {expected.version}, archive says {judged.version!r}")
+        if sorted(set(judged.capabilities)) != sorted(set(expected.permissions)):
+            differences.append(f"permissions: entry says {sorted(set(expected.permissions))}, archive's "
+                               f"{judged.host} manifest says {sorted(set(judged.capabilities))}")
+        if differences:
+            raise PkgmgrError(f"{expected.name} {expected.version}: the registry entry does not match the archive's "
+                              "manifest: " + "; ".join(differences), code="metadata_mismatch",
+                              details={"differences": differences})
+    if fetched.expected_name is not None and judged.name != fetched.expected_name:
+        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the {judged.host} extension {judged.name}, "
+                          f"not {fetched.expected_name}", code="invalid_config",
+                          details={"name": judged.name, "expected": fetched.expected_name})
+    return judged
+
+
+# --- commit ----------------------------------------------------------------------------------------
+
+
+def _folder(host: Host, scope: Any) -> Path:
+    return host.folder(scope.kind, scope.workspace)
+
+
+def _transaction_dir(folder: Path) -> Path:
+    """A fresh private directory in the host's staging folder, beside the scanned one."""
+    return private_dir(ensure_dirs(folder.parent, STAGING), "tx-")
+
+
+def _same_source(current: HostInstalled, fetched: Any) -> bool:
+    if current.source_kind != fetched.kind:
+        return False
+    if fetched.kind == "registry":
+        return current.registry == fetched.registry
+    return current.source == fetched.locator
+
+
+def _intact(host: Host, item: HostInstalled) -> bool:
+    place = item.directory
+    return os.path.lexists(place) and host.checksum(place)[0] == item.tree_sha256
+
+
+def conflict_error(host: Host, name: str, paths: list[Path]) -> PkgmgrError:
+    listed = ", ".join(str(p) for p in paths)
+    return PkgmgrError(f"{listed} already holds the {host.name} extension {name}, which pkgmgr did not install; "
+                       "refusing to overwrite it", code="source_conflict", details={"paths": [str(p) for p in paths]},
+                       hint=f"'pkgmgr adopt --host {host.name} {name}' takes it under management; --force replaces it")
+
+
+def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
+                  announce: Callable[[dict[str, Any]], None] | None = None) -> Any:
+    """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
+    a `store.install.Outcome` whose `installed` is the `HostInstalled`. Raises `source_conflict`
+    (an extension pkgmgr did not install is there, or one from another source), `locked`
+    (Vera's lock) and `path_escapes_root` (a link or another user's directory on the way)."""
+    from pkgmgr.store.install import Outcome, login_user, now_utc
+    from pkgmgr.versions import same_version
+
+    host, judged, fetched = prepared.host, prepared.judged, prepared.fetched
+    folder = _folder(host, scope)
+    check_dirs(folder)
+    recover(scope, host)
+    name = judged.name
+    current = records.get(scope, host.name, name, writer=True)
+    target = host.target(folder, name, judged.layout)
+    known = {current.path, current.directory} if current is not None else set()
+    others = [p for p in host.occupants(folder, name) if p not in known]
+    if host.name == "vera" and current is None:
+        from pkgmgr.hosts import vera
+
+        if any(r["id"] == name for r in vera.read_records(folder)) and target not in others:
+            others.append(folder.parent / vera.REGISTRY)
+    if others and not options.force:
+        raise conflict_error(host, name, others)
+    if current is not None:
+        from_same_source = _same_source(current, fetched)
+        if not from_same_source and not options.force:
+            raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
+                              f"refusing to replace it with {fetched.kind} {fetched.locator}", code="source_conflict",
+                              hint="pass --force to replace it")
+        same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
+        if same:
+            same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
+            if same_content and not options.force and _intact(host, current):
+                if current.pinned != options.pin:
+                    records.save(scope, current.with_changes(pinned=options.pin))
+                    current = current.with_changes(pinned=options.pin)
+                return Outcome("unchanged", current, current.version)
+            if not (options.force or same_content):
+                raise PkgmgrError(f"{name} {judged.version} is already installed with different content "
+                                  f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
+                                  code="source_conflict", hint="pass --force to replace it")
+    if announce is not None:
+        announce(prepared.summary())
+    enabled = current.enabled if current is not None else bool(judged.details.get("enabled", True))
+    place = target
+    disabled_path = None
+    if not enabled and host.name == "eva":
+        from pkgmgr.hosts.eva import Eva
+
+        assert isinstance(host, Eva)
+        place = disabled_path = host.disabled_place(folder, name, judged.layout)
+        ensure_dirs(place.parent.parent, place.parent.name)
+    ensure_dirs(folder.parent, folder.name)
+    tx = _transaction_dir(folder)
+    staged = tx / place.name
+    _move_in(prepared.root, staged)
+    host.prepare_staged(staged, judged, enabled=enabled)
+    sync_tree(tx)
+    new = HostInstalled(
+        host=host.name, name=name, version=judged.version, path=target, layout=judged.layout, enabled=enabled,
+        disabled_path=disabled_path, pinned=options.pin, source_kind=fetched.kind, source=fetched.locator,
+        registry=fetched.registry, source_url=fetched.source_url, sha256=fetched.sha256, verified=fetched.verified,
+        tier=fetched.tier, tree_sha256=prepared.tree_sha256, tree_listing=prepared.listing,
+        manifest=judged.document, capabilities=judged.capabilities,
+        installed_at=now_utc(), installed_by=login_user(), scope=scope.kind,
+    )
+    records.mark_pending(scope, current, new, {"tx": str(tx), "place": str(place), "action": "install"})
+    crashpoint("host.install.after_pending")
+    parking = tx / "previous"
+    if host.name == "vera":
+        from pkgmgr.hosts import vera
+
+        with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
+            source = str(fetched.directory or fetched.archive or fetched.locator)
+            installed_at = None
+            if current is not None:
+                old = next((r for r in vera.read_records(folder) if r["id"] == name), None)
+                installed_at = old["installedAt"] if old else None
+            vera.put_record(folder, vera.record(name, judged.version, os.path.abspath(source), vera.digest(staged),
+                                                enabled=enabled, installed_at=installed_at))
+            crashpoint("host.install.after_host_records")
+            switch_in(staged, place, parking)
+    else:
+        switch_in(staged, place, parking)
+    fsync_dir(place.parent)
+    crashpoint("host.install.after_rename")
+    records.save(scope, new)
+    crashpoint("host.install.after_commit")
+    if current is not None and current.directory != place:
+        remove_tree(current.directory)  # Eva: a script that became a directory, or the reverse
+    remove_tree(tx)
+    notes, trust = _after_change(host, scope, folder, options)
+    action = "installed" if current is None else "reinstalled" if same_version_or_equal(current, new) else "switched"
+    return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
+                   current.version if current is not None else None)
+
+
+def _same_semver(a: str, b: str, same_version: Callable[[str, str], bool]) -> bool:
+    try:
+        return bool(a and b and same_version(a, b))
+    except ValueError:
+        return False
+
+
+def same_version_or_equal(current: HostInstalled, new: HostInstalled) -> bool:
+    from pkgmgr.versions import same_version
+
+    return current.version == new.version or _same_semver(current.version, new.version, same_version)
+
+
+def _move_in(source: Path, staged: Path) -> None:
+    """The validated tree into the host's staging directory: renamed when it is on the same
+    filesystem, else copied with its modes."""
+    try:
+        os.rename(source, staged)
+        return
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.EXDEV:
+            raise
+    if source.is_dir():
+        shutil.copytree(source, staged, copy_function=shutil.copy2, symlinks=True)
+    else:
+        shutil.copy2(source, staged)
+
+
+def _after_change(host: Host, scope: Any, folder: Path, options: Any) -> tuple[list[str], dict[str, Any] | None]:
+    """The notes a change in `folder` calls for, and Eva's approval of a project folder."""
+    notes = host.notes(scope.kind, scope.workspace, folder)
+    trust = None
+    if host.name == "eva" and scope.kind == "workspace":
+        from pkgmgr.hosts import eva
+
+        trust = eva.trust_report(folder, old=eva.approved_hash(folder),
+                                 approve_it=bool(getattr(options, "approve_host_trust", False)))
+        notes.extend(eva.trust_lines(trust))
+    return notes, trust
+
+
+# --- remove, enable, disable ------------------------------------------------------------------------
+
+
+def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInstalled:
+    """Take an install out of its host's folder and forget it (writer lock held): the tree is
+    renamed away in one step, Vera's records dropped, the row deleted, then the tree deleted."""
+    from pkgmgr.hosts.detect import for_host
+
+    host: Host = for_host(item.host)  # type: ignore[assignment]
+    folder = _folder(host, scope)
+    check_dirs(folder)
+    recover(scope, host)
+    current = records.get(scope, item.host, item.name, writer=True)
+    if current is None:
+        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code="not_found")
+    tx = _transaction_dir(folder)
+    place = current.directory
+    records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
+    parking = tx / "removed"
+    if host.name == "vera":
+        from pkgmgr.hosts import vera
+
+        with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
+            if os.path.lexists(place):
+                os.rename(place, parking)
+            vera.drop_record(folder, current.name)
+    elif os.path.lexists(place):
+        os.rename(place, parking)
+    fsync_dir(place.parent)
+    crashpoint("host.remove.after_rename")
+    records.delete(scope, current.host, current.name)
+    crashpoint("host.remove.after_commit")
+    remove_tree(tx)
+    notes, trust = _after_change(host, scope, folder, options)
+    return current.with_changes(notes=tuple(notes), trust=trust)
+
+
+def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any = None) -> HostInstalled:
+    """`ext enable/disable` the host's way (writer lock held): terva's manifest `enabled`
+    rewritten as `terva ext enable/disable` does; an Eva extension moved out of the scanned
+    folder and back; Vera's own records switched as `setExtensionEnabled` does."""
+    from pkgmgr.hosts import terva
+    from pkgmgr.hosts.detect import for_host
+
+    host: Host = for_host(item.host)  # type: ignore[assignment]
+    folder = _folder(host, scope)
+    check_dirs(folder)
+    recover(scope, host)
+    current = records.get(scope, item.host, item.name, writer=True)
+    if current is None:
+        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code="not_found")
+    if current.enabled == enabled:
+        return current
+    updated = current.with_changes(enabled=enabled)
+    if host.name == "terva":
+        terva.set_enabled(current.path, enabled)
+    elif host.name == "eva":
+        from pkgmgr.hosts.eva import Eva
+
+        assert isinstance(host, Eva)
+        away = host.disabled_place(folder, current.name, current.layout)
+        source, dest = (current.path, away) if not enabled else (current.disabled_path or away, current.path)
+        if os.path.lexists(dest):
+            raise conflict_error(host, current.name, [dest])
+        ensure_dirs(dest.parent.parent, dest.parent.name)
+        records.mark_pending(scope, current, updated.with_changes(disabled_path=None if enabled else away),
+                             {"place": str(dest), "action": "move"})
+        os.rename(source, dest)
+        fsync_dir(dest.parent)
+        crashpoint("host.enable.after_move")
+        updated = updated.with_changes(disabled_path=None if enabled else away)
+    else:
+        from pkgmgr.hosts import vera
+
+        with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
+            if vera.set_record_enabled(folder, current.name, enabled) is None:
+                raise PkgmgrError(f"Vera has no record of {current.name} in {folder.parent / vera.REGISTRY}",
+                                  code="state_inconsistent", hint="'pkgmgr ext install' it again with --force")
+    records.save(scope, updated)
+    notes, trust = _after_change(host, scope, folder, options)
+    return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+# --- adopt -------------------------------------------------------------------------------------------
+
+
+def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> list[HostInstalled]:
+    """Take hand-installed extensions of `host` in the scope's folder under management: each is
+    judged by the host's rules and recorded with its tree checksum as it is now, without moving
+    it. A Vera extension must still have the digest Vera recorded (`tree_modified` otherwise,
+    unless `force`). Names: the ones to adopt, or every unmanaged one when empty."""
+    from pkgmgr.store.install import login_user, now_utc
+
+    folder = _folder(host, scope)
+    check_dirs(folder)
+    recover(scope, host)
+    managed = {r.name for r in records.list_rows(scope, host.name)} if scope.exists() else set()
+    found = {f.name: f for f in host.scan(folder)}
+    wanted = names or sorted(n for n in found if n not in managed)
+    adopted = []
+    vera_records: dict[str, dict[str, Any]] = {}
+    if host.name == "vera":
+        from pkgmgr.hosts import vera
+
+        vera_records = {r["id"]: r for r in vera.read_records(folder)}
+    for name in wanted:
+        if name in managed:
+            raise PkgmgrError(f"{name} is already managed by pkgmgr in {host.name}'s {scope.kind} folder",
+                              code="source_conflict")
+        item = found.get(name)
+        if item is None:
+            raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code="not_found",
+                              details={"found": sorted(found)})
+        judged = host.judge(item.path, name_hint=name, layout=item.layout)
+        if judged.name != name and host.name != "eva":
+            raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
+                              "only under its extension's own name", code="invalid_manifest")
+        if host.name == "vera":
+            from pkgmgr.hosts import vera
+
+            recorded = vera_records.get(name)
+            if recorded is not None and recorded["digest"] != vera.digest(item.path) and not force:
+                raise PkgmgrError(f"{item.path} changed since Vera recorded it (digest {recorded['digest']})",
+                                  code="tree_modified", hint="reinstall it, or pass --force to adopt it as it is")
+        checksum, listing = host.checksum(item.path)
+        row = HostInstalled(
+            host=host.name, name=name, version=judged.version, path=item.path, layout=item.layout,
+            enabled=bool(judged.details.get("enabled", True)), disabled_path=None, pinned=False,
+            source_kind="unknown", source="adopted", registry=None, source_url=None, sha256=None, verified=False,
+            tier=None, tree_sha256=checksum, tree_listing=listing, manifest=judged.document,
+            capabilities=judged.capabilities, installed_at=now_utc(), installed_by=login_user(), scope=scope.kind)
+        records.save(scope, row)
+        adopted.append(row)
+    return adopted
+
+
+# --- recovery --------------------------------------------------------------------------------------
+
+
+def recover(scope: Any, host: Host) -> list[str]:
+    """Settle what a killed writer left for `host` in this scope (writer lock held): a pending
+    row becomes the new install when its tree is in place, else the old one stands (a fresh
+    install's placeholder row is dropped); Vera's records follow what is on disk; leftover
+    transaction directories are removed. Returns what was done, for messages."""
+    done: list[str] = []
+    if not scope.exists():
+        return done
+    folder = _folder(host, scope)
+    for item in records.list_rows(scope, host.name):
+        conn = scope.db
+        row = conn.execute(f"SELECT * FROM {records.TABLE} WHERE host = ? AND name = ?", (item.host, item.name)).fetchone()
+        current = records.from_row(row, scope.kind)
+        if current.pending is None:
+            continue
+        pending = current.pending
+        action = pending.get("action")
+        place = Path(pending["place"])
+        new = records.row_from_pending(pending["row"], scope.kind)
+        if action == "remove":
+            if not os.path.lexists(place):
+                records.delete(scope, current.host, current.name)
+                _vera_settle(host, folder, None, name=current.name)
+                done.append(f"finished removing {current.name}")
+            else:
+                records.save(scope, current.with_changes(pending=None))
+                done.append(f"kept {current.name} (its removal was interrupted before it began)")
+        elif action == "move":
+            moved = os.path.lexists(place)
+            records.save(scope, (new if moved else current).with_changes(pending=None))
+            done.append(f"settled where {current.name} is")
+        else:
+            observed = host.checksum(place)[0] if os.path.lexists(place) else None
+            if observed == new.tree_sha256:
+                records.save(scope, new.with_changes(pending=None))
+                if current.directory != place and not records.is_placeholder(current):
+                    remove_tree(current.directory)
+                _vera_settle(host, folder, new)
+                done.append(f"finished installing {new.name} {new.version}")
+            elif records.is_placeholder(current):
+                records.delete(scope, current.host, current.name)
+                _vera_settle(host, folder, None, name=current.name)
+                done.append(f"dropped the interrupted install of {current.name}")
+            else:
+                records.save(scope, current.with_changes(pending=None))
+                _vera_settle(host, folder, current)
+                done.append(f"kept {current.name} {current.version}")
+        tx = pending.get("tx")
+        if tx:
+            remove_tree(Path(tx))
+    staging = folder.parent / STAGING
+    if staging.is_dir() and not os.path.islink(staging):
+        for leftover in staging.iterdir():
+            remove_tree(leftover)
+    return done
+
+
+def _vera_settle(host: Host, folder: Path, item: HostInstalled | None, *, name: str | None = None) -> None:
+    """Vera's records made to say what is on disk after a recovery."""
+    if host.name != "vera":
+        return
+    from pkgmgr.hosts import vera
+
+    ext_id = item.name if item is not None else name
+    if ext_id is None:
+        return
+    path = folder / ext_id
+    with vera.registry_lock(0.0):
+        records_now = {r["id"]: r for r in vera.read_records(folder)}
+        if item is None or not os.path.isdir(path):
+            if ext_id in records_now:
+                vera.drop_record(folder, ext_id)
+            return
+        old = records_now.get(ext_id)
+        vera.put_record(folder, vera.record(ext_id, item.version, (old or {}).get("source", {}).get("path")
+                                            or str(path), vera.digest(path), enabled=item.enabled,
+                                            installed_at=(old or {}).get("installedAt")))

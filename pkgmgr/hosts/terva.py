@@ -1,0 +1,370 @@
+"""terva (terva-sh/terva): `extension.json` in a folder of `$TERVA_HOME/extensions/` or
+`<project>/.terva/extensions/`, judged as terva's loader judges it.
+
+Sources (read at the commits named in docs/hosts.md): `packages/agent/extensions/manager.go`
+(`loadOne`, `isPlainExtensionName`, `reservedExtensionName`, `hasExtensionTheme`, `searchDirs`),
+`packages/agent/extdriver/extension.go` (`Manifest`, `ConfigField`), `extdriver/driver.go`
+(`spawn`: how `exec` is resolved), `packages/envcompat/envcompat.go` (`Home`,
+`ProjectDirNames`), and the `ext enable/disable` rewrite (`extToggle`,
+`config.SetManifestEnabled`).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.hosts import jsonfmt
+from pkgmgr.hosts.base import Found, Host, Judged, Problems, tree_checksum
+
+MANIFEST = "extension.json"
+MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: terva reads any size
+THEME_FILES = ("theme.json", "themes/theme.json")
+
+# extdriver.Manifest: JSON name -> Go type ("string", "bool", "strings", "config", "pbool")
+FIELDS = {
+    "name": "string", "version": "string", "exec": "string", "args": "strings", "language": "string",
+    "enabled": "pbool", "description": "string", "config": "config", "connector": "bool",
+    "data_secrets": "pbool",
+}
+CONFIG_FIELDS = {
+    "key": "string", "label": "string", "type": "string", "default": "any", "required": "bool",
+    "secret": "bool", "description": "string", "options": "strings",
+}
+_FOLDED = {jsonfmt.go_fold(k): k for k in FIELDS}
+_CONFIG_FOLDED = {jsonfmt.go_fold(k): k for k in CONFIG_FIELDS}
+_JSON_KIND = {type(None): "null", bool: "bool", str: "string", float: "number", list: "array"}
+
+
+def terva_home() -> Path:
+    """envcompat.Home: $TERVA_HOME (else $ZOT_HOME) when set and not empty; else the OS default
+    terva directory when it exists; else the legacy zot one when it exists and `terva migrate`
+    has not disabled it; else the OS default terva directory."""
+    for variable in ("TERVA_HOME", "ZOT_HOME"):
+        if variable in os.environ:  # Lookup: the first spelling set decides, even when empty
+            value = os.environ[variable]
+            if value:
+                return Path(os.path.abspath(value))
+            break
+    new = _os_default("terva")
+    if new.is_dir():
+        return new
+    if not _zot_fallback_disabled():
+        old = _os_default("zot")
+        if old.is_dir():
+            return old
+    return new
+
+
+def _os_default(name: str) -> Path:
+    """envcompat.osDefaultDir on Linux and macOS."""
+    import sys
+
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Application Support" / name
+    state = os.environ.get("XDG_STATE_HOME")
+    if state:
+        return Path(state) / name
+    return Path.home() / ".local" / "state" / name
+
+
+def _zot_fallback_disabled() -> bool:
+    base = os.environ.get("TERVA_HOME") or str(_os_default("terva"))
+    return os.path.exists(os.path.join(base, ".zot-fallback-disabled"))
+
+
+def plain_name_problem(name: str) -> str | None:
+    """manager.go `isPlainExtensionName` and `reservedExtensionName`, plus pkgmgr's own rule
+    that a folder name holds no control characters."""
+    if name in ("", ".", ".."):
+        return f"{name!r} must be a plain identifier (no path separators, '.', '..' or absolute paths)"
+    if os.path.isabs(name) or "/" in name or "\\" in name:
+        return f"{name!r} must be a plain identifier (no path separators, '.', '..' or absolute paths)"
+    if name == "core":
+        return "'core' is reserved: it names the always-visible built-in tool group"
+    if name.startswith("mcp:"):
+        return f"{name!r} is reserved: the 'mcp:' prefix names MCP server tool groups"
+    if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
+        return f"{name!r} holds control characters (pkgmgr's rule: it names a folder)"
+    if len(os.fsencode(name)) > 255:
+        return "is longer than a file name may be (pkgmgr's rule: it names a folder)"
+    return None
+
+
+def _go_kind(value: Any) -> str:
+    if jsonfmt.is_object(value):
+        return "object"
+    return _JSON_KIND.get(type(value), "value")
+
+
+def _check(problems: Problems, key: str, kind: str, value: Any) -> Any:
+    """Go's json.Unmarshal of `value` into a field of Go type `kind`: the value (None for
+    null), or a problem as Go's UnmarshalTypeError would report it."""
+    go_type = {"string": "string", "bool": "bool", "pbool": "bool", "strings": "[]string",
+               "config": "[]extdriver.ConfigField", "any": "interface {}"}[kind]
+    if value is None:
+        return None
+    if kind == "any":
+        if isinstance(value, float) and math.isinf(value):
+            problems.add(key, "cannot unmarshal a number out of float64's range")
+        for item in _walk(value):
+            if isinstance(item, float) and math.isinf(item):
+                problems.add(key, "cannot unmarshal a number out of float64's range")
+                break
+        return jsonfmt.plain(value)
+    if kind in ("string",) and isinstance(value, str):
+        return value
+    if kind in ("bool", "pbool") and isinstance(value, bool):
+        return value
+    if kind == "strings" and isinstance(value, list):
+        out = []
+        for index, item in enumerate(value):
+            if item is not None and not isinstance(item, str):
+                problems.add(f"{key}[{index}]", f"cannot unmarshal {_go_kind(item)} into Go value of type string")
+            out.append(item if isinstance(item, str) else "")
+        return out
+    if kind == "config" and isinstance(value, list):
+        out = []
+        for index, item in enumerate(value):
+            if item is None:
+                out.append({})
+                continue
+            if not jsonfmt.is_object(item):
+                problems.add(f"{key}[{index}]", f"cannot unmarshal {_go_kind(item)} into Go struct "
+                                                "extdriver.ConfigField")
+                continue
+            out.append(_struct(problems, item, _CONFIG_FOLDED, CONFIG_FIELDS, f"{key}[{index}]"))
+        return out
+    problems.add(key, f"cannot unmarshal {_go_kind(value)} into Go value of type {go_type}")
+    return None
+
+
+def _walk(value: Any) -> Any:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        yield item
+        if isinstance(item, list):
+            stack.extend(v for v in item if not isinstance(v, tuple))
+        if jsonfmt.is_object(item):
+            stack.extend(jsonfmt.last_values(item).values())
+
+
+def _struct(problems: Problems, obj: Any, folded: dict[str, str], fields: dict[str, str], prefix: str) -> dict[str, Any]:
+    """An object decoded into a Go struct: each key goes to the field it names exactly, else
+    case-insensitively (Go's folding); the last key for a field wins; unknown keys are ignored."""
+    found: dict[str, Any] = {}
+    exact = set(fields)
+    for key, value in (obj if isinstance(obj, list) else obj.items()):
+        name = key if key in exact else folded.get(jsonfmt.go_fold(key))
+        if name is None:
+            continue
+        path = f"{prefix}.{name}" if prefix else name
+        found[name] = _check(problems, path, fields[name], value)
+    return found
+
+
+class Terva(Host):
+    name = "terva"
+    manifest_files = (MANIFEST,)
+
+    def home(self) -> Path:
+        return terva_home()
+
+    def project_root(self, project: Path) -> Path:
+        return project / ".terva"  # envcompat.ProjectDirNames()[0]: where writers write
+
+    def scan(self, folder: Path) -> list[Found]:
+        """Discover: every directory entry (a link to one is skipped, as os.ReadDir's IsDir
+        says) holding extension.json."""
+        found = []
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False) and os.path.exists(os.path.join(entry.path, MANIFEST)):
+                found.append(Found(entry.name, Path(entry.path), "directory"))
+        return found
+
+    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
+        problems = Problems(MANIFEST)
+        raw = _read_manifest(root)
+        try:
+            decoded = jsonfmt.decode(raw, pairs=True)
+        except jsonfmt.JsonError as exc:
+            problems.add("", f"parse manifest: {exc}")
+            problems.raise_if_any()
+        if jsonfmt.depth(decoded) > jsonfmt.MAX_DEPTH:
+            problems.add("", "is nested too deeply (pkgmgr's bound)")
+            problems.raise_if_any()
+        if decoded is None:
+            fields: dict[str, Any] = {}
+        elif not jsonfmt.is_object(decoded):
+            problems.add("", f"parse manifest: cannot unmarshal {_go_kind(decoded)} into Go value of type "
+                             "extdriver.Manifest")
+            problems.raise_if_any()
+            fields = {}
+        else:
+            fields = _struct(problems, decoded, _FOLDED, FIELDS, "")
+        problems.raise_if_any()  # terva stops at a parse error: nothing below is reached
+        name = fields.get("name") or ""
+        if not name:
+            problems.add("name", "name is required")
+        else:
+            why = plain_name_problem(name)
+            if why:
+                problems.add("name", why)
+        theme = _has_theme(root)
+        exec_ = fields.get("exec") or ""
+        if not exec_ and not theme:
+            problems.add("exec", "exec is required (or ship theme.json or themes/theme.json: a theme-only "
+                                 "extension)")
+        details: dict[str, Any] = {"args": fields.get("args") or [], "language": fields.get("language") or "",
+                                   "theme": theme, "connector": bool(fields.get("connector")),
+                                   "data_secrets": fields.get("data_secrets"),
+                                   "config": [c.get("key", "") for c in fields.get("config") or []]}
+        warnings: list[str] = []
+        if exec_:
+            details["exec_resolution"] = _check_exec(exec_, root, problems, warnings)
+        problems.raise_if_any()
+        enabled = fields.get("enabled")
+        details["enabled"] = enabled is None or bool(enabled)
+        capabilities = tuple(c for c, on in (("connector", details["connector"]),
+                                             ("data-secrets", details["data_secrets"] is True)) if on)
+        return Judged(
+            host=self.name, name=name, version=(fields.get("version") or "").strip(), layout="directory",
+            kind="subprocess" if exec_ else "theme", entry=" ".join([exec_, *details["args"]]).strip(),
+            capabilities=capabilities, description=fields.get("description") or "", warnings=tuple(warnings),
+            document=jsonfmt.last_values(jsonfmt.plain(decoded)) if decoded is not None else {}, details=details,
+        )
+
+    def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
+        """The tree checksum with `enabled` left out of extension.json: the manifest counts as its
+        canonical JSON without that field, so `ext enable/disable` (which rewrites it exactly as
+        terva does) changes neither the checksum nor `ext verify`'s listing."""
+        overrides = {}
+        manifest = path / MANIFEST
+        try:
+            raw = _read_manifest(path)
+        except PkgmgrError:
+            raw = None
+        if raw is not None and manifest.is_file() and not manifest.is_symlink():
+            overrides[MANIFEST] = canonical_without_enabled(raw)
+        return tree_checksum(path, overrides)
+
+    def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:
+        if judged.details.get("enabled", True) != enabled:
+            set_enabled(staged, enabled)
+
+    def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
+        if scope == "workspace" and project is not None:
+            return [(f"terva loads project extensions only in a trusted workspace: run 'terva trust' in {project} "
+                     "(pkgmgr never writes terva's trust)")]
+        return []
+
+
+def _read_manifest(root: Path) -> bytes:
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    try:
+        raw = read_regular(root / MANIFEST, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)
+    except FileNotFoundError:
+        raise _invalid("read manifest: extension.json is missing") from None
+    except NotRegularFile as exc:
+        raise _invalid(f"read manifest: extension.json is {exc.kind}") from None
+    if len(raw) > MANIFEST_MAX_BYTES:
+        raise _invalid("is larger than 1 MiB (pkgmgr's bound)")
+    return raw
+
+
+def _invalid(message: str) -> PkgmgrError:
+    from pkgmgr.errors import Problem, ValidationFailed
+
+    return ValidationFailed([Problem("invalid_manifest", MANIFEST, "", message)])
+
+
+def _has_theme(root: Path) -> bool:
+    """manager.go hasExtensionTheme: os.Stat of theme.json or themes/theme.json succeeds."""
+    return any(os.path.exists(root / rel) for rel in THEME_FILES)
+
+
+def _check_exec(exec_: str, root: Path, problems: Problems, warnings: list[str]) -> str:
+    """driver.go spawn's resolution: absolute -> as is; `./`, `../`, `.`, `..` or any other
+    path with a separator -> relative to the extension folder; a bare name -> looked up on PATH
+    when terva starts it. pkgmgr's rules on top: a relative one must exist, stay inside the
+    folder, be a regular file and keep its owner execute bit (terva finds out only at spawn)."""
+    if os.path.isabs(exec_):
+        warnings.append(f"exec {exec_!r} is an absolute path outside the extension: it must exist where terva runs")
+        return "absolute"
+    if not (exec_ in (".", "..") or exec_.startswith(("./", "../")) or "/" in exec_):
+        return "path"
+    base = os.path.realpath(root)
+    candidate = os.path.normpath(os.path.join(root, exec_))
+    resolved = os.path.realpath(candidate)
+    if resolved != base and not resolved.startswith(base + os.sep):
+        problems.add("exec", f"{exec_!r} resolves outside the extension folder (pkgmgr's rule)",
+                     code="path_escapes_root")
+        return "relative"
+    try:
+        info = os.stat(resolved)
+    except OSError:
+        problems.add("exec", f"{exec_!r} does not exist in the extension (pkgmgr's rule: terva would fail to "
+                             "spawn it)")
+        return "relative"
+    if not stat.S_ISREG(info.st_mode):
+        problems.add("exec", f"{exec_!r} is not a file (pkgmgr's rule)")
+    elif not info.st_mode & stat.S_IXUSR:
+        problems.add("exec", f"{exec_!r} is not executable (pkgmgr's rule: set its execute bit; archives keep it)")
+    return "relative"
+
+
+def canonical_without_enabled(raw: bytes) -> bytes:
+    """extension.json as the checksum counts it: its JSON (last duplicate key winning) without
+    every key Go would decode into `enabled`, keys sorted, compact."""
+    import json
+
+    try:
+        document = jsonfmt.plain(jsonfmt.decode(raw))
+    except jsonfmt.JsonError:
+        return raw
+    if isinstance(document, dict):
+        document = {k: v for k, v in document.items() if jsonfmt.go_fold(k) != "ENABLED"}
+    return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+
+
+def set_enabled(folder: Path, enabled: bool) -> None:
+    """`terva ext enable/disable`: extension.json decoded into map[string]any, `enabled` set,
+    written back with json.MarshalIndent(v, "", "  ") and a final newline, mode 0644 (terva
+    writes in place; pkgmgr writes the same bytes through a temporary file and a rename).
+    Raises invalid_manifest where terva's rewrite fails ("parse manifest")."""
+    from pkgmgr.fsutil import atomic_write_bytes
+
+    raw = _read_manifest(folder)
+    try:
+        document = jsonfmt.decode(raw)
+    except jsonfmt.JsonError as exc:
+        raise _invalid(f"parse manifest: {exc}") from None
+    if not isinstance(document, dict):
+        raise _invalid("parse manifest: not a JSON object, so terva cannot rewrite 'enabled'")
+    if any(isinstance(v, float) and math.isinf(v) for v in _walk(document)):
+        raise _invalid("parse manifest: a number is out of float64's range")
+    document["enabled"] = enabled
+    data = (jsonfmt.go_marshal_indent(document) + "\n").encode("utf-8")
+    atomic_write_bytes(folder / MANIFEST, data, mode=0o644)
+
+
+def is_terva_manifest(raw: bytes) -> bool:
+    """Detection (SPEC 13): an extension.json with an `exec` (any key Go folds to it); the
+    theme-file case is decided by the caller, who sees the folder."""
+    try:
+        document = jsonfmt.decode(raw, pairs=True)
+    except jsonfmt.JsonError:
+        return False
+    if not jsonfmt.is_object(document):
+        return False
+    return any(jsonfmt.go_fold(key) == "EXEC" for key, _ in document)

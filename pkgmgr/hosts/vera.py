@@ -1,0 +1,551 @@
+"""Vera (nashaad/vera): `vera.extension.json` folders in `$VERA_HOME/extensions/<id>/`, judged
+as `manifest.ts` judges them, with Vera's own records written as `manager.ts` writes them.
+
+Sources (docs/hosts.md names the commits): `src/extensions/manifest.ts`
+(`parseExtensionManifest`, `loadExtensionManifest`, `realEntrypoint`),
+`src/extensions/contributions.ts` (`parseExtensionContributions`), `src/extensions/manager.ts`
+(`installExtension`, `setExtensionEnabled`, `removeExtension`, `digestExtensionDirectory`,
+`writeExtensionRegistry`, `writeManagedMarker`, `withRegistryLock`, `parseManagedRecord`),
+`src/extensions/discovery.ts` (`discoverExtensionConfigs`), `src/profile-paths.ts`
+(`veraHomeDirectory`), and `test/extensions/manifest.test.ts`.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import json
+import math
+import os
+import re
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.hosts import jsonfmt
+from pkgmgr.hosts.base import Found, Host, Judged, Problems
+
+MANIFEST = "vera.extension.json"
+MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
+SDK = "1"
+REGISTRY = "extensions.json"
+MANAGED = ".managed"
+SCHEMA_VERSION = 1
+_ID = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_SOURCE_FAMILY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+_DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
+CONTRIBUTION_KINDS = ("watches", "sidecars")
+FLOOD_POLICIES = ("shed", "quarantine")
+# ICU's root collation of the printable ASCII characters (what `localeCompare` sorts by):
+# punctuation and symbols, then digits, then letters with case second
+_ASCII_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ"
+_ABSENT = object()
+_PRIMARY = {c: i for i, c in enumerate(dict.fromkeys(c.lower() for c in _ASCII_ORDER))}
+
+
+def vera_home() -> Path:
+    """profile-paths.ts veraHomeDirectory: $VERA_HOME trimmed when not empty, else ~/.vera."""
+    value = os.environ.get("VERA_HOME", "").strip()
+    if value:
+        return Path(os.path.abspath(value))
+    return Path(os.path.expanduser("~")) / ".vera"
+
+
+def locale_key(name: str) -> tuple[Any, ...]:
+    """A sort key agreeing with JavaScript's `a.localeCompare(b)` (ICU, root collation) on ASCII
+    names: compared by base letters and symbols first, then lower case before upper case. A name
+    with other characters sorts by code point among them (pkgmgr's approximation)."""
+    if not name.isascii():
+        return (1, name)
+    primary = tuple(_PRIMARY.get(c.lower(), 1000 + ord(c)) for c in name)
+    tertiary = tuple(1 if c.isupper() else 0 for c in name)
+    return (0, primary, tertiary)
+
+
+def digest(directory: Path) -> str:
+    """manager.ts digestExtensionDirectory: sha256 over, per directory in localeCompare order,
+    `dir:<rel>\\n` then its contents, or `file:<rel>\\n` + the bytes + `\\n`; links and special
+    files are refused (as Vera refuses them)."""
+    sha = hashlib.sha256()
+    _hash_directory(sha, directory, "")
+    return "sha256:" + sha.hexdigest()
+
+
+def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
+    entries = sorted(os.scandir(directory), key=lambda e: locale_key(e.name))
+    for entry in entries:
+        path = f"{rel}/{entry.name}" if rel else entry.name
+        if entry.is_dir(follow_symlinks=False):
+            sha.update(f"dir:{path}\n".encode())
+            _hash_directory(sha, Path(entry.path), path)
+        elif entry.is_file(follow_symlinks=False):
+            sha.update(f"file:{path}\n".encode())
+            with open(entry.path, "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    sha.update(chunk)
+            sha.update(b"\n")
+        elif entry.is_symlink():
+            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code="invalid_manifest")
+        else:
+            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code="invalid_manifest")
+
+
+def _is_object(value: Any) -> bool:
+    return isinstance(value, dict)
+
+
+def _json_value_ok(value: Any) -> bool:
+    """contributions.ts asJsonValue: inert JSON, finite numbers, no `__proto__` key."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return False
+        if isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, dict):
+            if "__proto__" in item:
+                return False
+            stack.extend(item.values())
+    return True
+
+
+def _contributions(problems: Problems, value: Any, ext_id: str) -> dict[str, Any]:
+    """contributions.ts parseExtensionContributions (every problem listed, not only the first)."""
+    result: dict[str, Any] = {"watches": [], "sidecars": []}
+    if value is _ABSENT:  # `undefined`: no contributions (null is an error below)
+        return result
+    if not _is_object(value):
+        problems.add("contributes", "contributes must be an object keyed by contribution kind")
+        return result
+    for kind in value:
+        if kind not in CONTRIBUTION_KINDS:
+            problems.add(f"contributes.{kind}", f'unknown contribution kind "{kind}"')
+    for kind in CONTRIBUTION_KINDS:
+        items = value.get(kind)
+        if kind not in value:
+            continue
+        if not isinstance(items, list):
+            problems.add(f"contributes.{kind}", f"contributes.{kind} must be an array")
+            continue
+        seen: set[str] = set()
+        for index, item in enumerate(items):
+            key = f"contributes.{kind}[{index}]"
+            single = {"watches": "watch", "sidecars": "sidecar"}[kind]
+            if not _is_object(item):
+                problems.add(key, f"a {single} contribution must be an object")
+                continue
+            local = item.get("id")
+            if not isinstance(local, str) or not _ID.fullmatch(local):
+                problems.add(f"{key}.id", f"a {single} id must match {_ID.pattern}")
+                continue
+            if local in seen:
+                problems.add(f"{key}.id", f'duplicate {single} id "{local}"')
+            seen.add(local)
+            (_watch if kind == "watches" else _sidecar)(problems, item, key, local)
+            result[kind].append(local)
+    return result
+
+
+def _watch(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+    family = item.get("source_family")
+    if not isinstance(family, str) or not _SOURCE_FAMILY.fullmatch(family):
+        problems.add(f"{key}.source_family", f'watch "{local}" must declare a source_family matching '
+                                             f"{_SOURCE_FAMILY.pattern}")
+    if "config" in item and not (_is_object(item["config"]) and _json_value_ok(item["config"])):
+        problems.add(f"{key}.config", f'watch "{local}" config must be an object of inert JSON values')
+    address = item.get("address")
+    if "address" in item and not (isinstance(address, str) and address.strip()):
+        problems.add(f"{key}.address", f'watch "{local}" address must be a non-empty string')
+    flood = item.get("flood", "shed")
+    if flood is None:
+        flood = "shed"  # `value.flood ?? "shed"`
+    if not isinstance(flood, str) or flood not in FLOOD_POLICIES:
+        problems.add(f"{key}.flood", f'watch "{local}" flood must be one of {", ".join(FLOOD_POLICIES)}')
+
+
+def _sidecar(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+    command = item.get("command")
+    if not (isinstance(command, list) and command and all(isinstance(p, str) and p.strip() for p in command)):
+        problems.add(f"{key}.command", f'sidecar "{local}" command must be a non-empty array of non-empty strings')
+    if "env" in item:
+        env = item["env"]
+        if not (_is_object(env) and "__proto__" not in env and all(isinstance(v, str) for v in env.values())):
+            problems.add(f"{key}.env", f'sidecar "{local}" env must be an object of string values')
+    cwd = item.get("cwd")
+    if "cwd" in item and not (isinstance(cwd, str) and cwd.strip()):
+        problems.add(f"{key}.cwd", f'sidecar "{local}" cwd must be a non-empty string')
+    restart = item.get("restart", True)
+    if restart is not None and not isinstance(restart, bool):
+        problems.add(f"{key}.restart", f'sidecar "{local}" restart must be a boolean')
+
+
+def _inside(directory: str, candidate: str) -> bool:
+    """manifest.ts isWithin."""
+    rel = os.path.relpath(candidate, directory)
+    return rel == "." or (rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel))
+
+
+class Vera(Host):
+    name = "vera"
+    manifest_files = (MANIFEST,)
+
+    def home(self) -> Path:
+        return vera_home()
+
+    def scan(self, folder: Path) -> list[Found]:
+        """discovery.ts discoverExtensionConfigs: directories (and links) holding the manifest,
+        in localeCompare order."""
+        try:
+            entries = list(os.scandir(folder))
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found = []
+        for entry in sorted(entries, key=lambda e: locale_key(e.name)):
+            if (entry.is_dir(follow_symlinks=False) or entry.is_symlink()) and os.path.exists(
+                    os.path.join(entry.path, MANIFEST)):
+                found.append(Found(entry.name, Path(entry.path), "directory"))
+        return found
+
+    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
+        problems = Problems(MANIFEST)
+        directory = os.path.realpath(root)
+        manifest_path = os.path.join(directory, MANIFEST)
+        real = os.path.realpath(manifest_path)
+        if not os.path.lexists(manifest_path):
+            problems.add("", f"Vera extension manifest is unavailable at {MANIFEST}")
+            problems.raise_if_any()
+        if not _inside(directory, real) or not os.path.isfile(real):
+            problems.add("", "Vera extension manifest must be a file inside the extension directory",
+                         code="path_escapes_root")
+            problems.raise_if_any()
+        with open(real, "rb") as handle:
+            raw = handle.read(MANIFEST_MAX_BYTES + 1)
+        if len(raw) > MANIFEST_MAX_BYTES:
+            problems.add("", "is larger than 1 MiB (pkgmgr's bound)")
+            problems.raise_if_any()
+        try:
+            value = jsonfmt.plain(jsonfmt.decode(raw))
+        except jsonfmt.JsonError as exc:
+            problems.add("", f"Invalid JSON in Vera extension manifest: {exc}")
+            problems.raise_if_any()
+        if jsonfmt.depth(value) > jsonfmt.MAX_DEPTH:
+            problems.add("", "is nested too deeply (pkgmgr's bound)")
+            problems.raise_if_any()
+        if not _is_object(value):
+            problems.add("", "must be a JSON object")
+            problems.raise_if_any()
+        ext_id = value.get("id")
+        if not isinstance(ext_id, str) or not _ID.fullmatch(ext_id):
+            problems.add("id", f"must be a string matching {_ID.pattern} (lower-case, dotted or dashed)")
+        version = value.get("version")
+        if not isinstance(version, str) or not version.strip():
+            problems.add("version", "must be a non-empty string")
+        if value.get("sdk") != SDK:
+            problems.add("sdk", f'must be the string "{SDK}"')
+        entrypoint = value.get("entrypoint")
+        if not isinstance(entrypoint, str) or not entrypoint.strip():
+            problems.add("entrypoint", "must be a non-empty string")
+        elif os.path.isabs(entrypoint):
+            problems.add("entrypoint", "must be relative to the extension directory")
+        capabilities = value.get("capabilities")
+        caps: list[str] = []
+        if not isinstance(capabilities, list):
+            problems.add("capabilities", "must be an array of strings")
+        else:
+            caps = [c.strip() if isinstance(c, str) else "" for c in capabilities]
+            if any(not c for c in caps):
+                problems.add("capabilities", "every capability must be a non-empty string")
+            if len(set(caps)) != len(caps):
+                problems.add("capabilities", "capabilities must be unique")
+        manifest_ok = not problems.items
+        contributes = _contributions(problems, value.get("contributes", _ABSENT), ext_id if isinstance(ext_id, str) else "")
+        if manifest_ok and isinstance(entrypoint, str):
+            candidate = os.path.normpath(os.path.join(directory, entrypoint))
+            if not _inside(directory, candidate):
+                problems.add("entrypoint", f"Vera extension entrypoint leaves its directory: {entrypoint}",
+                             code="path_escapes_root")
+            else:
+                target = os.path.realpath(candidate)
+                if not os.path.lexists(candidate) or not os.path.exists(target):
+                    problems.add("entrypoint", f"Vera extension entrypoint is unavailable at {entrypoint}")
+                elif not _inside(directory, target) or not os.path.isfile(target):
+                    problems.add("entrypoint", "Vera extension entrypoint must be a file inside the extension "
+                                               "directory", code="path_escapes_root")
+        problems.raise_if_any()
+        assert isinstance(ext_id, str) and isinstance(version, str) and isinstance(entrypoint, str)
+        return Judged(host=self.name, name=ext_id, version=version.strip(), layout="directory", kind="extension",
+                      entry=entrypoint, capabilities=tuple(caps), document=value,
+                      details={"contributes": contributes, "sdk": SDK})
+
+
+# --- Vera's records ------------------------------------------------------------------------------
+
+
+def registry_path() -> Path:
+    return vera_home() / REGISTRY
+
+
+def lock_path() -> Path:
+    return vera_home() / (REGISTRY + ".lock")
+
+
+def iso_now() -> str:
+    """`new Date().toISOString()`: milliseconds and a Z."""
+    now = datetime.now(UTC)
+    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+
+
+def record(ext_id: str, version: str, source: str, tree_digest: str, *, enabled: bool,
+           installed_at: str | None = None) -> dict[str, Any]:
+    """A ManagedExtensionRecord, keys in the order manager.ts builds it."""
+    return {"id": ext_id, "version": version, "source": {"kind": "local", "path": source}, "digest": tree_digest,
+            "directory": f"extensions/{ext_id}", "enabled": enabled, "installedAt": installed_at or iso_now()}
+
+
+def record_problem(value: Any) -> str | None:
+    """manager.ts parseManagedRecord, as a reason (None when the record is one Vera accepts)."""
+    if not isinstance(value, dict):
+        return "not an object"
+    source = value.get("source")
+    checks = [
+        (isinstance(value.get("id"), str) and _ID.fullmatch(value["id"]) is not None, "id"),
+        (isinstance(value.get("version"), str) and bool(value["version"].strip()), "version"),
+        (isinstance(value.get("digest"), str) and _DIGEST.fullmatch(value["digest"]) is not None, "digest"),
+        (value.get("directory") == f"extensions/{value.get('id')}", "directory"),
+        (isinstance(value.get("enabled"), bool), "enabled"),
+        (isinstance(value.get("installedAt"), str) and _date_ok(value["installedAt"]), "installedAt"),
+        (isinstance(source, dict) and source.get("kind") == "local" and isinstance(source.get("path"), str)
+         and os.path.isabs(source["path"]), "source"),
+    ]
+    bad = [name for ok, name in checks if not ok]
+    return f"bad {', '.join(bad)}" if bad else None
+
+
+def _date_ok(text: str) -> bool:
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _records_error(path: Path, why: str) -> PkgmgrError:
+    return PkgmgrError(f"{path}: Vera's extension records {why}; pkgmgr does not write over records it cannot "
+                       "read", code="invalid_config", details={"path": str(path)},
+                       hint="repair or move the file (Vera's own 'vera ext' commands refuse it too)")
+
+
+def read_central() -> list[dict[str, Any]] | None:
+    """manager.ts readExtensionRegistry: the records of extensions.json (None when there is none)."""
+    path = registry_path()
+    if os.path.islink(path):
+        raise _records_error(path, "file is a symbolic link")
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        value = jsonfmt.plain(jsonfmt.decode(raw))
+    except jsonfmt.JsonError as exc:
+        raise _records_error(path, f"are not valid JSON ({exc})") from None
+    if not isinstance(value, dict) or value.get("schema_version") != SCHEMA_VERSION or not isinstance(
+            value.get("extensions"), list):
+        raise _records_error(path, "have an invalid shape")
+    ids: set[str] = set()
+    for item in value["extensions"]:
+        why = record_problem(item)
+        if why is not None or item["id"] in ids:
+            raise _records_error(path, f"have an invalid record ({why or 'duplicate id'})")
+        ids.add(item["id"])
+    return value["extensions"]
+
+
+def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
+    """manager.ts readManagedMarkers (leftover `.tmp` files removed, as Vera removes them)."""
+    state = folder / MANAGED
+    if os.path.islink(state):
+        raise _records_error(state, "directory is a symbolic link")
+    try:
+        names = sorted(os.listdir(state))
+    except FileNotFoundError:
+        return {}
+    markers: dict[str, dict[str, Any]] = {}
+    for child in names:
+        path = state / child
+        if child.endswith(".tmp"):
+            path.unlink(missing_ok=True)
+            continue
+        if not child.endswith(".json") or os.path.islink(path):
+            raise _records_error(path, "directory holds an unexpected file")
+        try:
+            value = jsonfmt.plain(jsonfmt.decode(path.read_bytes()))
+        except (OSError, jsonfmt.JsonError) as exc:
+            raise _records_error(path, f"marker is invalid ({exc})") from None
+        if record_problem(value) is not None or child != f"{value['id']}.json":
+            raise _records_error(path, "marker has an invalid shape")
+        markers[value["id"]] = value
+    return markers
+
+
+def read_records(folder: Path) -> list[dict[str, Any]]:
+    """manager.ts readManagedExtensionRecords: the central records, each with its marker's
+    `enabled` (a missing marker is backfilled, as Vera does), plus markers without a central
+    record; sorted by id in localeCompare order."""
+    central = read_central() or []
+    markers = read_markers(folder)
+    records = []
+    for item in central:
+        marker = markers.pop(item["id"], None)
+        if marker is None:
+            write_marker(folder, item)
+            records.append(item)
+            continue
+        if marker["directory"] != item["directory"] or marker["source"]["path"] != item["source"]["path"]:
+            raise _records_error(registry_path(), f"disagree with the marker of {item['id']}")
+        records.append({**item, "enabled": marker["enabled"]})
+    records.extend(markers.values())
+    return sorted(records, key=lambda r: locale_key(r["id"]))
+
+
+def _write_json(path: Path, value: Any) -> None:
+    """Vera's write: `<path>.<pid>.<uuid>.tmp` with mode 0600, then a rename."""
+    from pkgmgr.fsutil import fsync_dir
+
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(jsonfmt.js_stringify(value) + "\n")
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
+def write_marker(folder: Path, item: dict[str, Any]) -> None:
+    """manager.ts writeManagedMarker: `.managed/<id>.json`."""
+    state = folder / MANAGED
+    if os.path.islink(state):
+        raise _records_error(state, "directory is a symbolic link")
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path = state / f"{item['id']}.json"
+    if os.path.islink(path):
+        raise _records_error(path, "marker is a symbolic link")
+    _write_json(path, item)
+
+
+def remove_marker(folder: Path, ext_id: str) -> None:
+    path = folder / MANAGED / f"{ext_id}.json"
+    if os.path.islink(path):
+        raise _records_error(path, "marker is a symbolic link")
+    path.unlink(missing_ok=True)
+
+
+def write_central(records: list[dict[str, Any]]) -> None:
+    """manager.ts writeExtensionRegistry: records sorted by id (localeCompare), two-space JSON."""
+    path = registry_path()
+    if os.path.islink(path):
+        raise _records_error(path, "file is a symbolic link")
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    ordered = sorted(records, key=lambda r: locale_key(r["id"]))
+    _write_json(path, {"schema_version": SCHEMA_VERSION, "extensions": ordered})
+
+
+def put_record(folder: Path, item: dict[str, Any]) -> None:
+    """Add or replace one record as installExtension does: the marker first, then the registry."""
+    records = [r for r in read_records(folder) if r["id"] != item["id"]]
+    write_marker(folder, item)
+    write_central([*records, item])
+
+
+def drop_record(folder: Path, ext_id: str) -> None:
+    """manager.ts removeManagedRecord: the registry rewritten without it (when there is one, or
+    others remain), then its marker removed."""
+    remaining = [r for r in read_records(folder) if r["id"] != ext_id]
+    if registry_path().is_file() or remaining:
+        write_central(remaining)
+    remove_marker(folder, ext_id)
+
+
+def set_record_enabled(folder: Path, ext_id: str, enabled: bool) -> dict[str, Any] | None:
+    """manager.ts setExtensionEnabled: disabling writes the marker first, enabling the registry
+    first. None when Vera has no record of it."""
+    records = read_records(folder)
+    current = next((r for r in records if r["id"] == ext_id), None)
+    if current is None:
+        return None
+    updated = {**current, "enabled": enabled}
+    if not enabled:
+        write_marker(folder, updated)
+    write_central([updated if r["id"] == ext_id else r for r in records])
+    if enabled:
+        write_marker(folder, updated)
+    return updated
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _reclaim_dead(path: Path) -> bool:
+    """manager.ts reclaimDeadLock: a lock whose `{"pid": N}` names no live process is removed."""
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    pid = value.get("pid") if isinstance(value, dict) else None
+    if not isinstance(pid, int) or isinstance(pid, bool) or _pid_alive(pid):
+        return False
+    path.unlink(missing_ok=True)
+    return True
+
+
+@contextmanager
+def registry_lock(timeout: float) -> Iterator[None]:
+    """manager.ts withRegistryLock: `extensions.json.lock` created exclusively (mode 0600) with
+    `{"pid":N}`; a dead owner's lock is reclaimed. A live owner is waited for up to `timeout`
+    seconds (Vera itself gives up at once), then `locked`."""
+    path = lock_path()
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            break
+        except FileExistsError:
+            if _reclaim_dead(path):
+                continue
+            if time.monotonic() >= deadline:
+                owner = ""
+                try:
+                    owner = f" (pid {json.loads(path.read_text('utf-8')).get('pid')})"
+                except (OSError, ValueError, AttributeError):
+                    pass
+                raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
+                                  code="locked", details={"path": str(path)},
+                                  hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
+            time.sleep(0.05)
+        except OSError as exc:
+            if exc.errno != errno.EEXIST:
+                raise
+    try:
+        os.write(fd, (json.dumps({"pid": os.getpid()}, separators=(",", ":")) + "\n").encode())
+        yield
+    finally:
+        os.close(fd)
+        path.unlink(missing_ok=True)
