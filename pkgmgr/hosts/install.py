@@ -290,21 +290,25 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
     records.mark_pending(scope, current, new, {"tx": str(tx), "place": str(place), "action": "install"})
     crashpoint("host.install.after_pending")
     parking = tx / "previous"
-    if host.name == "vera":
-        from pkgmgr.hosts import vera
+    try:
+        if host.name == "vera":
+            from pkgmgr.hosts import vera
 
-        with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
-            source = str(fetched.directory or fetched.archive or fetched.locator)
-            installed_at = None
-            if current is not None:
-                old = next((r for r in vera.read_records(folder) if r["id"] == name), None)
-                installed_at = old["installedAt"] if old else None
-            vera.put_record(folder, vera.record(name, judged.version, os.path.abspath(source), vera.digest(staged),
-                                                enabled=enabled, installed_at=installed_at))
-            crashpoint("host.install.after_host_records")
+            with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
+                source = str(fetched.directory or fetched.archive or fetched.locator)
+                installed_at = None
+                if current is not None:
+                    old = next((r for r in vera.read_records(folder) if r["id"] == name), None)
+                    installed_at = old["installedAt"] if old else None
+                vera.put_record(folder, vera.record(name, judged.version, os.path.abspath(source),
+                                                    vera.digest(staged), enabled=enabled, installed_at=installed_at))
+                crashpoint("host.install.after_host_records")
+                switch_in(staged, place, parking)
+        else:
             switch_in(staged, place, parking)
-    else:
-        switch_in(staged, place, parking)
+    except BaseException:
+        _roll_back(scope, host, current, name, tx)
+        raise
     fsync_dir(place.parent)
     crashpoint("host.install.after_rename")
     records.save(scope, new)
@@ -316,6 +320,15 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
     action = "installed" if current is None else "reinstalled" if same_version_or_equal(current, new) else "switched"
     return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
                    current.version if current is not None else None)
+
+
+def _roll_back(scope: Any, host: Host, current: HostInstalled | None, name: str, tx: Path) -> None:
+    """A switch that failed before its tree moved (a lock, a full disk): the old row stands."""
+    if current is None:
+        records.delete(scope, host.name, name)
+    else:
+        records.save(scope, current.with_changes(pending=None))
+    remove_tree(tx)
 
 
 def _same_semver(a: str, b: str, same_version: Callable[[str, str], bool]) -> bool:
@@ -380,15 +393,21 @@ def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInsta
     place = current.directory
     records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
     parking = tx / "removed"
-    if host.name == "vera":
-        from pkgmgr.hosts import vera
+    try:
+        if host.name == "vera":
+            from pkgmgr.hosts import vera
 
-        with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
-            if os.path.lexists(place):
-                os.rename(place, parking)
-            vera.drop_record(folder, current.name)
-    elif os.path.lexists(place):
-        os.rename(place, parking)
+            with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
+                if os.path.lexists(place):
+                    os.rename(place, parking)
+                vera.drop_record(folder, current.name)
+        elif os.path.lexists(place):
+            os.rename(place, parking)
+    except BaseException:
+        if not os.path.lexists(place) and os.path.lexists(parking):
+            os.rename(parking, place)
+        _roll_back(scope, host, current, current.name, tx)
+        raise
     fsync_dir(place.parent)
     crashpoint("host.remove.after_rename")
     records.delete(scope, current.host, current.name)

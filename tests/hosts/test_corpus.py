@@ -106,7 +106,7 @@ def test_the_hosts_rules(tmp_path: Path, host: str, case: dict[str, Any]) -> Non
 
 @pytest.mark.parametrize("host, case", ALL, ids=[f"{h}/{c['id']}" for h, c in ALL])
 def test_ext_validate_gives_the_same_verdict(tmp_path: Path, host: str, case: dict[str, Any]) -> None:
-    path, layout, _ = build(tmp_path, host, case)
+    path, _layout, _ = build(tmp_path, host, case)
     result = run_cli(["ext", "validate", path, "--host", host, "-o", "json"])
     document = result.json
     if expected_refusal(case):

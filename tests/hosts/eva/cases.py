@@ -27,8 +27,8 @@ CASES = [
      "decided_by": f"{LOADER}:166 candidates_in_dir (dir/extension.exs)",
      "from": "loader_test.exs finds extension.exs inside a subdirectory"},
     {"id": "no-setup", "name": "bad",
-     "script": ("bad.exs", "defmodule Eva.Extension.Bad do\n  use Eva.Core.Extension\n\n"
-                           "  def init(_ctx), do: {:ok, nil}\nend\n"),
+     "script": ("bad.exs", ("defmodule Eva.Extension.Bad do\n  use Eva.Core.Extension\n\n"
+                           "  def init(_ctx), do: {:ok, nil}\nend\n")),
      "verdict": "refuse", "code": "invalid_manifest", "message": "does not export setup/1",
      "decided_by": f"{LOADER}:286 validate", "from": "loader_test.exs extension without setup/1"},
     {"id": "no-use", "name": "plain",
@@ -48,9 +48,9 @@ CASES = [
      "verdict": "load", "module": "Eva.Extension.Nested",
      "decided_by": f"{LOADER}:288 validate (own subtree)", "from": "loader_test.exs modules nested under the namespace"},
     {"id": "nested-defmodule-inside", "name": "inner",
-     "script": ("inner.exs", "defmodule Eva.Extension.Inner do\n  use Eva.Core.Extension\n\n"
+     "script": ("inner.exs", ("defmodule Eva.Extension.Inner do\n  use Eva.Core.Extension\n\n"
                              "  defmodule Helper do\n    def setup(a, b), do: {a, b}\n  end\n\n"
-                             "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n"),
+                             "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n")),
      "verdict": "load", "module": "Eva.Extension.Inner",
      "decided_by": f"{LOADER}:253 extension_module (Helper is Eva.Extension.Inner.Helper)",
      "from": "Elixir nesting rules"},
@@ -63,9 +63,9 @@ CASES = [
      "verdict": "refuse", "code": "invalid_manifest", "message": "never closed",
      "decided_by": f"{LOADER}:222 require_modules (failed to compile)", "from": "loader.ex require_modules"},
     {"id": "stateful", "name": "stateful",
-     "script": ("stateful.exs", "defmodule Eva.Extension.Stateful do\n  use Eva.Core.Extension\n\n"
+     "script": ("stateful.exs", ("defmodule Eva.Extension.Stateful do\n  use Eva.Core.Extension\n\n"
                                 "  def setup(_ctx) do\n    {:ok, %Eva.Core.Extension.Spec{\n"
-                                "      hooks: [:tool_call],\n      event_classes: [:stream]\n    }}\n  end\nend\n"),
+                                "      hooks: [:tool_call],\n      event_classes: [:stream]\n    }}\n  end\nend\n")),
      "verdict": "load", "module": "Eva.Extension.Stateful",
      "decided_by": f"{LOADER}:276 validate", "from": "loader_test.exs loads a stateful extension"},
     {"id": "two-extension-modules", "name": "twice",
@@ -88,9 +88,9 @@ CASES = [
      "verdict": "load", "module": "Eva.Extension.Parent",
      "decided_by": f"{LOADER}:253 extension_module", "from": "loader_test.exs reloads modules the extension required"},
     {"id": "heredoc-is-not-code", "name": "doc",
-     "script": ("doc.exs", 'defmodule Eva.Extension.Doc do\n  @moduledoc """\n  defmodule Fake do\n'
+     "script": ("doc.exs", ('defmodule Eva.Extension.Doc do\n  @moduledoc """\n  defmodule Fake do\n'
                            '    use Eva.Core.Extension\n  end\n  """\n  use Eva.Core.Extension\n\n'
-                           "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n"),
+                           "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n")),
      "verdict": "load", "module": "Eva.Extension.Doc",
      "decided_by": "Elixir: a heredoc is a string", "from": "research.exs (@research_system_prompt heredoc)"},
     {"id": "comment-is-not-code", "name": "quiet",
@@ -103,19 +103,19 @@ CASES = [
      "verdict": "load", "module": "Eva.Extension.Sig", "decided_by": "Elixir: a sigil is a literal",
      "from": "Elixir syntax"},
     {"id": "setup-with-default", "name": "defaults",
-     "script": ("defaults.exs", "defmodule Eva.Extension.Defaults do\n  use Eva.Core.Extension\n\n"
-                                "  def setup(ctx, opts \\\\ []), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n"),
+     "script": ("defaults.exs", ("defmodule Eva.Extension.Defaults do\n  use Eva.Core.Extension\n\n"
+                                "  def setup(ctx, opts \\\\ []), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n")),
      "verdict": "load", "module": "Eva.Extension.Defaults",
      "decided_by": f"{LOADER}:285 validate (function_exported? setup/1: a default argument exports it)",
      "from": "Elixir default arguments"},
     {"id": "setup-arity-two", "name": "two",
-     "script": ("two.exs", "defmodule Eva.Extension.Two do\n  use Eva.Core.Extension\n\n"
-                           "  def setup(ctx, opts), do: {:ok, {ctx, opts}}\nend\n"),
+     "script": ("two.exs", ("defmodule Eva.Extension.Two do\n  use Eva.Core.Extension\n\n"
+                           "  def setup(ctx, opts), do: {:ok, {ctx, opts}}\nend\n")),
      "verdict": "refuse", "code": "invalid_manifest", "message": "does not export setup/1",
      "decided_by": f"{LOADER}:286 validate", "from": "loader.ex validate"},
     {"id": "setup-delegated", "name": "delegate",
-     "script": ("delegate.exs", "defmodule Eva.Extension.Delegate do\n  use Eva.Core.Extension\n"
-                                "  defdelegate setup(ctx), to: Eva.Extension.Delegate.Impl\nend\n"),
+     "script": ("delegate.exs", ("defmodule Eva.Extension.Delegate do\n  use Eva.Core.Extension\n"
+                                "  defdelegate setup(ctx), to: Eva.Extension.Delegate.Impl\nend\n")),
      "verdict": "load", "module": "Eva.Extension.Delegate",
      "decided_by": f"{LOADER}:285 validate (defdelegate exports setup/1)", "from": "Elixir defdelegate"},
     {"id": "not-utf8", "name": "latin", "script": ("latin.exs", {"base64": "ZGVmbW9kdWxlIOk="}),

@@ -1,0 +1,23 @@
+"""Every host test installs into temporary host homes: TERVA_HOME and VERA_HOME under tmp_path,
+and Eva's ~/.eva under the HOME that tests/conftest.py already points into tmp_path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.helpers import Homes
+
+
+@pytest.fixture(autouse=True)
+def _host_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERVA_HOME", str(tmp_path / "terva-home"))
+    monkeypatch.setenv("VERA_HOME", str(tmp_path / "vera-home"))
+    for var in ("ZOT_HOME", "XDG_STATE_HOME"):
+        monkeypatch.delenv(var, raising=False)
+
+
+@pytest.fixture
+def homes(tmp_path: Path) -> Homes:
+    return Homes(tmp_path)

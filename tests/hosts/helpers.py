@@ -1,0 +1,104 @@
+"""Builders for host extensions and the places the hosts read them from."""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.cli import Result, run_cli
+
+UNVERIFIED = ("--allow-unverified", "--yes")
+
+
+@dataclass
+class Homes:
+    tmp: Path
+
+    @property
+    def pkgmgr(self) -> Path:
+        return self.tmp / "pkgmgr-home"
+
+    @property
+    def terva(self) -> Path:
+        return self.tmp / "terva-home"
+
+    @property
+    def vera(self) -> Path:
+        return self.tmp / "vera-home"
+
+    @property
+    def user(self) -> Path:
+        return self.tmp / "user-home"
+
+    @property
+    def eva(self) -> Path:
+        return self.user / ".eva"
+
+
+def terva_extension(root: Path, name: str = "hello", version: str = "0.1.0", **fields: Any) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": name, "version": version, "exec": "./run.sh", "language": "sh",
+                "description": "says hello", **fields}
+    (root / "extension.json").write_text(json.dumps(manifest), encoding="utf-8")
+    run = root / "run.sh"
+    run.write_text("#!/bin/sh\nprintf '%s\\n' '{\"type\":\"hello\"}'\n", encoding="utf-8")
+    os.chmod(run, 0o755)
+    return root
+
+
+def eva_module(name: str) -> str:
+    from pkgmgr.hosts.elixir import namespace
+
+    return (f"defmodule {namespace(name)} do\n  use Eva.Core.Extension\n\n"
+            f"  def setup(_ctx), do: {{:ok, %Eva.Core.Extension.Spec{{guidelines: [\"{name}\"]}}}}\nend\n")
+
+
+def eva_script(folder: Path, name: str = "notes") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.exs"
+    path.write_text(eva_module(name), encoding="utf-8")
+    return path
+
+
+def eva_directory(root: Path, name: str = "tasks") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "extension.exs").write_text(eva_module(name), encoding="utf-8")
+    (root / "README.md").write_text(f"# {name}\n", encoding="utf-8")
+    return root
+
+
+def vera_extension(root: Path, ext_id: str = "acme.context-tools", version: str = "1.0.0",
+                   capabilities: tuple[str, ...] = ("commands.register", "models.complete")) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"id": ext_id, "version": version, "sdk": "1", "entrypoint": "./extension.ts",
+                "capabilities": list(capabilities)}
+    (root / "vera.extension.json").write_text(json.dumps(manifest, indent=2), encoding="utf-8")
+    (root / "extension.ts").write_text("export default function activate() {}\n", encoding="utf-8")
+    return root
+
+
+def ok(*args: Any, cwd: Path | None = None) -> dict[str, Any]:
+    result = run_cli([*map(str, args), "-o", "json"], cwd=cwd)
+    assert result.code == 0, result
+    return result.json
+
+
+def fail(code: str, *args: Any, cwd: Path | None = None) -> dict[str, Any]:
+    result = run_cli([*map(str, args), "-o", "json"], cwd=cwd)
+    assert result.code != 0, result
+    assert result.json["error"]["code"] == code, result
+    return result.json
+
+
+def human(*args: Any, cwd: Path | None = None) -> Result:
+    return run_cli([*map(str, args)], cwd=cwd)
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under `root` (relative path -> bytes), for before/after comparisons."""
+    if root.is_file():
+        return {root.name: root.read_bytes()}
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
