@@ -173,17 +173,23 @@ class Updater:
     def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Any, interactive: bool = False,
             confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
             announce: Any = None) -> UpdateReport:
+        from pkgmgr.hosts import records  # installs in other hosts' folders update the same way (SPEC 13)
         from pkgmgr.progress import Reporter
         from pkgmgr.store.install import get_installed, list_installed
 
         reporter = reporter or Reporter()
         report = UpdateReport()
+        host = getattr(self.options, "host", None)
         targets: list[Any] = []
         if all_:
-            targets = list_installed(self.scope)
+            targets = list_installed(self.scope) if host in (None, "compozy") else []
+            if host != "compozy":
+                targets += [r for r in records.list_rows(self.scope, host) if not records.is_placeholder(r)]
         else:
             for name in dict.fromkeys(names):
-                installed = get_installed(self.scope, name)
+                installed = get_installed(self.scope, name) if host in (None, "compozy") else None
+                if installed is None and host != "compozy":
+                    installed = records.find_installed(self.scope, name, host)
                 if installed is None:
                     error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code="not_found")
                     report.items.append(UpdateItem(name, None, "failed", error=error))

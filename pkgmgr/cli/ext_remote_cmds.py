@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register(ext: "Commands") -> None:
-    from pkgmgr.cli.ext_cmds import add_install_options
+    from pkgmgr.cli.ext_cmds import _host_option, _trust_option, add_install_options
 
     p = ext.command(
         "update", cmd_update, "update installed extensions",
@@ -33,6 +33,8 @@ def register(ext: "Commands") -> None:
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     add_install_options(p)
+    _host_option(p, "update only this host's extensions")
+    _trust_option(p)
 
     p = ext.command(
         "info", cmd_info, "show an extension as its registry lists it",
@@ -167,12 +169,13 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
         reason = skip_reason(version, Request(host_version=host))
         versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
     data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
-            "tier": entry.tier, "verified": entry.verified, "registry": registry.name, "source": registry.source,
-            "latest": entry.latest, "versions": versions, "vanished": list(vanished)}
+            "tier": entry.tier, "host": entry.host, "verified": entry.verified, "registry": registry.name,
+            "source": registry.source, "latest": entry.latest, "versions": versions, "vanished": list(vanished)}
 
     def human(p: Printer) -> None:
         p.kv([("name", entry.name), ("description", entry.description or "-"),
               ("repository", entry.repository or "-"), ("tier", entry.tier),
+              *([("host", entry.host)] if entry.host != "compozy" else []),
               ("registry", f"{registry.name} ({registry.source})"), ("latest", entry.latest or "-")])
         p.line()
         p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
@@ -206,7 +209,7 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
                 if term and term not in ext.name and term not in ext.description.lower():
                     continue
                 results[ext.name] = {"name": ext.name, "description": ext.description, "tier": ext.tier,
-                                     "latest": ext.latest, "registry": registry.name,
+                                     "host": ext.host, "latest": ext.latest, "registry": registry.name,
                                      "versions": [v.version for v in ext.versions]}
     finally:
         session.close()
@@ -217,6 +220,7 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"no extension matches {args.term!r}" if term else "the registries list no extensions")
             return
         p.table(["NAME", "LATEST", "TIER", "REGISTRY", "DESCRIPTION"],
-                [(r["name"], r["latest"] or "-", r["tier"], r["registry"], r["description"]) for r in found])
+                [(r["name"] + (f" ({r['host']})" if r["host"] != "compozy" else ""), r["latest"] or "-", r["tier"],
+                  r["registry"], r["description"]) for r in found])
 
     return Output({"results": found}, human)

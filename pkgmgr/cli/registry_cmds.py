@@ -272,6 +272,8 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--published", metavar="DATETIME",
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
+    p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
+                   help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
 
     p = group.command(
         "validate", cmd_validate, "check a registry index directory",
@@ -346,7 +348,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
             source = user_path(args.source)
         with private_copy(source) as copy:
             facts = inspect_archive(copy, limits=ctx.config.limits,
-                                    reserved_agent_names=ctx.config.reserved_agent_names)
+                                    reserved_agent_names=ctx.config.reserved_agent_names,
+                                    host=getattr(args, "host", None))
             if tag is not None:
                 _check_tag(ctx, tag, facts.version)
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,

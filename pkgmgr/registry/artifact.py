@@ -36,6 +36,7 @@ class ArchiveFacts:
     size: int
     suffix: str  # ".tar.gz" or ".zip": how the archive is stored under archives/
     warnings: tuple[str, ...] = ()
+    host: str = "compozy"  # SPEC 13: the host whose rules judged it
 
 
 def file_digest(path: Path) -> tuple[str, int]:
@@ -59,8 +60,10 @@ def archive_suffix(path: Path) -> str:
     return ".zip" if magic == _ZIP_MAGIC else ".tar.gz"
 
 
-def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection[str]) -> ArchiveFacts:
-    """Validate the archive at `path` and describe it.
+def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection[str],
+                    host: str | None = None) -> ArchiveFacts:
+    """Validate the archive at `path` and describe it, by the rules of its host (detected from
+    its manifest file, or `host`; SPEC 13).
 
     Raises `not_found` (no such file), `invalid_archive`, `unsafe_archive`,
     `archive_too_large` (SPEC 3), and `ValidationFailed` for the manifest (`invalid_manifest`,
@@ -75,6 +78,11 @@ def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection
     sha256, size = file_digest(path)
     with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-") as tmp:
         root = extract_archive(path, Path(tmp), limits)
+        from pkgmgr.hosts.facts import hosted_facts
+
+        hosted = hosted_facts(root, Path(tmp), path, host)
+        if hosted is not None:
+            return ArchiveFacts(sha256=sha256, size=size, suffix=archive_suffix(path), **hosted)
         manifest = read_manifest(root)
         load_bundles(root, manifest.bundles, reserved_agent_names=reserved_agent_names, manifest_file=manifest.file)
     return ArchiveFacts(
@@ -91,11 +99,13 @@ def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection
     )
 
 
-def metadata_differences(entry_name: str, version: Any, facts: ArchiveFacts) -> list[str]:
+def metadata_differences(entry_name: str, version: Any, facts: ArchiveFacts, *, host: str = "compozy") -> list[str]:
     """How an entry's `version` (a `VersionEntry`) understates or misstates the archive: one
     line per differing field (name, version, permissions, network_digest,
     min_compozy_version); empty when they agree."""
     found = []
+    if host != facts.host:
+        found.append(f"host: the entry is a {host} extension, the archive's manifest is {facts.host}'s")
     if facts.name != entry_name:
         found.append(f"name: the entry is {entry_name!r}, the archive's manifest says {facts.name!r}")
     if not same_version(facts.version, version.version):

@@ -104,6 +104,7 @@ class Entry:
     repository: str | None
     tier: str
     versions: tuple[VersionEntry, ...]
+    host: str = "compozy"  # SPEC 13: whose rules judge its archives (the entry's `host`, default compozy)
 
     @property
     def verified(self) -> bool:
@@ -132,6 +133,7 @@ class IndexExtension:
     tier: str
     latest: str | None
     versions: tuple[IndexVersion, ...]
+    host: str = "compozy"
 
 
 @dataclass(frozen=True)
@@ -330,6 +332,7 @@ def parse_entry(raw: bytes, file: str, *, expected_name: str | None = None) -> E
         repository=doc.get("repository"),
         tier=doc["tier"],
         versions=tuple(versions),
+        host=doc.get("host", "compozy"),
     )
 
 
@@ -402,13 +405,14 @@ def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
                 continue
             versions.append(IndexVersion(version["version"], version["yanked"], version["min_compozy_version"]))
         extensions.append(IndexExtension(item["name"], item["description"], item["tier"], item["latest"],
-                                         tuple(versions)))
+                                         tuple(versions), item.get("host", "compozy")))
     sink.raise_if_any()
     return Index(doc["format"], doc["serial"], tuple(extensions))
 
 
 _INDEX_KEYS = frozenset({"format", "serial", "extensions"})
 _INDEX_EXTENSION_KEYS = frozenset({"name", "description", "tier", "latest", "versions"})
+_INDEX_HOSTS = frozenset({"terva", "eva", "vera"})  # `host` is written only when not compozy (SPEC 5.1)
 _INDEX_VERSION_KEYS = frozenset({"version", "yanked", "min_compozy_version"})
 _MAX_SERIAL = 9223372036854775807
 
@@ -438,8 +442,11 @@ def _index_fast(doc: Any) -> Index | None:
     previous = ""
     try:  # a missing key is a KeyError: with the sizes equal, the keys are exactly the schema's
         for item in items:
+            host = "compozy"
             if type(item) is not dict or len(item) != ext_size:
-                return None
+                if type(item) is not dict or len(item) != ext_size + 1 or item.get("host") not in _INDEX_HOSTS:
+                    return None
+                host = item["host"]
             name, description, tier, latest, versions = (item["name"], item["description"], item["tier"],
                                                           item["latest"], item["versions"])
             if type(name) is not str or not name_ok(name) or name <= previous:
@@ -458,7 +465,7 @@ def _index_fast(doc: Any) -> Index | None:
                 if type(minimum) is not str or len(minimum) > 128:
                     return None
                 parsed.append(IndexVersion(text, yanked, minimum))
-            extensions.append(IndexExtension(name, description, tier, latest, tuple(parsed)))
+            extensions.append(IndexExtension(name, description, tier, latest, tuple(parsed), host))
             previous = name
     except KeyError:
         return None
@@ -475,7 +482,9 @@ def _index_shape_ok(doc: Any) -> bool:
     if not 0 <= doc["serial"] <= _MAX_SERIAL or not isinstance(doc["extensions"], list):
         return False
     for item in doc["extensions"]:
-        if not isinstance(item, dict) or item.keys() != _INDEX_EXTENSION_KEYS:
+        if not isinstance(item, dict) or item.keys() - {"host"} != _INDEX_EXTENSION_KEYS:
+            return False
+        if "host" in item and item["host"] not in _INDEX_HOSTS:
             return False
         if not is_extension_name(item["name"]) or not _short_str(item["description"], 4096):
             return False
@@ -505,6 +514,7 @@ def index_document(meta: RegistryMeta, entries: Iterable[Entry]) -> dict[str, An
             "name": entry.name,
             "description": entry.description,
             "tier": entry.tier,
+            **({"host": entry.host} if entry.host != "compozy" else {}),
             "latest": latest_version([(v.version, v.yanked) for v in versions]),
             "versions": [{"version": v.version, "yanked": v.yanked, "min_compozy_version": v.min_compozy_version}
                          for v in versions],

@@ -86,7 +86,8 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
     location = registry.locate(version)  # in this thread: a github registry resolves its commit here
     limit = session.config.limits.max_archive_bytes
     expected = Expected(name=entry.name, version=version.version, permissions=version.permissions,
-                        network_digest=version.network_digest, min_compozy_version=version.min_compozy_version)
+                        network_digest=version.network_digest, min_compozy_version=version.min_compozy_version,
+                        host=entry.host)
     label = f"{entry.name} {version.version}"
     tier = registry.tier(entry)  # what lifts the grant ceiling is the user's trust, not the entry's claim
 

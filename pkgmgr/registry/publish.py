@@ -206,6 +206,7 @@ class PublishResult:
     changed: bool
     repaired_index: bool = False
     warnings: tuple[str, ...] = ()
+    host: str = "compozy"
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -213,6 +214,7 @@ class PublishResult:
             "tier": self.tier, "min_compozy_version": self.min_compozy_version,
             "network_digest": self.network_digest, "permissions": list(self.permissions),
             "published": format_datetime(self.published), "entry": self.entry, "archive": self.archive,
+            **({"host": self.host} if self.host != "compozy" else {}),
         }
 
 
@@ -270,6 +272,9 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
         existing = state.entries.get(facts.name)
         if existing is not None:
             _check_repository(existing, repository, rel)
+            if existing.host != facts.host:
+                raise ValidationFailed([_problem(rel, "host", f"the entry {existing.name} is a {existing.host} "
+                                                              f"extension; this archive is {facts.host}'s")])
             found = existing.find(facts.version)
             if found is not None:
                 return _republish(state, existing, found, facts, tier)
@@ -289,7 +294,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
         serial = _commit(state, facts.name, doc, before=before)
     return PublishResult(facts.name, facts.version, version_url, facts.sha256, facts.size, chosen_tier,
                          facts.min_compozy_version, facts.network_digest, facts.permissions, when, rel, stored,
-                         serial, True, warnings=_tier_warnings(facts, chosen_tier))
+                         serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host)
 
 
 def _check_repository(entry: Entry, repository: str | None, rel: str) -> None:
@@ -333,7 +338,7 @@ def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
     from pkgmgr.store.model import READ_ONLY_GRANTS
 
     extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
-    if extra and tier != "official":
+    if extra and tier != "official" and facts.host == "compozy":  # a Vera entry's are its capabilities
         return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
                 f"from a {tier} entry need --allow-grants (SPEC 7)",)
     return ()
@@ -354,6 +359,8 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
     if repository:
         doc["repository"] = repository
     doc["tier"] = tier
+    if facts.host != "compozy":  # SPEC 13: the entry names its host
+        doc["host"] = facts.host
     doc.add(tomlkit.nl())
     return doc
 

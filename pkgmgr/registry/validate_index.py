@@ -330,7 +330,7 @@ class _Checker:
             self.problem(rel, f"{key}.sha256", f"{label}: the archive's sha256 is {sha256}, the entry says "
                                                f"{version.sha256}", code="checksum_mismatch")
         try:
-            facts = inspect_archive(path, limits=limits, reserved_agent_names=reserved)
+            facts = inspect_archive(path, limits=limits, reserved_agent_names=reserved, host=entry.host)
         except ValidationFailed as error:
             for problem in error.problems:
                 self.problem(rel, key, f"{label}: the archive's {problem}", code=problem.code)
@@ -338,7 +338,7 @@ class _Checker:
         except PkgmgrError as error:
             self.problem(rel, key, f"{label}: {error.message.splitlines()[0]}", code=error.code)
             return
-        for difference in metadata_differences(entry.name, version, facts):
+        for difference in metadata_differences(entry.name, version, facts, host=entry.host):
             field_name = difference.split(":", 1)[0]
             self.problem(rel, f"{key}.{field_name}" if field_name != "name" else key, f"{label}: {difference}",
                          code="metadata_mismatch")
