@@ -173,9 +173,8 @@ class Updater:
     def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Any, interactive: bool = False,
             confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
             announce: Any = None) -> UpdateReport:
-        from pkgmgr.hosts import (
-            records,  # installs in other hosts' folders update the same way (SPEC 13)
-        )
+        # installs in other hosts' folders update the same way (SPEC 13)
+        from pkgmgr.hosts import records
         from pkgmgr.progress import Reporter
         from pkgmgr.store.install import get_installed, list_installed
 
