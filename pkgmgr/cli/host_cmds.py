@@ -177,15 +177,10 @@ def _judge_path(ctx: Context, path: Path, forced: str | None) -> Any:
 
 
 def _judge_level(level: Path, host_name: str, name_hint: str) -> Any:
-    from pkgmgr.hosts.detect import for_host, manifests
+    from pkgmgr.hosts.detect import for_host
+    from pkgmgr.hosts.install import judge_level
 
-    host = for_host(host_name)
-    if host_name == "eva":
-        _found, lone = manifests(level)
-        if not (level / "extension.exs").is_file() and lone is not None:
-            return host.judge(level / lone, layout="script")  # type: ignore[attr-defined]
-        return host.judge(level, name_hint=name_hint, layout="directory")  # type: ignore[attr-defined]
-    return host.judge(level)  # type: ignore[attr-defined]
+    return judge_level(for_host(host_name), level, name_hint)  # type: ignore[arg-type]
 
 
 def pack(ctx: Context, args: argparse.Namespace) -> Output | None:

@@ -112,6 +112,17 @@ class Host:
         themselves (terva's `enabled`) leave that out."""
         return tree_checksum(path)
 
+    def source_checksum(self, source: Path) -> str:
+        """The checksum an install of the source directory `source` will have (its selected
+        files: VCS directories and .pkgmgrignore'd files left out, as a copy leaves them)."""
+        import tempfile
+
+        from pkgmgr.archive import copy_source_tree
+
+        with tempfile.TemporaryDirectory(prefix="pkgmgr-tree-") as tmp:
+            copy = copy_source_tree(source, Path(tmp) / "tree")
+            return self.checksum(copy)[0]
+
     # --- hooks around a switch (default: nothing) ------------------------------------------------
 
     def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:

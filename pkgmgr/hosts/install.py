@@ -83,7 +83,7 @@ def is_script(path: Path) -> bool:
 
 
 def _forced_host(fetched: Any, options: Any) -> str | None:
-    forced = getattr(options, "host", None)
+    forced = getattr(fetched, "host", None) or getattr(options, "host", None)
     expected = fetched.expected
     entry_host = getattr(expected, "host", None) if expected is not None else None
     if entry_host and entry_host != "compozy":
@@ -128,6 +128,18 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
                           f"but the lock records {fetched.expected_tree_sha256}", code="checksum_mismatch",
                           details={"tree_sha256": tree_sha256, "expected": fetched.expected_tree_sha256})
     return HostPrepared(fetched, path, staging, host, judged, tree_sha256, listing)
+
+
+def judge_level(host: Host, level: Path, name_hint: str | None) -> Judged:
+    """A directory judged by `host`: an Eva directory holding one script (and no
+    extension.exs) is that script."""
+    if host.name == "eva":
+        from pkgmgr.hosts.detect import manifests
+
+        _, lone = manifests(level)
+        if not (level / "extension.exs").is_file() and lone is not None:
+            return host.judge(level / lone, name_hint=name_hint, layout="script")
+    return host.judge(level, name_hint=name_hint, layout="directory")
 
 
 def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:

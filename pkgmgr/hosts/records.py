@@ -68,6 +68,10 @@ class HostInstalled:
     def allow_unverified(self) -> bool:
         return not self.verified
 
+    @property
+    def network_digest(self) -> str:
+        return ""  # no host but Compozy has network requirements
+
     def provenance(self) -> dict[str, Any]:
         return {"source": self.source_kind, "locator": self.source, "registry": self.registry,
                 "source_url": self.source_url, "sha256": self.sha256, "verified": self.verified, "tier": self.tier,

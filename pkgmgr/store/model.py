@@ -44,6 +44,7 @@ class Fetched:
     label: str = ""  # how the user named it (for messages)
     expected_tree_sha256: str | None = None  # a lock's tree checksum: the extracted tree must match
     expected_name: str | None = None  # the name a declaration gave a direct source: the manifest's must match
+    host: str | None = None  # the host a declaration names (`host = "..."`, SPEC 13): whose rules judge it
 
     @property
     def direct(self) -> bool:

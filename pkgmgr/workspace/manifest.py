@@ -37,6 +37,7 @@ class Declared:
     path: str | None = None  # relative to the workspace, POSIX
     github: str | None = None  # OWNER/REPO
     tag: str | None = None
+    host: str | None = None  # `host = "..."` (SPEC 13): the host it installs for, None: from its manifest
 
     @property
     def exact(self) -> str | None:
@@ -194,6 +195,7 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
                    "not an extension name (^[a-z][a-z0-9-]{1,63}$)", sink)
     for name, key, value in names:
         spec = {"version": value} if isinstance(value, str) else value
+        host = spec.get("host")
         kinds = [k for k in ("path", "github") if k in spec]
         if len(kinds) > 1 or (kinds and ("version" in spec or "registry" in spec)):
             sink.add(key, "use one source: a version (with an optional registry), a path, or a github repository")
@@ -204,14 +206,14 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
             if problem:
                 sink.add(f"{key}.path", problem)
                 continue
-            out.append(Declared(name, "path", path=Path(rel).as_posix()))
+            out.append(Declared(name, "path", path=Path(rel).as_posix(), host=host))
         elif "github" in spec:
             match = _GITHUB.fullmatch(spec["github"])
             if not match:
                 sink.add(f"{key}.github", "expected OWNER/REPO or OWNER/REPO@TAG")
                 continue
             owner, repo, tag = match.groups()
-            out.append(Declared(name, "github", github=f"{owner}/{repo}", tag=tag))
+            out.append(Declared(name, "github", github=f"{owner}/{repo}", tag=tag, host=host))
         else:
             text = spec.get("version", "")
             try:
@@ -223,7 +225,7 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
             if registry is not None and not _REGISTRY_NAME.fullmatch(registry):
                 sink.add(f"{key}.registry", "not a registry name")
                 continue
-            out.append(Declared(name, "registry", spec=text.strip(), registry=registry))
+            out.append(Declared(name, "registry", spec=text.strip(), registry=registry, host=host))
     return tuple(out)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pkgmgr.errors import PkgmgrError
@@ -134,6 +135,9 @@ class Resolver:
             from pkgmgr.archive import select_files
 
             select_files(directory)  # raises the problem the digest recorded (path_escapes_root, ...)
+        hosted = _host_of(directory, declared)
+        if hosted is not None:  # another host's extension (SPEC 13): its own checksum, its own rules
+            return self.resolve_hosted_path(declared, locked, directory, hosted)
         if locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree:
             return Item(declared, locked, kept=True)  # the same files as locked: the same manifest
         manifest = read_manifest(directory)
@@ -143,6 +147,25 @@ class Resolver:
                               details={"key": f"extensions.{declared.name}.path"})
         entry = LockEntry(declared.name, manifest.version, f"path+{declared.path}", "", "", tree,
                           manifest.network_digest)
+        return Item(declared, entry, kept=locked == entry)
+
+    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Any) -> Item:
+        """A path extension of terva, Eva or Vera: judged by its host, locked with the checksum its
+        install will have (terva's `enabled` left out) and its host."""
+        tree = host.source_checksum(directory)
+        if (locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree
+                and locked.host == host.name):
+            return Item(declared, locked, kept=True)
+        from pkgmgr.hosts.install import judge_level
+
+        judged = judge_level(host, directory, declared.name)
+        if judged.name != declared.name:
+            raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its {host.name} manifest "
+                              f"names {judged.name}", code="invalid_config",
+                              details={"key": f"extensions.{declared.name}.path"})
+        install_path = locked.install_path if locked is not None and locked.host == host.name else ""
+        entry = LockEntry(declared.name, judged.version, f"path+{declared.path}", "", "", tree, "", host=host.name,
+                          install_path=install_path)
         return Item(declared, entry, kept=locked == entry)
 
     def resolve_registry(self, declared: Declared) -> Item:
@@ -239,6 +262,19 @@ class Resolver:
 
 def _ref(name: str, version: str) -> Ref:
     return Ref("name", f"{name}@{version}", name=name, spec=f"=={version}", exact=version)
+
+
+def _host_of(directory: Path, declared: Declared) -> Any:
+    """The destination of a declared directory that is another host's extension, else None."""
+    from pkgmgr.hosts.detect import detect, for_host, manifests
+
+    if declared.host == "compozy":
+        return None
+    found, _ = manifests(directory)
+    if declared.host is None and (not found or list(found) == ["compozy"]):
+        return None
+    name = detect(directory, declared.host)
+    return None if name == "compozy" else for_host(name)
 
 
 def _expect_tree(plan: Plan, tree: str | None) -> Plan:

@@ -82,10 +82,15 @@ class SyncResult:
 
 
 def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) -> bool:
-    """The installed extension already is what the item wants (compared with the records:
-    no tree is hashed)."""
+    """The installed extension already is what the item wants (compared with the records: no
+    tree is hashed, except another host's in the work tree, which a `git pull` can change)."""
     entry = item.entry
-    if entry is None or not same_version(current.version, entry.version):
+    if entry is None or not _same_version(current.version, entry.version):
+        return False
+    hosted = getattr(current, "host", None)
+    if (entry.host or None) != hosted and not (hosted and not entry.host):
+        return False
+    if hosted is not None and not _host_tree_intact(current):
         return False
     if not is_tree_checksum(current.tree_sha256):
         return False  # a format-1 value the state migration could not vouch for: reinstall
@@ -100,6 +105,38 @@ def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) 
             and current.sha256 == entry.sha256)
 
 
+def _same_version(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    try:
+        return same_version(a, b)
+    except ValueError:  # an Eva extension from a path names no version
+        return False
+
+
+def _host_tree_intact(current: Any) -> bool:
+    """A host install still has the tree pkgmgr recorded (SPEC 13: checked before sync reports
+    success, since a project install lives in the work tree)."""
+    import os
+
+    from pkgmgr.hosts.detect import for_host
+
+    place = current.directory
+    return os.path.lexists(place) and for_host(current.host).checksum(place)[0] == current.tree_sha256
+
+
+def _installed(ws: Workspace) -> dict[str, Any]:
+    """What the workspace's store holds, by name: its Compozy extensions and its installs in
+    other hosts' project folders (SPEC 13)."""
+    from pkgmgr.hosts import records
+
+    installed: dict[str, Any] = {i.name: i for i in list_installed(ws.scope)}
+    for row in records.list_rows(ws.scope):
+        if not records.is_placeholder(row):
+            installed.setdefault(row.name, row)
+    return installed
+
+
 def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPlan:
     """What `sync` will do. Reads the store and, for what the lock does not settle, the
     registries; writes nothing. Raises the resolution errors, lock_outdated (--locked,
@@ -107,7 +144,7 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
     from pkgmgr.activation.lifecycle import list_activations
 
     _check_lock_version(ws, options)
-    installed = {i.name: i for i in list_installed(ws.scope)}
+    installed = _installed(ws)
     items = [resolver.resolve(d) for d in ws.manifest.extensions]
     if options.frozen and ws.lock is not None:
         extra = sorted({e.name for e in ws.lock.entries} - {i.name for i in items})
@@ -126,7 +163,7 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
             continue
         if item.current is None:
             item.action = "install"
-        elif item.version is not None and same_version(item.current.version, item.version):
+        elif item.version is not None and _same_version(item.current.version, item.version):
             item.action = "reinstall"
         else:
             item.action = "switch"
@@ -156,7 +193,21 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
 
 
 def _render_lock(plan: SyncPlan) -> bytes:
-    return Lock(tuple(item.entry for item in plan.items if item.entry is not None)).render()
+    return Lock(tuple(_with_host(item.entry, item.current, plan.workspace) for item in plan.items
+                      if item.entry is not None)).render()
+
+
+def _with_host(entry: LockEntry, current: Any, root: Path) -> LockEntry:
+    """A lock entry with the host and install path of what is installed (SPEC 13)."""
+    import os
+
+    host = getattr(current, "host", None)
+    if host is None:
+        return entry
+    path = str(current.path)
+    if Path(path).is_relative_to(root):
+        path = Path(os.path.relpath(path, root)).as_posix()
+    return dataclasses.replace(entry, host=host, install_path=path)
 
 
 def _same_activation(row: dict[str, Any], declared: DeclaredActivation, workspace: str) -> bool:
@@ -269,6 +320,13 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
     if plan.remove:
         with ws.scope.writer(lock_timeout):
             for item in plan.remove:
+                if getattr(item, "host", None) is not None:  # another host's install (SPEC 13)
+                    from pkgmgr.hosts.install import remove as remove_hosted
+
+                    remove_hosted(ws.scope, item, options=options.install)
+                    result.removed.append({"name": item.name, "version": item.version, "scope": "workspace",
+                                           "host": item.host})
+                    continue
                 gone, deactivated = remove(ws.scope, item.name, deactivate=True)
                 result.removed.append({"name": gone.name, "version": gone.version, "scope": "workspace"})
                 result.activations.extend(deactivated)
@@ -297,7 +355,7 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         plan = resolver.plan_for(item)
         # what is installed carries the declared name, checked before anything is installed (a
         # github release, or a locked archive, can hold another extension)
-        plans.append(dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name)))
+        plans.append(dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name, item.declared.host)))
     batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
                     lock_timeout=lock_timeout, announce=announce)
     result.installed = batch.results
@@ -321,9 +379,10 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     result.error = batch.first_error
 
 
-def _expecting(fetch: Callable[[Reporter], Fetched], name: str) -> Callable[[Reporter], Fetched]:
+def _expecting(fetch: Callable[[Reporter], Fetched], name: str, host: str | None = None
+               ) -> Callable[[Reporter], Fetched]:
     def expecting(reporter: Reporter) -> Fetched:
-        return dataclasses.replace(fetch(reporter), expected_name=name)
+        return dataclasses.replace(fetch(reporter), expected_name=name, host=host)
 
     return expecting
 

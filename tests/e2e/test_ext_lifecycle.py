@@ -129,16 +129,16 @@ def test_round_trip(tmp_path: Path, home: Path) -> None:
 def test_human_output_reads_well(home: Path) -> None:
     install(FIXTURES / "review-pack", FIXTURES / "prompt-enhancer")
     listing = human("ext", "list").stdout.splitlines()
-    assert listing[0].split() == ["NAME", "VERSION", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"]
-    assert listing[1].split() == ["prompt-enhancer", "0.1.0", "global", "yes", "path", "no"]
+    assert listing[0].split() == ["NAME", "VERSION", "HOST", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"]
+    assert listing[1].split() == ["prompt-enhancer", "0.1.0", "compozy", "global", "yes", "path", "no"]
     status = human("ext", "status", "prompt-enhancer").stdout
     for line in ("kind:", "subprocess", "missing env:", "PROMPT_ENHANCER_MODE", "grants:", "session.read"):
         assert line in status
     assert "\x1b[" not in status  # not a terminal: no escape sequences
     assert human("ext", "disable", "review-pack").stdout == "disabled review-pack 0.1.0 (global scope)\n"
     assert human("ext", "remove", "review-pack").stdout == "removed review-pack 0.1.0 (global scope)\n"
-    assert human("ext", "list", "-q").stdout.split()[:6] == ["NAME", "VERSION", "SCOPE", "ENABLED", "SOURCE",
-                                                              "VERIFIED"]
+    assert human("ext", "list", "-q").stdout.split()[:7] == ["NAME", "VERSION", "HOST", "SCOPE", "ENABLED",
+                                                              "SOURCE", "VERIFIED"]
 
 
 def test_status_resolved_never_prints_an_environment_value(tmp_path: Path, home: Path) -> None:
