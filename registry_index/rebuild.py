@@ -9,7 +9,7 @@ Every step is a `pkgmgr` command (run in this process), printed as it runs, with
 --home:
 
     pkgmgr registry init INDEX --name default --description "Extensions shipped with pkgmgr"
-    pkgmgr ext pack fixtures/<name> --output DIST/<name>-<version>.tar.gz
+    pkgmgr ext pack fixtures/<name> --output DIST/<name>-<version>.tar.gz [--release <version>]
     pkgmgr registry publish DIST/<name>-<version>.tar.gz --index INDEX --tier official \\
         --published 2026-11-29T00:00:00Z
     ...
@@ -18,7 +18,9 @@ Every step is a `pkgmgr` command (run in this process), printed as it runs, with
 Packing is reproducible and the publication time is fixed, so the same fixtures give the same
 index. `review-pack` 0.2.0 is review-pack 0.1.0 with the small change `REVIEW_PACK_0_2_0`
 describes, so `pkgmgr ext install review-pack@0.1.0 && pkgmgr ext update review-pack` shows
-an update. Only registry.toml, index.json, extensions/ and archives/ are replaced.
+an update. One example per other host is shipped too (SPEC 13): `hello-terva` (terva),
+`session-notes` (Eva, which carries no version: it is packed with `--release`) and
+`word-count` (Vera). Only registry.toml, index.json, extensions/ and archives/ are replaced.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
+import json
 import os
 import re
 import shlex
@@ -49,7 +52,15 @@ RELEASES = (
     ("marketing-linear", None),
     ("release-crew", None),
     ("review-pack", "0.2.0"),
+    ("hello-terva", None),
+    ("session-notes", None),
+    ("word-count", None),
 )
+# the version an extension of a host whose format carries none is released as (`ext pack --release`)
+RELEASE_VERSIONS = {"session-notes": "0.1.0"}
+# the description of an entry whose manifest carries none (Eva, Vera)
+DESCRIPTIONS = {"session-notes": "Asks the agent to end each answer with what is left to do",
+                "word-count": "An example Vera extension that asks to register commands"}
 
 REVIEW_PACK_0_2_0 = {
     # file -> (text to find, replacement): a real, small change between 0.1.0 and 0.2.0
@@ -100,6 +111,11 @@ def source_of(fixture: str, version: str | None, work: Path) -> Path:
 
 
 def version_of(source: Path) -> str:
+    if source.name in RELEASE_VERSIONS:
+        return RELEASE_VERSIONS[source.name]
+    for manifest in ("extension.json", "vera.extension.json"):  # terva's and Vera's manifests
+        if (source / manifest).is_file():
+            return json.loads((source / manifest).read_text("utf-8"))["version"]
     match = re.search(r'(?m)^version = "([^"]*)"', (source / "extension.toml").read_text("utf-8"))
     assert match, f"{source}: no version"
     return match.group(1)
@@ -116,8 +132,11 @@ def build(index: Path, work: Path) -> None:
         source = source_of(fixture, version, work)
         archive = work / "dist" / f"{fixture}-{version_of(source)}.tar.gz"
         archive.parent.mkdir(exist_ok=True)
-        pkgmgr("ext", "pack", source, "--output", archive, home=home)
-        pkgmgr("registry", "publish", archive, "--index", index, "--tier", TIER, "--published", PUBLISHED, home=home)
+        release = ("--release", RELEASE_VERSIONS[fixture]) if fixture in RELEASE_VERSIONS else ()
+        pkgmgr("ext", "pack", source, "--output", archive, *release, home=home)
+        described = ("--description", DESCRIPTIONS[fixture]) if fixture in DESCRIPTIONS else ()
+        pkgmgr("registry", "publish", archive, "--index", index, "--tier", TIER, "--published", PUBLISHED,
+               *described, home=home)
     pkgmgr("registry", "validate", index, "--fetch", home=home)
 
 

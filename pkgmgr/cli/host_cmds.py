@@ -136,7 +136,8 @@ def validate(ctx: Context, args: argparse.Namespace) -> Output | None:
         if judged.capabilities:
             p.line(f"  capabilities: {', '.join(judged.capabilities)}")
         if judged.entry:
-            p.line(f"  {'module' if judged.host == 'eva' else 'runs'}: {judged.entry}")
+            label = {"eva": "module", "vera": "entrypoint"}.get(judged.host, "runs")
+            p.line(f"  {label}: {judged.entry}")
 
     return Output(data, human)
 

@@ -274,6 +274,8 @@ def register_publishing(group: "Commands") -> None:
                         "rebuilds)")
     p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
                    help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
+    p.add_argument("--description", metavar="TEXT",
+                   help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
 
     p = group.command(
         "validate", cmd_validate, "check a registry index directory",
@@ -353,7 +355,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
             if tag is not None:
                 _check_tag(ctx, tag, facts.version)
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
-                             repository=repository, timeout=ctx.lock_timeout)
+                             repository=repository, timeout=ctx.lock_timeout,
+                             description=getattr(args, "description", None))
     finally:
         if session is not None:
             session.close()

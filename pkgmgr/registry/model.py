@@ -442,11 +442,13 @@ def _index_fast(doc: Any) -> Index | None:
     previous = ""
     try:  # a missing key is a KeyError: with the sizes equal, the keys are exactly the schema's
         for item in items:
+            if type(item) is not dict:
+                return None
             host = "compozy"
-            if type(item) is not dict or len(item) != ext_size:
-                if type(item) is not dict or len(item) != ext_size + 1 or item.get("host") not in _INDEX_HOSTS:
+            if len(item) != ext_size:
+                host = item.get("host")
+                if len(item) != ext_size + 1 or type(host) is not str or host not in _INDEX_HOSTS:
                     return None
-                host = item["host"]
             name, description, tier, latest, versions = (item["name"], item["description"], item["tier"],
                                                           item["latest"], item["versions"])
             if type(name) is not str or not name_ok(name) or name <= previous:
@@ -484,7 +486,7 @@ def _index_shape_ok(doc: Any) -> bool:
     for item in doc["extensions"]:
         if not isinstance(item, dict) or item.keys() - {"host"} != _INDEX_EXTENSION_KEYS:
             return False
-        if "host" in item and item["host"] not in _INDEX_HOSTS:
+        if "host" in item and not (isinstance(item["host"], str) and item["host"] in _INDEX_HOSTS):
             return False
         if not is_extension_name(item["name"]) or not _short_str(item["description"], 4096):
             return False

@@ -250,7 +250,8 @@ def parse_published(text: str) -> datetime:
 
 
 def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str | None, tier: str | None = None,
-            published: datetime | None = None, repository: str | None = None, timeout: float = 30.0) -> PublishResult:
+            published: datetime | None = None, repository: str | None = None, timeout: float = 30.0,
+            description: str | None = None) -> PublishResult:
     """Add the version `facts` describes to the index at `root` (SPEC 5.5).
 
     Without `url`, `archive` is copied to `archives/<name>-<version><suffix>` and recorded by
@@ -287,7 +288,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
             before.append(Write(root / stored, Path(archive).read_bytes()))
         version_url = url or stored
         assert version_url is not None
-        doc = _load_entry_doc(state, facts, chosen_tier, repository)
+        doc = _load_entry_doc(state, facts, chosen_tier, repository, description)
         if doc.get("tier") != chosen_tier:
             doc["tier"] = chosen_tier
         _insert_version(doc, _version_table(facts, version_url, when), existing)
@@ -347,7 +348,8 @@ def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
 # --- tomlkit editing ----------------------------------------------------------------------------
 
 
-def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repository: str | None) -> Any:
+def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repository: str | None,
+                    description: str | None = None) -> Any:
     import tomlkit
 
     path = state.entry_file(facts.name)
@@ -355,7 +357,7 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
         return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8"))
     doc = tomlkit.document()
     doc["name"] = facts.name
-    doc["description"] = facts.description
+    doc["description"] = description if description is not None else facts.description
     if repository:
         doc["repository"] = repository
     doc["tier"] = tier

@@ -17,7 +17,10 @@ from tests.publish.helpers import FIXTURES, REPO, ok
 
 SHIPPED = REPO / "registry_index"
 EXPECTED = {("review-pack", "0.1.0"), ("review-pack", "0.2.0"), ("prompt-enhancer", "0.1.0"),
-            ("marketing-linear", "0.1.0"), ("release-crew", "0.1.0")}
+            ("marketing-linear", "0.1.0"), ("release-crew", "0.1.0"),
+            ("hello-terva", "0.1.0"), ("session-notes", "0.1.0"), ("word-count", "0.1.0")}  # one per other host
+MANIFESTS = {"compozy": "extension.toml", "terva": "extension.json", "eva": "extension.exs",
+             "vera": "vera.extension.json"}
 
 
 def entries(root: Path) -> dict[str, dict]:
@@ -35,7 +38,7 @@ def test_it_lists_the_fixtures_as_verified_entries_with_local_archives() -> None
     assert {(name, v["version"]) for name, e in found.items() for v in e["versions"]} == EXPECTED
     for name, entry in found.items():
         assert entry["tier"] in ("official", "community")
-        assert (FIXTURES / name / "extension.toml").is_file()
+        assert (FIXTURES / name / MANIFESTS[entry.get("host", "compozy")]).is_file()
         for version in entry["versions"]:
             assert version["url"] == f"archives/{name}-{version['version']}.tar.gz"
             assert (SHIPPED / version["url"]).is_file()
@@ -85,3 +88,15 @@ def test_update_from_the_shipped_registry(offline_default: None) -> None:
     ok("--offline", "ext", "update", "review-pack")
     listed = ok("ext", "list")["extensions"]
     assert [(e["name"], e["version"]) for e in listed] == [("review-pack", "0.2.0")]
+
+
+def test_each_hosts_example_installs_offline_where_its_host_loads_it(offline_default: None, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TERVA_HOME", str(tmp_path / "terva"))
+    monkeypatch.setenv("VERA_HOME", str(tmp_path / "vera"))
+    doc = ok("--offline", "ext", "install", "hello-terva", "session-notes", "word-count")
+    assert [(i["name"], i["host"], i["verified"]) for i in doc["installed"]] == [
+        ("hello-terva", "terva", True), ("session-notes", "eva", True), ("word-count", "vera", True)]
+    assert (tmp_path / "terva" / "extensions" / "hello-terva" / "hello.sh").is_file()
+    assert (tmp_path / "user-home" / ".eva" / "extensions" / "session-notes" / "extension.exs").is_file()
+    assert json.loads((tmp_path / "vera" / "extensions.json").read_text())["extensions"][0]["id"] == "word-count"
