@@ -14,7 +14,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PKGMGR_HOME", str(home))
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     for var in ("PKGMGR_CONFIG", "PKGMGR_HOST_VERSION", "GITHUB_TOKEN", "GH_TOKEN", "PKGMGR_GITHUB_API_URL",
-                "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT"):
+                "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT",
+                "TERVA_HOME", "ZOT_HOME", "XDG_STATE_HOME", "VERA_HOME"):  # the hosts' homes (SPEC 13)
         monkeypatch.delenv(var, raising=False)
 
 

@@ -64,7 +64,8 @@ class HostPrepared:
         return {
             "name": judged.name, "version": judged.version or "-", "host": judged.host,
             "source": self.fetched.kind, "verified": self.fetched.verified,
-            "kind": f"{judged.host} {judged.kind}", "permissions": [], "capabilities": list(judged.capabilities),
+            "kind": judged.host if judged.kind == "extension" else f"{judged.host} {judged.kind}",
+            "permissions": [], "capabilities": list(judged.capabilities),
             "subprocess": judged.entry if judged.host == "terva" and judged.kind == "subprocess" else None,
             "entry": judged.entry, "network_requirement": None, "network_digest": "", "max_scope": None,
         }
