@@ -400,8 +400,8 @@ def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInsta
     check_dirs(folder)
     recover(scope, host)
     current = records.get(scope, item.host, item.name, writer=True)
-    if current is None:
-        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code="not_found")
+    if current is None:  # an interrupted removal of it, finished just now by the recovery
+        return item
     tx = _transaction_dir(folder)
     place = current.directory
     records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})

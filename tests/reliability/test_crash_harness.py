@@ -41,6 +41,7 @@ from tests.reliability.helpers import (Saved, cli_json, doctor_problems, mixed_u
 from tests.support.cli import run_subprocess
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, copy_release_crew
+from tests.hosts.test_crash import POINTS as HOST_POINTS
 from tests.support.stores import store_root
 
 REPO = Path(__file__).resolve().parents[2]
@@ -227,6 +228,7 @@ def test_every_label_in_the_source_is_exercised() -> None:
     for path in (REPO / "pkgmgr").rglob("*.py"):
         found.update(re.findall(r'crashpoint\("([a-z_.]+)"\)', path.read_text(encoding="utf-8")))
     used = {label for _, label in POINTS} | {"save.after_write"}  # save: tests/e2e/test_workspace_crash.py
+    used |= {label for _, label in HOST_POINTS}  # the hosts' installs: tests/hosts/test_crash.py
     assert found - used == set() and used - found == set(), (found - used, used - found)
 
 

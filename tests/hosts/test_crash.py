@@ -1,0 +1,157 @@
+"""Crash safety of host installs (SPEC 4, 13): a real `pkgmgr` child killed with SIGKILL at each of
+the host pipeline's crash points leaves, in the host's folder, exactly the old install or exactly
+the new one; the next writer settles pkgmgr's records (and Vera's) to what is on disk, and the
+command then completes as if nothing had happened."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pkgmgr.hosts.vera import digest
+from tests.hosts.helpers import (
+    UNVERIFIED,
+    Homes,
+    eva_script,
+    ok,
+    terva_extension,
+    tree,
+    vera_extension,
+)
+from tests.support.cli import run_subprocess
+
+HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home")
+
+
+@dataclass(frozen=True)
+class Case:
+    name: str
+    setup: Callable[[Path], None]
+    command: Callable[[Path], list[str]]
+    labels: tuple[str, ...]
+
+
+def _terva_src(tmp: Path, version: str = "0.1.0") -> Path:
+    return terva_extension(tmp / "src" / "hello", version=version)
+
+
+def _install(source: Callable[[Path], Path]) -> Callable[[Path], list[str]]:
+    return lambda tmp: ["ext", "install", str(source(tmp)), *UNVERIFIED]
+
+
+def _nothing(tmp: Path) -> None:
+    pass
+
+
+def _terva_installed(tmp: Path) -> None:
+    ok("ext", "install", _terva_src(tmp), *UNVERIFIED)
+
+
+def _terva_installed_then_raised(tmp: Path) -> None:
+    _terva_installed(tmp)
+    _terva_src(tmp, "0.2.0")
+
+
+def _vera_installed(tmp: Path) -> None:
+    ok("ext", "install", vera_extension(tmp / "src" / "ctx"), *UNVERIFIED)
+
+
+def _eva_installed(tmp: Path) -> None:
+    ok("ext", "install", eva_script(tmp / "src", "notes"), *UNVERIFIED)
+
+
+INSTALL = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
+CASES = [
+    Case("terva-install", _nothing, _install(_terva_src), INSTALL),
+    Case("terva-update", _terva_installed_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    Case("eva-install", _nothing, _install(lambda tmp: eva_script(tmp / "src", "notes")), INSTALL),
+    Case("vera-install", _nothing, _install(lambda tmp: vera_extension(tmp / "src" / "ctx")),
+         ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
+          "host.install.after_commit")),
+    Case("terva-remove", _terva_installed, lambda tmp: ["ext", "remove", "hello"],
+         ("host.remove.after_rename", "host.remove.after_commit")),
+    Case("vera-remove", _vera_installed, lambda tmp: ["ext", "remove", "acme.context-tools"],
+         ("host.remove.after_rename", "host.remove.after_commit")),
+    Case("eva-disable", _eva_installed, lambda tmp: ["ext", "disable", "notes"], ("host.enable.after_move",)),
+]
+POINTS = [(case, label) for case in CASES for label in case.labels]
+
+
+def visible(homes: Homes) -> dict[str, Any]:
+    """What each host loads: the files of its folders (pkgmgr's own staging left out)."""
+    seen: dict[str, Any] = {}
+    for name, folder in (("terva", homes.terva / "extensions"), ("eva", homes.eva / "extensions"),
+                         ("eva-disabled", homes.eva / ".pkgmgr-disabled"), ("vera", homes.vera / "extensions")):
+        seen[name] = {k: v for k, v in tree(folder).items() if not k.startswith(".managed/")} if folder.exists() else {}
+    return seen
+
+
+def records_agree(homes: Homes) -> None:
+    """pkgmgr's rows and Vera's records say what is on disk."""
+    listed = ok("ext", "list")["extensions"]
+    for entry in listed:
+        assert Path(entry["path"]).exists(), entry
+    assert all(r["ok"] for r in ok("ext", "verify", "--all")["verified"])
+    registry = homes.vera / "extensions.json"
+    if registry.exists():
+        for record in json.loads(registry.read_text())["extensions"]:
+            assert record["digest"] == digest(homes.vera / record["directory"]), record
+    assert not any((homes.terva / ".pkgmgr-staging").glob("*")) if (homes.terva / ".pkgmgr-staging").exists() else True
+
+
+def save(tmp: Path) -> Path:
+    saved = tmp / "saved"
+    for name in HOMES:
+        if (tmp / name).exists():
+            shutil.copytree(tmp / name, saved / name, symlinks=True)
+    return saved
+
+
+def restore(tmp: Path, saved: Path) -> None:
+    for name in HOMES:
+        shutil.rmtree(tmp / name, ignore_errors=True)
+        if (saved / name).exists():
+            shutil.copytree(saved / name, tmp / name, symlinks=True)
+
+
+def test_every_host_crash_point_is_exercised() -> None:
+    import re
+
+    from tests.reliability.test_crash_harness import REPO
+
+    found = set()
+    for path in (REPO / "pkgmgr" / "hosts").rglob("*.py"):
+        found.update(re.findall(r'crashpoint\("([a-z_.]+)"\)', path.read_text(encoding="utf-8")))
+    assert found == {label for _, label in POINTS}
+
+
+@pytest.mark.parametrize("case, label", POINTS, ids=[f"{c.name}@{label}" for c, label in POINTS])
+def test_a_kill_leaves_the_old_or_the_new_install(tmp_path: Path, homes: Homes, case: Case, label: str) -> None:
+    case.setup(tmp_path)
+    old = visible(homes)
+    saved = save(tmp_path)
+    ok(*case.command(tmp_path))  # the reference: the new state
+    new = visible(homes)
+    assert new != old
+    restore(tmp_path, saved)
+    assert visible(homes) == old
+
+    killed = run_subprocess(case.command(tmp_path), env={"PKGMGR_TEST_CRASH_AT": label})
+    assert killed.code == -9, killed  # it reached the point and died there
+    mid = visible(homes)
+    assert mid in (old, new)
+
+    # the next writer settles what the killed one left: the same command again while the old state
+    # is what the host sees, else another writer of that host
+    if mid == old:
+        ok(*case.command(tmp_path))
+    else:
+        ok("adopt", "--host", case.name.split("-")[0])
+    assert visible(homes) == new
+    records_agree(homes)
