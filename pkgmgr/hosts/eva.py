@@ -108,6 +108,9 @@ class Eva(Host):
         except elixir.SourceError as exc:
             problems.add("", f"{exc} (Eva would fail to compile it)")
             problems.raise_if_any()
+        except RecursionError:
+            problems.add("", "nests interpolations too deeply for pkgmgr to read (pkgmgr's bound)")
+            problems.raise_if_any()
         expected = elixir.namespace(name)
         marked = [m for m in defined if m.uses_extension]
         module = ""

@@ -40,12 +40,15 @@ def decode(raw: bytes, *, pairs: bool = False) -> Any:
     if text.startswith("\ufeff"):
         raise JsonError("starts with a byte order mark, which JSON does not allow")
     try:
-        return json.loads(text, parse_constant=_reject_constant, parse_int=_float, parse_float=_float,
-                          object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
+        value = json.loads(text, parse_constant=_reject_constant, parse_int=_float, parse_float=_float,
+                           object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
     except json.JSONDecodeError as exc:
         raise JsonError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
         raise JsonError("nested too deeply") from None
+    if depth(value) > MAX_DEPTH:  # what reads it next recurses: bounded here (pkgmgr's rule)
+        raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)")
+    return value
 
 
 class _Pairs(list):  # type: ignore[type-arg]
