@@ -271,9 +271,27 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else "no message"
 
 
+# the failures of reading a registry that a user gets out of by not reading it
+UNREADABLE = frozenset({"network_error", "http_error", "rate_limited", "invalid_index", "not_found"})
+
+
+def registry_hint(error: PkgmgrError) -> None:
+    """An unreadable registry's error names the commands that get past it (SPEC 11)."""
+    name = error.details.get("registry")
+    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE or "registries" in error.details:
+        return
+    from pkgmgr.registry.client import DEFAULT_NAME
+
+    if name == DEFAULT_NAME:
+        return
+    error.hint = (f"registry {name} cannot be read: 'pkgmgr registry remove {name}' drops it, "
+                  "'--registry NAME' asks another registry, '--offline' uses what is cached")
+
+
 def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
     if json_mode:
         write_json(error_document(error, partial if partial is not None else error.partial))
+    registry_hint(error)
     print_error(error)
     return error.exit_code
 
@@ -289,6 +307,7 @@ def emit(ctx: Context, result: Output) -> int:
         else:
             result.human(printer)
     if error is not None:
+        registry_hint(error)
         print_error(error)
         return error.exit_code
     return 0

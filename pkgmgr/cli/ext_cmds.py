@@ -52,6 +52,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
+    add_registry_option(p, "resolve names in this registry only")
 
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
@@ -106,6 +107,10 @@ def add_install_options(p: argparse.ArgumentParser) -> None:
                    help="deactivate activations whose profile the new version no longer has")
     p.add_argument("--dry-run", action="store_true", help="show what would be installed; change nothing")
     p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
+
+
+def add_registry_option(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument("--registry", metavar="NAME", help=text)
 
 
 def install_options(ctx: Context, args: argparse.Namespace) -> Any:
@@ -188,7 +193,8 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
 def _planner(ctx: Context, args: argparse.Namespace) -> Any:
     from pkgmgr.registry.plan import make_planner
 
-    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None))
+    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None),
+                        registry=getattr(args, "registry", None))
 
 
 def reporter_for(ctx: Context) -> Any:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register(ext: "Commands") -> None:
-    from pkgmgr.cli.ext_cmds import add_install_options
+    from pkgmgr.cli.ext_cmds import add_install_options, add_registry_option
 
     p = ext.command(
         "update", cmd_update, "update installed extensions",
@@ -33,6 +33,7 @@ def register(ext: "Commands") -> None:
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     add_install_options(p)
+    add_registry_option(p, "take registry installs' versions from this registry")
 
     p = ext.command(
         "info", cmd_info, "show an extension as its registry lists it",
@@ -42,7 +43,7 @@ def register(ext: "Commands") -> None:
         "pkgmgr ext info marketing-linear\npkgmgr ext info review-pack --registry acme -o json",
     )
     p.add_argument("name", metavar="NAME")
-    p.add_argument("--registry", metavar="NAME", help="ask this registry only")
+    add_registry_option(p, "ask this registry only")
     _allow_expired(p)
 
     p = ext.command(
@@ -53,13 +54,13 @@ def register(ext: "Commands") -> None:
         "pkgmgr ext search\npkgmgr ext search linear\npkgmgr ext search review --registry acme -o json",
     )
     p.add_argument("term", nargs="?", default="", metavar="TERM")
-    p.add_argument("--registry", metavar="NAME", help="search this registry only")
+    add_registry_option(p, "search this registry only")
     _allow_expired(p)
 
 
 def _allow_expired(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-expired", action="store_true",
-                   help="accept a registry whose metadata has expired (SPEC 5.4)")
+                   help="accept a registry whose metadata has expired")
 
 
 def _session(ctx: Context, args: argparse.Namespace) -> "Session":
@@ -83,7 +84,10 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
     scope = target_scope(ctx)
     session = _session(ctx, args)
     try:
-        updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset)
+        if args.registry:
+            session.registries.get(args.registry)  # an unknown name is refused before anything is decided
+        updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset,
+                          registry=args.registry)
         report = updater.run(args.names, all_=args.all, check=args.check, config=ctx.config,
                              interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
                              lock_timeout=ctx.lock_timeout, announce=announce_for(ctx))
@@ -192,10 +196,22 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
     term = (args.term or "").strip().lower()
     session = _session(ctx, args)
     results: dict[str, dict[str, Any]] = {}
+    failed: list[dict[str, Any]] = []
     try:
         registries = [session.registries.get(args.registry)] if args.registry else session.registries.ordered
         for registry in registries:
-            index = registry.index()
+            try:
+                index = registry.index()
+            except PkgmgrError as error:
+                from pkgmgr.cli.app import UNREADABLE
+
+                if args.registry or error.code not in UNREADABLE:  # a refusal (rollback, ...) is no skip
+                    raise
+                # a listing, not a resolution: the other registries still answer
+                failed.append({"name": registry.name, "error": error.to_json()})
+                ctx.warn(f"{error.message.splitlines()[0]} (skipped; 'pkgmgr registry remove {registry.name}' "
+                         "drops it)")
+                continue
             registry.remember()
             if index is None:
                 ctx.warn(f"registry {registry.name} has no index.json; it cannot be searched")
@@ -219,4 +235,4 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
         p.table(["NAME", "LATEST", "TIER", "REGISTRY", "DESCRIPTION"],
                 [(r["name"], r["latest"] or "-", r["tier"], r["registry"], r["description"]) for r in found])
 
-    return Output({"results": found}, human)
+    return Output({"results": found, "failed": failed}, human)

@@ -40,7 +40,8 @@ def register(commands: "Commands") -> "Commands":
         "add", cmd_add, "add a registry",
         "Record a registry in config.toml. SOURCE is a local directory, an https:// base URL of static files "
         "(http:// only on loopback, or with --insecure) or github:OWNER/REPO[@REF] (default REF main). "
-        "The source is only recorded; pkgmgr warns when it cannot read it now.",
+        "The source's registry.toml is read once first: a source that cannot be read or parsed is refused "
+        "and nothing is recorded (--no-check records it anyway; --offline records it without reading).",
         "pkgmgr registry add acme github:acme/extension-index\n"
         "pkgmgr registry add mirror https://mirror.example.com/index/ --priority 50\n"
         "pkgmgr registry add local ~/src/my-index --priority 10",
@@ -50,6 +51,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--priority", type=int, default=None, metavar="N",
                    help=f"lower is consulted first (default {DEFAULT_PRIORITY})")
     p.add_argument("--insecure", action="store_true", help="allow plain http:// to a non-loopback host")
+    p.add_argument("--no-check", action="store_true", help="record the source without reading it first")
 
     group.command(
         "list", cmd_list, "list the registries",
@@ -94,7 +96,7 @@ def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Sessio
 def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     import tomlkit
 
-    from pkgmgr.config import edit_config, load_config
+    from pkgmgr.config import RegistryConfig, edit_config
     from pkgmgr.registry.client import DEFAULT_NAME
     from pkgmgr.registry.sources import check_source_allowed, parse_source
 
@@ -109,32 +111,47 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
         if existing.name == name:
             raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code="usage",
                               hint=f"'pkgmgr registry remove {name}' first to replace it")
-    with edit_config(ctx.home) as doc:
-        if "registries" not in doc:
-            doc.add("registries", tomlkit.table(is_super_table=True))
-        table = tomlkit.table()
-        table["source"] = spec.text
-        if args.priority is not None:
-            table["priority"] = args.priority
-        if args.insecure:
-            table["insecure"] = True
-        doc["registries"][name] = table
-    config = load_config(ctx.home)
-    serial = None
-    if not ctx.offline:
-        session = _session(ctx, config=config)
-        try:
-            registry = session.registries.get(name)
+    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
+    session = None if ctx.offline or args.no_check else _session(ctx)
+    try:
+        registry = None if session is None else _check_readable(
+            session, RegistryConfig(name, spec.text, priority, insecure=bool(args.insecure)), spec)
+        with edit_config(ctx.home) as doc:
+            if "registries" not in doc:
+                doc.add("registries", tomlkit.table(is_super_table=True))
+            table = tomlkit.table()
+            table["source"] = spec.text
+            if args.priority is not None:
+                table["priority"] = args.priority
+            if args.insecure:
+                table["insecure"] = True
+            doc["registries"][name] = table
+        serial = None
+        if registry is not None:
             serial = registry.meta().serial
             registry.remember()  # the serial seen when the operator added it: the rollback baseline
-        except PkgmgrError as error:
-            ctx.warn(f"registry {name} was added but cannot be read now: {error.message.splitlines()[0]}")
-        finally:
+    finally:
+        if session is not None:
             session.close()
-    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
     added = {"name": name, "source": spec.text, "priority": priority,
              "insecure": bool(args.insecure), "serial": serial}
     return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
+
+
+def _check_readable(session: Session, config: Any, spec: Any) -> Any:
+    """The registry `config` describes, its registry.toml read once; raises that read's error
+    (`not_found` for a directory that does not exist), saying how to record it anyway."""
+    from pkgmgr.registry.client import Registry
+
+    registry = Registry(config, session)
+    try:
+        registry.meta()
+    except PkgmgrError as error:
+        error.message = f"{error.message}\nnothing was recorded"
+        error.args = (error.message,)
+        error.hint = f"check the source, or 'pkgmgr registry add {config.name} {spec.text} --no-check' to record it anyway"
+        raise
+    return registry
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:

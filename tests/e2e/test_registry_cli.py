@@ -69,10 +69,23 @@ def test_registry_add_list_remove_keeps_comments(home: Path, regdir: RegistryDir
     fail("not_found", "registry", "remove", "acme")
 
 
-def test_registry_add_warns_but_records_unreachable_source(home: Path, tmp_path: Path) -> None:
-    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet")])
-    assert result.code == 0 and "cannot be read now" in result.stderr
+def test_registry_add_refuses_an_unreachable_source_unless_told_not_to_check(home: Path, tmp_path: Path) -> None:
+    fail("not_found", "registry", "add", "later", str(tmp_path / "not-yet"))
+    assert [r["name"] for r in ok("registry", "list")["registries"]] == ["default"]
+    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet"), "--no-check"])
+    assert result.code == 0 and result.stderr == ""
     assert [r["name"] for r in ok("registry", "list")["registries"]] == ["later", "default"]
+
+
+def test_registry_add_of_a_server_that_does_not_answer_is_network_error(home: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    document = fail("network_error", "registry", "add", "gone", f"http://127.0.0.1:{port}/")
+    assert "nothing was recorded" in document["error"]["message"]
+    assert not (home / "config.toml").exists()
 
 
 def test_registry_add_refuses_plain_http_to_a_remote_host(home: Path) -> None:

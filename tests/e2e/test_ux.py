@@ -1,0 +1,87 @@
+"""What a new user meets in the first hour (issue 18), run the way the user ran it: through the
+real entry point, in-process, against local registries and the shipped `default` one."""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from tests.cli.helpers import fail, human, ok
+from tests.registry.helpers import RegistryDir
+
+# --- registry add of a source that cannot be read ----------------------------------------------
+
+
+def test_registry_add_of_a_missing_directory_is_refused_and_records_nothing(home: Path, tmp_path: Path) -> None:
+    document = fail("not_found", "registry", "add", "x", tmp_path / "nonexistent")
+    assert "nothing was recorded" in document["error"]["message"]
+    assert not (home / "config.toml").exists()
+    result = human("registry", "add", "x", tmp_path / "nonexistent", code=5)
+    assert "--no-check" in result.stderr
+    assert [r["name"] for r in ok("ext", "search")["results"]][:1] == ["marketing-linear"]
+
+
+def test_registry_add_of_a_directory_that_is_no_registry_is_refused(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "plain").mkdir()
+    fail("invalid_index", "registry", "add", "x", tmp_path / "plain")
+    assert not (home / "config.toml").exists()
+
+
+def test_no_check_records_a_broken_registry_and_the_errors_say_how_to_get_out(home: Path, tmp_path: Path) -> None:
+    ok("registry", "add", "x", tmp_path / "nonexistent", "--no-check")
+    assert "x" in tomllib.loads((home / "config.toml").read_text())["registries"]
+    # search is a listing: the other registries still answer, the broken one is named
+    result = human("ext", "search")
+    assert "marketing-linear" in result.stdout
+    assert "registry x" in result.stderr and "'pkgmgr registry remove x'" in result.stderr
+    assert [f["name"] for f in ok("ext", "search")["failed"]] == ["x"]
+    # resolution stops at an unreadable registry (SPEC 5.3); the error says how to get past it
+    result = human("ext", "install", "review-pack", code=5)
+    assert "error[not_found]: registry x" in result.stderr
+    assert "'pkgmgr registry remove x'" in result.stderr and "--registry NAME" in result.stderr
+    installed = ok("ext", "install", "review-pack", "--registry", "default")["installed"]
+    assert [(i["name"], i["version"]) for i in installed] == [("review-pack", "0.2.0")]
+    ok("registry", "remove", "x")
+    assert ok("ext", "install", "marketing-linear")["installed"][0]["name"] == "marketing-linear"
+
+
+# --- NAME@0.2 and "0.1" are exact PEP 440 versions ---------------------------------------------
+
+
+def test_a_short_version_names_that_version(home: Path) -> None:
+    [installed] = ok("ext", "install", "review-pack@0.1")["installed"]
+    assert installed["version"] == "0.1.0"
+    [installed] = ok("ext", "install", "review-pack@0.2")["installed"]
+    assert (installed["version"], installed["previous_version"]) == ("0.2.0", "0.1.0")
+    document = fail("version_not_found", "ext", "install", "review-pack@0.3")
+    assert document["error"]["details"]["requested"] == "0.3"
+
+
+def test_a_short_version_in_pkgmgr_toml_is_exact(home: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pkgmgr.toml").write_text('[extensions]\nreview-pack = "0.1"\n')
+    ok("trust", cwd=workspace)
+    ok("sync", cwd=workspace)
+    lock = tomllib.loads((workspace / "pkgmgr.lock").read_text())
+    assert [(e["name"], e["version"]) for e in lock["extension"]] == [("review-pack", "0.1.0")]
+    ok("sync", "--locked", cwd=workspace)
+
+
+# --- --registry, and a shadowed name's version_not_found ------------------------------------------
+
+
+def test_a_shadowed_names_missing_version_names_the_registry_that_has_it(home: Path, tmp_path: Path) -> None:
+    shadow = RegistryDir(tmp_path / "shadow", "shadow")
+    shadow.publish("review-pack", "0.1.0")
+    ok("registry", "add", "shadow", shadow.root, "--priority", "20")
+    document = fail("version_not_found", "ext", "install", "review-pack@0.2.0")
+    error = document["error"]
+    assert error["details"]["available_in"] == {"registry": "default", "version": "0.2.0"}
+    assert "registry default has review-pack 0.2.0" in error["message"]
+    result = human("ext", "install", "review-pack@0.2.0", code=5)
+    assert "hint: pkgmgr ext install review-pack@0.2.0 --registry default" in result.stderr
+    [installed] = ok("ext", "install", "review-pack@0.2.0", "--registry", "default")["installed"]
+    assert installed["version"] == "0.2.0"
+    fail("not_found", "ext", "install", "review-pack", "--registry", "nope")
+    fail("not_found", "ext", "update", "--all", "--registry", "nope")
