@@ -53,6 +53,8 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
     add_registry_option(p, "resolve names in this registry only")
+    p.add_argument("--keep-going", action="store_true",
+                   help="install the refs that succeed even when others fail (default: all or nothing)")
 
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
@@ -277,7 +279,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
     batch = install(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
-        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx),
+        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
     )
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed

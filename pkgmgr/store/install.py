@@ -202,6 +202,37 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
+def check_replace(current: Installed, prepared: Prepared, options: InstallOptions) -> bool:
+    """Whether `prepared` is exactly the `current` install (committing it changes nothing).
+    Raises the `source_conflict` that replacing `current` with it would be, reading only."""
+    from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
+
+    fetched = prepared.fetched
+    name, version = prepared.name, prepared.version
+    from_same_source = same_source(current, fetched)
+    if not from_same_source and not options.force:
+        raise PkgmgrError(
+            f"{name} is installed from another source ({current.source_kind} {current.source}); "
+            f"refusing to replace it with {fetched.kind} {fetched.locator}",
+            code="source_conflict",
+            hint="pass --force to replace it",
+        )
+    if not same_version(current.version, version):
+        return False
+    # --force always replaces: it records another source's provenance even when the content is
+    # identical, and it repairs an installed tree that was modified since
+    if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
+        return True
+    if not options.force:
+        raise PkgmgrError(
+            f"{name} {version} is already installed with different content "
+            f"(tree {current.tree_sha256[:12]} vs {prepared.tree_sha256[:12]})",
+            code="source_conflict",
+            hint="pass --force to replace it",
+        )
+    return False
+
+
 def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
            announce: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
     """Move a prepared tree into place and switch to it in one transaction (writer lock held).
@@ -209,36 +240,16 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     (SPEC 7: what an install grants, runs and needs, shown before it acts)."""
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
-    fetched = prepared.fetched
     name, version = prepared.name, prepared.version
     current = get_installed(scope, name)
-    if current is not None:
-        from_same_source = same_source(current, fetched)
-        if not from_same_source and not options.force:
-            raise PkgmgrError(
-                f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                f"refusing to replace it with {fetched.kind} {fetched.locator}",
-                code="source_conflict",
-                hint="pass --force to replace it",
-            )
-        if same_version(current.version, version):
-            # --force always replaces: it records another source's provenance even when the
-            # content is identical, and it repairs an installed tree that was modified since
-            if from_same_source and current.tree_sha256 == prepared.tree_sha256 and not options.force:
-                if current.pinned != options.pin:
-                    with transaction(scope.db):
-                        scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
-                    current = get_installed(scope, name)
-                    assert current is not None
-                remove_tree(prepared.staging)
-                return Outcome("unchanged", current, current.version)
-            if not options.force:
-                raise PkgmgrError(
-                    f"{name} {version} is already installed with different content "
-                    f"(tree {current.tree_sha256[:12]} vs {prepared.tree_sha256[:12]})",
-                    code="source_conflict",
-                    hint="pass --force to replace it",
-                )
+    if current is not None and check_replace(current, prepared, options):
+        if current.pinned != options.pin:
+            with transaction(scope.db):
+                scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
+            current = get_installed(scope, name)
+            assert current is not None
+        remove_tree(prepared.staging)
+        return Outcome("unchanged", current, current.version)
     if announce is not None:
         announce(prepared.summary())
     rel = f"extensions/{name}/{version}"

@@ -132,7 +132,12 @@ def test_a_file_that_is_not_an_archive(tmp_path: Path) -> None:
 def test_several_refs_commit_in_order_and_report_the_first_failure(tmp_path: Path, home: Path) -> None:
     broken = write_extension(tmp_path / "broken", minimal_manifest(name="broken-ext", version="1.0"))
     refs = [FIXTURES / "review-pack", broken, tmp_path / "missing", FIXTURES / "prompt-enhancer"]
-    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED)
+    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED)  # all or nothing
+    assert [(f["ref"], f["error"]["code"]) for f in document["failed"]] == [
+        (str(broken), "invalid_manifest"), (str(tmp_path / "missing"), "not_found")]
+    assert [s["name"] for s in document["skipped"]] == ["review-pack", "prompt-enhancer"]
+    assert document["installed"] == [] and not (home / "state.db").exists()
+    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED, "--keep-going")
     assert document["error"]["exit_code"] == 3
     assert [e["name"] for e in document["installed"]] == ["review-pack", "prompt-enhancer"]
     assert [(f["ref"], f["error"]["code"]) for f in document["failed"]] == [
@@ -145,7 +150,7 @@ def test_several_refs_commit_in_order_and_report_the_first_failure(tmp_path: Pat
 
 
 def test_several_refs_human_output_lists_each_outcome(tmp_path: Path) -> None:
-    result = run_cli(["ext", "install", FIXTURES / "review-pack", tmp_path / "missing", *UNVERIFIED])
+    result = run_cli(["ext", "install", FIXTURES / "review-pack", tmp_path / "missing", *UNVERIFIED, "--keep-going"])
     assert result.code == 5
     assert "installed review-pack 0.1.0" in result.stdout
     assert f"failed {tmp_path / 'missing'}: [not_found]" in result.stdout

@@ -85,3 +85,34 @@ def test_a_shadowed_names_missing_version_names_the_registry_that_has_it(home: P
     assert installed["version"] == "0.2.0"
     fail("not_found", "ext", "install", "review-pack", "--registry", "nope")
     fail("not_found", "ext", "update", "--all", "--registry", "nope")
+
+
+# --- a batch installs all or nothing -------------------------------------------------------------
+
+
+def test_a_batch_with_a_bad_ref_installs_nothing(home: Path) -> None:
+    document = fail("not_found", "ext", "install", "review-pack", "revew-pack")
+    assert [f["ref"] for f in document["failed"]] == ["revew-pack"]
+    assert [(s["ref"], s["name"], s["version"]) for s in document["skipped"]] == [
+        ("review-pack", "review-pack", "0.2.0")]
+    assert document["installed"] == []
+    assert ok("ext", "list")["extensions"] == []
+    result = human("ext", "install", "review-pack", "revew-pack", code=5)
+    assert "review-pack not installed: revew-pack failed" in result.stdout
+    assert "installing" not in result.stdout + result.stderr
+
+
+def test_keep_going_installs_what_succeeds(home: Path) -> None:
+    document = fail("not_found", "ext", "install", "revew-pack", "review-pack", "--keep-going")
+    assert [i["name"] for i in document["installed"]] == ["review-pack"]
+    assert [f["ref"] for f in document["failed"]] == ["revew-pack"]
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]
+
+
+def test_a_source_conflict_found_after_fetching_holds_the_whole_batch(home: Path, tmp_path: Path) -> None:
+    from tests.cli.helpers import UNVERIFIED, copy_fixture
+
+    ok("ext", "install", copy_fixture("review-pack", tmp_path), *UNVERIFIED)  # a path install
+    document = fail("source_conflict", "ext", "install", "marketing-linear", "review-pack@0.2.0")
+    assert [s["name"] for s in document["skipped"]] == ["marketing-linear"]
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]
