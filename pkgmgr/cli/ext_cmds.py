@@ -287,7 +287,24 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
         saved = save_installed(scope.workspace, ctx.home, batch.results, ctx.warn)
         if saved:
             ctx.note(f"declared {', '.join(saved)} in {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     return install_output(ctx, batch, scope.kind)
+
+
+def _save_lock(ctx: Context, workspace: Path) -> None:
+    """`--save` keeps pkgmgr.lock in step with pkgmgr.toml (SPEC 10), as `uv add` does."""
+    from pkgmgr.workspace.sync import update_lock
+
+    try:
+        written = update_lock(workspace, home=ctx.home, config=ctx.config, offline=ctx.offline, warn=ctx.warn)
+    except PkgmgrError as error:
+        ctx.warn(f"pkgmgr.lock was not updated: {error.message.splitlines()[0]}; 'pkgmgr sync' updates it")
+        return
+    if written is None:
+        ctx.warn("pkgmgr.lock was not updated: the workspace holds declared extensions not installed yet; "
+                 "'pkgmgr sync' installs them and updates it")
+    elif written:
+        ctx.note(f"updated {workspace / 'pkgmgr.lock'}")
 
 
 def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
@@ -603,6 +620,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         dropped = save_removed(scope.workspace, ctx.home, [r["name"] for r in removed])
         if dropped:
             ctx.note(f"dropped {', '.join(dropped)} from {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     data = {"removed": removed, "deactivated": deactivated}
     return Output(data, lambda p: p.done([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
                                           + [f"deactivated {a['id']}" for a in deactivated]), error)

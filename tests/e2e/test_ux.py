@@ -116,3 +116,34 @@ def test_a_source_conflict_found_after_fetching_holds_the_whole_batch(home: Path
     document = fail("source_conflict", "ext", "install", "marketing-linear", "review-pack@0.2.0")
     assert [s["name"] for s in document["skipped"]] == ["marketing-linear"]
     assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]
+
+
+# --- --save keeps pkgmgr.lock in step --------------------------------------------------------------
+
+
+def test_save_then_sync_locked_passes(home: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    result = human("ext", "install", "review-pack@0.1", "--save", cwd=workspace)
+    assert "updated" in result.stderr and "pkgmgr.lock" in result.stderr
+    lock = tomllib.loads((workspace / "pkgmgr.lock").read_text())
+    assert [(e["name"], e["version"]) for e in lock["extension"]] == [("review-pack", "0.1.0")]
+    ok("sync", "--locked", cwd=workspace)
+    ok("ext", "install", "marketing-linear", "--save", cwd=workspace)
+    ok("sync", "--locked", cwd=workspace)
+    ok("ext", "remove", "review-pack", "--save", cwd=workspace)
+    lock = tomllib.loads((workspace / "pkgmgr.lock").read_text())
+    assert [e["name"] for e in lock["extension"]] == ["marketing-linear"]
+    assert ok("sync", "--locked", cwd=workspace)["plan"]["empty"] is True
+
+
+def test_save_in_a_workspace_not_synced_yet_leaves_the_lock_to_sync(home: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pkgmgr.toml").write_text('[extensions]\nmarketing-linear = "*"\n')
+    ok("trust", cwd=workspace)
+    result = human("ext", "install", "review-pack", "--save", cwd=workspace)
+    assert "pkgmgr.lock was not updated" in result.stderr and "'pkgmgr sync'" in result.stderr
+    assert not (workspace / "pkgmgr.lock").exists()
+    ok("sync", cwd=workspace)
+    ok("sync", "--locked", cwd=workspace)
