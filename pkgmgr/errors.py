@@ -182,3 +182,14 @@ class ProblemSink:
 
     def raise_if_any(self, *, summary: str | None = None) -> None:
         raise_problems(self.problems, summary=summary)
+
+
+def suggest_close(error: PkgmgrError, word: str, known: Iterable[str]) -> None:
+    """Add "did you mean" to `error` with the names of `known` closest to `word` (SPEC 11)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(set(known) - {word}), n=3, cutoff=0.7)
+    if close:
+        error.message += "\ndid you mean " + " or ".join(close) + "?"
+        error.args = (error.message,)
+        error.details.setdefault("suggestions", close)

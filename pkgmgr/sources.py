@@ -6,6 +6,7 @@ plans into local files. Local paths are handled here; registries, GitHub and URL
 from __future__ import annotations
 
 import errno
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,7 +50,9 @@ def plan_path(ref: Ref) -> Plan:
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
             raise  # permissions and the like: the CLI reports what could not be accessed
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+        repository = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+(@\S+)?", ref.text)
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found",
+                          hint=f"did you mean github:{ref.text}?" if repository else None) from None
     if stat.S_ISDIR(info.st_mode):
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)

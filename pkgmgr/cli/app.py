@@ -173,7 +173,99 @@ def parse(argv: list[str]) -> argparse.Namespace:
         else:
             if args.handler is not None:  # a group without its command prints the group's whole help
                 return args
-    return build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        return parser.parse_args(argv)
+    except UsageError as error:
+        error.parser = parser  # type: ignore[attr-defined]  # for `suggest`, which needs every command
+        raise
+
+
+# the top-level spellings of `ext` verbs (SPEC 11), expanded before parsing
+TOP_ALIASES = frozenset({"install", "uninstall", "update", "list"})
+
+
+def expand_aliases(argv: list[str]) -> list[str]:
+    """`pkgmgr install ...` is `pkgmgr ext install ...`; `ext add ...` is `ext install --save ...`."""
+    from pkgmgr.cli.commands import VALUE_OPTIONS
+
+    words: list[int] = []
+    skip = False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-h", "--help", "--"):
+            break
+        if arg.startswith("-"):
+            skip = arg in VALUE_OPTIONS
+            continue
+        words.append(index)
+        if len(words) == 2:
+            break
+    if not words:
+        return argv
+    first = words[0]
+    if argv[first] in TOP_ALIASES:
+        return [*argv[:first], "ext", *argv[first:]]
+    if argv[first] == "ext" and len(words) == 2 and argv[words[1]] == "add":
+        second = words[1]
+        return [*argv[:second], "install", "--save", *argv[second + 1:]]
+    return argv
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def suggest(parser: argparse.ArgumentParser, argv: Sequence[str], error: PkgmgrError) -> None:
+    """Did you mean (SPEC 11): the closest command to an unknown one, the closest option of the
+    command named to an unknown option, whose hint points at that command's --help."""
+    import difflib
+    import re
+
+    from pkgmgr.cli.commands import VALUE_OPTIONS
+
+    chain = [parser]
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            skip = arg in VALUE_OPTIONS
+            continue
+        sub = _subparsers(chain[-1]).get(arg)
+        if sub is None:
+            break
+        chain.append(sub)
+    deepest = chain[-1]
+    choice = re.search(r"invalid choice: '([^']*)'", error.message)
+    if choice:
+        known = list(_subparsers(deepest))
+        if deepest is parser:
+            known += sorted(TOP_ALIASES)
+        close = difflib.get_close_matches(choice.group(1), known, n=3, cutoff=0.6)
+        if close:
+            error.message += "\ndid you mean " + " or ".join(f"'{deepest.prog} {c}'" for c in close) + "?"
+            error.args = (error.message,)
+        return
+    unknown = re.search(r"unrecognized arguments: (.*)", error.message)
+    if unknown:
+        options = [o for o in deepest._option_string_actions if o.startswith("--")]
+        for word in unknown.group(1).split():
+            if not word.startswith("-"):
+                continue
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=3, cutoff=0.6)
+            if close:
+                error.message += f"\n{word}: did you mean " + " or ".join(close) + "?"
+                error.args = (error.message,)
+        error.hint = f"run '{deepest.prog} --help' for its options"
 
 
 def make_context(args: argparse.Namespace) -> Context:
@@ -208,10 +300,16 @@ def _prescan(argv: Sequence[str]) -> tuple[bool, bool]:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = expand_aliases(list(sys.argv[1:] if argv is None else argv))
     json_mode, verbose = _prescan(argv)
     try:
-        args = parse(argv)
+        try:
+            args = parse(argv)
+        except UsageError as error:
+            parser = getattr(error, "parser", None)
+            if parser is not None:
+                suggest(parser, argv, error)
+            raise
         if args.handler is None:
             group = args.group_parser
             group.print_help(sys.stderr)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -59,7 +59,7 @@ def register(commands: "Commands") -> "Commands":
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
                     "extensions and the global ones it does not shadow.",
-                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json")
+                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json", aliases=("ls",))
 
     p = ext.command("status", cmd_status, "show one installed extension",
                     "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
@@ -89,7 +89,7 @@ def register(commands: "Commands") -> "Commands":
                     "Remove installed extensions from the scope. Refused while activations of their bundles "
                     "exist, unless --deactivate removes them in the same transaction.",
                     "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
-                    aliases=("uninstall",))
+                    aliases=("uninstall", "rm"))
     p.add_argument("names", nargs="+", metavar="NAME")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
@@ -384,8 +384,10 @@ def find_installed(ctx: Context, name: str) -> "Installed":
         if item is not None:
             return item
     where = "workspace or global" if ctx.scope == "workspace" else "global"
-    raise PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
-                      hint=f"'pkgmgr ext install {name}' installs it")
+    error = PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
+                        hint=f"'pkgmgr ext install {name}' installs it")
+    suggest_close(error, name, [i.name for i in _visible(ctx)])
+    raise error
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:

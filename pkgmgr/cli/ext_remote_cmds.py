@@ -27,6 +27,7 @@ def register(ext: "Commands") -> None:
         "pkgmgr ext update review-pack marketing-linear\n"
         "pkgmgr ext update --all --dry-run -o json\n"
         "pkgmgr ext update prompt-tools --allow-unverified --yes   # a github: or URL install",
+        aliases=("upgrade",),
     )
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")

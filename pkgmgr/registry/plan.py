@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.registry.model import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, select_version
 from pkgmgr.sources import Plan
@@ -82,7 +82,12 @@ class RemotePlanner:
         assert ref.name is not None
         registries = self.session.registries
         if self.registry is None:
-            registry, entry = registries.lookup(ref.name)
+            try:
+                registry, entry = registries.lookup(ref.name)
+            except PkgmgrError as error:
+                if error.code == "not_found" and "registries" in error.details:
+                    suggest_close(error, ref.name, _listed_names(registries.ordered))
+                raise
         else:
             registry = registries.get(self.registry)
             found = registry.entry(ref.name)
@@ -99,6 +104,19 @@ class RemotePlanner:
             raise
         registry.remember()
         return registry_plan(self.session, registry, entry, version, ref)
+
+
+def _listed_names(ordered: list[Registry]) -> list[str]:
+    """Every name the readable registries' index.json lists (for "did you mean")."""
+    names: list[str] = []
+    for registry in ordered:
+        try:
+            index = registry.index()
+        except PkgmgrError:
+            continue
+        if index is not None:
+            names += [ext.name for ext in index.extensions]
+    return names
 
 
 def _name_other_registry(error: PkgmgrError, ordered: list[Registry], chosen: Registry, ref: Ref,

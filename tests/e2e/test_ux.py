@@ -3,8 +3,11 @@ real entry point, in-process, against local registries and the shipped `default`
 
 from __future__ import annotations
 
+import io
 import tomllib
 from pathlib import Path
+
+import pytest
 
 from tests.cli.helpers import fail, human, ok
 from tests.registry.helpers import RegistryDir
@@ -147,3 +150,73 @@ def test_save_in_a_workspace_not_synced_yet_leaves_the_lock_to_sync(home: Path, 
     assert not (workspace / "pkgmgr.lock").exists()
     ok("sync", cwd=workspace)
     ok("sync", "--locked", cwd=workspace)
+
+
+# --- tables never fold identifiers -----------------------------------------------------------------
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_narrow_terminal_never_folds_an_id(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.cli.output import Printer
+
+    monkeypatch.setenv("COLUMNS", "40")
+    monkeypatch.setenv("NO_COLOR", "1")
+    stream = Terminal()
+    ids = ["act_712b93dfeb2df097", "res_0123456789abcdef0123"]
+    Printer(stream).table(["ID", "EXTENSION", "DESCRIPTION"],
+                          [(i, "marketing-linear", "a long description " * 5) for i in ids])
+    lines = stream.getvalue().splitlines()
+    assert [line.split()[:2] for line in lines[1:]] == [[i, "marketing-linear"] for i in ids]
+    assert all(line == line.rstrip() for line in lines)
+    assert all("…" in line for line in lines[1:])  # only the description gives way
+
+
+# --- did you mean, and aliases ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["instal"], "did you mean 'pkgmgr install'"),
+    (["ext", "instal", "x"], "did you mean 'pkgmgr ext install'"),
+    (["ext", "upgrad"], "did you mean 'pkgmgr ext upgrade'"),
+    (["registry", "ad", "x", "y"], "did you mean 'pkgmgr registry add'"),
+])
+def test_an_unknown_command_gets_the_closest(argv: list[str], expected: str, home: Path) -> None:
+    result = human(*argv, code=2)
+    assert expected in result.stderr
+
+
+def test_an_unknown_option_gets_the_closest_and_its_commands_help(home: Path) -> None:
+    result = human("ext", "install", "review-pack", "--alow-unverified", code=2)
+    assert "--alow-unverified: did you mean --allow-unverified" in result.stderr
+    assert "hint: run 'pkgmgr ext install --help' for its options" in result.stderr
+    document = fail("usage", "ext", "list", "--jsn")
+    assert "did you mean --json" in document["error"]["message"]
+
+
+def test_an_unknown_extension_gets_the_closest_name(home: Path) -> None:
+    document = fail("not_found", "ext", "install", "revew-pack")
+    assert document["error"]["details"]["suggestions"] == ["review-pack"]
+    assert "did you mean review-pack?" in human("ext", "install", "revew-pack", code=5).stderr
+    ok("ext", "install", "review-pack")
+    assert "did you mean review-pack?" in human("ext", "status", "revew-pack", code=5).stderr
+    assert "did you mean github:acme/tools?" in human("ext", "install", "acme/tools", code=5).stderr
+
+
+def test_aliases(home: Path, tmp_path: Path) -> None:
+    assert [i["name"] for i in ok("install", "review-pack")["installed"]] == ["review-pack"]
+    assert [e["name"] for e in ok("list")["extensions"]] == ["review-pack"]
+    assert [e["name"] for e in ok("ext", "ls")["extensions"]] == ["review-pack"]
+    assert ok("ext", "upgrade", "--all", "--check")["unchanged"][0]["name"] == "review-pack"
+    assert ok("update", "--all")["unchanged"][0]["name"] == "review-pack"
+    assert [r["name"] for r in ok("ext", "rm", "review-pack")["removed"]] == ["review-pack"]
+    ok("install", "review-pack")
+    assert [r["name"] for r in ok("uninstall", "review-pack")["removed"]] == ["review-pack"]
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    ok("ext", "add", "review-pack", cwd=workspace)  # install --save
+    assert "review-pack" in tomllib.loads((workspace / "pkgmgr.toml").read_text())["extensions"]
+    assert ok("ext", "list", "--scope", "workspace", cwd=workspace)["extensions"][0]["scope"] == "workspace"
