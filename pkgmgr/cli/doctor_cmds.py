@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, workspace_dir
 from pkgmgr.cli.output import Output, Printer
@@ -41,13 +41,15 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             scopes.append(workspace)
         else:  # a committed or copied .pkgmgr/: never opened (nor migrated, nor repaired) before it is adopted
             unknown_store = workspace.root
-    repaired, findings = [], []
+    repaired, findings, fixes = [], [], []
     if not args.check:
         repaired.extend(_prune_downloads(ctx))
     for scope in scopes:
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
-        findings.extend(check_scope(scope, config=ctx.config))
+        found = check_scope(scope, config=ctx.config)
+        findings.extend(found)
+        fixes.extend(_reinstall_fixes(scope, found))
         scope.close()
     if unknown_store is not None:
         from pkgmgr.store.recovery import Finding
@@ -66,7 +68,8 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{f.scope}: {f.message}" for f in findings),
             code="state_inconsistent",
             details={"problems": data["problems"]},
-            hint=None if not args.check else "run 'pkgmgr doctor' to repair what can be repaired",
+            hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
+                                    if args.check and any(f.check != "install" for f in findings) else [])) or None,
         )
 
     def human(p: Printer) -> None:
@@ -76,6 +79,25 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
 
     return Output(data, human, error)
+
+
+def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
+    """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
+    advice `ext verify` gives)."""
+    from pkgmgr.cli.ext_cmds import _reinstall_hint
+    from pkgmgr.store.install import get_installed
+
+    fixes = []
+    for finding in findings:
+        if finding.check != "install":
+            continue
+        item = get_installed(scope, finding.message.split(" ", 1)[0])
+        if item is not None:
+            hint = _reinstall_hint(item)
+            if scope.kind == "workspace":
+                hint = hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
+            fixes.append(f"{item.name}: {hint}")
+    return fixes
 
 
 def _prune_downloads(ctx: Context) -> list:

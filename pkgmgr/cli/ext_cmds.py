@@ -34,8 +34,9 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext pack ./my-extension\npkgmgr ext pack ./my-extension --output dist/my.tar.gz")
     p.add_argument("path", metavar="DIR")
     # dest differs from the global -o's "output": sharing it let `-o json` overwrite the file name
-    p.add_argument("--output", dest="output_file", metavar="FILE",
-                   help="archive to write (default ./<name>-<version>.tar.gz)")
+    p.add_argument("--output", dest="output_file", metavar="FILE|DIR",
+                   help="archive to write, or a directory to write <name>-<version>.tar.gz into "
+                        "(default ./<name>-<version>.tar.gz)")
 
     p = ext.command("install", cmd_install, "install extensions",
                     "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
@@ -181,8 +182,10 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
     manifest, _ = _validate_tree(root, ctx.config)
-    output = (user_path(args.output_file) if args.output_file
-              else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz")
+    default_name = f"{manifest.name}-{manifest.version}.tar.gz"
+    output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
+    if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):
+        output = output / default_name  # an existing directory (or DIR/) receives the archive, as cp does
     result = pack_directory(root, manifest.name, manifest.version, output)
     data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
             "sha256": result.sha256, "size": result.size}

@@ -220,3 +220,32 @@ def test_aliases(home: Path, tmp_path: Path) -> None:
     ok("ext", "add", "review-pack", cwd=workspace)  # install --save
     assert "review-pack" in tomllib.loads((workspace / "pkgmgr.toml").read_text())["extensions"]
     assert ok("ext", "list", "--scope", "workspace", cwd=workspace)["extensions"][0]["scope"] == "workspace"
+
+
+# --- doctor --check names the fix of a tampered tree -----------------------------------------------
+
+
+def test_doctor_check_of_a_tampered_tree_names_the_reinstall(home: Path) -> None:
+    ok("ext", "install", "review-pack")
+    tree = Path(ok("ext", "status", "review-pack")["path"])
+    victim = next(p for p in sorted(tree.rglob("*")) if p.is_file())
+    victim.write_text(victim.read_text() + "tampered\n")
+    result = human("doctor", "--check", code=4)
+    assert "hint: review-pack: reinstall it with 'pkgmgr ext install review-pack@0.2.0 --force'" in result.stderr
+    assert "run 'pkgmgr doctor' to repair" not in result.stderr  # doctor cannot repair it
+    ok("ext", "install", "review-pack@0.2.0", "--force")
+    ok("doctor", "--check")
+
+
+# --- ext pack --output DIR ---------------------------------------------------------------------------
+
+
+def test_pack_into_an_existing_directory(home: Path, tmp_path: Path) -> None:
+    from tests.cli.helpers import FIXTURES
+
+    (tmp_path / "dist").mkdir()
+    packed = ok("ext", "pack", FIXTURES / "review-pack", "--output", tmp_path / "dist")
+    assert packed["path"] == str(tmp_path / "dist" / "review-pack-0.1.0.tar.gz")
+    packed = ok("ext", "pack", FIXTURES / "review-pack", "--output", f"{tmp_path / 'new'}/")
+    assert packed["path"] == str(tmp_path / "new" / "review-pack-0.1.0.tar.gz")
+    ok("ext", "validate", packed["path"])
