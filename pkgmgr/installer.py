@@ -9,6 +9,7 @@ command's error with the others' outcomes beside it (SPEC 4).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -227,7 +228,7 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
         try:
             return staging, prepare(item, staging, config=config, options=options)
         except PkgmgrError as error:
-            return staging, error
+            return staging, _without_staging(error, staging, item)
         except BaseException:
             scope.discard(staging)
             raise
@@ -255,6 +256,17 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
             scope.discard(staging)
         raise failure
     return staged
+
+
+def _without_staging(error: PkgmgrError, staging: Path, item: Fetched) -> PkgmgrError:
+    """The error with the private staging path replaced by what the user named (SPEC 11:
+    messages never show internal paths)."""
+    label = item.label or item.locator
+    for internal in (f"{staging}{os.sep}tree", str(staging)):
+        if internal in error.message:
+            error.message = error.message.replace(internal, label)
+            error.args = (error.message,)
+    return error
 
 
 def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions,
@@ -311,7 +323,10 @@ def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallO
     `result`, when it would fail."""
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
-            prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+            try:
+                prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+            except PkgmgrError as error:
+                raise _without_staging(error, Path(tmp), item) from None
             if scope is not None:
                 from pkgmgr.activation.lifecycle import check_kept
 

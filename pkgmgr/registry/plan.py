@@ -180,7 +180,7 @@ def plan_url(session: "Session", ref: "Ref") -> Plan:
     try:
         check_url_allowed(url, insecure=False)
     except UrlNotAllowed as error:
-        raise PkgmgrError(error.message, code="usage", hint=error.hint) from None
+        raise PkgmgrError(error.message, code="usage", hint="use an https:// URL") from None
     limit = session.config.limits.max_archive_bytes
 
     def fetch(reporter: "Reporter") -> Fetched:

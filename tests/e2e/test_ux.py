@@ -249,3 +249,26 @@ def test_pack_into_an_existing_directory(home: Path, tmp_path: Path) -> None:
     packed = ok("ext", "pack", FIXTURES / "review-pack", "--output", f"{tmp_path / 'new'}/")
     assert packed["path"] == str(tmp_path / "new" / "review-pack-0.1.0.tar.gz")
     ok("ext", "validate", packed["path"])
+
+
+# --- messages: not an extension first, no internal paths -------------------------------------------
+
+
+def test_a_file_that_is_no_archive_is_said_so_before_any_consent(home: Path, tmp_path: Path) -> None:
+    readme = tmp_path / "README.md"
+    readme.write_text("# hello\n")
+    document = fail("invalid_archive", "ext", "install", readme)
+    assert "not an extension archive" in document["error"]["message"]
+    assert "--allow-unverified" not in human("ext", "install", readme, code=3).stderr
+
+
+def test_a_directory_without_a_manifest_is_named_as_the_user_wrote_it(home: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes").mkdir()
+    result = human("ext", "install", tmp_path / "notes", "--allow-unverified", "--yes", code=3)
+    assert f"{tmp_path / 'notes'}: not an extension directory" in result.stderr
+    assert ".staging" not in result.stderr and "tx-" not in result.stderr
+
+
+def test_an_http_url_is_not_told_about_an_insecure_flag_install_lacks(home: Path) -> None:
+    result = human("ext", "install", "http://example.com/x.tar.gz", code=2)
+    assert "--insecure" not in result.stderr and "https://" in result.stderr
