@@ -152,7 +152,7 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[parent],
     )
-    parser.add_argument("--version", action="version", version=f"pkgmgr {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     commands.register_all(Commands(sub, parent, only=only, then=then), only)
@@ -316,6 +316,9 @@ def run(argv: Sequence[str] | None = None) -> int:
             raise UsageError(f"{group.prog}: a command is required")
         ctx = make_context(args)
         json_mode, verbose = ctx.json, ctx.verbose
+        from pkgmgr.store import lock
+
+        lock.on_wait(None if ctx.quiet else lambda message: (ctx.err.write(message + "\n"), ctx.err.flush()))
         result = args.handler(ctx, args)
         return emit(ctx, result)
     except PkgmgrError as error:
@@ -408,4 +411,4 @@ def emit(ctx: Context, result: Output) -> int:
         registry_hint(error)
         print_error(error)
         return error.exit_code
-    return 0
+    return result.status

@@ -60,7 +60,10 @@ def register(commands: "Commands") -> "Commands":
     p = ext.command("list", cmd_list, "list installed extensions",
                     "List installed extensions. With --scope workspace the list shows the workspace's own "
                     "extensions and the global ones it does not shadow.",
-                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json", aliases=("ls",))
+                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json\npkgmgr ext list --outdated",
+                    aliases=("ls",))
+    p.add_argument("--outdated", action="store_true",
+                   help="only what has a newer allowed version (the table of 'ext update --all --check')")
 
     p = ext.command("status", cmd_status, "show one installed extension",
                     "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
@@ -394,6 +397,10 @@ def find_installed(ctx: Context, name: str) -> "Installed":
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    if args.outdated:
+        from pkgmgr.cli.ext_remote_cmds import outdated
+
+        return outdated(ctx)
     items = _visible(ctx)
     data = {"extensions": [
         {"name": i.name, "version": i.version, "scope": i.scope, "enabled": i.enabled, "source": i.source_kind,

@@ -22,8 +22,10 @@ def register(ext: "Commands") -> None:
         "Move extensions to the newest allowed version of the source they were installed from: not yanked, "
         "no prerelease unless --pre, compatible with the host. An exact version installed earlier is not a "
         "pin; extensions installed with --pin are skipped (reported as pinned), and path or archive installs "
-        "are not updatable. --check only reports, and exits 0 whether updates exist or not.",
+        "are not updatable. --check only reports, and exits 0 whether updates exist or not (with --exit-code: "
+        "10 when they do).",
         "pkgmgr ext update --all --check\n"
+        "pkgmgr ext update --all --check --exit-code || echo 'updates available'\n"
         "pkgmgr ext update review-pack marketing-linear\n"
         "pkgmgr ext update --all --dry-run -o json\n"
         "pkgmgr ext update prompt-tools --allow-unverified --yes   # a github: or URL install",
@@ -32,6 +34,7 @@ def register(ext: "Commands") -> None:
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
+    p.add_argument("--exit-code", action="store_true", help="with --check: exit 10 when updates are available")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     add_install_options(p)
     add_registry_option(p, "take registry installs' versions from this registry")
@@ -79,6 +82,8 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
 
     if args.all and args.names:
         raise PkgmgrError("name extensions or pass --all, not both", code="usage")
+    if args.exit_code and not args.check:
+        raise PkgmgrError("--exit-code goes with --check", code="usage", hint="pkgmgr ext update --all --check --exit-code")
     if not args.all and not args.names:
         raise PkgmgrError("name the extensions to update, or pass --all", code="usage",
                           hint="pkgmgr ext update --all --check")
@@ -94,10 +99,25 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
                              lock_timeout=ctx.lock_timeout, announce=announce_for(ctx))
     finally:
         session.close()
-    return update_output(report, check=args.check, dry_run=args.dry_run)
+    empty = "nothing installed to update"
+    if getattr(args, "outdated", False):  # ext list --outdated: what has an update, and what failed
+        report.items = [i for i in report.items if i.status in ("available", "failed")]
+        empty = "every installed extension is up to date"
+    output = update_output(report, check=args.check, dry_run=args.dry_run, empty=empty)
+    if args.exit_code and output.error is None and report.by_status("available"):
+        output.status = 10
+    return output
 
 
-def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
+def outdated(ctx: Context) -> Output:
+    """`ext list --outdated`: the table of `ext update --all --check`."""
+    args = argparse.Namespace(names=[], all=True, check=True, exit_code=False, asset=None, registry=None,
+                              allow_expired=False, allow_unverified=False, force=False, pre=False, allow_grants=False,
+                              deactivate_missing=False, dry_run=False, outdated=True)
+    return cmd_update(ctx, args)
+
+
+def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "nothing installed to update") -> Output:
     data: dict[str, Any] = {status: [i.to_json() for i in report.by_status(status)]
                             for status in ("updated", "unchanged", "pinned", "failed")}
     if check:
@@ -125,7 +145,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
                     "would update" if item.status == "planned" else item.status
                 rows.append((item.name, item.version or "-", item.target or "-", status, item.reason))
         if not rows:
-            p.line("nothing installed to update")
+            p.line(empty)
             return
         p.table(["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"], rows)
         planned = [i for i in report.items if i.status == "planned" and i.summary]

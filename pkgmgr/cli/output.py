@@ -24,6 +24,7 @@ class Output:
     data: dict[str, Any] = field(default_factory=dict)
     human: Callable[["Printer"], None] | str | None = None
     error: PkgmgrError | None = None
+    status: int = 0  # the exit status of a success: 10 for `ext update --check --exit-code` with updates
 
 
 class Printer:

@@ -272,3 +272,38 @@ def test_a_directory_without_a_manifest_is_named_as_the_user_wrote_it(home: Path
 def test_an_http_url_is_not_told_about_an_insecure_flag_install_lacks(home: Path) -> None:
     result = human("ext", "install", "http://example.com/x.tar.gz", code=2)
     assert "--insecure" not in result.stderr and "https://" in result.stderr
+
+
+# --- small things of day one ---------------------------------------------------------------------
+
+
+def test_a_writer_waiting_for_the_lock_says_so_once(home: Path) -> None:
+    import os
+
+    from pkgmgr.store.lock import ExclusiveLock
+
+    home.mkdir(parents=True)
+    with ExclusiveLock(home / "state.lock", 0):
+        result = human("ext", "install", "review-pack", "--lock-timeout", "0.2", code=6)
+    assert result.stderr.count("waiting for another pkgmgr") == 1
+    assert f"(pid {os.getpid()})" in result.stderr and "error[locked]" in result.stderr
+    assert "waiting" not in human("ext", "install", "review-pack").stderr
+
+
+def test_update_check_exit_code_and_list_outdated(home: Path) -> None:
+    ok("ext", "install", "review-pack@0.1")
+    result = human("ext", "update", "--all", "--check", "--exit-code", code=10)
+    assert "update available" in result.stdout and result.stderr == ""
+    assert human("ext", "update", "--all", "--check").code == 0
+    fail("usage", "ext", "update", "--all", "--exit-code")
+    outdated = ok("ext", "list", "--outdated")
+    assert [(i["name"], i["latest"]) for i in outdated["available"]] == [("review-pack", "0.2.0")]
+    ok("ext", "update", "--all")
+    assert human("ext", "update", "--all", "--check", "--exit-code").code == 0
+    assert human("ext", "list", "--outdated").stdout == "every installed extension is up to date\n"
+
+
+def test_dash_v_prints_the_version() -> None:
+    from pkgmgr import __version__
+
+    assert human("-V").stdout == f"pkgmgr {__version__}\n"
