@@ -80,10 +80,13 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
 
-    for name, enabled in (("enable", True), ("disable", False)):
-        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} an installed extension",
-                        f"{name.capitalize()} an installed extension. Disabling is refused while activations of "
-                        "its bundles exist, unless --deactivate removes them in the same transaction.",
+    for name, enabled, text in (
+            ("enable", True, "Enable installed extensions that were disabled: their bundles can be activated "
+                             "again and the host loads them."),
+            ("disable", False, "Disable installed extensions without removing them. Disabling is refused while "
+                               "activations of their bundles exist, unless --deactivate removes them in the same "
+                               "transaction.")):
+        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
         if not enabled:
@@ -229,11 +232,11 @@ def confirm_for(ctx: Context) -> Any:
 
 def announce_for(ctx: Context) -> Any:
     """SPEC 7: before it acts, installing shows what it installs — permissions, subprocess
-    command, network requirement — one summary per extension, just before its commit (JSON
-    output carries the same summary in its document; `-q` drops it)."""
+    command, network requirement — one summary per extension, just before its commit, on stderr
+    (JSON output carries the same summary in its document; `-q` drops it)."""
     if ctx.json or ctx.quiet:
         return None
-    printer = Printer()
+    printer = Printer(ctx.err)  # progress, not a result: stderr (SPEC 11)
 
     def announce(summary: dict[str, Any]) -> None:
         lines = summary_lines(summary)

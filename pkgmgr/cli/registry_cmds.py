@@ -62,7 +62,7 @@ def register(commands: "Commands") -> "Commands":
     p = group.command(
         "remove", cmd_remove, "remove a registry",
         "Remove a registry from config.toml and forget what pkgmgr remembered of its source (its serial and "
-        "checksums, SPEC 5.4) and its cached files. Installed extensions stay installed.",
+        "checksums, kept to refuse a rollback) and its cached files. Installed extensions stay installed.",
         "pkgmgr registry remove acme",
     )
     p.add_argument("name", metavar="NAME")

@@ -233,10 +233,9 @@ def test_update_shows_what_it_installs_before_acting(regdir: RegistryDir, added:
         "would install:", "demo-ext 0.2.0 (resource extension, source registry, verified)", "  permissions: none"]
     updated = run_cli(["ext", "update", "demo-ext"])
     assert updated.code == 0, updated
-    lines = updated.stdout.splitlines()
-    assert lines[:2] == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
-                         "  permissions: none"]
-    assert lines[2].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
+    assert updated.stderr.splitlines() == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
+                                           "  permissions: none"]
+    assert updated.stdout.splitlines()[0].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
 
 
 def test_second_update_check_sends_only_conditional_requests(regdir: RegistryDir, added: StaticFileServer) -> None:

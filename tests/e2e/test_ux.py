@@ -307,3 +307,25 @@ def test_dash_v_prints_the_version() -> None:
     from pkgmgr import __version__
 
     assert human("-V").stdout == f"pkgmgr {__version__}\n"
+
+
+def test_installing_lines_are_progress_on_stderr(home: Path) -> None:
+    result = human("ext", "install", "review-pack")
+    assert result.stdout == "installed review-pack 0.2.0 (global scope, registry, verified)\n"
+    assert result.stderr.startswith("installing review-pack 0.2.0 ")
+
+
+def test_quiet_trust_prints_one_line(home: Path, tmp_path: Path) -> None:
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "pkgmgr.toml").write_text('[extensions]\nreview-pack = "*"\n')
+    loud = human("trust", cwd=workspace).stdout
+    (workspace / "pkgmgr.toml").write_text('[extensions]\nreview-pack = "0.1"\n')
+    quiet = human("trust", "-q", cwd=workspace).stdout
+    assert len(loud.splitlines()) > 1 and len(quiet.splitlines()) == 1
+    assert quiet.startswith(f"approved {workspace.resolve()} at digest ")
+
+
+def test_enable_help_describes_enabling() -> None:
+    text = human("ext", "enable", "--help").stdout
+    assert "Enable installed extensions" in text and "Disabling is refused" not in text
