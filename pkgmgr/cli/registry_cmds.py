@@ -273,12 +273,12 @@ def register_publishing(group: "Commands") -> None:
         "(version_exists, exit 6).",
         "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
         "pkgmgr registry publish dist/my-extension-0.1.0.tar.gz --index ./extension-index\n"
-        "pkgmgr registry publish github:acme/my-extension@v0.2.0 --index . --tier community\n"
+        "pkgmgr registry publish github:acme/my-extension@v0.2.0 . --tier community\n"
         "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . "
         "--url https://downloads.example.com/x-1.0.0.tar.gz",
     )
     p.add_argument("source", metavar="SOURCE", help="ARCHIVE or github:OWNER/REPO@TAG")
-    p.add_argument("--index", required=True, metavar="DIR", help="the registry index directory")
+    _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
@@ -300,7 +300,7 @@ def register_publishing(group: "Commands") -> None:
         "pkgmgr registry validate . --base origin/main --fetch\n"
         "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
     p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
     p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
 
@@ -310,7 +310,7 @@ def register_publishing(group: "Commands") -> None:
         "same bytes). The file is rewritten only when it changes.",
         "pkgmgr registry build ./extension-index",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
                                 ("unyank", cmd_unyank, "make a yanked version installable again")):
@@ -321,9 +321,25 @@ def register_publishing(group: "Commands") -> None:
             "only installed when named exactly. A version already in that state is left as it is (exit 0).",
             f"pkgmgr registry {name} ./extension-index review-pack 0.2.0",
         )
-        p.add_argument("path", metavar="DIR")
+        _index_arguments(p)
         p.add_argument("name", metavar="NAME")
         p.add_argument("version", metavar="VERSION")
+
+
+def _index_arguments(p: argparse.ArgumentParser) -> None:
+    """The index directory, positionally or as --index DIR (scripts and CI workflows use both)."""
+    p.add_argument("path", nargs="?", metavar="DIR", help="the registry index directory (or --index DIR)")
+    p.add_argument("--index", metavar="DIR", help="the registry index directory")
+
+
+def index_dir(args: argparse.Namespace) -> Path:
+    """The directory DIR or --index names (one of them, or both the same). Raises usage."""
+    given = {text for text in (args.path, args.index) if text is not None}
+    if not given:
+        raise PkgmgrError("name the registry index directory: DIR or --index DIR", code="usage")
+    if len({user_path(text).absolute() for text in given}) > 1:
+        raise PkgmgrError(f"two index directories given: {args.path} and --index {args.index}", code="usage")
+    return user_path(given.pop())
 
 
 def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
@@ -344,7 +360,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.artifact import inspect_archive
     from pkgmgr.registry.publish import parse_published, private_copy, publish, require_index
 
-    index = user_path(args.index)
+    index = index_dir(args)
     published = parse_published(args.published) if args.published else None
     require_index(index)
     if args.asset and not args.source.startswith("github:"):
@@ -426,7 +442,7 @@ def _check_tag(ctx: Context, tag: str, version: str) -> None:
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.validate_index import http_fetcher, problem_json, problem_line, validate_index
 
-    root = user_path(args.path)
+    root = index_dir(args)
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
@@ -457,7 +473,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.publish import build
 
-    result = build(user_path(args.path), timeout=ctx.lock_timeout)
+    result = build(index_dir(args), timeout=ctx.lock_timeout)
     state = "rebuilt" if result.changed else "already up to date"
     return Output(result.to_json(), f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
@@ -474,7 +490,7 @@ def cmd_unyank(ctx: Context, args: argparse.Namespace) -> Output:
 def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
     from pkgmgr.registry.publish import set_yanked
 
-    result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    result = set_yanked(index_dir(args), args.name, args.version, yanked, timeout=ctx.lock_timeout)
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"

@@ -329,3 +329,21 @@ def test_quiet_trust_prints_one_line(home: Path, tmp_path: Path) -> None:
 def test_enable_help_describes_enabling() -> None:
     text = human("ext", "enable", "--help").stdout
     assert "Enable installed extensions" in text and "Disabling is refused" not in text
+
+
+def test_registry_maintenance_takes_the_index_either_way(home: Path, tmp_path: Path) -> None:
+    from tests.cli.helpers import FIXTURES
+
+    index = tmp_path / "index"
+    ok("registry", "init", index, "--name", "acme")
+    archive = ok("ext", "pack", FIXTURES / "review-pack", "--output", tmp_path)["path"]
+    assert ok("registry", "publish", archive, index)["serial"] == 1  # DIR positionally
+    assert ok("registry", "publish", archive, "--index", index)["changed"] is False
+    fail("usage", "registry", "publish", archive)
+    fail("usage", "registry", "publish", archive, index, "--index", tmp_path)
+    assert ok("registry", "yank", "--index", index, "review-pack", "0.1.0")["serial"] == 2
+    assert ok("registry", "unyank", index, "review-pack", "0.1.0")["serial"] == 3
+    ok("registry", "build", "--index", index)
+    ok("registry", "build", index)
+    ok("registry", "validate", "--index", index)
+    ok("registry", "validate", index)
