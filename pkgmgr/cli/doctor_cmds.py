@@ -84,13 +84,13 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
 def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
     """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
     advice `ext verify` gives)."""
-    from pkgmgr.cli.ext_cmds import _reinstall_hint
-    from pkgmgr.store.install import get_installed
-
-    fixes = []
+    fixes: list[str] = []
     for finding in findings:
         if finding.check != "install":
             continue
+        from pkgmgr.cli.ext_cmds import _reinstall_hint
+        from pkgmgr.store.install import get_installed
+
         item = get_installed(scope, finding.message.split(" ", 1)[0])
         if item is not None:
             hint = _reinstall_hint(item)

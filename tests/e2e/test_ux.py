@@ -347,3 +347,55 @@ def test_registry_maintenance_takes_the_index_either_way(home: Path, tmp_path: P
     ok("registry", "build", index)
     ok("registry", "validate", "--index", index)
     ok("registry", "validate", index)
+
+
+# --- completion and the cache --------------------------------------------------------------------------
+
+
+def _complete(script: str, words: list[str], home: Path) -> list[str]:
+    import os
+    import shlex
+    import subprocess
+    import sys
+
+    line = " ".join(shlex.quote(w) for w in words)
+    program = f'{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _pkgmgr; printf "%s\\n" "${{COMPREPLY[@]}}"'
+    env = {**os.environ, "PKGMGR_HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def test_bash_completion_completes_commands_options_and_installed_names(home: Path) -> None:
+    ok("ext", "install", "review-pack")
+    script = human("completion", "bash").stdout
+    assert _complete(script, ["pkgmgr", "ex"], home) == ["ext"]
+    assert _complete(script, ["pkgmgr", "ext", "ins"], home) == ["install"]
+    assert _complete(script, ["pkgmgr", "ext", "install", "--allow-u"], home) == ["--allow-unverified"]
+    assert _complete(script, ["pkgmgr", "--home", str(home), "ext", "status", "rev"], home) == ["review-pack"]
+    assert _complete(script, ["pkgmgr", "uninstall", "rev"], home) == ["review-pack"]
+    for shell in ("zsh", "fish"):
+        assert "pkgmgr completion names" in human("completion", shell).stdout
+    assert human("completion", "names").stdout == "review-pack\n"
+
+
+def test_cache_list_and_clean(home: Path, tmp_path: Path) -> None:
+    import os
+
+    regdir = RegistryDir(tmp_path / "index", "acme")
+    regdir.publish("demo-ext", "0.1.0")
+    ok("registry", "add", "acme", regdir.root)
+    ok("ext", "install", "review-pack@0.1.0")
+    ok("ext", "install", "review-pack@0.2.0")
+    listed = ok("cache", "list")
+    assert len(listed["downloads"]) == 2
+    old = Path(listed["downloads"][0]["path"])
+    os.utime(old, (0, 0))  # unused since 1970
+    cleaned = ok("cache", "clean", "--older-than", "30")["removed"]
+    assert cleaned["downloads"] == 1 and not old.exists()
+    assert len(ok("cache", "list")["downloads"]) == 1
+    ok("cache", "clean")
+    assert ok("cache", "list") == {"downloads": [], "registries": []}
+    assert human("cache", "list").stdout.startswith("the cache is empty")
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]  # installs untouched
+    ok("ext", "install", "review-pack@0.1.0")  # and the cache fills again
