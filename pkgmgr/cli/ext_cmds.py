@@ -448,6 +448,11 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "missing_env": missing_env,
         "bundles": bundles,
         "activations": activations,
+        "skills": list(manifest.skills),
+        "hooks": [{"name": h.name, "event": h.event, "mode": h.mode, "command": " ".join([h.executor.command,
+                                                                                        *h.executor.args])}
+                  for h in manifest.hooks],
+        "mcp_servers": [{"name": name, "command": " ".join([c.command, *c.args])} for name, c in manifest.mcp_servers],
     }
     if args.resolved:
         data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), os.environ)}
@@ -466,7 +471,15 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("grants", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(missing_env) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
+            *([("skills", ", ".join(data["skills"]))] if data["skills"] else []),
         ])
+        if data["hooks"]:
+            p.line()
+            p.table(["HOOK", "EVENT", "MODE", "COMMAND"],
+                    [(h["name"], h["event"], h["mode"], h["command"]) for h in data["hooks"]])
+        if data["mcp_servers"]:
+            p.line()
+            p.table(["MCP SERVER", "COMMAND"], [(m["name"], m["command"]) for m in data["mcp_servers"]])
         if bundles:
             p.line()
             p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in bundles])

@@ -399,3 +399,13 @@ def test_cache_list_and_clean(home: Path, tmp_path: Path) -> None:
     assert human("cache", "list").stdout.startswith("the cache is empty")
     assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["review-pack"]  # installs untouched
     ok("ext", "install", "review-pack@0.1.0")  # and the cache fills again
+
+
+def test_status_shows_hooks_skills_and_mcp_servers(home: Path) -> None:
+    ok("ext", "install", "review-pack")
+    status = ok("ext", "status", "review-pack")
+    assert [h["event"] for h in status["hooks"]] == ["session.post_create", "prompt.post_assemble"]
+    assert [m["name"] for m in status["mcp_servers"]] == ["git"] and status["skills"]
+    text = human("ext", "status", "review-pack").stdout
+    assert "HOOK" in text and "session.post_create" in text and "MCP SERVER" in text
+    assert "uvx mcp-server-git" in text and "skills:" in text
