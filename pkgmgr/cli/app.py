@@ -283,6 +283,7 @@ def make_context(args: argparse.Namespace) -> Context:
         offline=options["offline"],
         yes=options["yes"],
         lock_timeout=options["lock_timeout"],
+        scope_given="scope" in vars(args),
     )
 
 

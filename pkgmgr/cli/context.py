@@ -37,6 +37,7 @@ class Context:
     offline: bool = False
     yes: bool = False
     lock_timeout: float = 30.0
+    scope_given: bool = False  # --scope was given: a read shows only what it names
     stdin: Any = None
     stderr: Any = None
 
@@ -111,10 +112,27 @@ def target_scope(ctx: Context, scope: str | None = None) -> Any:
 
 
 def visible_scopes(ctx: Context) -> list[Any]:
-    """Scopes a read sees, nearest first: a workspace sees its own store, then global."""
-    from pkgmgr.store.scope import global_scope
+    """Scopes a read sees, nearest first (SPEC 11): inside a workspace (discovered, or named by
+    --workspace, which must exist) its store, when it has one this user's pkgmgr made, then
+    global. `--scope` narrows: `global` to the global scope, `workspace` to the workspace and
+    what of global it does not shadow. Creates nothing."""
+    from pkgmgr.store.scope import global_scope, workspace_scope
 
     if ctx.scope == "workspace":
         scope = target_scope(ctx, "workspace")
         return [scope, scope.parent]
-    return [global_scope(ctx.home)]
+    everywhere = global_scope(ctx.home)
+    if ctx.scope_given:
+        return [everywhere]
+    root = workspace_dir(ctx)  # not_found for a --workspace that does not exist
+    if ctx.workspace_arg is None and not (root / "pkgmgr.toml").is_file():
+        return [everywhere]
+    scope = workspace_scope(root, ctx.home)
+    if not scope.exists():
+        return [everywhere]
+    from pkgmgr.workspace.trust import store_is_known
+
+    if not store_is_known(ctx.home, scope):  # reads only; 'pkgmgr trust' adopts it
+        ctx.warn(f"{scope.root} is not a store this user's pkgmgr created here; showing the global scope only")
+        return [everywhere]
+    return [scope, everywhere]

@@ -409,3 +409,37 @@ def test_status_shows_hooks_skills_and_mcp_servers(home: Path) -> None:
     text = human("ext", "status", "review-pack").stdout
     assert "HOOK" in text and "session.post_create" in text and "MCP SERVER" in text
     assert "uvx mcp-server-git" in text and "skills:" in text
+
+
+# --- reads show every visible scope ------------------------------------------------------------------
+
+
+def test_reads_inside_a_workspace_show_it_beside_global(home: Path, tmp_path: Path) -> None:
+    ok("ext", "install", "review-pack")
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    digest = "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4"  # its network requirement's
+    (workspace / "pkgmgr.toml").write_text(
+        '[extensions]\nmarketing-linear = "*"\n[[activations]]\nextension = "marketing-linear"\n'
+        f'profile = "default"\nconfirm_network_requirement = "{digest}"\n')
+    ok("trust", cwd=workspace)
+    ok("sync", cwd=workspace)
+    listed = ok("ext", "list", cwd=workspace)["extensions"]
+    assert [(e["name"], e["scope"]) for e in listed] == [("marketing-linear", "workspace"), ("review-pack", "global")]
+    text = human("ext", "list", cwd=workspace).stdout
+    assert "SCOPE" in text and "workspace" in text
+    assert [a["scope"] for a in ok("bundle", "list", cwd=workspace)["activations"]] == ["workspace"]
+    assert {r["scope"] for r in ok("resources", "list", cwd=workspace)["resources"]} == {"workspace"}
+    assert ok("ext", "status", "marketing-linear", cwd=workspace)["scope"] == "workspace"
+    # --scope narrows; outside the workspace only global is visible
+    assert [e["name"] for e in ok("--scope", "global", "ext", "list", cwd=workspace)["extensions"]] == [
+        "review-pack"]
+    assert [e["name"] for e in ok("ext", "list", cwd=tmp_path)["extensions"]] == ["review-pack"]
+    assert [e["name"] for e in ok("--workspace", workspace, "ext", "list", cwd=tmp_path)["extensions"]] == [
+        "marketing-linear", "review-pack"]
+
+
+def test_a_workspace_option_that_does_not_exist_is_an_error_for_reads(home: Path, tmp_path: Path) -> None:
+    for argv in (["ext", "list"], ["bundle", "list"], ["resources", "list"]):
+        fail("not_found", "--workspace", tmp_path / "nonexistent", *argv)
+    assert not home.exists()
