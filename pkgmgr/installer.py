@@ -52,14 +52,15 @@ class BatchResult:
 
 
 def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interactive: bool) -> None:
-    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked."""
+    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked;
+    a person at a terminal is asked instead (SPEC 11: the question before a refusal)."""
     if not plan.needs_consent:
         return
     what = f"{plan.label} ({plan.kind}{', tier ' + plan.tier if plan.tier else ''})"
     if not config.allow_unverified:
         raise PkgmgrError(f"{what} is not verified by a registry and policy.allow_unverified is false",
                           code="unverified_source")
-    if not options.allow_unverified:
+    if not options.allow_unverified and (options.yes or not interactive):  # a terminal is asked instead
         raise PkgmgrError(f"{what} is not verified by a registry", code="unverified_source",
                           hint="pass --allow-unverified to install it anyway")
     if not options.yes and not interactive:

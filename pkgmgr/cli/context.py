@@ -74,14 +74,33 @@ class Context:
             self.err.write(message + "\n")
 
     def ask(self, question: str) -> bool:
-        """A `[y/N]` prompt on the terminal; anything but y/yes is no."""
+        """A `[y/N]` prompt on the terminal (SPEC 11): keys typed ahead (during a download) are
+        dropped first, an answer that is neither yes nor no asks again, and an empty answer
+        or the end of input is no."""
         stdin = self.stdin if self.stdin is not None else sys.stdin
-        self.err.write(f"{question} [y/N] ")
-        self.err.flush()
-        answer = stdin.readline()
-        return answer.strip().lower() in ("y", "yes")
+        _drop_typed_ahead(stdin)
+        while True:
+            self.err.write(f"{question} [y/N] ")
+            self.err.flush()
+            answer = stdin.readline()
+            word = answer.strip().lower()
+            if word in ("y", "yes"):
+                return True
+            if not answer or word in ("", "n", "no"):
+                return False
+            self.err.write(f"please answer y or n (not {answer.strip()!r})\n")
 
 
+def _drop_typed_ahead(stdin: Any) -> None:
+    """Discard what was typed on the terminal before the question was asked."""
+    if not isatty(stdin):
+        return
+    try:
+        import termios
+
+        termios.tcflush(stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
 
 
 def workspace_dir(ctx: Context) -> Path:
