@@ -27,6 +27,18 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
     p.add_argument("path", metavar="PATH|ARCHIVE")
 
+    p = ext.command("new", cmd_new, "create a new extension from a template",
+                    "Create ./NAME/ (or --path DIR) holding an extension that 'ext validate', 'ext pack' and "
+                    "'ext install' accept as it is. Templates: resource (a skill and a hook), subprocess (a "
+                    "command the host runs) and bundle (an agent, a channel and a job). docs/authoring.md "
+                    "describes every field.",
+                    "pkgmgr ext new my-extension\npkgmgr ext new my-crew --template bundle --path ./crew")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--template", choices=("resource", "subprocess", "bundle"), default="resource",
+                   help="what the extension holds (default resource)")
+    p.add_argument("--host", choices=("compozy",), default="compozy", help="the host it is for (default compozy)")
+    p.add_argument("--path", metavar="DIR", help="directory to create (default ./NAME)")
+
     p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
                     "Validate an extension directory and pack it into a reproducible archive: sorted entries under "
                     "one <name>-<version>/ directory, zeroed times and owners, normalised modes. Files matched "
@@ -179,6 +191,12 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     profiles = sum(len(b.profiles) for b in bundles)
     return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
                         f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
+
+
+def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli.scaffold import cmd_new as new
+
+    return new(ctx, args)
 
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:

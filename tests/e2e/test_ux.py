@@ -443,3 +443,33 @@ def test_a_workspace_option_that_does_not_exist_is_an_error_for_reads(home: Path
     for argv in (["ext", "list"], ["bundle", "list"], ["resources", "list"]):
         fail("not_found", "--workspace", tmp_path / "nonexistent", *argv)
     assert not home.exists()
+
+
+# --- authoring: ext new ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("template, kind, bundles", [("resource", "resource", 0), ("subprocess", "subprocess", 0),
+                                                     ("bundle", "resource", 1)])
+def test_a_new_extension_validates_packs_and_installs_as_it_is(template: str, kind: str, bundles: int,
+                                                               home: Path, tmp_path: Path) -> None:
+    name = f"my-{template}"
+    created = ok("ext", "new", name, "--template", template, cwd=tmp_path)
+    root = Path(created["path"])
+    assert root == tmp_path / name and "extension.toml" in created["files"]
+    valid = ok("ext", "validate", root)
+    assert (valid["name"], valid["kind"], len(valid["bundles"])) == (name, kind, bundles)
+    packed = ok("ext", "pack", root, "--output", tmp_path / "dist")
+    [installed] = ok("ext", "install", packed["path"], "--allow-unverified", "--yes")["installed"]
+    assert (installed["name"], installed["version"]) == (name, "0.1.0")
+    if bundles:
+        activated = ok("bundle", "activate", name)["activation"]
+        assert activated["status"] == "active"
+
+
+def test_ext_new_refuses_a_bad_name_and_a_directory_in_use(home: Path, tmp_path: Path) -> None:
+    fail("usage", "ext", "new", "My_Ext", cwd=tmp_path)
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "keep.txt").write_text("mine\n")
+    fail("usage", "ext", "new", "taken", cwd=tmp_path)
+    assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]
+    assert ok("ext", "new", "other", "--path", tmp_path / "elsewhere")["path"] == str(tmp_path / "elsewhere")
