@@ -108,6 +108,15 @@ prompt = "Summarize what happened today."
 [profiles.jobs.schedule]
 mode = "every"
 interval = "24h"
+
+[profiles.jobs.retry]
+strategy = "backoff"
+max_retries = 3
+base_delay = "30s"
+
+[profiles.jobs.fire_limit]
+max = 1
+window = "24h"
 '''
 
 _AGENT = '''---
