@@ -70,8 +70,9 @@ def register(commands: "Commands") -> "Commands":
                    help="install the refs that succeed even when others fail (default: all or nothing)")
 
     p = ext.command("list", cmd_list, "list installed extensions",
-                    "List installed extensions. With --scope workspace the list shows the workspace's own "
-                    "extensions and the global ones it does not shadow.",
+                    "List installed extensions of every scope visible from here, with their SCOPE: inside a "
+                    "workspace its own extensions beside the global ones it does not shadow. --scope global "
+                    "narrows the list to the global scope.",
                     "pkgmgr ext list\npkgmgr --scope workspace ext list -o json\npkgmgr ext list --outdated",
                     aliases=("ls",))
     p.add_argument("--outdated", action="store_true",

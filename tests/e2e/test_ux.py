@@ -473,3 +473,17 @@ def test_ext_new_refuses_a_bad_name_and_a_directory_in_use(home: Path, tmp_path:
     fail("usage", "ext", "new", "taken", cwd=tmp_path)
     assert [p.name for p in (tmp_path / "taken").iterdir()] == ["keep.txt"]
     assert ok("ext", "new", "other", "--path", tmp_path / "elsewhere")["path"] == str(tmp_path / "elsewhere")
+
+
+def test_a_misspelt_agent_and_a_wrong_shape_say_what_was_meant(home: Path, tmp_path: Path) -> None:
+    root = Path(ok("ext", "new", "my-crew", "--template", "bundle", cwd=tmp_path)["path"])
+    bundle = root / "bundles" / "my-crew.toml"
+    original = bundle.read_text()
+    bundle.write_text(original.replace('[profiles.jobs.schedule]\nmode = "every"\ninterval = "24h"\n',
+                                       'schedule = "daily"\n'))
+    message = fail("invalid_bundle", "ext", "validate", root)["error"]["message"]
+    assert "jobs[0].schedule: must be of type object (a table with the keys mode, expr, interval, time)" in message
+    bundle.write_text(original.replace('agent = "assistant"', 'agent = "asistant"'))
+    ok("ext", "install", root, "--allow-unverified", "--yes")
+    message = fail("agent_reference_not_found", "bundle", "activate", "my-crew")["error"]["message"]
+    assert "did you mean 'assistant'?" in message
