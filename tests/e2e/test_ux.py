@@ -487,3 +487,13 @@ def test_a_misspelt_agent_and_a_wrong_shape_say_what_was_meant(home: Path, tmp_p
     ok("ext", "install", root, "--allow-unverified", "--yes")
     message = fail("agent_reference_not_found", "bundle", "activate", "my-crew")["error"]["message"]
     assert "did you mean 'assistant'?" in message
+
+
+def test_a_mistyped_activation_id_and_registry_name_get_the_closest(home: Path, tmp_path: Path) -> None:
+    root = Path(ok("ext", "new", "my-crew", "--template", "bundle", cwd=tmp_path)["path"])
+    ok("ext", "install", root, "--allow-unverified", "--yes")
+    act = ok("bundle", "activate", "my-crew")["activation"]["id"]
+    typo = act[:-1] + ("0" if act[-1] != "0" else "1")
+    document = fail("not_found", "bundle", "show", typo)
+    assert document["error"]["details"]["suggestions"] == [act]
+    assert "did you mean default?" in human("ext", "search", "--registry", "defualt", code=5).stderr
