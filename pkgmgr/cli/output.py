@@ -143,7 +143,10 @@ def print_error(error: PkgmgrError, stream: Any = None) -> None:
     """The message goes to stderr in every mode (SPEC 11)."""
     stream = stream if stream is not None else sys.stderr
     first, _, rest = scrub_secrets(error.message).partition("\n")
-    stream.write(f"error[{error.code}]: {first}\n")
+    label = f"error[{error.code}]"
+    if isatty(stream) and not os.environ.get("NO_COLOR"):  # red on a colour terminal (SPEC 11)
+        label = f"\x1b[31m{label}\x1b[0m"
+    stream.write(f"{label}: {first}\n")
     for line in rest.splitlines():
         stream.write(f"  {line}\n")
     if error.hint:

@@ -497,3 +497,20 @@ def test_a_mistyped_activation_id_and_registry_name_get_the_closest(home: Path, 
     document = fail("not_found", "bundle", "show", typo)
     assert document["error"]["details"]["suggestions"] == [act]
     assert "did you mean default?" in human("ext", "search", "--registry", "defualt", code=5).stderr
+
+
+def test_errors_are_red_on_a_colour_terminal_only(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.cli.output import print_error
+    from pkgmgr.errors import PkgmgrError
+
+    error = PkgmgrError("x is not installed", code="not_found")
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    terminal, pipe = Terminal(), io.StringIO()
+    print_error(error, terminal)
+    print_error(error, pipe)
+    assert terminal.getvalue() == "\x1b[31merror[not_found]\x1b[0m: x is not installed\n"
+    assert pipe.getvalue() == "error[not_found]: x is not installed\n"
+    monkeypatch.setenv("NO_COLOR", "1")
+    plain = Terminal()
+    print_error(error, plain)
+    assert plain.getvalue() == pipe.getvalue()
