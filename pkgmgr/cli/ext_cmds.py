@@ -94,11 +94,11 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--all", action="store_true", help="verify every installed extension")
 
     for name, enabled, text in (
-            ("enable", True, "Enable installed extensions that were disabled: their bundles can be activated "
-                             "again and the host loads them."),
-            ("disable", False, "Disable installed extensions without removing them. Disabling is refused while "
-                               "activations of their bundles exist, unless --deactivate removes them in the same "
-                               "transaction.")):
+            ("enable", True, ("Enable installed extensions that were disabled: their bundles can be activated "
+                              "again and the host loads them.")),
+            ("disable", False, ("Disable installed extensions without removing them. Disabling is refused while "
+                                "activations of their bundles exist, unless --deactivate removes them in the same "
+                                "transaction."))):
         p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")

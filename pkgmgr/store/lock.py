@@ -13,8 +13,8 @@ import errno
 import fcntl
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 POLL_SECONDS = 0.05
 _BUSY = frozenset({errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK})

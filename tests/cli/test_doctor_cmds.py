@@ -63,9 +63,8 @@ def test_a_failure_lists_each_problem_with_its_scope(home: Path) -> None:
     assert lines[0] == "error[state_inconsistent]: 1 invariant(s) do not hold:"
     assert lines[1].startswith("  global: review-pack 0.1.0")
     # doctor cannot repair a modified tree: the hint is the reinstall, not doctor again
-    assert [line for line in lines if line.startswith("hint:")] == [
-        "hint: review-pack: reinstall it with 'pkgmgr ext install "
-        f"{FIXTURES / 'review-pack'} --force --allow-unverified'"]
+    reinstall = f"pkgmgr ext install {FIXTURES / 'review-pack'} --force --allow-unverified"
+    assert [line for line in lines if line.startswith("hint:")] == [f"hint: review-pack: reinstall it with '{reinstall}'"]
 
 
 def test_a_workspace_option_that_is_not_a_directory(home: Path, tmp_path: Path) -> None:

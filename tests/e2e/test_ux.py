@@ -361,7 +361,8 @@ def _complete(script: str, words: list[str], home: Path) -> list[str]:
     line = " ".join(shlex.quote(w) for w in words)
     program = f'{script}\nCOMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; _pkgmgr; printf "%s\\n" "${{COMPREPLY[@]}}"'
     env = {**os.environ, "PKGMGR_HOME": str(home), "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(["bash", "--norc", "-c", program], capture_output=True, text=True, env=env, timeout=60,
+                          check=False)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.split()
 
