@@ -176,8 +176,8 @@ def parse(argv: list[str]) -> argparse.Namespace:
     parser = build_parser()
     try:
         return parser.parse_args(argv)
-    except UsageError as error:
-        error.parser = parser  # type: ignore[attr-defined]  # for `suggest`, which needs every command
+    except UsageError as usage:
+        usage.parser = parser  # type: ignore[attr-defined]  # for `suggest`, which needs every command
         raise
 
 
@@ -306,10 +306,10 @@ def run(argv: Sequence[str] | None = None) -> int:
     try:
         try:
             args = parse(argv)
-        except UsageError as error:
-            parser = getattr(error, "parser", None)
+        except UsageError as usage:
+            parser = getattr(usage, "parser", None)
             if parser is not None:
-                suggest(parser, argv, error)
+                suggest(parser, argv, usage)
             raise
         if args.handler is None:
             group = args.group_parser
@@ -319,7 +319,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         json_mode, verbose = ctx.json, ctx.verbose
         from pkgmgr.store import lock
 
-        lock.on_wait(None if ctx.quiet else lambda message: (ctx.err.write(message + "\n"), ctx.err.flush()))
+        lock.on_wait(None if ctx.quiet else ctx.note)
         result = args.handler(ctx, args)
         return emit(ctx, result)
     except PkgmgrError as error:

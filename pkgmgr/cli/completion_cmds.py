@@ -8,7 +8,7 @@ import shlex
 from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context
-from pkgmgr.cli.output import Output
+from pkgmgr.cli.output import Output, Printer
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -124,4 +124,8 @@ def cmd_completion(ctx: Context, args: argparse.Namespace) -> Output:
         names = sorted({item.name for item in _visible(ctx)})
         return Output({"names": names}, "\n".join(names) if names else None)
     script = {"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell]()
-    return Output({"shell": args.shell, "script": script}, lambda p: p.stream.write(script))
+
+    def human(p: Printer) -> None:
+        p.stream.write(script)
+
+    return Output({"shell": args.shell, "script": script}, human)
