@@ -246,3 +246,14 @@ def _filesystem_state(path: object) -> tuple[bool, bool]:
     except OSError:
         return False, False
     return info.f_bavail == 0, bool(info.f_flag & os.ST_RDONLY)
+
+
+def suggest_close(error: PkgmgrError, word: str, known: Iterable[str]) -> None:
+    """Add "did you mean" to `error` with the names of `known` closest to `word` (SPEC 11)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(set(known) - {word}), n=3, cutoff=0.7)
+    if close:
+        error.message += "\ndid you mean " + " or ".join(close) + "?"
+        error.args = (error.message,)
+        error.details.setdefault("suggestions", close)

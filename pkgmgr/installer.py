@@ -1,12 +1,15 @@
 """`ext install`: plan every ref, check policy, fetch in parallel, then commit one by one.
 
-Refs are committed in argument order under one hold of the scope's writer lock; a failing
-ref does not stop the others, and the first failure in argument order becomes the command's
-error with the others' outcomes beside it (SPEC 4).
+Refs are committed in argument order under one hold of the scope's writer lock. Every ref is
+resolved, fetched, validated and checked against the scope first; when one fails there,
+nothing is committed (the others are reported as held) unless `keep_going`, where a failing
+ref does not stop the others. Either way the first failure in argument order becomes the
+command's error with the others' outcomes beside it (SPEC 4).
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -17,7 +20,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
+from pkgmgr.store.install import InstallOptions, Outcome, Prepared, check_replace, commit, get_installed, prepare
 from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
@@ -49,14 +52,15 @@ class BatchResult:
 
 
 def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interactive: bool) -> None:
-    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked."""
+    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked;
+    a person at a terminal is asked instead (SPEC 11: the question before a refusal)."""
     if not plan.needs_consent:
         return
     what = f"{plan.label} ({plan.kind}{', tier ' + plan.tier if plan.tier else ''})"
     if not config.allow_unverified:
         raise PkgmgrError(f"{what} is not verified by a registry and policy.allow_unverified is false",
                           code="unverified_source")
-    if not options.allow_unverified:
+    if not options.allow_unverified and (options.yes or not interactive):  # a terminal is asked instead
         raise PkgmgrError(f"{what} is not verified by a registry", code="unverified_source",
                           hint="pass --allow-unverified to install it anyway")
     if not options.yes and not interactive:
@@ -77,12 +81,15 @@ def install(
     reporter: Reporter | None = None,
     lock_timeout: float = 30.0,
     announce: Announce | None = None,
+    keep_going: bool = True,
 ) -> BatchResult:
     """Install `refs` into `scope`, each planned by `planner` — or, instead of `refs`, the
     `planned` refs of a caller that resolved already (update and sync; two may share a ref text:
     two assets of one release). `confirm` asks the operator about an
     unverified source (showing its summary); `announce` shows every other ref's summary just
-    before it is committed — what it grants, runs and needs from the network (SPEC 7)."""
+    before it is committed — what it grants, runs and needs from the network (SPEC 7).
+    Without `keep_going` (`ext install` unless --keep-going) a ref that fails before the first
+    commit leaves every ref uncommitted (module docstring)."""
     reporter = reporter or Reporter()
     if planned is not None:
         refs = [plan.ref.text for plan in planned]
@@ -126,6 +133,11 @@ def install(
     fetched = fetch_all(plans, config=config, reporter=reporter, batch=batch)
     if not fetched:
         return batch
+    if not keep_going and batch.first_error is not None:
+        for index, item in fetched.items():  # validated all the same: every ref's outcome is reported
+            _preview(batch.results[index], item, config=config, options=options, scope=scope)
+        _hold(batch, plans)
+        return batch
     if options.dry_run:
         for index, item in fetched.items():
             if _preview(batch.results[index], item, config=config, options=options, scope=scope):
@@ -143,11 +155,18 @@ def install(
                 result.status = "failed"
                 result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code="unverified_source")
                 del fetched[index]
+        if not keep_going and _hold(batch, plans):
+            return batch
         if not fetched:
             return batch
     try:
         with scope.writer(lock_timeout):
             prepared = prepare_all(scope, fetched, config=config, options=options)
+            if not keep_going and _refused(scope, batch, prepared, options=options):
+                for staging, _ in prepared.values():
+                    scope.discard(staging)
+                _hold(batch, plans)
+                return batch
             for index in fetched:
                 _commit_one(scope, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)
@@ -162,6 +181,43 @@ def install(
 Staged = tuple[Path, "Prepared | PkgmgrError"]
 
 
+def _hold(batch: BatchResult, plans: dict[int, Plan]) -> bool:
+    """When a ref failed, mark every ref still pending as held (not installed) and say so."""
+    failed = next((r for r in batch.results if r.status == "failed"), None)
+    if failed is None:
+        return False
+    for index, plan in plans.items():
+        result = batch.results[index]
+        if result.status == "pending":
+            result.status, result.name, result.version = "skipped", result.name or plan.name, \
+                result.version or plan.version
+            result.message = (f"{result.name or result.ref} not installed: {failed.ref} failed, so nothing "
+                              "was installed (--keep-going installs the refs that succeed)")
+    return True
+
+
+def _refused(scope: Scope, batch: BatchResult, staged: dict[int, Staged], *, options: InstallOptions) -> bool:
+    """Run, reading only, the checks a commit would refuse a prepared ref with (its preparation's
+    own failure, `source_conflict`, `bundle_missing`); each failure lands in its result."""
+    from pkgmgr.activation.lifecycle import check_kept
+
+    refused = False
+    for index, (_, prepared) in staged.items():
+        result = batch.results[index]
+        try:
+            if isinstance(prepared, PkgmgrError):
+                raise prepared
+            result.name, result.version = prepared.name, prepared.version
+            current = get_installed(scope, prepared.name)
+            if current is not None:
+                check_replace(current, prepared, options)
+            check_kept(scope, prepared.name, prepared.version, prepared.bundles,
+                       deactivate_missing=options.deactivate_missing)
+        except PkgmgrError as error:
+            result.status, result.error, refused = "failed", error, True
+    return refused
+
+
 def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
                 ) -> dict[int, Staged]:
     """Extract and validate every fetched ref, each in its own staging directory (writer lock
@@ -173,7 +229,7 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
         try:
             return staging, prepare(item, staging, config=config, options=options)
         except PkgmgrError as error:
-            return staging, error
+            return staging, _without_staging(error, staging, item)
         except BaseException:
             scope.discard(staging)
             raise
@@ -201,6 +257,17 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
             scope.discard(staging)
         raise failure
     return staged
+
+
+def _without_staging(error: PkgmgrError, staging: Path, item: Fetched) -> PkgmgrError:
+    """The error with the private staging path replaced by what the user named (SPEC 11:
+    messages never show internal paths)."""
+    label = item.label or item.locator
+    for internal in (f"{staging}{os.sep}tree", str(staging)):
+        if internal in error.message:
+            error.message = error.message.replace(internal, label)
+            error.args = (error.message,)
+    return error
 
 
 def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions,
@@ -257,7 +324,10 @@ def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallO
     `result`, when it would fail."""
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
-            prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+            try:
+                prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
+            except PkgmgrError as error:
+                raise _without_staging(error, Path(tmp), item) from None
             if scope is not None:
                 from pkgmgr.activation.lifecycle import check_kept
 

@@ -62,13 +62,11 @@ def parse_ref(text: str) -> Ref:
     spec = spec.strip()
     if not spec:
         raise PkgmgrError(f"{text!r}: a version or specifier is expected after '@'", code="usage")
-    from pkgmgr.versions import parse_semver, parse_specifier
+    from pkgmgr.versions import bare_version, parse_specifier
 
-    try:
-        parse_semver(spec)
-        return Ref("name", text, name=name, spec=f"=={spec.lstrip('vV')}", exact=spec.lstrip("vV"))
-    except ValueError:
-        pass
+    version = bare_version(spec)
+    if version is not None:  # a PEP 440 version names exactly that version: NAME@0.2 is ==0.2
+        return Ref("name", text, name=name, spec=f"=={version}", exact=version)
     try:
         parse_specifier(spec)
     except ValueError as exc:

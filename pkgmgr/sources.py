@@ -6,6 +6,7 @@ plans into local files. Local paths are handled here; registries, GitHub and URL
 from __future__ import annotations
 
 import errno
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -49,12 +50,23 @@ def plan_path(ref: Ref) -> Plan:
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
             raise  # permissions and the like: the CLI reports what could not be accessed
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+        repository = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+(@\S+)?", ref.text)
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found",
+                          hint=f"did you mean github:{ref.text}?" if repository else None) from None
     if stat.S_ISDIR(info.st_mode):
+        from pkgmgr.archive import MANIFEST_NAMES
+
+        if not any((path / name).is_file() for name in MANIFEST_NAMES):  # said before any consent
+            raise PkgmgrError(f"{ref.text}: not an extension directory (no {' or '.join(MANIFEST_NAMES)} in it)",
+                              code="invalid_manifest",
+                              hint="an extension's root holds extension.toml (or extension.json); "
+                                   "'pkgmgr ext new NAME' creates one")
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
     if stat.S_ISREG(info.st_mode):
         from pkgmgr.net.hashing import file_sha256
+
+        _require_archive(path, ref.text)
 
         def fetch(reporter: Reporter) -> Fetched:
             return Fetched(kind="archive", locator=str(path), archive=path, sha256=file_sha256(path),
@@ -62,3 +74,17 @@ def plan_path(ref: Ref) -> Plan:
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
     raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
+
+
+def _require_archive(path: Path, text: str) -> None:
+    """A file that is neither gzip nor zip is no extension archive: said before any consent is
+    asked for it. Raises invalid_archive."""
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return  # the fetch reports what cannot be read
+    if magic[:2] == b"\x1f\x8b" or magic == b"PK\x03\x04":
+        return
+    raise PkgmgrError(f"{text}: not an extension archive (an extension is a directory, or a .tar.gz, .tgz or "
+                      ".zip of one)", code="invalid_archive")

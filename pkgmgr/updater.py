@@ -72,11 +72,13 @@ class UpdateReport:
 
 
 class Updater:
-    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None) -> None:
+    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None,
+                 registry: str | None = None) -> None:
         self.session = session
         self.scope = scope
         self.options = options
         self.asset = asset
+        self.registry = registry  # --registry: registry installs move to this registry's versions
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class Updater:
         from pkgmgr.registry.plan import registry_plan
         from pkgmgr.registry.resolve import Request, select_version
 
-        registry = self.session.registries.get(installed.registry or installed.source)
+        registry = self.session.registries.get(self.registry or installed.registry or installed.source)
         entry = registry.entry(installed.name)
         if entry is None:
             raise PkgmgrError(f"{installed.name}: registry {registry.name} no longer lists it", code="not_found",
@@ -212,7 +214,8 @@ class Updater:
         by_registry: dict[str, list[str]] = {}
         for installed in targets:
             if installed.source_kind == "registry" and not installed.pinned:
-                by_registry.setdefault(installed.registry or installed.source, []).append(installed.name)
+                by_registry.setdefault(self.registry or installed.registry or installed.source,
+                                       []).append(installed.name)
         for name, names in by_registry.items():
             if len(names) < 2:
                 continue

@@ -82,6 +82,21 @@ def _parse_specifier(text: str) -> SpecifierSet:
         raise ValueError(f"{_quote(text)} is not a version specifier (PEP 440, e.g. '>=0.2,<0.4')") from None
 
 
+def bare_version(text: str) -> str | None:
+    """`text` without its leading `v` when it is a bare PEP 440 version (`0.2`, `1.2.3`): a
+    requirement that names exactly that version, `==0.2` (SPEC 10). None for anything else."""
+    from packaging.version import InvalidVersion, Version
+
+    candidate = strip_v(text.strip())
+    if not candidate[:1].isdigit():
+        return None
+    try:
+        Version(candidate)
+    except InvalidVersion:
+        return None
+    return candidate
+
+
 def same_version(a: str, b: str) -> bool:
     """PEP 440 equality: `1.0.0-rc.1` equals `1.0.0-rc1`."""
     from packaging.version import InvalidVersion, Version

@@ -30,7 +30,8 @@ def plan(verified: bool, *, tier: str | None = None) -> Plan:
 
 @pytest.mark.parametrize("options, interactive, allowed", [
     (InstallOptions(), False, False),
-    (InstallOptions(), True, False),
+    (InstallOptions(), True, True),  # a person at a terminal is asked instead of refused (SPEC 11)
+    (InstallOptions(yes=True), True, False),  # --yes answers for them: the flag is needed
     (InstallOptions(allow_unverified=True), False, False),
     (InstallOptions(allow_unverified=True), True, True),  # a terminal prompt decides later
     (InstallOptions(allow_unverified=True, yes=True), False, True),

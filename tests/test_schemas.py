@@ -69,12 +69,12 @@ def test_list_indices_in_key_paths() -> None:
 def test_required_enum_and_root_type_messages() -> None:
     assert keys({"registries": {"acme": {}}}) == [("registries.acme", "'source' is required")]
     assert keys({"policy": {"confirm": "never"}}) == [("policy.confirm", 'must be one of "on_change", "always"')]
-    assert keys(["not", "an", "object"]) == [("", "must be of type object")]
+    assert keys(["not", "an", "object"]) == [("", "must be of type object (a table with the keys host, policy, limits, network, registries)")]  # the expected shape
 
 
 def test_prefix_is_prepended() -> None:
     assert keys({"host": {"x": 1}}, prefix="config") == [("config.host.x", "unknown key")]
-    assert keys([], prefix="config") == [("config", "must be of type object")]
+    assert keys([], prefix="config") == [("config", "must be of type object (a table with the keys host, policy, limits, network, registries)")]
 
 
 def test_long_instances_are_shortened_in_messages() -> None:

@@ -149,9 +149,13 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
     for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
         for index, item in enumerate(items):
             if agent_key(item.agent) not in packaged and not visible.has(item.agent, exclude=activation):
+                import difflib
+
+                close = difflib.get_close_matches(item.agent, list(profile.agent_names()), n=1, cutoff=0.7)
                 findings.append(Finding("agent_reference_not_found", kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
-                                        "does not package and the scope does not have", bundle_file,
+                                        "does not package and the scope does not have"
+                                        + (f"; did you mean {close[0]!r}?" if close else ""), bundle_file,
                                         f"{profile_key}.{kind}s[{index}].agent"))
     for layout in profile.layouts:
         for problem in layout_scope_problems(layout, scope_kind, workspace_path):

@@ -165,10 +165,16 @@ def get_activation(conn: sqlite3.Connection | None, act_id: str) -> sqlite3.Row 
 
 
 def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
-    row = get_activation(scope.reader(), act_id)
+    conn = scope.reader()
+    row = get_activation(conn, act_id)
     if row is None:
-        raise PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code="not_found",
-                          hint="'pkgmgr bundle list' shows the activations")
+        from pkgmgr.errors import suggest_close
+
+        error = PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code="not_found",
+                            hint="'pkgmgr bundle list' shows the activations")
+        if conn is not None:
+            suggest_close(error, act_id.strip().lower(), [r["id"] for r in conn.execute("SELECT id FROM activations")])
+        raise error
     return row
 
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -27,6 +27,18 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
     p.add_argument("path", metavar="PATH|ARCHIVE")
 
+    p = ext.command("new", cmd_new, "create a new extension from a template",
+                    "Create ./NAME/ (or --path DIR) holding an extension that 'ext validate', 'ext pack' and "
+                    "'ext install' accept as it is. Templates: resource (a skill and a hook), subprocess (a "
+                    "command the host runs) and bundle (an agent, a channel and a job). docs/authoring.md "
+                    "describes every field.",
+                    "pkgmgr ext new my-extension\npkgmgr ext new my-crew --template bundle --path ./crew")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--template", choices=("resource", "subprocess", "bundle"), default="resource",
+                   help="what the extension holds (default resource)")
+    p.add_argument("--host", choices=("compozy",), default="compozy", help="the host it is for (default compozy)")
+    p.add_argument("--path", metavar="DIR", help="directory to create (default ./NAME)")
+
     p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
                     "Validate an extension directory and pack it into a reproducible archive: sorted entries under "
                     "one <name>-<version>/ directory, zeroed times and owners, normalised modes. Files matched "
@@ -34,8 +46,9 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext pack ./my-extension\npkgmgr ext pack ./my-extension --output dist/my.tar.gz")
     p.add_argument("path", metavar="DIR")
     # dest differs from the global -o's "output": sharing it let `-o json` overwrite the file name
-    p.add_argument("--output", dest="output_file", metavar="FILE",
-                   help="archive to write (default ./<name>-<version>.tar.gz)")
+    p.add_argument("--output", dest="output_file", metavar="FILE|DIR",
+                   help="archive to write, or a directory to write <name>-<version>.tar.gz into "
+                        "(default ./<name>-<version>.tar.gz)")
 
     p = ext.command("install", cmd_install, "install extensions",
                     "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
@@ -52,11 +65,18 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
+    add_registry_option(p, "resolve names in this registry only")
+    p.add_argument("--keep-going", action="store_true",
+                   help="install the refs that succeed even when others fail (default: all or nothing)")
 
     p = ext.command("list", cmd_list, "list installed extensions",
-                    "List installed extensions. With --scope workspace the list shows the workspace's own "
-                    "extensions and the global ones it does not shadow.",
-                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json")
+                    "List installed extensions of every scope visible from here, with their SCOPE: inside a "
+                    "workspace its own extensions beside the global ones it does not shadow. --scope global "
+                    "narrows the list to the global scope.",
+                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json\npkgmgr ext list --outdated",
+                    aliases=("ls",))
+    p.add_argument("--outdated", action="store_true",
+                   help="only what has a newer allowed version (the table of 'ext update --all --check')")
 
     p = ext.command("status", cmd_status, "show one installed extension",
                     "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
@@ -73,10 +93,13 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
 
-    for name, enabled in (("enable", True), ("disable", False)):
-        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} an installed extension",
-                        f"{name.capitalize()} an installed extension. Disabling is refused while activations of "
-                        "its bundles exist, unless --deactivate removes them in the same transaction.",
+    for name, enabled, text in (
+            ("enable", True, ("Enable installed extensions that were disabled: their bundles can be activated "
+                              "again and the host loads them.")),
+            ("disable", False, ("Disable installed extensions without removing them. Disabling is refused while "
+                                "activations of their bundles exist, unless --deactivate removes them in the same "
+                                "transaction."))):
+        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
         if not enabled:
@@ -86,7 +109,7 @@ def register(commands: "Commands") -> "Commands":
                     "Remove installed extensions from the scope. Refused while activations of their bundles "
                     "exist, unless --deactivate removes them in the same transaction.",
                     "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
-                    aliases=("uninstall",))
+                    aliases=("uninstall", "rm"))
     p.add_argument("names", nargs="+", metavar="NAME")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
@@ -106,6 +129,10 @@ def add_install_options(p: argparse.ArgumentParser) -> None:
                    help="deactivate activations whose profile the new version no longer has")
     p.add_argument("--dry-run", action="store_true", help="show what would be installed; change nothing")
     p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
+
+
+def add_registry_option(p: argparse.ArgumentParser, text: str) -> None:
+    p.add_argument("--registry", metavar="NAME", help=text)
 
 
 def install_options(ctx: Context, args: argparse.Namespace) -> Any:
@@ -167,6 +194,12 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
                         f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
 
 
+def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli.scaffold import cmd_new as new
+
+    return new(ctx, args)
+
+
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import pack_directory
 
@@ -174,8 +207,10 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
     manifest, _ = _validate_tree(root, ctx.config)
-    output = (user_path(args.output_file) if args.output_file
-              else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz")
+    default_name = f"{manifest.name}-{manifest.version}.tar.gz"
+    output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
+    if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):
+        output = output / default_name  # an existing directory (or DIR/) receives the archive, as cp does
     result = pack_directory(root, manifest.name, manifest.version, output)
     data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
             "sha256": result.sha256, "size": result.size}
@@ -188,7 +223,8 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
 def _planner(ctx: Context, args: argparse.Namespace) -> Any:
     from pkgmgr.registry.plan import make_planner
 
-    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None))
+    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None),
+                        registry=getattr(args, "registry", None))
 
 
 def reporter_for(ctx: Context) -> Any:
@@ -215,11 +251,11 @@ def confirm_for(ctx: Context) -> Any:
 
 def announce_for(ctx: Context) -> Any:
     """SPEC 7: before it acts, installing shows what it installs — permissions, subprocess
-    command, network requirement — one summary per extension, just before its commit (JSON
-    output carries the same summary in its document; `-q` drops it)."""
+    command, network requirement — one summary per extension, just before its commit, on stderr
+    (JSON output carries the same summary in its document; `-q` drops it)."""
     if ctx.json or ctx.quiet:
         return None
-    printer = Printer()
+    printer = Printer(ctx.err)  # progress, not a result: stderr (SPEC 11)
 
     def announce(summary: dict[str, Any]) -> None:
         lines = summary_lines(summary)
@@ -271,7 +307,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
     batch = install(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
-        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx),
+        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
     )
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed
@@ -279,7 +315,24 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
         saved = save_installed(scope.workspace, ctx.home, batch.results, ctx.warn)
         if saved:
             ctx.note(f"declared {', '.join(saved)} in {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     return install_output(ctx, batch, scope.kind)
+
+
+def _save_lock(ctx: Context, workspace: Path) -> None:
+    """`--save` keeps pkgmgr.lock in step with pkgmgr.toml (SPEC 10), as `uv add` does."""
+    from pkgmgr.workspace.sync import update_lock
+
+    try:
+        written = update_lock(workspace, home=ctx.home, config=ctx.config, offline=ctx.offline, warn=ctx.warn)
+    except PkgmgrError as error:
+        ctx.warn(f"pkgmgr.lock was not updated: {error.message.splitlines()[0]}; 'pkgmgr sync' updates it")
+        return
+    if written is None:
+        ctx.warn("pkgmgr.lock was not updated: the workspace holds declared extensions not installed yet; "
+                 "'pkgmgr sync' installs them and updates it")
+    elif written:
+        ctx.note(f"updated {workspace / 'pkgmgr.lock'}")
 
 
 def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
@@ -359,11 +412,17 @@ def find_installed(ctx: Context, name: str) -> "Installed":
         if item is not None:
             return item
     where = "workspace or global" if ctx.scope == "workspace" else "global"
-    raise PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
-                      hint=f"'pkgmgr ext install {name}' installs it")
+    error = PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
+                        hint=f"'pkgmgr ext install {name}' installs it")
+    suggest_close(error, name, [i.name for i in _visible(ctx)])
+    raise error
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    if args.outdated:
+        from pkgmgr.cli.ext_remote_cmds import outdated
+
+        return outdated(ctx)
     items = _visible(ctx)
     data = {"extensions": [
         {"name": i.name, "version": i.version, "scope": i.scope, "enabled": i.enabled, "source": i.source_kind,
@@ -408,6 +467,11 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "missing_env": missing_env,
         "bundles": bundles,
         "activations": activations,
+        "skills": list(manifest.skills),
+        "hooks": [{"name": h.name, "event": h.event, "mode": h.mode, "command": " ".join([h.executor.command,
+                                                                                        *h.executor.args])}
+                  for h in manifest.hooks],
+        "mcp_servers": [{"name": name, "command": " ".join([c.command, *c.args])} for name, c in manifest.mcp_servers],
     }
     if args.resolved:
         data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), os.environ)}
@@ -426,7 +490,15 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("grants", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(missing_env) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
+            *([("skills", ", ".join(data["skills"]))] if data["skills"] else []),
         ])
+        if data["hooks"]:
+            p.line()
+            p.table(["HOOK", "EVENT", "MODE", "COMMAND"],
+                    [(h["name"], h["event"], h["mode"], h["command"]) for h in data["hooks"]])
+        if data["mcp_servers"]:
+            p.line()
+            p.table(["MCP SERVER", "COMMAND"], [(m["name"], m["command"]) for m in data["mcp_servers"]])
         if bundles:
             p.line()
             p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in bundles])
@@ -600,6 +672,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         dropped = save_removed(scope.workspace, ctx.home, [r["name"] for r in removed])
         if dropped:
             ctx.note(f"dropped {', '.join(dropped)} from {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     data = {"removed": removed, "deactivated": deactivated}
     return Output(data, lambda p: p.done([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
                                           + [f"deactivated {a['id']}" for a in deactivated]), error)

@@ -40,7 +40,8 @@ def register(commands: "Commands") -> "Commands":
         "add", cmd_add, "add a registry",
         "Record a registry in config.toml. SOURCE is a local directory, an https:// base URL of static files "
         "(http:// only on loopback, or with --insecure) or github:OWNER/REPO[@REF] (default REF main). "
-        "The source is only recorded; pkgmgr warns when it cannot read it now.",
+        "The source's registry.toml is read once first: a source that cannot be read or parsed is refused "
+        "and nothing is recorded (--no-check records it anyway; --offline records it without reading).",
         "pkgmgr registry add acme github:acme/extension-index\n"
         "pkgmgr registry add mirror https://mirror.example.com/index/ --priority 50\n"
         "pkgmgr registry add local ~/src/my-index --priority 10",
@@ -50,6 +51,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--priority", type=int, default=None, metavar="N",
                    help=f"lower is consulted first (default {DEFAULT_PRIORITY})")
     p.add_argument("--insecure", action="store_true", help="allow plain http:// to a non-loopback host")
+    p.add_argument("--no-check", action="store_true", help="record the source without reading it first")
 
     group.command(
         "list", cmd_list, "list the registries",
@@ -60,7 +62,7 @@ def register(commands: "Commands") -> "Commands":
     p = group.command(
         "remove", cmd_remove, "remove a registry",
         "Remove a registry from config.toml and forget what pkgmgr remembered of its source (its serial and "
-        "checksums, SPEC 5.4) and its cached files. Installed extensions stay installed.",
+        "checksums, kept to refuse a rollback) and its cached files. Installed extensions stay installed.",
         "pkgmgr registry remove acme",
     )
     p.add_argument("name", metavar="NAME")
@@ -95,7 +97,7 @@ def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Sessio
 def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     import tomlkit
 
-    from pkgmgr.config import edit_config, load_config
+    from pkgmgr.config import RegistryConfig, edit_config
     from pkgmgr.registry.client import DEFAULT_NAME
     from pkgmgr.registry.sources import check_source_allowed, parse_source
 
@@ -110,32 +112,47 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
         if existing.name == name:
             raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code="usage",
                               hint=f"'pkgmgr registry remove {name}' first to replace it")
-    with edit_config(ctx.home) as doc:
-        if "registries" not in doc:
-            doc.add("registries", tomlkit.table(is_super_table=True))
-        table = tomlkit.table()
-        table["source"] = spec.text
-        if args.priority is not None:
-            table["priority"] = args.priority
-        if args.insecure:
-            table["insecure"] = True
-        doc["registries"][name] = table
-    config = load_config(ctx.home)
-    serial = None
-    if not ctx.offline:
-        session = _session(ctx, config=config)
-        try:
-            registry = session.registries.get(name)
+    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
+    session = None if ctx.offline or args.no_check else _session(ctx)
+    try:
+        registry = None if session is None else _check_readable(
+            session, RegistryConfig(name, spec.text, priority, insecure=bool(args.insecure)), spec)
+        with edit_config(ctx.home) as doc:
+            if "registries" not in doc:
+                doc.add("registries", tomlkit.table(is_super_table=True))
+            table = tomlkit.table()
+            table["source"] = spec.text
+            if args.priority is not None:
+                table["priority"] = args.priority
+            if args.insecure:
+                table["insecure"] = True
+            doc["registries"][name] = table
+        serial = None
+        if registry is not None:
             serial = registry.meta().serial
             registry.remember()  # the serial seen when the operator added it: the rollback baseline
-        except PkgmgrError as error:
-            ctx.warn(f"registry {name} was added but cannot be read now: {error.message.splitlines()[0]}")
-        finally:
+    finally:
+        if session is not None:
             session.close()
-    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
     added = {"name": name, "source": spec.text, "priority": priority,
              "insecure": bool(args.insecure), "serial": serial}
     return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
+
+
+def _check_readable(session: Session, config: Any, spec: Any) -> Any:
+    """The registry `config` describes, its registry.toml read once; raises that read's error
+    (`not_found` for a directory that does not exist), saying how to record it anyway."""
+    from pkgmgr.registry.client import Registry
+
+    registry = Registry(config, session)
+    try:
+        registry.meta()
+    except PkgmgrError as error:
+        error.message = f"{error.message}\nnothing was recorded"
+        error.args = (error.message,)
+        error.hint = f"check the source, or 'pkgmgr registry add {config.name} {spec.text} --no-check' to record it anyway"
+        raise
+    return registry
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
@@ -259,12 +276,12 @@ def register_publishing(group: "Commands") -> None:
         "(version_exists, exit 6).",
         "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
         "pkgmgr registry publish dist/my-extension-0.1.0.tar.gz --index ./extension-index\n"
-        "pkgmgr registry publish github:acme/my-extension@v0.2.0 --index . --tier community\n"
+        "pkgmgr registry publish github:acme/my-extension@v0.2.0 . --tier community\n"
         "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . "
         "--url https://downloads.example.com/x-1.0.0.tar.gz",
     )
     p.add_argument("source", metavar="SOURCE", help="ARCHIVE or github:OWNER/REPO@TAG")
-    p.add_argument("--index", required=True, metavar="DIR", help="the registry index directory")
+    _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
@@ -286,7 +303,7 @@ def register_publishing(group: "Commands") -> None:
         "pkgmgr registry validate . --base origin/main --fetch\n"
         "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
     p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
     p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
 
@@ -296,7 +313,7 @@ def register_publishing(group: "Commands") -> None:
         "same bytes). The file is rewritten only when it changes.",
         "pkgmgr registry build ./extension-index",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
                                 ("unyank", cmd_unyank, "make a yanked version installable again")):
@@ -307,9 +324,25 @@ def register_publishing(group: "Commands") -> None:
             "only installed when named exactly. A version already in that state is left as it is (exit 0).",
             f"pkgmgr registry {name} ./extension-index review-pack 0.2.0",
         )
-        p.add_argument("path", metavar="DIR")
+        _index_arguments(p)
         p.add_argument("name", metavar="NAME")
         p.add_argument("version", metavar="VERSION")
+
+
+def _index_arguments(p: argparse.ArgumentParser) -> None:
+    """The index directory, positionally or as --index DIR (scripts and CI workflows use both)."""
+    p.add_argument("path", nargs="?", metavar="DIR", help="the registry index directory (or --index DIR)")
+    p.add_argument("--index", metavar="DIR", help="the registry index directory")
+
+
+def index_dir(args: argparse.Namespace) -> Path:
+    """The directory DIR or --index names (one of them, or both the same). Raises usage."""
+    given = {text for text in (args.path, args.index) if text is not None}
+    if not given:
+        raise PkgmgrError("name the registry index directory: DIR or --index DIR", code="usage")
+    if len({user_path(text).absolute() for text in given}) > 1:
+        raise PkgmgrError(f"two index directories given: {args.path} and --index {args.index}", code="usage")
+    return user_path(given.pop())
 
 
 def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
@@ -330,7 +363,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.artifact import inspect_archive
     from pkgmgr.registry.publish import parse_published, private_copy, publish, require_index
 
-    index = user_path(args.index)
+    index = index_dir(args)
     published = parse_published(args.published) if args.published else None
     require_index(index)
     if args.asset and not args.source.startswith("github:"):
@@ -412,7 +445,7 @@ def _check_tag(ctx: Context, tag: str, version: str) -> None:
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.validate_index import http_fetcher, problem_json, problem_line, validate_index
 
-    root = user_path(args.path)
+    root = index_dir(args)
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
@@ -443,7 +476,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.publish import build
 
-    result = build(user_path(args.path), timeout=ctx.lock_timeout)
+    result = build(index_dir(args), timeout=ctx.lock_timeout)
     state = "rebuilt" if result.changed else "already up to date"
     return Output(result.to_json(), f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
@@ -460,7 +493,7 @@ def cmd_unyank(ctx: Context, args: argparse.Namespace) -> Output:
 def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
     from pkgmgr.registry.publish import set_yanked
 
-    result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    result = set_yanked(index_dir(args), args.name, args.version, yanked, timeout=ctx.lock_timeout)
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"

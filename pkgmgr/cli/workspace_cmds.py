@@ -248,6 +248,9 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     summary.update(approved=True)
 
     def human(p: Printer) -> None:
+        if p.quiet:  # -q: the approval, in one line
+            p.line(f"approved {ws.root} at digest {state.digest}")
+            return
         _render_summary(p, summary)
         p.line()
         p.line(f"approved {ws.root} at digest {state.digest}")

@@ -296,9 +296,13 @@ class Registries:
         for registry in self.ordered:
             if registry.name == name:
                 return registry
-        raise PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
-                          details={"registry": name, "registries": self.names()},
-                          hint="'pkgmgr registry list' shows the configured registries")
+        error = PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
+                            details={"registry": name, "registries": self.names()},
+                            hint="'pkgmgr registry list' shows the configured registries")
+        from pkgmgr.errors import suggest_close
+
+        suggest_close(error, name, self.names())
+        raise error
 
     def prefetch(self, names: Sequence[str]) -> None:
         """Read ahead, concurrently, the entry files `lookup` will read for `names`: in each

@@ -8,7 +8,7 @@ from typing import Any, Collection
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.registry.model import Entry, VersionEntry
-from pkgmgr.versions import parse_semver, parse_specifier
+from pkgmgr.versions import parse_semver, parse_specifier, version_key
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def skip_reason(version: VersionEntry, request: Request, *, vanished: bool = Fal
     """Why `version` is not a candidate for `request`, or None when it is one."""
     parsed = version.parsed
     if request.exact is not None:
-        if parsed != parse_semver(request.exact):
+        if parsed != version_key(request.exact):  # PEP 440 equality: 0.2 is 0.2.0
             return f"not the requested version {request.exact}"
     else:
         specifier = parse_specifier(request.spec)

@@ -202,6 +202,39 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
+def check_replace(current: Installed, prepared: Prepared, options: InstallOptions) -> bool:
+    """Whether `prepared` is exactly the `current` install (committing it changes nothing).
+    Raises the `source_conflict` that replacing `current` with it would be, reading only."""
+    from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
+
+    fetched = prepared.fetched
+    name, version = prepared.name, prepared.version
+    from_same_source = same_source(current, fetched)
+    if not from_same_source and not options.force:
+        raise PkgmgrError(
+            f"{name} is installed from another source ({current.source_kind} {current.source}); "
+            f"refusing to replace it with {fetched.kind} {fetched.locator}",
+            code="source_conflict",
+            hint="pass --force to replace it",
+        )
+    if not same_version(current.version, version):
+        return False
+    # --force always replaces: it records another source's provenance even when the content is
+    # identical, and it repairs an installed tree that was modified since; the same content over a
+    # tree that is gone or damaged repairs it too (SPEC 4)
+    same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
+    if same_content and not options.force:
+        return tree_is_intact(current)
+    if not (options.force or same_content):
+        raise PkgmgrError(
+            f"{name} {version} is already installed with different content "
+            f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
+            code="source_conflict",
+            hint="pass --force to replace it",
+        )
+    return False
+
+
 def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
            announce: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
     """Move a prepared tree into place and switch to it in one transaction (writer lock held).
@@ -210,38 +243,16 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     from pkgmgr.archive.checksum import checksum_hex
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
-    fetched = prepared.fetched
     name, version = prepared.name, prepared.version
     current = get_installed(scope, name)
-    if current is not None:
-        from_same_source = same_source(current, fetched)
-        if not from_same_source and not options.force:
-            raise PkgmgrError(
-                f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                f"refusing to replace it with {fetched.kind} {fetched.locator}",
-                code="source_conflict",
-                hint="pass --force to replace it",
-            )
-        if same_version(current.version, version):
-            # --force always replaces: it records another source's provenance even when the
-            # content is identical, and it repairs an installed tree that was modified since; the
-            # same content over a tree that is gone or damaged repairs it too (SPEC 4)
-            same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
-            if same_content and not options.force and tree_is_intact(current):
-                if current.pinned != options.pin:
-                    with transaction(scope.db):
-                        scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
-                    current = get_installed(scope, name)
-                    assert current is not None
-                remove_tree(prepared.staging)
-                return Outcome("unchanged", current, current.version)
-            if not (options.force or same_content):
-                raise PkgmgrError(
-                    f"{name} {version} is already installed with different content "
-                    f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-                    code="source_conflict",
-                    hint="pass --force to replace it",
-                )
+    if current is not None and check_replace(current, prepared, options):
+        if current.pinned != options.pin:
+            with transaction(scope.db):
+                scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
+            current = get_installed(scope, name)
+            assert current is not None
+        remove_tree(prepared.staging)
+        return Outcome("unchanged", current, current.version)
     if announce is not None:
         announce(prepared.summary())
     rel = f"extensions/{name}/{version}"

@@ -13,10 +13,35 @@ import errno
 import fcntl
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 POLL_SECONDS = 0.05
 _BUSY = frozenset({errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK})
+_wait_notice: Callable[[str], None] | None = None
+
+
+def on_wait(notice: Callable[[str], None] | None) -> None:
+    """Have every lock that has to wait say so once, through `notice` (the CLI: a line on
+    stderr, as cargo's "Blocking waiting for file lock")."""
+    global _wait_notice
+    _wait_notice = notice
+
+
+def _holder(fd: int) -> str:
+    """Who holds the lock on `fd`'s file, as "pkgmgr (pid N)" when /proc/locks (Linux) says so
+    (the file's content is never written: it is not pkgmgr's to change)."""
+    try:
+        info = os.fstat(fd)
+        wanted = f"{os.major(info.st_dev):02x}:{os.minor(info.st_dev):02x}:{info.st_ino}"
+        with open("/proc/locks", encoding="ascii", errors="replace") as locks:
+            for line in locks:
+                fields = line.split()
+                if len(fields) > 5 and fields[1] == "FLOCK" and fields[5] == wanted and fields[4].isdigit():
+                    return f"pkgmgr (pid {fields[4]})"
+    except OSError:
+        pass
+    return "pkgmgr process"
 
 
 class LockTimeout(Exception):
@@ -38,6 +63,7 @@ class ExclusiveLock:
             raise RuntimeError("the lock is held already")
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
         deadline = time.monotonic() + max(self.timeout, 0.0)
+        waited = False
         try:
             while True:
                 try:
@@ -46,6 +72,10 @@ class ExclusiveLock:
                 except OSError as exc:
                     if exc.errno not in _BUSY:
                         raise
+                if not waited and _wait_notice is not None and self.timeout > 0:
+                    _wait_notice(f"waiting for another {_holder(fd)} to finish "
+                                 f"(lock {self.path}, up to {self.timeout:g} s) …")
+                waited = True
                 remaining = deadline - time.monotonic()
                 if remaining <= 0:
                     raise LockTimeout(str(self.path))

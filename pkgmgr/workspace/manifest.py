@@ -41,7 +41,7 @@ class Declared:
     @property
     def exact(self) -> str | None:
         """The version an `==X.Y.Z` requirement names (installable even when yanked)."""
-        match = re.fullmatch(r"==\s*v?(\d+\.\d+\.\d+[^\s,*]*)", self.spec.strip())
+        match = re.fullmatch(r"==\s*v?(\d+(?:\.\d+)*[^\s,*]*)", self.spec.strip())
         return match.group(1) if match else None
 
 
@@ -187,7 +187,7 @@ def _registries(table: dict, root: Path, sink: ProblemSink) -> tuple[tuple[Regis
 
 
 def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, ...]:
-    from pkgmgr.versions import parse_specifier
+    from pkgmgr.versions import bare_version, parse_specifier
 
     out = []
     names = _named(table, "extensions", lambda name: bool(NAME_RE.fullmatch(name)) and name != "marketplace",
@@ -214,6 +214,8 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
             out.append(Declared(name, "github", github=f"{owner}/{repo}", tag=tag))
         else:
             text = spec.get("version", "")
+            if isinstance(text, str) and bare_version(text) is not None:
+                text = f"=={bare_version(text)}"  # "0.1" means exactly 0.1, as NAME@0.1 does
             try:
                 parse_specifier(text)
             except ValueError as exc:

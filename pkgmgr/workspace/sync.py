@@ -246,6 +246,27 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
         session.close()
 
 
+def update_lock(root: Path, *, home: Path, config: Any, offline: bool = False,
+                warn: Callable[[str], None] | None = None) -> bool | None:
+    """After `ext install/remove --save`: write pkgmgr.lock as the next `sync` would, so that
+    `sync --locked` passes (SPEC 10). Installs nothing: when the workspace store does not hold
+    every declared extension yet, the lock is left for `sync` and None is returned. True when
+    the lock was written."""
+    from pkgmgr.registry.session import Session
+
+    ws = Workspace(root, home)
+    session = Session(home, config, offline=offline, warn=warn,
+                      extra_registries=ws.manifest.registries if ws.trusted else ())
+    try:
+        resolver = Resolver(ws, session, SyncOptions())
+        plan = make_plan(ws, resolver, SyncOptions())
+        if any(item.action != "unchanged" for item in plan.items):
+            return None
+        return _write_lock(ws, plan)
+    finally:
+        session.close()
+
+
 def _check_upgrade(ws: Workspace, options: SyncOptions) -> None:
     unknown = sorted(set(options.upgrade or ()) - {d.name for d in ws.manifest.extensions})
     if unknown:

@@ -66,14 +66,15 @@ def test_nothing_is_announced_in_json_or_quiet_mode(options: dict, home: Path) -
     assert announce_for(Context(home=home, **options)) is None
 
 
-def test_the_announcement_is_the_summary_on_stdout(home: Path) -> None:
-    out = io.StringIO()
+def test_the_announcement_is_the_summary_on_stderr(home: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out):
-        announce = announce_for(Context(home=home, stderr=io.StringIO()))
-        assert out.getvalue() == ""  # nothing before an extension is about to be committed
+        announce = announce_for(Context(home=home, stderr=err))
+        assert err.getvalue() == ""  # nothing before an extension is about to be committed
         announce(FULL_SUMMARY)
         announce(BARE_SUMMARY)
-    assert out.getvalue().splitlines() == [
+    assert out.getvalue() == ""  # progress, not a result
+    assert err.getvalue().splitlines() == [
         "installing net-tool 1.2.0 (subprocess extension, source registry, verified)",
         *summary_lines(FULL_SUMMARY)[1:],
         "installing bare-ext 0.1.0 (resource extension, source path, unverified)",

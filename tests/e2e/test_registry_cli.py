@@ -69,10 +69,23 @@ def test_registry_add_list_remove_keeps_comments(home: Path, regdir: RegistryDir
     fail("not_found", "registry", "remove", "acme")
 
 
-def test_registry_add_warns_but_records_unreachable_source(home: Path, tmp_path: Path) -> None:
-    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet")])
-    assert result.code == 0 and "cannot be read now" in result.stderr
+def test_registry_add_refuses_an_unreachable_source_unless_told_not_to_check(home: Path, tmp_path: Path) -> None:
+    fail("not_found", "registry", "add", "later", str(tmp_path / "not-yet"))
+    assert [r["name"] for r in ok("registry", "list")["registries"]] == ["default"]
+    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet"), "--no-check"])
+    assert result.code == 0 and result.stderr == ""
     assert [r["name"] for r in ok("registry", "list")["registries"]] == ["later", "default"]
+
+
+def test_registry_add_of_a_server_that_does_not_answer_is_network_error(home: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    document = fail("network_error", "registry", "add", "gone", f"http://127.0.0.1:{port}/")
+    assert "nothing was recorded" in document["error"]["message"]
+    assert not (home / "config.toml").exists()
 
 
 def test_registry_add_refuses_plain_http_to_a_remote_host(home: Path) -> None:
@@ -225,10 +238,9 @@ def test_update_shows_what_it_installs_before_acting(regdir: RegistryDir, added:
         "would install:", "demo-ext 0.2.0 (resource extension, source registry, verified)", "  permissions: none"]
     updated = run_cli(["ext", "update", "demo-ext"])
     assert updated.code == 0, updated
-    lines = updated.stdout.splitlines()
-    assert lines[:2] == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
-                         "  permissions: none"]
-    assert lines[2].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
+    assert updated.stderr.splitlines() == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
+                                           "  permissions: none"]
+    assert updated.stdout.splitlines()[0].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
 
 
 def test_second_update_check_sends_only_conditional_requests(regdir: RegistryDir, added: StaticFileServer) -> None:
