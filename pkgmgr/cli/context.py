@@ -151,10 +151,11 @@ def warn_legacy_store(ctx: Context, workspace: Path) -> None:
 
 def visible_scopes(ctx: Context) -> list[Any]:
     """Scopes a read sees, nearest first (SPEC 11): inside a workspace (discovered, or named by
-    --workspace, which must exist) its store, when it has one this user's pkgmgr made, then
+    --workspace, which must exist) its store under the global home, when it has one, then
     global. `--scope` narrows: `global` to the global scope, `workspace` to the workspace and
     what of global it does not shadow. Creates nothing."""
-    from pkgmgr.store.scope import global_scope, workspace_scope
+    from pkgmgr.store.scope import global_scope
+    from pkgmgr.workspace.store import workspace_scope
 
     if ctx.scope == "workspace":
         scope = target_scope(ctx, "workspace")
@@ -165,12 +166,8 @@ def visible_scopes(ctx: Context) -> list[Any]:
     root = workspace_dir(ctx)  # not_found for a --workspace that does not exist
     if ctx.workspace_arg is None and not (root / "pkgmgr.toml").is_file():
         return [everywhere]
+    warn_legacy_store(ctx, root)
     scope = workspace_scope(root, ctx.home)
     if not scope.exists():
-        return [everywhere]
-    from pkgmgr.workspace.trust import store_is_known
-
-    if not store_is_known(ctx.home, scope):  # reads only; 'pkgmgr trust' adopts it
-        ctx.warn(f"{scope.root} is not a store this user's pkgmgr created here; showing the global scope only")
         return [everywhere]
     return [scope, everywhere]

@@ -246,7 +246,8 @@ def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: 
     monkeypatch.chdir(ws / "sub")  # found from a subdirectory, through its pkgmgr.toml
     listed = ok("--scope", "workspace", "ext", "list")["extensions"]
     assert [(e["name"], e["scope"]) for e in listed] == [("prompt-enhancer", "global"), ("review-pack", "workspace")]
-    assert [(e["name"], e["scope"]) for e in ok("ext", "list")["extensions"]] == [("prompt-enhancer", "global")]
+    assert [(e["name"], e["scope"]) for e in ok("ext", "list")["extensions"]] == \
+        [("prompt-enhancer", "global"), ("review-pack", "workspace")]  # a read sees every visible scope
     fresh = user_home / "fresh"
     fresh.mkdir()
     assert [e["name"] for e in ok("--scope", "workspace", "ext", "list", "--workspace", fresh)["extensions"]] == \
