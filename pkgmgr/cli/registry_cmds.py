@@ -40,8 +40,11 @@ def register(commands: "Commands") -> "Commands":
         "add", cmd_add, "add a registry",
         "Record a registry in config.toml. SOURCE is a local directory, an https:// base URL of static files "
         "(http:// only on loopback, or with --insecure) or github:OWNER/REPO[@REF] (default REF main). "
-        "The source is only recorded; pkgmgr warns when it cannot read it now.",
+        "The source is only recorded; pkgmgr warns when it cannot read it now. A signed registry (TUF metadata "
+        "in metadata/) is added with --root FILE or --root-sha256 HEX: its root is verified and pinned, its "
+        "metadata read at once, and every later read of it goes through TUF verification.",
         "pkgmgr registry add acme github:acme/extension-index\n"
+        "pkgmgr registry add acme github:acme/extension-index --root acme-root.json\n"
         "pkgmgr registry add mirror https://mirror.example.com/index/ --priority 50\n"
         "pkgmgr registry add local ~/src/my-index --priority 10",
     )
@@ -50,6 +53,11 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--priority", type=int, default=None, metavar="N",
                    help=f"lower is consulted first (default {DEFAULT_PRIORITY})")
     p.add_argument("--insecure", action="store_true", help="allow plain http:// to a non-loopback host")
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--root", metavar="FILE",
+                     help="a signed registry: pin this TUF root.json (every later read is verified against it)")
+    pin.add_argument("--root-sha256", metavar="HEX",
+                     help="a signed registry: fetch its metadata/1.root.json and pin it if its sha256 is HEX")
 
     group.command(
         "list", cmd_list, "list the registries",
@@ -110,6 +118,13 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
         if existing.name == name:
             raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code="usage",
                               hint=f"'pkgmgr registry remove {name}' first to replace it")
+    pinned = None
+    if args.root or args.root_sha256:
+        pinned = _pin_root(ctx, name, spec, args)
+    elif ctx.config.require_signed:
+        raise PkgmgrError(f"policy.require_signed refuses the unsigned registry {name} ({spec.text})",
+                          code="registry_signature_invalid", details={"registry": name},
+                          hint="add it with its TUF root: --root FILE or --root-sha256 HEX")
     with edit_config(ctx.home) as doc:
         if "registries" not in doc:
             doc.add("registries", tomlkit.table(is_super_table=True))
@@ -119,6 +134,8 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
             table["priority"] = args.priority
         if args.insecure:
             table["insecure"] = True
+        if pinned is not None:
+            table["root_sha256"] = pinned
         doc["registries"][name] = table
     config = load_config(ctx.home)
     serial = None
@@ -134,8 +151,76 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
             session.close()
     priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
     added = {"name": name, "source": spec.text, "priority": priority,
-             "insecure": bool(args.insecure), "serial": serial}
+             "insecure": bool(args.insecure), "serial": serial, "signed": pinned is not None}
+    if pinned is not None:
+        from pkgmgr.registry.trustroot import trusted_state
+
+        added["root_sha256"] = trusted_state(ctx.home, spec.text).root_sha256 or pinned
     return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
+
+
+def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> str:
+    """Verify and pin a signed registry's initial root (SPEC 5.4a): from `--root FILE`, or its
+    `metadata/1.root.json` when its sha256 is `--root-sha256`. Online, the registry's metadata and
+    registry.toml are read through TUF at once; any failure leaves nothing recorded. Returns
+    the pinned root's sha256."""
+    from pkgmgr.config import RegistryConfig
+    from pkgmgr.fsutil import remove_tree
+    from pkgmgr.registry.client import Registry
+    from pkgmgr.registry.signed import check_root, root_sha256
+    from pkgmgr.registry.trustroot import tuf_dir
+
+    session = _session(ctx)
+    folder = tuf_dir(ctx.home, spec.text)
+    try:
+        probe = Registry(RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256="0" * 64), session)
+        if args.root:
+            path = user_path(args.root)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code="not_found") from None
+        else:
+            wanted = args.root_sha256.strip().lower()
+            if not re.fullmatch(r"[0-9a-f]{64}", wanted):
+                raise PkgmgrError(f"--root-sha256 {args.root_sha256!r} is not 64 hexadecimal digits", code="usage")
+            data = _first_root(probe)
+            if root_sha256(data) != wanted:
+                raise PkgmgrError(f"registry {name}: metadata/1.root.json has sha256 {root_sha256(data)}, not the "
+                                  f"pinned {wanted}", code="registry_signature_invalid",
+                                  details={"registry": name, "expected": wanted, "actual": root_sha256(data)})
+        check_root(data, name)
+        pinned = root_sha256(data)
+        remove_tree(folder)
+        probe.config = RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256=pinned)
+        probe.bootstrap = data
+        if ctx.offline:
+            probe.persist_root()
+        else:
+            probe.meta()
+            probe.remember()
+        return pinned
+    except BaseException:
+        remove_tree(folder)
+        raise
+    finally:
+        session.close()
+
+
+def _first_root(registry: Any) -> bytes:
+    """`metadata/1.root.json` of a registry, through pkgmgr's network layer (or its directory)."""
+    from pkgmgr.registry.signed import CONFIG, NetFetcher, base_url_of, tuf_error
+    from pkgmgr.registry.sources import make_reader
+    from pkgmgr.registry.trustroot import METADATA_DIR
+
+    plain = make_reader(registry.spec, registry.session, registry.cache, insecure=registry.insecure)
+    base, directory = base_url_of(plain)
+    fetcher = NetFetcher(registry.session, registry.cache, base, directory=directory, insecure=registry.insecure,
+                         immutable=False)
+    try:
+        return fetcher.get(f"{base}{METADATA_DIR}/1.root.json", CONFIG.root_max_length, conditional=False)
+    except Exception as exc:  # noqa: BLE001 - mapped to its SPEC code
+        raise tuf_error(exc, registry.name) from None
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
@@ -157,6 +242,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
                 [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
                   r["source"] + (" (insecure)" if r["insecure"] else "")
+                  + (f" (signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'})"
+                     if r["signed"] else "")
                   + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
 
     return Output({"registries": rows}, human)
@@ -181,6 +268,10 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         registry = Registry(found, session)
         session.memory.forget(registry.source)
         registry.cache.clear()
+        from pkgmgr.fsutil import remove_tree
+        from pkgmgr.registry.trustroot import tuf_dir
+
+        remove_tree(tuf_dir(ctx.home, registry.source))  # its trusted TUF metadata
     finally:
         session.close()
     removed = {"name": found.name, "source": registry.source}
@@ -246,6 +337,9 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--description", default="", metavar="TEXT", help="registry description")
     p.add_argument("--pkgmgr-requirement", metavar="REQ",
                    help="pip requirement the CI workflow installs pkgmgr from (default: this version's git tag)")
+    p.add_argument("--sign", action="store_true",
+                   help="sign the index with TUF metadata (one Ed25519 key per role, kept outside the index)")
+    _signing_options(p)
 
     p = group.command(
         "publish", cmd_publish, "publish a release archive into a registry index",
@@ -272,6 +366,7 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--published", metavar="DATETIME",
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
+    _signing_options(p)
 
     p = group.command(
         "validate", cmd_validate, "check a registry index directory",
@@ -297,6 +392,7 @@ def register_publishing(group: "Commands") -> None:
         "pkgmgr registry build ./extension-index",
     )
     p.add_argument("path", metavar="DIR")
+    _signing_options(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
                                 ("unyank", cmd_unyank, "make a yanked version installable again")):
@@ -310,20 +406,133 @@ def register_publishing(group: "Commands") -> None:
         p.add_argument("path", metavar="DIR")
         p.add_argument("name", metavar="NAME")
         p.add_argument("version", metavar="VERSION")
+        _signing_options(p)
+
+    p = group.command(
+        "sign", cmd_sign, "re-sign a signed registry index",
+        "Re-sign the TUF metadata of a signed index after a hand edit: targets (registry.toml, index.json, every "
+        "entry file and archive as they are now), snapshot and timestamp, each one version up. With "
+        "--timestamp-only only the timestamp is re-signed (its key alone is needed: a scheduled CI job keeps "
+        "it fresh). publish, yank, unyank and build re-sign by themselves.",
+        "pkgmgr registry sign ./extension-index\n"
+        "pkgmgr registry sign . --timestamp-only --keys \"$RUNNER_TEMP/keys\" --timestamp-expiry 72h",
+    )
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("--timestamp-only", action="store_true", help="re-sign only the timestamp role")
+    _signing_options(p)
+
+    p = group.command(
+        "rotate-key", cmd_rotate_key, "replace a role's signing key",
+        "Generate a new Ed25519 key for ROLE (root, targets, snapshot or timestamp), write a new root version "
+        "that names it, signed by the old root key (and the new one when ROLE is root), and re-sign the other "
+        "roles at once: the index is valid right after it, and clients follow the rotation.",
+        "pkgmgr registry rotate-key ./extension-index timestamp",
+    )
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp"))
+    _signing_options(p)
+
+
+def _signing_options(p: Any) -> None:
+    p.add_argument("--keys", metavar="DIR",
+                   help="signing keys directory (default: PKGMGR_SIGNING_KEYS, else <index>/../<name>-keys)")
+    p.add_argument("--timestamp-expiry", metavar="DURATION",
+                   help="validity of a newly signed timestamp, e.g. 168h (default 7 days)")
+    p.add_argument("--expiry", metavar="DURATION",
+                   help="validity of newly signed root, targets and snapshot, e.g. 8760h (default 1 year)")
+
+
+def _expiries(args: argparse.Namespace) -> Any:
+    from pkgmgr.registry.signing import DEFAULT_EXPIRY, DEFAULT_TIMESTAMP_EXPIRY, Expiries, parse_expiry
+
+    timestamp = getattr(args, "timestamp_expiry", None)
+    other = getattr(args, "expiry", None)
+    return Expiries(parse_expiry(timestamp, "--timestamp-expiry") if timestamp else DEFAULT_TIMESTAMP_EXPIRY,
+                    parse_expiry(other, "--expiry") if other else DEFAULT_EXPIRY)
+
+
+def _index_name(index: Path) -> str:
+    from pkgmgr.registry.model import REGISTRY_FILE, REGISTRY_MAX_BYTES, parse_registry, read_capped
+
+    return parse_registry(read_capped(index / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE), REGISTRY_FILE).name
+
+
+def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:
+    """Re-sign a signed index after a change (SPEC 5.4a), under the index's lock; None for an
+    unsigned index (nothing to do) unless `force`."""
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.signing import is_signed, keys_dir, sign_index
+
+    if not is_signed(index):
+        if force:
+            raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage",
+                              hint="create one with 'pkgmgr registry init DIR --sign'")
+        return None
+    keys = keys_dir(index, _index_name(index), args.keys)
+    with index_lock(index, ctx.lock_timeout):
+        result = sign_index(index, keys, expiries=_expiries(args),
+                            timestamp_only=bool(getattr(args, "timestamp_only", False)))
+    return result.to_json()
+
+
+def cmd_sign(ctx: Context, args: argparse.Namespace) -> Output:
+    index = user_path(args.path)
+    signed = _resign(ctx, args, index, force=True)
+    assert signed is not None
+    versions = signed["versions"]
+    return Output({"signed": signed}, f"signed {index}: targets {versions['targets']} ({signed['targets']} "
+                                      f"files), snapshot {versions['snapshot']}, timestamp {versions['timestamp']} "
+                                      f"(expires {signed['expires']['timestamp']})")
+
+
+def cmd_rotate_key(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.signing import is_signed, keys_dir, rotate_key
+
+    index = user_path(args.path)
+    if not is_signed(index):
+        raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage")
+    keys = keys_dir(index, _index_name(index), args.keys)
+    with index_lock(index, ctx.lock_timeout):
+        result = rotate_key(index, keys, args.role, expiries=_expiries(args))
+    return Output({"rotated": args.role, "signed": result.to_json()},
+                  f"rotated the {args.role} key of {index}: root version {result.versions['root']} "
+                  f"(sha256 {result.root_sha256}); new key in {keys}")
 
 
 def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.init import init_index
 
-    result = init_index(user_path(args.path), name=args.name, description=args.description,
+    root = user_path(args.path)
+    if not args.sign and (args.keys or args.timestamp_expiry or args.expiry):
+        raise PkgmgrError("--keys, --timestamp-expiry and --expiry apply with --sign", code="usage")
+    signing = None
+    if args.sign:
+        from pkgmgr.registry.init import default_name
+        from pkgmgr.registry.signing import keys_dir
+
+        expiries = _expiries(args)  # refuse a bad duration before writing anything
+        keys = keys_dir(root, args.name if args.name is not None else default_name(root), args.keys)
+    result = init_index(root, name=args.name, description=args.description,
                         requirement=args.pkgmgr_requirement)
+    if args.sign:
+        from pkgmgr.registry.signing import init_signing
+
+        signing = init_signing(result.path, keys, expiries=expiries).to_json()
 
     def human(p: Printer) -> None:
         p.line(f"initialized registry {result.name} in {result.path} (serial 0)")
         p.lines(f"  {f}" for f in result.files)
+        if signing is not None:
+            p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
+            p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
+            p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
         p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
 
-    return Output({"initialized": result.to_json()}, human)
+    data = result.to_json()
+    if signing is not None:
+        data["signing"] = signing
+    return Output({"initialized": data}, human)
 
 
 def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
@@ -356,8 +565,9 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
             session.close()
     for warning in (*facts.warnings, *result.warnings):
         ctx.warn(warning)
+    signed = _resign(ctx, args, index) if result.changed or result.repaired_index else None
     data = {"published": result.to_json(), "changed": result.changed, "serial": result.serial,
-            "index": str(index), "repaired_index": result.repaired_index}
+            "index": str(index), "repaired_index": result.repaired_index, "signed": signed}
     if not result.changed:
         text = (f"{result.name} {result.version} is already published in {index} with the same sha256; "
                 f"nothing changed (serial {result.serial})")
@@ -445,7 +655,8 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
 
     result = build(user_path(args.path), timeout=ctx.lock_timeout)
     state = "rebuilt" if result.changed else "already up to date"
-    return Output(result.to_json(), f"{result.path}: {state} (serial {result.serial}, "
+    signed = _resign(ctx, args, user_path(args.path))
+    return Output({**result.to_json(), "signed": signed}, f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
 
 
@@ -461,10 +672,11 @@ def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
     from pkgmgr.registry.publish import set_yanked
 
     result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    signed = _resign(ctx, args, user_path(args.path)) if result.changed else None
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"
     else:
         text = (f"{result.name} {result.version} is already {'yanked' if yanked else 'not yanked'}; "
                 f"nothing changed (serial {result.serial})")
-    return Output(result.to_json(), text)
+    return Output({**result.to_json(), "signed": signed}, text)
