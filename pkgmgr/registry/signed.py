@@ -141,7 +141,7 @@ class NetFetcher(FetcherInterface):
         except FileNotFoundError:
             raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
         except OSError as exc:
-            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code="io_error")) from None
+            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code="internal")) from None
         if len(data) > max_length:
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
         return data
@@ -179,7 +179,7 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
     if isinstance(exc, tuf_errors.DownloadError):
         return PkgmgrError(f"registry {label}: {exc}", code="network_error", details=details)
     if isinstance(exc, OSError):
-        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code="io_error", details=details)
+        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code="internal", details=details)
     return PkgmgrError(f"registry {label}: invalid signed metadata ({exc})", code="registry_signature_invalid",
                        details=details)
 

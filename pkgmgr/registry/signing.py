@@ -108,7 +108,7 @@ class KeyStore:
             raise PkgmgrError(f"no {role} signing key: {path} does not exist", code="not_found",
                               hint="pass the keys directory with --keys DIR or PKGMGR_SIGNING_KEYS") from None
         except OSError as exc:
-            raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="io_error") from None
+            raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="internal") from None
         try:
             return CryptoSigner(load_pem_private_key(pem, None))
         except (ValueError, TypeError) as exc:

@@ -87,16 +87,22 @@ class SignedIndex:
     def version(self, name: str) -> int:
         return json.loads(self.metadata(name))["signed"]["version"]
 
-    def resign_timestamp(self, key_pem: str, *, version: int | None = None,
-                         expires: datetime | None = None) -> None:
-        """Sign `timestamp.json` by hand with `key_pem` (any key: a compromised one), keeping
-        its snapshot meta; `version` and `expires` default to the current ones."""
+    def resign_timestamp(self, key_pem: str, *, version: int | None = None, expires: datetime | None = None,
+                         snapshot: bytes | None = None) -> None:
+        """Sign `timestamp.json` by hand with `key_pem` (any key: a compromised one); `version`
+        and `expires` default to the current ones, the snapshot it names to the current one
+        (`snapshot`: those bytes instead)."""
+        import hashlib
+
         from cryptography.hazmat.primitives.serialization import load_pem_private_key
         from securesystemslib.signer import CryptoSigner
-        from tuf.api.metadata import Metadata
+        from tuf.api.metadata import Metadata, MetaFile
         from tuf.api.serialization.json import JSONSerializer
 
         timestamp = Metadata.from_bytes(self.metadata("timestamp.json"))
+        if snapshot is not None:
+            timestamp.signed.snapshot_meta = MetaFile(json.loads(snapshot)["signed"]["version"], len(snapshot),
+                                                      {"sha256": hashlib.sha256(snapshot).hexdigest()})
         if version is not None:
             timestamp.signed.version = version
         if expires is not None:
