@@ -189,8 +189,9 @@ def base_url_of(reader: Reader) -> tuple[str, Path | None]:
     if reader.spec.kind == "dir":
         assert reader.spec.path is not None
         return reader.spec.path.absolute().as_uri() + "/", reader.spec.path.absolute()
-    if isinstance(reader, GitHubReader):
-        return reader.file_url(""), None
+    if isinstance(reader, GitHubReader):  # the raw host at the commit this operation reads
+        url = reader.file_url(METADATA_DIR)
+        return url[: -len(METADATA_DIR)], None
     return reader.spec.base_url or "", None
 
 

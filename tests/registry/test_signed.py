@@ -326,3 +326,39 @@ def test_require_signed_refuses_unsigned_registries_but_not_the_shipped_one(home
     client.ok("registry", "remove", "plain")
     client.ok("ext", "install", "review-pack")  # from the shipped registry, exempt
     assert [name for name, _ in installed(client)] == ["review-pack"]
+
+
+# --- a GitHub registry, read at one commit ------------------------------------------------------
+
+
+def test_a_signed_github_registry(home: Path, index: SignedIndex, tmp_path: Path,
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.fakegithub import FakeGitHub
+
+    def files() -> dict[str, bytes]:
+        return {p.relative_to(index.path).as_posix(): p.read_bytes() for p in index.path.rglob("*") if p.is_file()}
+
+    (tmp_path / "gh").mkdir()
+    with FakeGitHub(tmp_path / "gh") as github:
+        github.env(monkeypatch)
+        github.add_repo("acme", "index", files())
+        client = Client(home, "github:acme/index")
+        client.ok("registry", "add", "acme", "github:acme/index", "--root-sha256", index.root_sha256())
+        client.ok("ext", "install", "review-pack")
+        index.publish(packed(tmp_path, version="0.2.0"))
+        github.commit("acme", "index", files())
+        assert client.ok("ext", "update", "review-pack")["updated"][0]["version"] == "0.2.0"
+        entry = index.path / "extensions" / "re" / "review-pack.toml"
+        entry.write_text(entry.read_text("utf-8").replace("0.2.0", "0.3.0"), "utf-8")  # pushed unsigned
+        github.commit("acme", "index", files())
+        assert client.ok("ext", "update", "review-pack")["updated"] == []  # the signed entry is the cached one
+        shutil.rmtree(home / "cache" / "registries")  # a client that has to fetch the entry again
+        client.refused("registry_signature_invalid", "ext", "install", "review-pack@0.3.0", metadata_moves=True)
+        assert not list((home / "cache" / "registries").rglob("review-pack.toml"))  # the tampered entry
+
+
+def test_registry_remove_forgets_the_trusted_metadata(client: Client) -> None:
+    client.ok("ext", "info", "review-pack")
+    assert any((client.home / "tuf").rglob("timestamp.json"))
+    client.ok("registry", "remove", "acme")
+    assert not (client.home / "tuf").exists() or not any((client.home / "tuf").iterdir())
