@@ -12,8 +12,8 @@ verifies all of them.
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 from bench.installs import FILES, MANY
 from bench.registry import BenchError, Case, Env, Target, benchmark

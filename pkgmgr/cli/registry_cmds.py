@@ -443,18 +443,20 @@ def _signing_options(p: Any) -> None:
 
 
 def _expiries(args: argparse.Namespace) -> Any:
-    from pkgmgr.registry.signing import DEFAULT_EXPIRY, DEFAULT_TIMESTAMP_EXPIRY, Expiries, parse_expiry
+    from pkgmgr.registry import signing
 
     timestamp = getattr(args, "timestamp_expiry", None)
     other = getattr(args, "expiry", None)
-    return Expiries(parse_expiry(timestamp, "--timestamp-expiry") if timestamp else DEFAULT_TIMESTAMP_EXPIRY,
-                    parse_expiry(other, "--expiry") if other else DEFAULT_EXPIRY)
+    return signing.Expiries(
+        signing.parse_expiry(timestamp, "--timestamp-expiry") if timestamp else signing.DEFAULT_TIMESTAMP_EXPIRY,
+        signing.parse_expiry(other, "--expiry") if other else signing.DEFAULT_EXPIRY)
 
 
 def _index_name(index: Path) -> str:
-    from pkgmgr.registry.model import REGISTRY_FILE, REGISTRY_MAX_BYTES, parse_registry, read_capped
+    from pkgmgr.registry import model
 
-    return parse_registry(read_capped(index / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE), REGISTRY_FILE).name
+    raw = model.read_capped(index / model.REGISTRY_FILE, model.REGISTRY_MAX_BYTES, model.REGISTRY_FILE)
+    return model.parse_registry(raw, model.REGISTRY_FILE).name
 
 
 def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:

@@ -113,7 +113,8 @@ class Registry:
         return self.config.signed and not self.exempt
 
     def _signed_reader(self, plain: Reader) -> Reader:
-        from pkgmgr.registry.signed import SignedReader  # imports tuf: only for a signed registry
+        # imports tuf: only for a signed registry
+        from pkgmgr.registry.signed import SignedReader
 
         return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap)
 

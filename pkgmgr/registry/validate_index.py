@@ -131,7 +131,8 @@ class _Checker:
 
         if not (self.root / METADATA_DIR / "1.root.json").is_file():
             return
-        from pkgmgr.registry.signing import signature_problems  # imports tuf: only for a signed index
+        # imports tuf: only for a signed index
+        from pkgmgr.registry.signing import signature_problems
 
         self.add(Problem("registry_signature_invalid", file, "", message)
                  for file, message in signature_problems(self.root))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import stat
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tests.publish.helpers import fail, ok, packed
@@ -116,8 +116,8 @@ def test_timestamp_only_needs_only_the_timestamp_key(tmp_path: Path) -> None:
     before = versions(idx.path)
     signed = ok("registry", "sign", idx.path, "--timestamp-only", "--keys", ci, "--timestamp-expiry", "72h")["signed"]
     assert signed["versions"] == {**before, "timestamp": before["timestamp"] + 1}
-    expires = datetime.strptime(signed["expires"]["timestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc)
-    assert expires - datetime.now(timezone.utc) < timedelta(hours=73)
+    expires = datetime.strptime(signed["expires"]["timestamp"], "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    assert expires - datetime.now(UTC) < timedelta(hours=73)
     assert problems(idx.path) == []
     fail("not_found", "registry", "sign", idx.path, "--keys", ci)  # targets needs its own key
 

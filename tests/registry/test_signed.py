@@ -10,8 +10,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -362,3 +363,21 @@ def test_registry_remove_forgets_the_trusted_metadata(client: Client) -> None:
     assert any((client.home / "tuf").rglob("timestamp.json"))
     client.ok("registry", "remove", "acme")
     assert not (client.home / "tuf").exists() or not any((client.home / "tuf").iterdir())
+
+
+def test_an_offline_add_pins_the_root_and_reads_it_later(home: Path, index: SignedIndex,
+                                                          server: StaticFileServer) -> None:
+    client = Client(home, server.url + "/")
+    added = client.ok("--offline", "registry", "add", "acme", client.url, "--root", index.root_file)["added"]
+    assert added["signed"] is True and server.count() == 0
+    client.ok("ext", "install", "review-pack")
+
+
+def test_a_root_file_that_is_not_a_valid_root(home: Path, tmp_path: Path, server: StaticFileServer) -> None:
+    client = Client(home, server.url + "/")
+    forged = tmp_path / "root.json"
+    forged.write_text('{"signed": {"_type": "root"}, "signatures": []}', "utf-8")
+    client.refused("registry_signature_invalid", "registry", "add", "acme", client.url, "--root", forged)
+    client.refused("not_found", "registry", "add", "acme", client.url, "--root", tmp_path / "missing.json",
+                   exit_code=5)
+    assert [r["name"] for r in client.ok("registry", "list")["registries"]] == ["default"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -119,4 +119,4 @@ def signed_index(root: Path, *, name: str = "acme", keys: Path | None = None) ->
 
 
 def past(days: int = 1) -> datetime:
-    return (datetime.now(timezone.utc) - timedelta(days=days)).replace(microsecond=0)
+    return (datetime.now(UTC) - timedelta(days=days)).replace(microsecond=0)
