@@ -165,13 +165,15 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
     registry.toml are read through TUF at once; any failure leaves nothing recorded. Returns
     the pinned root's sha256."""
     from pkgmgr.config import RegistryConfig
-    from pkgmgr.fsutil import remove_tree
     from pkgmgr.registry.client import Registry
     from pkgmgr.registry.signed import check_root, root_sha256
-    from pkgmgr.registry.trustroot import tuf_dir
+    from pkgmgr.registry.trustroot import forget
 
+    for existing in ctx.config.registries:
+        if existing.source == spec.text:
+            raise PkgmgrError(f"{spec.text} is already configured as registry {existing.name}", code="usage",
+                              hint=f"'pkgmgr registry remove {existing.name}' first to add it signed")
     session = _session(ctx)
-    folder = tuf_dir(ctx.home, spec.text)
     try:
         probe = Registry(RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256="0" * 64), session)
         if args.root:
@@ -191,7 +193,7 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
                                   details={"registry": name, "expected": wanted, "actual": root_sha256(data)})
         check_root(data, name)
         pinned = root_sha256(data)
-        remove_tree(folder)
+        forget(ctx.home, spec.text)
         probe.config = RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256=pinned)
         probe.bootstrap = data
         if ctx.offline:
@@ -201,7 +203,7 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
             probe.remember()
         return pinned
     except BaseException:
-        remove_tree(folder)
+        forget(ctx.home, spec.text)
         raise
     finally:
         session.close()
@@ -268,10 +270,9 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         registry = Registry(found, session)
         session.memory.forget(registry.source)
         registry.cache.clear()
-        from pkgmgr.fsutil import remove_tree
-        from pkgmgr.registry.trustroot import tuf_dir
+        from pkgmgr.registry.trustroot import forget
 
-        remove_tree(tuf_dir(ctx.home, registry.source))  # its trusted TUF metadata
+        forget(ctx.home, registry.source)  # its trusted TUF metadata
     finally:
         session.close()
     removed = {"name": found.name, "source": registry.source}
@@ -413,12 +414,17 @@ def register_publishing(group: "Commands") -> None:
         "Re-sign the TUF metadata of a signed index after a hand edit: targets (registry.toml, index.json, every "
         "entry file and archive as they are now), snapshot and timestamp, each one version up. With "
         "--timestamp-only only the timestamp is re-signed (its key alone is needed: a scheduled CI job keeps "
-        "it fresh). publish, yank, unyank and build re-sign by themselves.",
+        "it fresh). With --root a new root version is signed too (the same keys, a new expiry), which clients "
+        "follow; do it before the root expires (a year by default). publish, yank, unyank and build re-sign by "
+        "themselves.",
         "pkgmgr registry sign ./extension-index\n"
         "pkgmgr registry sign . --timestamp-only --keys \"$RUNNER_TEMP/keys\" --timestamp-expiry 72h",
     )
     p.add_argument("path", metavar="DIR")
-    p.add_argument("--timestamp-only", action="store_true", help="re-sign only the timestamp role")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--timestamp-only", action="store_true", help="re-sign only the timestamp role")
+    how.add_argument("--root", action="store_true",
+                     help="also sign a new root version (same keys, new expiry: do it before the root expires)")
     _signing_options(p)
 
     p = group.command(
@@ -473,7 +479,8 @@ def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool 
     keys = keys_dir(index, _index_name(index), args.keys)
     with index_lock(index, ctx.lock_timeout):
         result = sign_index(index, keys, expiries=_expiries(args),
-                            timestamp_only=bool(getattr(args, "timestamp_only", False)))
+                            timestamp_only=bool(getattr(args, "timestamp_only", False)),
+                            resign_root=bool(getattr(args, "root", False)))
     return result.to_json()
 
 

@@ -48,6 +48,9 @@ CONFIG = UpdaterConfig(max_root_rotations=64, root_max_length=512 * 1024, timest
                        snapshot_max_length=2 * MIB, targets_max_length=16 * MIB, prefix_targets_with_hash=False)
 
 
+LOCK_TIMEOUT = 60.0  # seconds another process may hold a registry's trusted metadata
+
+
 class NetError(tuf_errors.DownloadError):
     """A pkgmgr network failure inside ngclient, carried out unchanged (`error`)."""
 
@@ -238,11 +241,27 @@ class SignedReader(Reader):
                               hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
                                    f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
-        updater = Updater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher, config=CONFIG,
-                          bootstrap=bootstrap)
-        updater.refresh()
+        with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
+            updater = Updater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
+                              config=CONFIG, bootstrap=bootstrap)
+            updater.refresh()
         self._fetcher.keep()
         return updater
+
+    @contextlib.contextmanager
+    def _metadata_lock(self) -> Iterator[None]:
+        from pkgmgr.store.lock import ExclusiveLock, LockTimeout
+
+        lock = ExclusiveLock(self.metadata_dir.with_name(self.metadata_dir.name + ".lock"), LOCK_TIMEOUT)
+        try:
+            lock.acquire()
+        except LockTimeout:
+            raise PkgmgrError(f"registry {self.label}: another pkgmgr is updating its trusted metadata; gave up "
+                              f"after {LOCK_TIMEOUT:g} s", code="locked") from None
+        try:
+            yield
+        finally:
+            lock.release()
 
     def persist_root(self) -> None:
         """Trust `bootstrap` from now on, reading nothing (ngclient stores it as root.json)."""

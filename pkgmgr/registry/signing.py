@@ -210,15 +210,23 @@ def _current_root(index: Path) -> tuple[Metadata[Root], int]:
 
 
 def sign_index(index: Path, keys: Path, *, expiries: Expiries = Expiries(), now: datetime | None = None,
-               timestamp_only: bool = False) -> SignResult:
+               timestamp_only: bool = False, resign_root: bool = False) -> SignResult:
     """Re-sign `index`: targets (from the files as they are now), snapshot and timestamp, each
-    one version up (only the timestamp with `timestamp_only`, which needs only its key)."""
+    one version up (only the timestamp with `timestamp_only`, which needs only its key). With
+    `resign_root`, first a new root version with the same keys and a new expiry."""
     import hashlib
 
     index = Path(index)
     store = KeyStore(keys)
     now = _now(now)
-    root, _ = _current_root(index)
+    root, version = _current_root(index)
+    if resign_root:
+        signer = _signer(store, root, "root")
+        root.signed.version = version + 1
+        root.signed.expires = now + expiries.other
+        root.sign(signer)
+        _write(index, f"{version + 1}.root.json", root)
+        _write(index, "root.json", root)
     folder = index / METADATA_DIR
     count = 0
     if not timestamp_only:

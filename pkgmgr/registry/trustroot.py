@@ -20,6 +20,15 @@ def tuf_dir(home: Path, source: str) -> Path:
     return home / "tuf" / hashlib.sha256(source.encode("utf-8")).hexdigest()[:24]
 
 
+def forget(home: Path, source: str) -> None:
+    """Delete what the client trusts for `source` (`registry remove`, a failed `registry add`)."""
+    from pkgmgr.fsutil import remove_tree
+
+    folder = tuf_dir(home, source)
+    remove_tree(folder)
+    folder.with_name(folder.name + ".lock").unlink(missing_ok=True)
+
+
 @dataclass(frozen=True)
 class TrustedState:
     root_sha256: str | None  # of the current trusted root.json

@@ -157,3 +157,10 @@ def test_an_unsigned_index_stays_unsigned(tmp_path: Path) -> None:
     ok("registry", "init", index)
     published = ok("registry", "publish", packed(tmp_path), "--index", index)
     assert published["signed"] is None and not (index / "metadata").exists()
+
+
+def test_sign_root_extends_the_root_before_it_expires(tmp_path: Path) -> None:
+    idx = signed_index(tmp_path / "index")
+    signed = ok("registry", "sign", idx.path, "--root", "--expiry", "17520h", "--keys", idx.keys)["signed"]
+    assert signed["versions"]["root"] == 2 and signed["expires"]["root"] > "2028"
+    assert problems(idx.path) == []

@@ -381,3 +381,9 @@ def test_a_root_file_that_is_not_a_valid_root(home: Path, tmp_path: Path, server
     client.refused("not_found", "registry", "add", "acme", client.url, "--root", tmp_path / "missing.json",
                    exit_code=5)
     assert [r["name"] for r in client.ok("registry", "list")["registries"]] == ["default"]
+
+
+def test_a_renewed_root_is_followed(client: Client, index: SignedIndex) -> None:
+    index.sign("--root")
+    client.ok("ext", "install", "review-pack")
+    assert client.ok("registry", "list")["registries"][0]["root_version"] == 2
