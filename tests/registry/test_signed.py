@@ -387,3 +387,13 @@ def test_a_renewed_root_is_followed(client: Client, index: SignedIndex) -> None:
     index.sign("--root")
     client.ok("ext", "install", "review-pack")
     assert client.ok("registry", "list")["registries"][0]["root_version"] == 2
+
+
+def test_search_reads_a_signed_index_json(client: Client, index: SignedIndex) -> None:
+    found = client.ok("ext", "search", "review", "--registry", "acme")
+    assert "review-pack" in json.dumps(found)
+    for cached in (client.home / "cache" / "registries").rglob("index.json*"):
+        cached.unlink()  # a client that has to fetch index.json again
+    index_json = index.path / "index.json"
+    index_json.write_text(index_json.read_text("utf-8").replace("review-pack", "review-pwn"), "utf-8")
+    client.refused("registry_signature_invalid", "ext", "search", "--registry", "acme")
