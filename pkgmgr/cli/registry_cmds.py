@@ -465,6 +465,16 @@ def _index_name(index: Path) -> str:
     return model.parse_registry(raw, model.REGISTRY_FILE).name
 
 
+def _check_keys(args: argparse.Namespace, index: Path) -> None:
+    """Before changing a signed index: its targets, snapshot and timestamp keys are at hand and
+    are the current root's (so the change can be signed), and the expiries parse."""
+    from pkgmgr.registry.signing import KeyStore, check_keys, is_signed, keys_dir
+
+    if is_signed(index):
+        _expiries(args)
+        check_keys(index, KeyStore(keys_dir(index, _index_name(index), args.keys)))
+
+
 def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:
     """Re-sign a signed index after a change (SPEC 5.4a), under the index's lock; None for an
     unsigned index (nothing to do) unless `force`."""
@@ -551,6 +561,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     index = user_path(args.index)
     published = parse_published(args.published) if args.published else None
     require_index(index)
+    _check_keys(args, index)
     if args.asset and not args.source.startswith("github:"):
         raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code="usage")
     url, repository, tag = args.url, None, None
@@ -662,6 +673,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.publish import build
 
+    _check_keys(args, user_path(args.path))
     result = build(user_path(args.path), timeout=ctx.lock_timeout)
     state = "rebuilt" if result.changed else "already up to date"
     signed = _resign(ctx, args, user_path(args.path))
@@ -680,6 +692,7 @@ def cmd_unyank(ctx: Context, args: argparse.Namespace) -> Output:
 def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
     from pkgmgr.registry.publish import set_yanked
 
+    _check_keys(args, user_path(args.path))
     result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
     signed = _resign(ctx, args, user_path(args.path)) if result.changed else None
     word = "yanked" if yanked else "unyanked"

@@ -283,6 +283,14 @@ def _signer(store: KeyStore, root: Metadata[Root], role: str) -> CryptoSigner:
     return signer
 
 
+def check_keys(index: Path, store: KeyStore, roles: Iterable[str] = ("targets", "snapshot", "timestamp")) -> None:
+    """Raise (`not_found`, `registry_signature_invalid`) unless `store` holds the current root's
+    keys of `roles`: checked before an index is changed, so the change can be signed."""
+    root, _ = _current_root(index)
+    for role in roles:
+        _signer(store, root, role)
+
+
 def rotate_key(index: Path, keys: Path, role: str, *, expiries: Expiries = Expiries(),
                now: datetime | None = None) -> SignResult:
     """Replace `role`'s key: a new root version that names the new key, signed by the old root

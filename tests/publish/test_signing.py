@@ -164,3 +164,15 @@ def test_sign_root_extends_the_root_before_it_expires(tmp_path: Path) -> None:
     signed = ok("registry", "sign", idx.path, "--root", "--expiry", "17520h", "--keys", idx.keys)["signed"]
     assert signed["versions"]["root"] == 2 and signed["expires"]["root"] > "2028"
     assert problems(idx.path) == []
+
+
+def test_a_change_without_the_keys_changes_nothing(tmp_path: Path) -> None:
+    from tests.publish.helpers import snapshot
+
+    idx = signed_index(tmp_path / "index")
+    idx.publish(packed(tmp_path, version="0.1.0"))
+    before = snapshot(idx.path)
+    fail("not_found", "registry", "publish", packed(tmp_path, version="0.2.0"), "--index", idx.path,
+         "--keys", tmp_path / "nowhere")
+    fail("not_found", "registry", "yank", idx.path, "review-pack", "0.1.0", "--keys", tmp_path / "nowhere")
+    assert snapshot(idx.path) == before
