@@ -54,6 +54,12 @@ class RegistryConfig:
     source: str
     priority: int = 100
     insecure: bool = False
+    # the sha256 of the TUF root pinned by `registry add --root` (SPEC 5.4a): set = signed
+    root_sha256: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        return self.root_sha256 is not None
 
 
 @dataclass(frozen=True)
@@ -63,6 +69,7 @@ class Config:
     reserved_agent_names: tuple[str, ...] = DEFAULT_RESERVED_AGENTS
     allow_unverified: bool = True
     confirm_policy: str = "on_change"
+    require_signed: bool = False
     limits: Limits = field(default_factory=Limits)
     network: NetworkSettings = field(default_factory=NetworkSettings)
     registries: tuple[RegistryConfig, ...] = ()
@@ -149,7 +156,8 @@ def parse_config(raw: bytes, path: Path) -> Config:
     limits = Limits(**data.get("limits", {}))
     network = NetworkSettings(**data.get("network", {}))
     registries = tuple(
-        RegistryConfig(name=name, source=spec["source"], priority=spec.get("priority", 100), insecure=spec.get("insecure", False))
+        RegistryConfig(name=name, source=spec["source"], priority=spec.get("priority", 100), insecure=spec.get("insecure", False),
+                       root_sha256=spec.get("root_sha256"))
         for name, spec in data.get("registries", {}).items()
     )
     return Config(
@@ -158,6 +166,7 @@ def parse_config(raw: bytes, path: Path) -> Config:
         reserved_agent_names=tuple(host.get("reserved_agent_names", DEFAULT_RESERVED_AGENTS)),
         allow_unverified=policy.get("allow_unverified", True),
         confirm_policy=policy.get("confirm", "on_change"),
+        require_signed=policy.get("require_signed", False),
         limits=limits,
         network=network,
         registries=registries,

@@ -37,6 +37,7 @@ EXIT_CODES: dict[str, int] = {
             "registry_rollback",
             "registry_checksum_changed",
             "registry_expired",
+            "registry_signature_invalid",
             "incompatible_host",
             "trust_required",
             "auth_required",

@@ -15,6 +15,7 @@ SPEC_TABLE: dict[int, list[str]] = {
         "path_escapes_root", "agent_reference_not_found"],
     4: ["unsafe_archive", "archive_too_large", "checksum_mismatch", "metadata_mismatch", "unverified_source",
         "grant_not_allowed", "registry_rollback", "registry_checksum_changed", "registry_expired",
+        "registry_signature_invalid",
         "incompatible_host", "trust_required", "auth_required", "tree_modified", "state_inconsistent"],
     5: ["not_found", "version_not_found"],
     6: ["already_active", "agent_conflict", "stale_version", "network_digest_mismatch",

@@ -441,6 +441,26 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human)
 
 
+def _signature(ctx: Context, item: Any) -> dict[str, Any]:
+    """Whether the registry an extension came from is signed (SPEC 5.4a): `signed`, and the
+    sha256 of that registry's current trusted root. Read from the configuration and the trusted
+    metadata (no `tuf` import); an extension from elsewhere is `signed: false`."""
+    if item.source_kind != "registry" or not item.registry:
+        return {"signed": False}
+    config = next((r for r in ctx.config.registries if r.name == item.registry), None)
+    if config is None or not config.signed:
+        return {"signed": False}
+    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.trustroot import trusted_state
+
+    try:
+        source = parse_source(config.source).text
+    except PkgmgrError:
+        return {"signed": False}
+    state = trusted_state(ctx.home, source)
+    return {"signed": True, "root_sha256": state.root_sha256 or config.root_sha256, "expires": state.expires}
+
+
 def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.manifest import parse_manifest
 
@@ -457,7 +477,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "path": str(item.directory),
         "kind": manifest.kind,
         "description": manifest.description,
-        "provenance": item.provenance(),
+        "provenance": {**item.provenance(), **_signature(ctx, item)},
         "tree_sha256": item.tree_sha256,
         "network_digest": item.network_digest,
         "network_requirement": manifest.network,
@@ -484,7 +504,9 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
-            ("verified", "yes" if item.verified else "no"), ("sha256", item.sha256 or "-"),
+            ("verified", "yes" if item.verified else "no"),
+            ("signed", f"yes (root {data['provenance']['root_sha256']})" if data["provenance"]["signed"] else "no"),
+            ("sha256", item.sha256 or "-"),
             ("tree sha256", item.tree_sha256),
             ("network digest", item.network_digest or "(none)"),
             ("grants", ", ".join(item.grants) or "(none)"),

@@ -193,12 +193,17 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
         versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
     data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
             "tier": entry.tier, "verified": entry.verified, "registry": registry.name, "source": registry.source,
-            "latest": entry.latest, "versions": versions, "vanished": list(vanished)}
+            "latest": entry.latest, "versions": versions, "vanished": list(vanished), **registry.signature_json()}
+    if registry.exempt:
+        data["shipped"] = True
 
     def human(p: Printer) -> None:
+        signed = (f"yes (root {data['root_sha256']}, expires {data['expires'] or '-'})" if data["signed"]
+                  else "no (shipped with pkgmgr)" if registry.exempt else "no")
         p.kv([("name", entry.name), ("description", entry.description or "-"),
               ("repository", entry.repository or "-"), ("tier", entry.tier),
-              ("registry", f"{registry.name} ({registry.source})"), ("latest", entry.latest or "-")])
+              ("registry", f"{registry.name} ({registry.source})"), ("signed", signed),
+              ("latest", entry.latest or "-")])
         p.line()
         p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
                 [(v["version"] + (" (pre)" if v["prerelease"] else ""), v["size"], "yes" if v["yanked"] else "",

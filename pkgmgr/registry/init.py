@@ -33,8 +33,9 @@ _REQUIREMENT_RE = re.compile(r"^[^\s'\"`$\\]+(?: @ [^\s'\"`$\\]+)?$")
 WORKFLOW = """\
 # Validates every pull request to this registry index (SPEC 5.5): the schema of every file,
 # entry names and shards, sorted and unique versions, URLs, index.json in sync; published
-# versions unchanged since the pull request's base; and every new version downloaded and
-# checked (sha256, size, manifest name/version/metadata, bundles).
+# versions unchanged since the pull request's base; every new version downloaded and
+# checked (sha256, size, manifest name/version/metadata, bundles); and, for an index signed
+# with TUF (metadata/), every signature and every signed file.
 name: validate
 
 on:

@@ -108,6 +108,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
         from pkgmgr.config import Limits
 
         checker.fetch(entries, new_versions, fetcher, limits or Limits(), tuple(reserved_agent_names))
+    checker.signatures()
     report.problems.sort(key=lambda p: (p.file != REGISTRY_FILE, p.file, p.line or 0))
     return report
 
@@ -118,6 +119,22 @@ class _Checker:
         self.report = report
         self.lines: dict[str, TomlLines] = {}  # TOML file -> its lines, for line numbers
         self.valid_files = True
+
+    # -- signatures (SPEC 5.4a) ----------------------------------------------------------------
+
+    def signatures(self) -> None:
+        """A signed index (metadata/1.root.json present): its metadata and every target
+        verified by ngclient (`signing.signature_problems`); each failure is a problem of code
+        `registry_signature_invalid`."""
+        from pkgmgr.registry.trustroot import METADATA_DIR
+
+        if not (self.root / METADATA_DIR / "1.root.json").is_file():
+            return
+        # imports tuf: only for a signed index
+        from pkgmgr.registry.signing import signature_problems
+
+        self.add(Problem("registry_signature_invalid", file, "", message)
+                 for file, message in signature_problems(self.root))
 
     # -- recording ---------------------------------------------------------------------------
 

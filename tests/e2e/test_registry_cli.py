@@ -55,7 +55,8 @@ def test_registry_add_list_remove_keeps_comments(home: Path, regdir: RegistryDir
     home.mkdir(parents=True)
     (home / "config.toml").write_text("# my settings\n[host]\nversion = \"1.0.0\"  # the host\n", encoding="utf-8")
     added = ok("registry", "add", "acme", static_server.url, "--priority", "50")["added"]
-    assert added == {"name": "acme", "source": static_server.url + "/", "priority": 50, "insecure": False, "serial": 1}
+    assert added == {"name": "acme", "source": static_server.url + "/", "priority": 50, "insecure": False, "serial": 1,
+                     "signed": False}
     text = (home / "config.toml").read_text()
     assert "# my settings" in text and "# the host" in text and "[registries.acme]" in text
     listed = ok("registry", "list")["registries"]

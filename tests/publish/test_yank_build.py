@@ -31,7 +31,7 @@ def index_json(index: Path) -> dict:
 def test_yank_and_unyank(published: Path) -> None:
     doc = ok("registry", "yank", published, "review-pack", "0.2.0")
     assert doc == {"name": "review-pack", "version": "0.2.0", "yanked": True, "changed": True, "serial": 3,
-                   "entry": "extensions/re/review-pack.toml"}
+                   "entry": "extensions/re/review-pack.toml", "signed": None}
     assert versions(published) == {"0.1.0": False, "0.2.0": True}
     (extension,) = index_json(published)["extensions"]
     assert extension["latest"] == "0.1.0" and index_json(published)["serial"] == 3
