@@ -245,7 +245,7 @@ class Registry:
     def locate(self, version: VersionEntry) -> Location:
         """Where the archive of `version` is; an http:// url needs a loopback host or --insecure."""
         location = self.reader.locate(version.url)
-        if location.path is None:
+        if location.path is None and not location.url.startswith("oci://"):  # oci: pkgmgr.net.oci decides
             from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
 
             try:
