@@ -545,6 +545,9 @@ def push_archive(session: Any, target: str, archive: Path, *, sha256: str, size:
     if ref.tag is None:
         raise PkgmgrError(f"--push {target}: name a tag (oci://HOST/REPOSITORY:TAG); the digest is what pkgmgr "
                           "records", code="usage")
+    if not title.endswith((".tar.gz", ".tgz")):
+        raise PkgmgrError(f"--push {target}: only .tar.gz archives are pushed (the artifact's layer is "
+                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code="usage")
     return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
 
 

@@ -8,7 +8,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,39 +26,19 @@ from pkgmgr.net.oci import (
 )
 from tests.support.ociregistry import (
     LAYER,
+    PASSWORD,
+    SKIP_REASON,
+    USER,
     BlobHost,
     RealRegistry,
     RegistryProxy,
     TokenServer,
     basic,
-    htpasswd_line,
     registry_binary,
     upload,
 )
 
-USER, PASSWORD = "alice", "pw-Oci-s3cret-4242"
-needs_registry = pytest.mark.skipif(registry_binary() is None,
-                                    reason="docker-registry not installed (.ci/run extracts Debian's package)")
-
-
-@pytest.fixture(scope="module")
-def open_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRegistry]:
-    if registry_binary() is None:
-        pytest.skip("docker-registry not installed (.ci/run extracts Debian's package)")
-    registry = RealRegistry(tmp_path_factory.mktemp("oci-open")).start()
-    yield registry
-    registry.stop()
-
-
-@pytest.fixture(scope="module")
-def auth_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRegistry]:
-    if registry_binary() is None:
-        pytest.skip("docker-registry not installed (.ci/run extracts Debian's package)")
-    if htpasswd_line("probe", "probe") is None:
-        pytest.skip("no bcrypt htpasswd writer (apache2-utils' htpasswd or the bcrypt module)")
-    registry = RealRegistry(tmp_path_factory.mktemp("oci-auth"), users={USER: PASSWORD}).start()
-    yield registry
-    registry.stop()
+needs_registry = pytest.mark.skipif(registry_binary() is None, reason=SKIP_REASON)
 
 
 def blob(tag: str) -> bytes:

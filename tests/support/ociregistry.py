@@ -28,11 +28,13 @@ import subprocess
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import pytest
 
 from tests.support.servers import LoopbackServer, _reset, respond
 
@@ -40,6 +42,8 @@ MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 EMPTY = "application/vnd.oci.empty.v1+json"
 ARTIFACT = "application/vnd.pkgmgr.extension.v1"
 LAYER = "application/vnd.pkgmgr.extension.v1.tar+gzip"
+USER, PASSWORD = "alice", "pw-Oci-s3cret-4242"
+SKIP_REASON = "docker-registry is not installed (.ci/run extracts Debian's docker-registry package)"
 
 
 def registry_binary() -> str | None:
@@ -272,3 +276,25 @@ class TokenServer(LoopbackServer):
             respond(h, 401, b"{}", {"Content-Type": "application/json"})
             return
         respond(h, 200, json.dumps({"token": self.token}).encode(), {"Content-Type": "application/json"})
+
+
+@pytest.fixture(scope="module")
+def open_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRegistry]:
+    """A registry without authentication, for one test module."""
+    if registry_binary() is None:
+        pytest.skip(SKIP_REASON)
+    registry = RealRegistry(tmp_path_factory.mktemp("oci-open")).start()
+    yield registry
+    registry.stop()
+
+
+@pytest.fixture(scope="module")
+def auth_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRegistry]:
+    """A registry with htpasswd authentication (USER, PASSWORD), for one test module."""
+    if registry_binary() is None:
+        pytest.skip(SKIP_REASON)
+    if htpasswd_line("probe", "probe") is None:
+        pytest.skip("no bcrypt htpasswd writer (apache2-utils' htpasswd, or the bcrypt module)")
+    registry = RealRegistry(tmp_path_factory.mktemp("oci-auth"), users={USER: PASSWORD}).start()
+    yield registry
+    registry.stop()
