@@ -300,7 +300,7 @@ class OciClient:
                                       reporter=reporter, key=key, label=label, max_bytes=max_bytes,
                                       extra_headers=headers).path
 
-        return self._authorized(ref, scope, download)
+        return self._authorized(ref, scope, download, label)
 
     def resolve(self, ref: OciRef, *, label: str) -> Layer:
         """The single layer of the manifest `ref` names, its shape checked (`invalid_archive`)."""
@@ -312,7 +312,7 @@ class OciClient:
             return self.http.get_small(url, max_bytes=MAX_MANIFEST_BYTES, accept=MANIFEST_MEDIA_TYPE,
                                        extra_headers=headers)
 
-        response = self._authorized(ref, scope, get)
+        response = self._authorized(ref, scope, get, label)
         body = response.body or b""
         actual = hashlib.sha256(body).hexdigest()
         if actual != ref.digest:
@@ -378,8 +378,9 @@ class OciClient:
 
     # ------------------------------------------------------------------ auth
 
-    def _authorized(self, ref: OciRef, scope: str, call: Any) -> Any:
-        """Run `call(headers)`; on a 401 with a challenge, authenticate once and run it again."""
+    def _authorized(self, ref: OciRef, scope: str, call: Any, label: str = "") -> Any:
+        """Run `call(headers)`; on a 401 with a challenge, authenticate once and run it again.
+        `label` (what is being fetched) starts the message of an `auth_required`."""
         with self._lock:
             known = self._auth.get((ref.host, scope))
         try:
@@ -388,24 +389,24 @@ class OciClient:
             challenge = error.details.get("www_authenticate")
             if error.code != "auth_required" or error.details.get("status") != 401 or not challenge:
                 raise
-            value = self._answer(ref, scope, challenge, error)
+            value = self._answer(ref, scope, challenge, error, label)
         with self._lock:
             self._auth[(ref.host, scope)] = value
         try:
             return self._scrubbed(call, {"Authorization": value})
         except PkgmgrError as error:
             if error.code == "auth_required":
-                raise self._refused(ref, error) from None
+                raise self._refused(ref, error, label) from None
             raise
 
-    def _answer(self, ref: OciRef, scope: str, challenge: str, error: PkgmgrError) -> str:
+    def _answer(self, ref: OciRef, scope: str, challenge: str, error: PkgmgrError, label: str) -> str:
         scheme, params = parse_challenge(challenge)
         credentials = find_credentials(ref.host, self._env, self._home)
         if credentials is not None:
             self._remember_secret(credentials.password)
         if scheme == "basic":
             if credentials is None:
-                raise self._refused(ref, error)
+                raise self._refused(ref, error, label)
             return credentials.basic()
         if scheme != "bearer" or not params.get("realm"):
             raise PkgmgrError(f"{ref}: the registry asks for an authentication pkgmgr does not speak "
@@ -424,7 +425,7 @@ class OciClient:
                 raise PkgmgrError(f"{ref}: the registry names a token realm pkgmgr will not send credentials to "
                                   f"({failure.message})", code="auth_required", details={"url": str(ref)}) from None
             if failure.code == "auth_required":
-                raise self._refused(ref, failure) from None
+                raise self._refused(ref, failure, label) from None
             raise
         token = _token_of(response.body or b"")
         if token is None:
@@ -433,7 +434,7 @@ class OciClient:
         self._remember_secret(token)
         return f"Bearer {token}"
 
-    def _refused(self, ref: OciRef, error: PkgmgrError) -> PkgmgrError:
+    def _refused(self, ref: OciRef, error: PkgmgrError, label: str = "") -> PkgmgrError:
         credentials = find_credentials(ref.host, self._env, self._home)
         if credentials is None:
             hint = (f"set {env_name(ref.host)}=user:password, or log in with 'docker login {ref.host}'"
@@ -442,6 +443,8 @@ class OciClient:
         else:
             hint = f"check the credentials from {credentials.source}: the registry refused them"
             message = f"{ref}: the registry refused the credentials from {credentials.source}"
+        if label:
+            message = f"{label}: {message}"
         return PkgmgrError(message, code="auth_required", hint=hint,
                            details={"url": str(ref), "status": error.details.get("status")})
 

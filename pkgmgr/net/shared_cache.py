@@ -59,5 +59,6 @@ def fetch_shared(cache: Any, *, sha256: str, size: int, limit: int, label: str,
         if error.code == "archive_too_large" and size > limit:
             raise
         if warn is not None and error.code in ("checksum_mismatch", "archive_too_large", "invalid_index"):
-            warn(f"{label}: ignoring the shared cache's copy ({ENV}): {error.message}")
+            why = error.message.removeprefix(f"{label}: ")
+            warn(f"{label}: ignoring the shared cache's copy ({ENV}) and downloading it: {why}")
         return None

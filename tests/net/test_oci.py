@@ -275,3 +275,16 @@ def test_push_then_pull_with_credentials(auth_registry, client, cache, reporter,
     denied = error_of(lambda: oci(client, tmp_path).push(ref, archive, sha256=sha(data), size=len(data),
                                                          title=archive.name))
     assert denied.code == "auth_required"
+
+
+@needs_registry
+def test_credentials_never_go_to_a_plain_http_realm_on_another_host(open_registry, client, cache, reporter,
+                                                                   tmp_path: Path) -> None:
+    data = blob("realm")
+    url = upload(open_registry.url, "acme/realm", "1.0.0", [(LAYER, data)])
+    with RegistryProxy(open_registry.url, bearer=("http://tokens.example.com/token", "t")) as proxy:
+        via = url.replace(open_registry.host, f"127.0.0.1:{proxy.port}")
+        creds = {env_name(f"127.0.0.1:{proxy.port}"): f"{USER}:{PASSWORD}"}
+        error = error_of(lambda: fetch(oci(client, tmp_path, **creds), via, data, cache, reporter))
+    assert error.code == "auth_required" and "token realm" in error.message
+    assert PASSWORD not in json.dumps(error.to_json())
