@@ -288,3 +288,19 @@ def test_credentials_never_go_to_a_plain_http_realm_on_another_host(open_registr
         error = error_of(lambda: fetch(oci(client, tmp_path, **creds), via, data, cache, reporter))
     assert error.code == "auth_required" and "token realm" in error.message
     assert PASSWORD not in json.dumps(error.to_json())
+
+
+def test_send_follows_no_redirect_and_maps_statuses(fault_server, client, sleeps) -> None:
+    from tests.support.servers import Reply
+
+    moved = fault_server.script("/v2/a/blobs/x", Reply.redirect("http://127.0.0.1:1/elsewhere", 307))
+    error = error_of(lambda: client.send("HEAD", moved, ok=frozenset({200, 404})))
+    assert error.code == "http_error" and error.details["status"] == 307
+    missing = fault_server.script("/v2/a/blobs/y", Reply(404))
+    assert client.send("HEAD", missing, ok=frozenset({200, 404})).status == 404
+    broken = fault_server.script("/v2/a/blobs/z", Reply(503))
+    assert error_of(lambda: client.send("HEAD", broken, ok=frozenset({200}))).code == "http_error"
+    assert len(sleeps) == 2
+    challenge = fault_server.script("/v2/", Reply(401, headers={"WWW-Authenticate": 'Basic realm="r"'}))
+    denied = error_of(lambda: client.send("HEAD", challenge, ok=frozenset({200})))
+    assert denied.code == "auth_required" and denied.details["www_authenticate"] == 'Basic realm="r"'

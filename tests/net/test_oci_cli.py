@@ -74,7 +74,7 @@ def test_push_publish_install_and_the_shared_cache(auth_registry: RealRegistry, 
     snapshot = tree(shared)
     home_b = tmp_path / "home-b"
     run_cli(["registry", "add", "acme", str(index)], env={"PKGMGR_HOME": str(home_b)})
-    code, doc, _ = installed(home_b, env={"PKGMGR_SHARED_CACHE": str(shared)})
+    code, doc, _ = installed(home_b, "--offline", env={"PKGMGR_SHARED_CACHE": str(shared)})
     assert code == 0, doc
     assert tree(shared) == snapshot
 
