@@ -365,7 +365,9 @@ def register_publishing(group: "Commands") -> None:
         "'pkgmgr ext pack' or github:OWNER/REPO@TAG (the release's archive asset is downloaded and its download "
         "URL recorded). The archive is validated fully (manifest and bundles); the entry records version, url, "
         "sha256, size, min_compozy_version, network_digest, permissions (security.capabilities) and published. "
-        "Without --url a local archive is copied to archives/ and recorded by a relative url. The serial goes "
+        "Without --url a local archive is copied to archives/ and recorded by a relative url; with --push "
+        "oci://HOST/REPOSITORY:TAG it is pushed to that OCI registry as a pkgmgr artifact and its digest URL "
+        "(oci://HOST/REPOSITORY@sha256:...) is recorded. The serial goes "
         "up by one and index.json is regenerated; the entry is edited in place, keeping its comments. "
         "Publishing a version again with the same sha256 changes nothing; with another sha256 it is refused "
         "(version_exists, exit 6).",
@@ -373,11 +375,14 @@ def register_publishing(group: "Commands") -> None:
         "pkgmgr registry publish dist/my-extension-0.1.0.tar.gz --index ./extension-index\n"
         "pkgmgr registry publish github:acme/my-extension@v0.2.0 . --tier community\n"
         "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . "
-        "--url https://downloads.example.com/x-1.0.0.tar.gz",
+        "--url https://downloads.example.com/x-1.0.0.tar.gz\n"
+        "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . --push oci://ghcr.io/acme/x:1.0.0",
     )
     p.add_argument("source", metavar="SOURCE", help="ARCHIVE or github:OWNER/REPO@TAG")
     _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
+    p.add_argument("--push", metavar="oci://HOST/REPOSITORY:TAG",
+                   help="push the archive to this OCI registry and record its digest URL (oci://…@sha256:…)")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")
@@ -595,6 +600,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     published = parse_published(args.published) if args.published else None
     require_index(index)
     _check_keys(args, index)
+    if args.push and args.url:
+        raise PkgmgrError("--push records the pushed artifact's URL; it cannot be combined with --url", code="usage")
     if args.asset and not args.source.startswith("github:"):
         raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code="usage")
     url, repository, tag = args.url, None, None
@@ -611,6 +618,12 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
                                     reserved_agent_names=ctx.config.reserved_agent_names)
             if tag is not None:
                 _check_tag(ctx, tag, facts.version)
+            if args.push:
+                from pkgmgr.net.oci import push_archive
+
+                session = session or _session(ctx)
+                url = push_archive(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                                   title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout)
     finally:

@@ -451,6 +451,54 @@ class HttpClient:
 
         return self._retrying(attempt)
 
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        ok: frozenset[int],
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int = 64 * 1024,
+        insecure: bool = False,
+    ) -> SmallResponse:
+        """Send one request (PUT, POST, HEAD, ...: the OCI distribution API) and return its
+        status, headers and small body when the status is in `ok`. Redirects are not followed
+        (one is an `http_error`); other statuses map as for GET (module docstring), and
+        transient failures are retried. The token rule holds as for GET: the GitHub token goes
+        only to its hosts, and the caller's `Authorization` goes where the caller sends it."""
+        check_url_allowed(url, insecure=insecure)
+        self._check_online(url)
+        requests = self._requests
+        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
+        base = _request_headers(headers, "identity", None)
+
+        def attempt() -> SmallResponse:
+            try:
+                request = requests.Request(method, url, headers=self._headers_for(url, True, base), data=body)
+                resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout, **self._transport(url))
+            except self._send_errors as exc:
+                raise self._transport_error(exc, url) from None
+            if resp.status_code not in ok:
+                if resp.status_code in REDIRECT_STATUSES or resp.status_code == 200:
+                    self._release(resp)
+                    raise self._error("http_error", f"{redact_url(url)}: unexpected HTTP {resp.status_code} to "
+                                      f"{method}", url, resp.status_code)
+                self._check_status(resp, allow_304=False)
+            try:
+                data = b""
+                if method != "HEAD":
+                    data = b"".join(self._iter_body(resp, limit=max_bytes, decode=True, shown=redact_url(url),
+                                                    size=max_bytes))
+                    if len(data) > max_bytes:
+                        raise self._too_large(url, max_bytes)
+                resp_headers = self._requests.structures.CaseInsensitiveDict(resp.headers)
+                return SmallResponse(resp.status_code, data, resp.headers.get("ETag"), None, url, resp_headers)
+            finally:
+                self._release(resp)
+
+        return self._retrying(attempt)
+
     # ------------------------------------------------------------------ internals
 
     def _transport(self, url: str) -> dict[str, Any]:
@@ -564,7 +612,8 @@ class HttpClient:
             raise self._error("auth_required", f"{what}: access denied", url, status, hint=self._token_hint(url))
         if status == 401:
             hint = self._token_hint(url)
-            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint)
+            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint,
+                              www_authenticate=_printable(headers.get("WWW-Authenticate")))
         if status in (404, 410):
             raise self._error("not_found", f"{what}: not found", url, status)
         if status >= 500:
@@ -828,6 +877,13 @@ def _request_headers(
     headers["Accept-Encoding"] = encoding
     headers.update({name: value for name, value in {"Accept": accept, **(optional or {})}.items() if value})
     return headers
+
+
+def _printable(value: str | None) -> str | None:
+    """A header value as it may be shown (a challenge: printable ASCII, at most 512 characters)."""
+    if value is None:
+        return None
+    return "".join(ch if 0x20 <= ord(ch) < 0x7F else " " for ch in value)[:512]
 
 
 def _normalise_sha256(value: str) -> str:

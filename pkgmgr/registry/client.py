@@ -282,7 +282,7 @@ class Registry:
             assert isinstance(reader, SignedReader)
             reader.check_archive(version.url, version.sha256, version.size, f"version {version.version}")
         location = self.reader.locate(version.url)
-        if location.path is None:
+        if location.path is None and not location.url.startswith("oci://"):  # oci: pkgmgr.net.oci decides
             from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
 
             try:

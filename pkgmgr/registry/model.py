@@ -277,9 +277,13 @@ def url_problem(url: str) -> str | None:
         host = parts.hostname
     except ValueError as exc:
         return f"is not a valid URL: {exc}"
+    if parts.scheme == "oci":
+        from pkgmgr.net.oci import oci_url_problem
+
+        return oci_url_problem(url)
     if parts.scheme:
         if parts.scheme not in ("https", "http"):
-            return "must be an https:// URL or a path relative to the registry root"
+            return "must be an https:// URL, an oci:// digest reference or a path relative to the registry root"
         if not host:
             return "has no host"
         if "@" in parts.netloc:

@@ -158,11 +158,24 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
             archive = copy_verified(location.path, session.downloads, sha256=version.sha256, size=version.size,
                                     limit=limit, label=label)
         else:
-            archive = session.http.download(
-                location.url, expected_sha256=version.sha256, expected_size=version.size, cache=session.downloads,
-                reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit,
-                insecure=registry.insecure,
-            ).path
+            from pkgmgr.net.shared_cache import fetch_shared
+
+            archive = fetch_shared(session.downloads, sha256=version.sha256, size=version.size, limit=limit,
+                                   label=label, warn=session.warn)
+            if archive is not None:
+                pass
+            elif location.url.startswith("oci://"):
+                from pkgmgr.net.oci import client_for
+
+                archive = client_for(session).fetch(
+                    location.url, sha256=version.sha256, size=version.size, cache=session.downloads,
+                    reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit)
+            else:
+                archive = session.http.download(
+                    location.url, expected_sha256=version.sha256, expected_size=version.size,
+                    cache=session.downloads, reporter=reporter, key=f"{entry.name}@{version.version}", label=label,
+                    max_bytes=limit, insecure=registry.insecure,
+                ).path
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
                        source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
                        expected=expected, label=ref.text)

@@ -464,6 +464,13 @@ def http_fetcher(http: Any, limit: int) -> tuple[Fetcher, Callable[[], None]]:
     cache = DownloadCache(Path(tmp.name))
 
     def fetch(url: str, label: str) -> Path:
+        if url.startswith("oci://"):  # the manifest's layer, which the entry's sha256 and size are checked against
+            from pkgmgr.net.oci import OciClient, parse_oci
+
+            oci = OciClient(http)
+            layer = oci.resolve(parse_oci(url), label=label)
+            return oci.fetch(url, sha256=layer.digest, size=layer.size, cache=cache, reporter=Reporter(), key=url,
+                             label=label, max_bytes=limit)
         return http.download(url, expected_sha256=None, expected_size=None, cache=cache, reporter=Reporter(),
                              key=url, label=label, max_bytes=limit).path
 
