@@ -17,7 +17,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
+from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, make_durable, prepare
 from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
@@ -148,6 +148,7 @@ def install(
     try:
         with scope.writer(lock_timeout):
             prepared = prepare_all(scope, fetched, config=config, options=options)
+            make_durable(scope, [item for _, item in prepared.values() if isinstance(item, Prepared)])
             for index in fetched:
                 _commit_one(scope, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)
