@@ -108,8 +108,6 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
 def fsync_dir(path: Path) -> None:
     """Make a directory's entries durable (a file renamed into it, one removed from it). Where
     directories cannot be fsynced (some filesystems say EINVAL) there is nothing to do."""
-    if not DURABLE:
-        return
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     except OSError:
@@ -120,6 +118,13 @@ def fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def fsync_dirs(*paths: Path) -> None:
+    """`fsync_dir` of each: the store's renames and removals that a later step relies on."""
+    if DURABLE:
+        for path in paths:
+            fsync_dir(path)
 
 
 def fsync_tree(path: Path) -> None:

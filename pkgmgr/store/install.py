@@ -19,7 +19,7 @@ from typing import Any, Callable
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.fsutil import durable_tree, fsync_dir, remove_tree
+from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
 from pkgmgr.store.model import READ_ONLY_GRANTS, Fetched, Installed
 from pkgmgr.store.scope import Scope
@@ -258,10 +258,9 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     if not prepared.durable:
         durable_tree(prepared.root)  # the tree's data on disk before any name points at it
     os.rename(prepared.root, target)
-    fsync_dir(target.parent)  # the rename on disk before the commit that names it
+    fsync_dirs(target.parent)  # the rename on disk before the commit that names it
     if first_of_name:  # and the directories made for it
-        fsync_dir(target.parent.parent)
-        fsync_dir(scope.root)
+        fsync_dirs(target.parent.parent, scope.root)
     crashpoint("install.after_rename")
     from pkgmgr.activation.lifecycle import refresh_on_switch
 
