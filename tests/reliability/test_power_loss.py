@@ -348,5 +348,6 @@ def test_the_harness_catches_the_ordering_before_issue_16(
     lost writes still bites (if it stopped biting, the test above would prove nothing)."""
     switch = next(s for s in SCENARIOS if s.name == "switch")
     results = _power_cuts(switch, (None,), registry_url, tmp_path, monkeypatch, env={"PKGMGR_TEST_DURABILITY": "off"})
-    assert all(r["anomalies"] for r in results), json.dumps(results, indent=1)
+    # any, not all: the kernel's background write-back, under a neighbour's heavy writing, could
+    # still put the new files' data on disk before one of the cuts
     assert any("tree checksum differs" in a for r in results for a in r["anomalies"]), json.dumps(results, indent=1)
