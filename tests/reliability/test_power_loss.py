@@ -207,17 +207,21 @@ class Scenario:
 
 SCENARIOS = [
     Scenario("install", _registry, lambda w: ["ext", "install", f"{BUNDLED}@0.1.0"],
-             ("install.after_rename", "install.after_commit")),
+             ("install.after_extract", "install.after_rename", "install.before_commit", "install.after_commit")),
     Scenario("switch", _activated, lambda w: ["ext", "install", f"{BUNDLED}@0.2.0"],
+             ("install.after_rename", "activation.mid_projection", "install.before_commit", "install.after_commit",
+              "install.after_old_removed")),
+    Scenario("update", _activated, lambda w: ["ext", "update", BUNDLED],
              ("install.after_rename", "install.after_commit", "install.after_old_removed")),
-    Scenario("update", _activated, lambda w: ["ext", "update", BUNDLED], ("install.after_old_removed",)),
     Scenario("remove", _activated, lambda w: ["ext", "remove", BUNDLED, "--deactivate"],
-             ("remove.after_commit", "remove.after_tree_removed")),
-    Scenario("activate", _installed, lambda w: ["bundle", "activate", BUNDLED], ("activate.after_commit",)),
+             ("remove.before_commit", "remove.after_commit", "remove.after_tree_removed")),
+    Scenario("activate", _installed, lambda w: ["bundle", "activate", BUNDLED],
+             ("activate.before_commit", "activate.after_commit")),
     Scenario("confirm", _awaiting, lambda w: ["bundle", "confirm", w.facts["act"], "--expected-version", "1"],
-             ("confirm.after_commit",)),
+             ("confirm.before_commit", "confirm.after_commit")),
     Scenario("sync", _trusted, lambda w: ["sync", "--workspace", str(w.ws)],
-             ("install.after_commit", "sync.after_lock_write"), workspace=True),
+             ("install.after_rename", "install.after_commit", "trust.keep.before_write", "sync.after_lock_write"),
+             workspace=True),
 ]
 
 
