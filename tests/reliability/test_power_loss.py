@@ -235,10 +235,8 @@ def registry_url(tmp_path: Path) -> Iterator[str]:
 
 
 def _view(w: World, scenario: Scenario) -> dict[str, Any]:
-    units = visible(w.ws if scenario.workspace else None)
-    if not scenario.workspace:
-        units.update({f"ws:{k}": v for k, v in visible(w.ws).items()} if w.ws.exists() else {})
-    return units
+    """What `ext list`, `bundle list`, `resources list` (and pkgmgr.lock) show of the scenario's scope."""
+    return visible(w.ws if scenario.workspace else None)
 
 
 def _check_cut(w: World, scenario: Scenario, old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
