@@ -20,7 +20,8 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, check_replace, commit, get_installed, prepare
+from pkgmgr.store.install import (InstallOptions, Outcome, Prepared, check_replace, commit, get_installed,
+                                  make_durable, prepare)
 from pkgmgr.store.model import Fetched
 from pkgmgr.store.scope import Scope
 
@@ -167,6 +168,7 @@ def install(
                     scope.discard(staging)
                 _hold(batch, plans)
                 return batch
+            make_durable(scope, [item for _, item in prepared.values() if isinstance(item, Prepared)])
             for index in fetched:
                 _commit_one(scope, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)

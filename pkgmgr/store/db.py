@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError, io_error
+from pkgmgr.fsutil import DURABLE
 from pkgmgr.refs import NAME_RE
 from pkgmgr.versions import _SEMVER, strip_v
 
@@ -165,7 +166,10 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # FULL: every commit is on disk before COMMIT returns (the WAL is fsynced), so a tree
+        # removed after a commit (a switch, a remove) is never needed by a state a power cut
+        # brings back (SPEC 4 "Durability"); NORMAL may lose the last commits
+        conn.execute(f"PRAGMA synchronous = {'FULL' if DURABLE else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path.parent)
     except sqlite3.DatabaseError as exc:

@@ -4,7 +4,9 @@ The sequence of SPEC 4: extract into `.staging/<random>` -> validate manifest an
 rename into `extensions/<name>/<version>/` -> one SQLite transaction switches the current
 version, records provenance and refreshes activations -> the old version directory is
 removed. A crash anywhere leaves the old or the new state; what it leaves on disk is an
-orphan that the next writer removes.
+orphan that the next writer removes. Against power loss the order is dpkg's: the tree is
+flushed before the rename, its directory after it, and the commit is durable (synchronous =
+FULL) before the old tree is deleted.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any, Callable
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.fsutil import remove_tree
+from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
 from pkgmgr.store.model import READ_ONLY_GRANTS, Fetched, Installed
 from pkgmgr.store.scope import Scope
@@ -50,6 +52,7 @@ class Prepared:
     listing: dict[str, str]
     grants: tuple[str, ...]
     max_scope: str | None
+    durable: bool = False  # its files are on disk already (`make_durable`): `commit` need not flush
 
     @property
     def name(self) -> str:
@@ -259,10 +262,16 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     if current is not None and current.path == rel:
         rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
     parent, _, leaf = rel.rpartition("/")
+    first_of_name = not (scope.root / parent).is_dir()
     target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
     if os.path.lexists(target):
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it
+    if not prepared.durable:
+        durable_tree(prepared.root)  # the tree's data on disk before any name points at it
     os.rename(prepared.root, target)
+    fsync_dirs(target.parent)  # the rename on disk before the commit that names it
+    if first_of_name:  # and the directories made for it
+        fsync_dirs(target.parent.parent, scope.root)
     crashpoint("install.after_rename")
     from pkgmgr.activation.lifecycle import refresh_on_switch
 
@@ -286,6 +295,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
         remove_tree(target)
         raise
     crashpoint("install.after_commit")
+    # the commit is durable here (synchronous = FULL, store/db.py): only now may the old tree go
     if current is not None and current.path != rel:
         remove_tree(scope.root / current.path)
         crashpoint("install.after_old_removed")
@@ -297,6 +307,16 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
     else:
         action = "switched"
     return Outcome(action, installed, current.version if current else None, activations)
+
+
+def make_durable(scope: Scope, prepared: list[Prepared]) -> None:
+    """Flush the trees prepared for one command once, before the first is renamed in (one
+    `syncfs` rather than one per ref: SPEC 4 "Durability")."""
+    waiting = [item for item in prepared if not item.durable]
+    if waiting:
+        durable_tree(scope.staging_dir)
+        for item in waiting:
+            item.durable = True
 
 
 def tree_is_intact(installed: Installed) -> bool:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.fsutil import remove_tree
+from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
     from pkgmgr.store.model import Installed
@@ -278,6 +278,7 @@ def _set_aside(scope: Scope) -> list[str]:
             target = scope.root / f"state.db.damaged-{stamp}{suffix}"
             os.replace(path, target)
             moved.append(target.name)
+    fsync_dirs(scope.root)
     return moved[:1]
 
 
