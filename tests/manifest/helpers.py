@@ -42,7 +42,7 @@ def full_manifest() -> dict[str, Any]:
                 {"name": "ready", "event": "session.post_create", "mode": "async", "command": "/usr/bin/env",
                  "args": ["bash", "{{config_dir}}/hooks/run.sh"], "env": {"LEVEL": "info"}},
                 {"name": "patch", "event": "prompt.post_assemble", "mode": "sync", "required": True,
-                 "priority": 5, "timeout": "1.5s", "matcher": "*",
+                 "priority": 5, "timeout": "1.5s", "matcher": {"tool_name": "Bash"},
                  "executor": {"kind": "subprocess", "command": "./hooks/run.sh", "args": ["hook"],
                               "secret_env": {"API_TOKEN": "env:FULL_TOKEN"}}},
             ],
@@ -59,7 +59,7 @@ def full_manifest() -> dict[str, Any]:
         "subprocess": {"command": "node", "args": ["dist/index.js", "serve"], "env": {"LOG_LEVEL": "debug"},
                        "secret_env": {"SLACK_TOKEN": "env:SLACK_BOT_TOKEN"},
                        "health_check_interval": "30s", "shutdown_timeout": "1m30s"},
-        "bridge": {"platform": "slack", "display_name": "Slack", "secret_slots": ["bot_token"]},
+        "bridge": {"platform": "slack", "display_name": "Slack", "secret_slots": [{"name": "bot_token"}]},
     }
 
 
