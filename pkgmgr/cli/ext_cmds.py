@@ -132,7 +132,7 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
     from pkgmgr.bundles import load_bundles
     from pkgmgr.manifest import read_manifest
 
-    manifest = read_manifest(root)
+    manifest = read_manifest(root, generation=config.compozy_generation)
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     return manifest, bundles
 
@@ -151,10 +151,14 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
             root = extract_archive(path, Path(tmp), ctx.config.limits)
             manifest, bundles = _validate_tree(root, ctx.config)
+    from pkgmgr.manifest import check_host
+
+    check_host(manifest, ctx.config.host_version)  # as ext install does
     for warning in manifest.warnings:
         ctx.warn(warning)
     data = {
         "valid": True,
+        "generations": list(manifest.generations),
         "name": manifest.name,
         "version": manifest.version,
         "kind": manifest.kind,
@@ -164,7 +168,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     }
     profiles = sum(len(b.profiles) for b in bundles)
     return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
-                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
+                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s); "
+                        f"loads in Compozy {', '.join(manifest.generations)})")
 
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:

@@ -146,10 +146,12 @@ def test_the_reinstall_hint_names_the_recorded_source(kind: str, source: str, ex
 
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
-        f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s))\n")
+        f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "
+        "loads in Compozy v0.2, v0.3-beta.3)\n")
     document = ok("ext", "validate", FIXTURES / "prompt-enhancer")
     assert document == {"valid": True, "name": "prompt-enhancer", "version": "0.1.0", "kind": "subprocess",
-                        "network_digest": "", "bundles": [], "warnings": []}
+                        "network_digest": "", "bundles": [], "warnings": [], "generations": [
+                            "v0.2"]}
     assert ok("ext", "validate", FIXTURES / "marketing-linear")["bundles"] == [
         {"name": "marketing-linear", "profiles": ["default", "lean"]}]
 
