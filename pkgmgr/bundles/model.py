@@ -89,19 +89,21 @@ class JobSpec:
     schedule: dict[str, Any] = field(hash=False)
     retry: dict[str, Any] | None = field(default=None, hash=False)
     fire_limit: dict[str, Any] | None = field(default=None, hash=False)
+    task: dict[str, Any] | None = field(default=None, hash=False)
 
     def record(self) -> dict[str, Any]:
-        return copy.deepcopy(
-            {
-                "name": self.name,
-                "agent": self.agent,
-                "prompt": self.prompt,
-                "enabled": self.enabled,
-                "schedule": self.schedule,
-                "retry": self.retry,
-                "fire_limit": self.fire_limit,
-            }
-        )
+        record = {
+            "name": self.name,
+            "agent": self.agent,
+            "prompt": self.prompt,
+            "enabled": self.enabled,
+            "schedule": self.schedule,
+            "retry": self.retry,
+            "fire_limit": self.fire_limit,
+        }
+        if self.task is not None:  # only then: a job without a task keeps its digest
+            record["task"] = self.task
+        return copy.deepcopy(record)
 
 
 @dataclass(frozen=True)
@@ -111,10 +113,14 @@ class TriggerSpec:
     prompt: str
     event: str
     filter: dict[str, Any] | None = field(default=None, hash=False)
+    enabled: bool = True
+    retry: dict[str, Any] | None = field(default=None, hash=False)
+    fire_limit: dict[str, Any] | None = field(default=None, hash=False)
 
     def record(self) -> dict[str, Any]:
         return copy.deepcopy(
-            {"name": self.name, "agent": self.agent, "prompt": self.prompt, "event": self.event, "filter": self.filter}
+            {"name": self.name, "agent": self.agent, "prompt": self.prompt, "event": self.event, "filter": self.filter,
+             "enabled": self.enabled, "retry": self.retry, "fire_limit": self.fire_limit}
         )
 
 
@@ -127,6 +133,8 @@ class Profile:
     layouts: tuple[LayoutSpec, ...] = ()
     jobs: tuple[JobSpec, ...] = ()
     triggers: tuple[TriggerSpec, ...] = ()
+    #: bridge presets as written (Compozy's BundleBridgePreset); inventory only
+    bridges: tuple[dict[str, Any], ...] = field(default=(), hash=False)
 
     def agent_names(self) -> tuple[str, ...]:
         """Names of the agents this profile packages, in declaration order."""

@@ -40,13 +40,17 @@ def agent_name_problem(value: str, reserved: Collection[str]) -> str | None:
 
 
 class UniqueNames:
-    """Case-insensitive first-seen registry: `claim` returns where a name was first seen."""
+    """First-seen registry: `claim` returns where a name was first seen. Case-insensitive by
+    default (bundles, profiles, agents, layout ids: Compozy's `bundleLookupKey`); jobs, triggers
+    and channels are unique case-sensitively in Compozy (`validateJobs`, `validateTriggers`,
+    `validateChannels`), hence `case_sensitive`."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, case_sensitive: bool = False) -> None:
         self._seen: dict[str, str] = {}
+        self._case_sensitive = case_sensitive
 
     def claim(self, name: str, where: str) -> str | None:
-        folded = name.lower()
+        folded = name if self._case_sensitive else name.lower()
         first = self._seen.get(folded)
         if first is None:
             self._seen[folded] = where
