@@ -23,7 +23,7 @@ from pkgmgr.manifest.network import go_trim_space
 CODE = "invalid_bundle"
 MAX_AGENT_MD_BYTES = 1 * MIB
 MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents
-MAX_AUTHORED_BYTES = 64 * 1024  # SOUL.md, HEARTBEAT.md
+MAX_AUTHORED_BYTES = 32 * 1024  # SOUL.md, HEARTBEAT.md: Compozy's agents.soul/heartbeat.max_body_bytes
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSIONS = ("deny-all", "approve-reads", "approve-all")
 MCP_KEYS = ("mcpServers", "mcp_servers")
@@ -424,5 +424,11 @@ def _authored(tree: PackageTree, folder: str, name: str, problems: list[Problem]
         return None
     if not text.strip():
         problems.append(Problem(CODE, rel, "", f"{name} is empty; write its content or remove the file"))
+        return None
+    if text.lstrip("\ufeff").replace("\r\n", "\n").startswith("---\n"):
+        # Compozy's soul/heartbeat parsers accept only their own front matter keys; a packaged
+        # default carries none (SPEC 8)
+        problems.append(Problem(CODE, rel, "", f"{name} starts with front matter; a packaged {name} is plain "
+                                               "markdown (remove the --- block)", 1))
         return None
     return data

@@ -9,19 +9,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
-from pkgmgr.jsonutil import key_path
 from pkgmgr.manifest import generations as gen
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Pairs, Subprocess
-from pkgmgr.manifest.network import SECTION as NETWORK, digest_of_normalised, normalize_network
+from pkgmgr.manifest.network import SECTION as NETWORK
+from pkgmgr.manifest.network import digest_of_normalised, normalize_network
 from pkgmgr.manifest.normalize import normalize_document
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
-from pkgmgr.manifest.templates import ENV_REFERENCE, is_env_name, looks_secret, template_problems
+from pkgmgr.manifest.templates import (
+    ENV_REFERENCE,
+    is_env_name,
+    looks_secret,
+    template_problems,
+)
 from pkgmgr.versions import parse_semver, strip_v
 
 INVALID = "invalid_manifest"

@@ -39,4 +39,4 @@ def test_compatibility_doc_opens_with_the_corpus_figures(tmp_path: Path) -> None
     for generation, (agreed, total, stricter) in figures(tmp_path).items():
         line = f"| `{generation}` | {agreed} of {total} | {stricter} |"
         assert line in text, line
-    assert re.search(r"^\| generation \| agreement", text, re.M)
+    assert re.search(r"^\| generation \| agreement", text, re.MULTILINE)
