@@ -1,6 +1,6 @@
-"""Compozy conformance: `ext validate`'s manifest verdict against Compozy's own loader, per
-generation, over the cases of manifest_cases.toml (each names the Go test or function that
-decides it)."""
+"""Compozy conformance: `ext validate`'s verdict against Compozy's own loader, per generation,
+over the corpus (manifest_cases.toml, bundle_cases.toml, agent_cases.toml; each case names the
+Go test or function that decides it)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 from pkgmgr.manifest.generations import GENERATIONS
 from tests.hosts.compozy.corpus import agrees, figures, judge, load_cases
 
-CASES = load_cases("manifest")
+CASES = load_cases()
 DOC = Path(__file__).parents[3] / "docs" / "compatibility.md"
 
 
