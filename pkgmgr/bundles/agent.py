@@ -292,7 +292,8 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
 
     Raises TreeError when `rel_dir` is not a folder holding AGENT.md inside the root (the
     caller files it under the bundle key that named it). Returns the AgentSpec, or None and
-    the problems found in the folder's files (each filed under that file).
+    the problems found in the folder's files (each filed under that file). An agent named
+    after one of `reserved_agent_names` loads, marked `reserved`: activation refuses it.
     """
     path = normalize(rel_dir)
     if not tree.resolve(path).is_dir():
@@ -307,7 +308,8 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
         return None, [Problem(exc.code, agent_md, "", exc.message)]
     except DocumentError as exc:
         return None, [Problem(CODE, agent_md, "", exc.message)]
-    front, body, problems = parse_agent_md(text, file=agent_md, reserved_agent_names=reserved_agent_names)
+    # a reserved name is judged at activation (agent_conflict), as Compozy does: no problem here
+    front, body, problems = parse_agent_md(text, file=agent_md)
     mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
     capabilities = _capabilities(tree, path, present, problems)
     soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None
@@ -318,6 +320,7 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
         AgentSpec(
             name=go_trim_space(front["name"]),
             path=path,
+            reserved=go_trim_space(front["name"]).lower() in {name.lower() for name in reserved_agent_names},
             front_matter=front,
             body=body,
             soul=soul,

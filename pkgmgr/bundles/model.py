@@ -48,6 +48,9 @@ class AgentSpec:
     heartbeat: bytes | None = None
     mcp: dict[str, Any] | None = field(default=None, hash=False)
     capabilities: dict[str, Any] | None = field(default=None, hash=False)
+    #: named after a host-reserved agent (config host.reserved_agent_names): Compozy refuses it
+    #: at activation, not at load; not part of the record
+    reserved: bool = field(default=False, compare=False)
 
     def record(self) -> dict[str, Any]:
         """`name`, the other front-matter fields, `prompt` (the body), `mcp`, `capabilities`

@@ -137,6 +137,24 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
     return manifest, bundles
 
 
+def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
+    """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
+    then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
+    folded = {name.lower() for name in reserved}
+    found = []
+    for bundle in bundles:
+        for profile in bundle.profiles:
+            where = f"{bundle.name}/{profile.name}"
+            packaged = {name.lower() for name in profile.agent_names()}
+            found += [f"{where}: agent {agent.name!r} uses a name the host reserves; activation will refuse it "
+                      "(agent_conflict)" for agent in profile.agents if agent.reserved]
+            for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
+                found += [f"{where}: {kind} {item.name!r} runs agent {item.agent!r}, which the profile does not "
+                          "package: it must be visible where the profile is activated"
+                          for item in items if item.agent and item.agent.lower() not in packaged | folded]
+    return found
+
+
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     import tempfile
 
@@ -154,7 +172,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.manifest import check_host
 
     check_host(manifest, ctx.config.host_version)  # as ext install does
-    for warning in manifest.warnings:
+    warnings = list(manifest.warnings) + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    for warning in warnings:
         ctx.warn(warning)
     data = {
         "valid": True,
@@ -164,7 +183,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         "kind": manifest.kind,
         "network_digest": manifest.network_digest,
         "bundles": [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles],
-        "warnings": list(manifest.warnings),
+        "warnings": warnings,
     }
     profiles = sum(len(b.profiles) for b in bundles)
     return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "

@@ -109,6 +109,15 @@ def test_conflict_with_another_activations_agent_in_the_same_scope(tmp_path: Pat
     assert activate()["activation"]["status"] == "active"
 
 
+def test_a_reserved_agent_name_installs_but_is_refused_at_activation(tmp_path: Path, home: Path) -> None:
+    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates
+    make_ext(tmp_path / "src", scopes=None, agents=("Coordinator",), profiles=[profile(agents=("Coordinator",))])
+    installed(tmp_path / "src")
+    document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
+    (problem,) = document["error"]["details"]["problems"]
+    assert problem["name"] == "Coordinator" and "reserved by the host" in problem["message"]
+
+
 def test_an_awaiting_activation_projects_no_agent_so_it_does_not_conflict(tmp_path: Path, home: Path) -> None:
     make_ext(tmp_path / "first", name="first-ext")
     make_ext(tmp_path / "src", scopes=None)

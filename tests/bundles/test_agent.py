@@ -107,7 +107,6 @@ def test_minimal_and_line_endings_and_bom():
         ("---\nname: a\nhooks: [{at: 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
         ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
         ("---\nname: '..'\n---\nb", "name", "is not allowed"),
-        ("---\nname: Coordinator\n---\nb", "name", "reserved"),
         ("---\nname: a\nname: b\n---\nb", "", "duplicate key 'name'"),
         ("---\nbase: &b {x: 1}\nname: a\nhooks: *b\n---\nb", "", "anchors and aliases are not allowed"),
         ("---\nname: a\n1: x\n---\nb", "", "key 1 is not a string"),
@@ -238,7 +237,7 @@ def test_empty_capabilities_dir(root):
 
 
 def test_folder_problems_are_all_reported(root):
-    write_tree(root, {"agents/planner/AGENT.md": "---\nname: coordinator\n---\n", "agents/planner/SOUL.md": "",
+    write_tree(root, {"agents/planner/AGENT.md": "---\nname: a/b\n---\n", "agents/planner/SOUL.md": "",
                       "agents/planner/mcp.json": "{}"})
     _, problems = load(root)
     assert {(p.file, p.key) for p in problems} == {

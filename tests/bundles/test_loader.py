@@ -243,12 +243,14 @@ def test_agent_shared_by_profiles_is_fine_and_its_problems_reported_once(root):
     assert [(p.file, p.key) for p in found] == [("agents/planner/AGENT.md", "model")]
 
 
-def test_reserved_agent_names(root):
+def test_reserved_agent_names_load_marked(root):
+    # Compozy refuses a reserved name at activation (agent_conflict), not when it loads a bundle
     write_bundle_ext(root, agents=(), files={"agents/planner/AGENT.md": agent_md("Coordinator")})
-    find(problems(root), "name", "reserved", file="agents/planner/AGENT.md")
+    [agent] = load(root)[0].profiles[0].agents
+    assert agent.name == "Coordinator" and agent.reserved
     write_tree(root, {"agents/planner/AGENT.md": agent_md("planner")})
-    find(problems(root, reserved=["PLANNER"]), "name", "reserved")
-    assert load(root, reserved=[])
+    assert load(root, reserved=["PLANNER"])[0].profiles[0].agents[0].reserved
+    assert not load(root, reserved=[])[0].profiles[0].agents[0].reserved
 
 
 def test_agent_schema_rules(root):

@@ -144,6 +144,22 @@ def test_the_reinstall_hint_names_the_recorded_source(kind: str, source: str, ex
 # --- validate, pack -----------------------------------------------------------------------------
 
 
+def test_validate_warns_what_only_activation_decides(tmp_path: Path) -> None:
+    from tests.activation.helpers import make_ext, profile
+
+    root = make_ext(tmp_path / "src", scopes=None, agents=("coordinator",),
+                    profiles=[profile(agents=("coordinator",), jobs=[], triggers=[])])
+    document = ok("ext", "validate", root)
+    assert any("'coordinator' uses a name the host reserves" in w for w in document["warnings"])
+    assert document["generations"] == ["v0.2", "v0.3-beta.3"]  # v0.3 has no bundles
+
+
+def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
+    root = write_extension(tmp_path / "ext", minimal_manifest("new-ext", min_compozy_version="9.0.0"))
+    fail("incompatible_host", "ext", "validate", root, env={"PKGMGR_HOST_VERSION": "1.0.0"})
+    assert ok("ext", "validate", root)["valid"]
+
+
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
         f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "
