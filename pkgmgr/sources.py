@@ -6,6 +6,7 @@ plans into local files. Local paths are handled here; registries, GitHub and URL
 from __future__ import annotations
 
 import errno
+import re
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,6 +40,9 @@ class Plan:
         return not self.verified
 
 
+_OWNER_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+
+
 def plan_path(ref: Ref) -> Plan:
     """A directory or an archive file on disk. Raises not_found, and invalid_archive for anything else
     (a FIFO, a device)."""
@@ -49,7 +53,11 @@ def plan_path(ref: Ref) -> Plan:
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
             raise  # permissions and the like: the CLI reports what could not be accessed
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+        hint = None
+        if _OWNER_REPO.fullmatch(ref.text):  # what `compozy extension install OWNER/REPO` takes
+            hint = f"to install from GitHub, write 'github:{ref.text}'"
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found", hint=hint,
+                          details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)

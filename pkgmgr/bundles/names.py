@@ -18,7 +18,7 @@ def name_problem(value: str, what: str) -> str | None:
     if value != value.strip():
         return f"{what} {value!r} has leading or trailing whitespace"
     if any(unicodedata.category(char) == "Cc" for char in value):
-        return f"{what} {value!r} contains a control character"
+        return f"{what} {value!r} contains a control character (pkgmgr's rule)"
     return None
 
 

@@ -159,5 +159,46 @@ PERMISSION_METHODS = {
 }
 
 
+#: hook events of Compozy's taxonomy (internal/hooks `HookEvent` constants, checked by
+#: `HookEvent.Validate` when the manager loads an extension's hooks: manager_resource_loading.go)
+_EVENTS_V02 = frozenset({
+    "agent.crashed", "agent.heartbeat.policy.resolved", "agent.heartbeat.wake.after",
+    "agent.heartbeat.wake.before", "agent.pre_start", "agent.soul.mutation.after", "agent.soul.snapshot.resolved",
+    "agent.spawned", "agent.stopped", "automation.job.post_fire", "automation.job.pre_fire",
+    "automation.run.completed", "automation.run.failed", "automation.trigger.post_fire",
+    "automation.trigger.pre_fire", "context.post_compact", "context.pre_compact", "coordinator.decision",
+    "coordinator.failed", "coordinator.pre_spawn", "coordinator.spawned", "coordinator.stopped",
+    "event.post_record", "event.pre_record", "input.pre_submit", "loop.gate.post", "loop.gate.pre",
+    "loop.generation.post", "loop.generation.pre", "loop.node.terminal", "loop.started", "loop.terminal",
+    "message.delta", "message.end", "message.start", "network.direct_room.opened", "network.message.persisted",
+    "network.participation.pre_resolve", "network.participation.resolved", "network.peer.joined",
+    "network.peer.left", "network.thread.opened", "network.work.closed", "network.work.opened",
+    "network.work.transitioned", "nope.invalid", "permission.denied", "permission.request", "permission.resolved",
+    "prompt.post_assemble", "sandbox.prepare", "sandbox.ready", "sandbox.stop", "sandbox.sync.after",
+    "sandbox.sync.before", "session.health.update.after", "session.message_persisted", "session.post_create",
+    "session.post_resume", "session.post_stop", "session.pre_create", "session.pre_resume", "session.pre_stop",
+    "spawn.created", "spawn.parent_stopped", "spawn.pre_create", "spawn.reaped", "spawn.ttl_expired",
+    "task.blocked", "task.needs_attention", "task.recovered", "task.run.completed", "task.run.enqueued",
+    "task.run.failed", "task.run.lease_expired", "task.run.lease_extended", "task.run.lease_recovered",
+    "task.run.post_claim", "task.run.pre_claim", "task.run.released", "task.status_changed", "task.unblocked",
+    "tool.post_call", "tool.post_error", "tool.pre_call", "turn.end", "turn.start",
+    "window_manager.desktop.created", "window_manager.desktop.deleted", "window_manager.layout.applied",
+    "window_manager.window.moved",
+})
+_EVENTS_BETA3 = _EVENTS_V02 | frozenset({
+    "window_manager.stack.activated", "window_manager.stack.grouped", "window_manager.stack.ungrouped",
+    "window_manager.window.closed", "window_manager.window.opened",
+})
+HOOK_EVENTS = {
+    V02: _EVENTS_V02,
+    V03_BETA3: _EVENTS_BETA3,
+    V03: _EVENTS_BETA3 | frozenset({
+        "session.attention.changed", "session.runtime_recovery.exhausted", "session.runtime_recovery.started",
+        "session.runtime_recovery.succeeded", "worktree.adopted", "worktree.created", "worktree.pre_create",
+        "worktree.pre_remove", "worktree.removed",
+    }),
+}
+
+
 def has_bundles(generation: str) -> bool:
     return generation in WITH_BUNDLES

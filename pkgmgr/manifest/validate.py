@@ -308,6 +308,10 @@ class _Parser:
     def _core(self) -> dict[str, Any]:
         """Core fields from the root or `[extension]`; problems are keyed `extension.<field>`."""
         inner = _table(self.data.get("extension"))
+        for key in inner:
+            if key not in CORE_FIELDS:
+                self.add(f"extension.{key}", "unknown key (pkgmgr's rule: [extension] holds only the core fields "
+                                             + ", ".join(CORE_FIELDS) + ")")
         values: dict[str, Any] = {}
         for name in CORE_FIELDS:
             outer_value, inner_value = self.data.get(name), inner.get(name)
@@ -323,7 +327,8 @@ class _Parser:
         if isinstance(name, str):
             if not NAME.fullmatch(name):
                 self.add("extension.name", f"{_q(name)} is not a valid extension name "
-                                           "(^[a-z][a-z0-9-]{1,63}$: 2-64 lower-case letters, digits and -)")
+                                           "(^[a-z][a-z0-9-]{1,63}$: 2-64 lower-case letters, digits and -; "
+                                           "pkgmgr's rule: the name is the install directory)")
             elif name in RESERVED_NAMES:
                 self.add("extension.name", f"{_q(name)} is reserved")
         for name in ("version", "min_compozy_version"):
@@ -339,7 +344,8 @@ class _Parser:
             parse_semver(value)
         except ValueError as exc:
             # versions.py quotes with repr(); SPEC's messages quote like JSON ("1.0").
-            self.add(key, str(exc).replace(repr(value), _q(value), 1))
+            message = str(exc).replace(repr(value), _q(value), 1)
+            self.add(key, message + (" (pkgmgr's rule, SPEC 2.2)" if "PEP 440" in message else ""))
             return None
         return strip_v(value)
 
@@ -361,7 +367,9 @@ class _Parser:
             if self.root is not None:
                 problem = relative_path_problem(self.root, rel)
                 if problem is not None:
-                    self.add(f"{key}[{index}]", problem[1], code=problem[0])
+                    # Compozy checks resource paths when it loads them; pkgmgr before installing
+                    self.add(f"{key}[{index}]", f"{problem[1]} (pkgmgr's rule: resources are files inside the "
+                                                "extension)", code=problem[0])
             entries.append(rel)
         return tuple(entries)
 
@@ -389,6 +397,7 @@ class _Parser:
                     command = self._command(executor, f"{key}.executor")
             else:
                 command = self._command(hook, key)
+            self._hook_event(hook.get("event"), f"{key}.event")
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -405,6 +414,18 @@ class _Parser:
                 executor_kind=kind if isinstance(kind, str) else None,
             ))
         return tuple(hooks)
+
+    def _hook_event(self, event: Any, key: str) -> None:
+        """The event must be in the judging generation's hook taxonomy (Compozy's
+        `HookEvent.Validate`, which refuses the extension's hooks when it loads them)."""
+        known = gen.HOOK_EVENTS[self.generation]
+        if not isinstance(event, str) or not event or event in known:
+            return
+        import difflib
+
+        close = difflib.get_close_matches(event, sorted(known), n=1)
+        hint = f"; did you mean {_q(close[0])}?" if close else ""
+        self.add(key, f"{_q(event)} is not a hook event of Compozy {self.generation}{hint}")
 
     def _mcp_servers(self, value: Any) -> tuple[tuple[str, Command], ...]:
         servers = []
@@ -545,7 +566,8 @@ class _Parser:
         if not isinstance(table, dict):
             return None
         platform, display_name = table.get("platform"), table.get("display_name")
-        slots = [slot for slot in table.get("secret_slots") or [] if isinstance(slot, dict)]
+        declared = table.get("secret_slots")
+        slots = [slot for slot in declared if isinstance(slot, dict)] if isinstance(declared, list) else []
         names = [slot.get("name") if isinstance(slot.get("name"), str) else "" for slot in slots]
         if adapter:  # Compozy checks [bridge] only for bridge adapters (validateBridgeAdapterCapability)
             seen: set[str] = set()

@@ -171,7 +171,8 @@ def check_grants(manifest: Any, fetched: Fetched, options: InstallOptions) -> tu
     beyond = sorted(g for g in set(grants) if g not in READ_ONLY_GRANTS)
     if beyond and fetched.tier != "official" and not options.allow_grants:
         raise PkgmgrError(
-            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)}",
+            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)} "
+            "(pkgmgr's rule: an unreviewed source gets read-only grants unless you allow more)",
             code="grant_not_allowed",
             details={"grants": beyond},
             hint="review them and pass --allow-grants to accept",

@@ -160,6 +160,14 @@ def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
     assert ok("ext", "validate", root)["valid"]
 
 
+def test_owner_repo_that_is_not_a_path_suggests_github(tmp_path: Path) -> None:
+    # what a Compozy operator types: `compozy extension install OWNER/REPO`
+    document = fail("not_found", "ext", "install", "acme/marketing-linear", cwd=tmp_path)
+    assert document["error"]["details"]["suggestion"] == "github:acme/marketing-linear"
+    result = human("ext", "install", "acme/marketing-linear", code=5, cwd=tmp_path)
+    assert "github:acme/marketing-linear" in result.stderr
+
+
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
         f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "

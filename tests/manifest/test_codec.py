@@ -223,7 +223,8 @@ def test_resource_paths_must_exist(tmp_path: Path) -> None:
                            {"skills/a/SKILL.md": ""})
     found = read_problems(root)
     assert [(p.code, p.key, p.message) for p in found] == [
-        ("invalid_manifest", "resources.agents[0]", '"agents/x" does not exist')]
+        ("invalid_manifest", "resources.agents[0]",
+         '"agents/x" does not exist (pkgmgr\'s rule: resources are files inside the extension)')]
 
 
 @pytest.mark.parametrize("kind", ["skills", "agents", "bundles", "loops"])
@@ -254,8 +255,8 @@ def test_command_paths(tmp_path: Path) -> None:
     (tmp_path / "outside").mkdir()
     data = minimal(
         resources={
-            "hooks": [{"name": "a", "event": "e", "command": "{{config_dir}}/../outside/run"},
-                      {"name": "b", "event": "e", "executor": {"command": "./bin/run"}}],
+            "hooks": [{"name": "a", "event": "session.post_create", "command": "{{config_dir}}/../outside/run"},
+                      {"name": "b", "event": "session.post_create", "executor": {"command": "./bin/run"}}],
             "mcp_servers": {"m": {"command": "vendor/tool"}, "ok": {"command": "uvx"}},
         },
         subprocess={"command": "../outside/server"},

@@ -61,7 +61,7 @@ def test_full_manifest_values() -> None:
 
 
 def test_defaults() -> None:
-    manifest = parse(minimal(resources={"hooks": [{"name": "h", "event": "e", "command": "x"}],
+    manifest = parse(minimal(resources={"hooks": [{"name": "h", "event": "session.post_create", "command": "x"}],
                                         "publish": {"families": ["hooks"]}}))
     hook = manifest.hooks[0]
     assert (hook.mode, hook.required, hook.priority, hook.timeout, hook.matcher, hook.executor_kind) == (

@@ -138,6 +138,8 @@ INVALID = {
     # hooks
     "hook mode": (with_hook(mode="later"), "resources.hooks[0].mode", 'must be one of "sync", "async"'),
     "hook without event": (with_hook(event=DROP), "resources.hooks[0]", "'event' is required"),
+    "misspelt hook event": (with_hook(event="session.post_craete"), "resources.hooks[0].event",
+                            'is not a hook event of Compozy v0.2; did you mean "session.post_create"?'),
     "hook without command": (with_hook(command=DROP), "resources.hooks[0].command", "is required"),
     "hook executor without command": (with_hook(command=DROP, executor={"kind": "subprocess"}),
                                       "resources.hooks[0].executor.command", "is required"),
