@@ -19,7 +19,7 @@ def expected(prefix: str, *parts: str) -> str:
 def test_stable_id_strips_each_part_and_keeps_sixteen_hex() -> None:
     assert stable_id("x", [" a ", "b\n"]) == expected("x", "a", "b")
     # Go's strings.TrimSpace keeps U+001C..U+001F, which Python's str.strip() would drop
-    assert stable_id("x", ["\x1ca\x1f"]) == "x_" + hashlib.sha256("\x1ca\x1f".encode()).hexdigest()[:16]
+    assert stable_id("x", ["\x1ca\x1f"]) == "x_" + hashlib.sha256(b"\x1ca\x1f").hexdigest()[:16]
     assert stable_id("x", ["a", "b"]) == "x_" + hashlib.sha256(b"a\nb").hexdigest()[:16]
     assert len(stable_id("act", ["only"])) == len("act_") + 16
 

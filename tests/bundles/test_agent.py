@@ -58,7 +58,7 @@ def test_full_front_matter():
 
 
 def test_values_are_trimmed_as_compozy_trims_them():
-    front, body, problems = parse("---\nname: ' a '\nreasoning_effort: ' high '\npermissions: ' deny-all'\n---\nb")
+    _, body, problems = parse("---\nname: ' a '\nreasoning_effort: ' high '\npermissions: ' deny-all'\n---\nb")
     assert problems == [] and body == "b"
 
 
