@@ -421,6 +421,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "enabled": item.enabled,
         "path": str(item.directory),
         "kind": manifest.kind,
+        "generations": list(manifest.generations),
         "description": manifest.description,
         "provenance": item.provenance(),
         "tree_sha256": item.tree_sha256,
@@ -442,6 +443,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         p.kv([
             ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
+            ("compozy", ", ".join(manifest.generations)),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
             ("verified", "yes" if item.verified else "no"), ("sha256", item.sha256 or "-"),

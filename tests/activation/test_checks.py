@@ -109,6 +109,17 @@ def test_conflict_with_another_activations_agent_in_the_same_scope(tmp_path: Pat
     assert activate()["activation"]["status"] == "active"
 
 
+def test_activation_needs_a_generation_with_bundles(tmp_path: Path, home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    make_ext(tmp_path / "src", scopes=None)
+    installed(tmp_path / "src")
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.3")
+    document = refused("incompatible_host", 4, home, "bundle", "activate", NAME)
+    assert document["error"]["details"]["compozy_generation"] == "v0.3"
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.3-beta.3")
+    assert activate()["activation"]["status"] == "active"
+
+
 def test_a_reserved_agent_name_installs_but_is_refused_at_activation(tmp_path: Path, home: Path) -> None:
     # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates
     make_ext(tmp_path / "src", scopes=None, agents=("Coordinator",), profiles=[profile(agents=("Coordinator",))])

@@ -239,6 +239,8 @@ def test_status_renders_bundles_activations_and_resolved_commands(tmp_path: Path
     install(crew(tmp_path / "crew"), FIXTURES / "prompt-enhancer")
     act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
     lines = human("ext", "status", "crew-ext").stdout.splitlines()
+    assert "compozy:        v0.2, v0.3-beta.3" in lines  # the generations that load it (bundles: not v0.3)
+    assert ok("ext", "status", "crew-ext")["generations"] == ["v0.2", "v0.3-beta.3"]
     assert lines[lines.index("") + 1].split() == ["BUNDLE", "PROFILES"]
     assert lines[lines.index("") + 2].split() == ["crew-ext", "default"]
     assert f"activation {act} crew-ext:crew-ext/default v1 active" in lines
