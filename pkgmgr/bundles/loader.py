@@ -333,7 +333,8 @@ class _Loader:
         self.side.extend(problems)
         if layout is None:
             return None, None
-        return LayoutSpec(id=layout["id"], display_name=layout["display_name"], path=rel, document=layout), None
+        return LayoutSpec(id=go_trim_space(layout["id"]), display_name=go_trim_space(layout["display_name"]), path=rel,
+                          document=layout), None
 
     @staticmethod
     def _jobs(sink: ProblemSink, table: dict[str, Any], key: str, channels: set[str]) -> tuple[JobSpec, ...]:

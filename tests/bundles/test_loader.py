@@ -541,11 +541,11 @@ def test_lone_surrogates_in_paths_and_names_are_problems(root):
 
 def test_layout_ids_that_differ_only_by_whitespace_do_not_reach_activation(tmp_path):
     """Two layouts `two-up` and `two-up ` would project the same resource id (an internal
-    error at activation); the second is refused at load."""
+    error at activation); Compozy trims ids, so the second is a duplicate, refused at load."""
     spaced = layout_doc("two-up ")
     root = write_bundle_ext(tmp_path / "ext", bundle(profiles=[profile(layouts=[{"path": "layouts/a.json"},
                                                                                  {"path": "layouts/b.json"}])]),
                             files={"layouts/a.json": json.dumps(layout_doc("two-up")),
                                    "layouts/b.json": json.dumps(spaced)})
     found = problems(root)
-    find(found, "id", "whitespace", file="layouts/b.json", code="invalid_layout")
+    find(found, "profiles[0].layouts[1].path", "layout id 'two-up' is already used", file="bundles/main.toml")
