@@ -1,5 +1,5 @@
 """Compozy conformance: `ext validate`'s verdict against Compozy's own loader, per generation,
-over the corpus (manifest_cases.toml, bundle_cases.toml, agent_cases.toml; each case names the
+over the corpus (manifest_, bundle_, agent_ and layout_cases.toml; each case names the
 Go test or function that decides it)."""
 
 from __future__ import annotations
