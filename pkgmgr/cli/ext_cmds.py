@@ -137,6 +137,12 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
     return manifest, bundles
 
 
+def _tree_warnings(root: Path, manifest: Any) -> list[str]:
+    from pkgmgr.manifest.resources import resource_warnings
+
+    return resource_warnings(root, manifest)
+
+
 def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
     """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
     then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
@@ -163,16 +169,18 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
     if path.is_dir():
         manifest, bundles = _validate_tree(path, ctx.config)
+        tree_warnings = _tree_warnings(path, manifest)
     else:
         from pkgmgr.archive import extract_archive
 
         with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
             root = extract_archive(path, Path(tmp), ctx.config.limits)
             manifest, bundles = _validate_tree(root, ctx.config)
+            tree_warnings = _tree_warnings(root, manifest)
     from pkgmgr.manifest import check_host
 
     check_host(manifest, ctx.config.host_version)  # as ext install does
-    warnings = list(manifest.warnings) + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
     for warning in warnings:
         ctx.warn(warning)
     data = {
