@@ -107,11 +107,12 @@ def parse_manifest(data: Any, *, file: str, root: Path | None, generation: str =
     judged = gen.GENERATIONS if generation == gen.AUTO else (generation,)
     loaded: list[tuple[str, Manifest]] = []
     failures: list[ValidationFailed] = []
+    checked: dict[tuple[str, str], Any] = {}  # filesystem answers, shared by the generations
     try:
         schema = schema_problems(data, "extension", file=file, code=INVALID)
         for name in judged:
             try:
-                loaded.append((name, _Parser(data, file, root, name).parse(schema, issues)))
+                loaded.append((name, _Parser(data, file, root, name, checked).parse(schema, issues)))
             except ValidationFailed as exc:
                 failures.append(exc)
     except RecursionError:
@@ -185,7 +186,9 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
 
 
 class _Parser:
-    def __init__(self, data: dict[str, Any], file: str, root: Path | None, generation: str) -> None:
+    def __init__(self, data: dict[str, Any], file: str, root: Path | None, generation: str,
+                 checked: dict[tuple[str, str], Any] | None = None) -> None:
+        self.checked = {} if checked is None else checked
         self.original = data
         self.data = normalize_document(data)
         self.generation = generation
@@ -193,6 +196,12 @@ class _Parser:
         self.sink = ProblemSink(file, INVALID)
         self.schema_keys: set[str] = set()
         self.warnings: list[str] = []
+
+    def _checked(self, kind: str, text: str, check: Any) -> Any:
+        """`check(root, text)`, asked of the filesystem once per parse_manifest call."""
+        if (kind, text) not in self.checked:
+            self.checked[kind, text] = check(self.root, text)
+        return self.checked[kind, text]
 
     def add(self, key: str, message: str, *, code: str | None = None) -> None:
         self.sink.add(key, message, code=code)
@@ -365,7 +374,7 @@ class _Parser:
         entries = []
         for index, rel in _strings(value):
             if self.root is not None:
-                problem = relative_path_problem(self.root, rel)
+                problem = self._checked("path", rel, relative_path_problem)
                 if problem is not None:
                     # Compozy checks resource paths when it loads them; pkgmgr before installing
                     self.add(f"{key}[{index}]", f"{problem[1]} (pkgmgr's rule: resources are files inside the "
@@ -466,7 +475,7 @@ class _Parser:
         else:
             self._templates(command, f"{key}.command")
             if self.root is not None:
-                problem = command_path_problem(self.root, command)
+                problem = self._checked("command", command, command_path_problem)
                 if problem is not None:
                     self.add(f"{key}.command", problem[1], code=problem[0])
         args = []
