@@ -8,7 +8,6 @@ never a traceback. Only the fields SPEC 8 lists are allowed.
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from typing import Any, Callable, Collection
 
@@ -19,6 +18,7 @@ from pkgmgr.bundles.names import agent_name_problem
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space
+from pkgmgr.manifest.tools import segmented_id_problem
 
 CODE = "invalid_bundle"
 MAX_AGENT_MD_BYTES = 1 * MIB
@@ -33,7 +33,6 @@ MCP_KEYS = ("mcpServers", "mcp_servers")
 # tool_grammar.go, mcp_server_validation.go), applied to the value as written: strings are
 # trimmed first, as ParseAgentDef trims them.
 MCP_TRANSPORTS = ("stdio", "http", "sse")
-_TOOL_SEGMENT = re.compile(r"[a-z][a-z0-9_]*")
 
 
 def _trim(value: Any) -> Any:
@@ -66,16 +65,9 @@ def _string_list(value: Any) -> str | None:
 
 def tool_id_problem(text: str) -> str | None:
     """`tools.ToolID.Validate` plus the canonical `namespace__name` form (`validateAgentToolIDAtom`)."""
-    if len(text) > 64:
-        return f"{text!r} is longer than 64 characters"
-    if "___" in text:
-        return f"{text!r}: '___' is an ambiguous separator"
-    if "__" not in text:
+    if "__" not in text and len(text) <= 64:
         return f"{text!r} is not a canonical tool id: write namespace__name (e.g. linear__search_issues)"
-    for segment in text.split("__"):
-        if not segment or segment.startswith("_") or segment.endswith("_") or not _TOOL_SEGMENT.fullmatch(segment):
-            return f"{text!r}: each __-separated segment starts with a-z and holds a-z, 0-9 and _"
-    return None
+    return segmented_id_problem(text)
 
 
 def _tool_patterns(value: Any) -> str | None:

@@ -82,6 +82,12 @@ _KNOWN_KEYS: dict[str, frozenset[str]] = {
         "message_delta_type", "channel", "surface", "kind", "direction", "work_state", "compaction_reason",
         "compaction_strategy"}),
     "resources.mcp_servers.*": frozenset({"command", "args", "env", "secret_env"}),
+    "resources.tools.*": frozenset({  # ToolConfig
+        "id", "display_title", "friendly_verb", "preview", "description", "handler", "backend", "input_schema",
+        "output_schema", "risk", "read_only", "destructive", "open_world", "requires_interaction",
+        "concurrency_safe", "max_result_bytes", "toolsets", "tags", "search_hints", "requires_env",
+        "required_capabilities", "visibility"}),
+    "resources.tools.*.backend": frozenset({"kind", "handler", "server", "tool"}),
 }
 BRIDGE_ADAPTER = "bridge.adapter"
 NOT_ENV_NAME = "is not an environment variable name (^[A-Za-z_][A-Za-z0-9_]*$)"
@@ -230,6 +236,11 @@ class _Parser:
         servers = self._mcp_servers(resources.get("mcp_servers"))
         families, max_scope = self._publish(resources.get("publish"))
         provides, actions, grants = (self._identifiers(section, field) for section, field in list(IDENTIFIER_LISTS)[:3])
+        from pkgmgr.manifest.tools import tool_problems
+
+        for key, message in tool_problems(core["name"] if isinstance(core["name"], str) else "",
+                                          resources.get("tools")):
+            self.add(key, message)
         permissions = self._permissions()
         grants = grants + tuple(sorted({gen.PERMISSION_GRANTS[method] for method in permissions
                                         if gen.PERMISSION_GRANTS.get(method)} - set(grants)))

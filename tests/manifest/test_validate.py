@@ -64,7 +64,10 @@ VALID = {
     "hook integral float priority": with_hook(priority=2.0),
     "mcp server with templates": with_server(args=["{{config_dir}}/x", "{{env:A}}"], env={"ROOT": "{{env:ROOT}}"}),
     "secret-like key that names a place": with_server(env={"TOKEN_FILE": "/run/t", "api_token_url": "https://x"}),
-    "tools tables are free-form": minimal(resources={"tools": {"search": {"any": {"thing": [1, None]}}}}),
+    "tool with unknown keys (warned)": minimal(resources={"tools": {"search": {
+        "handler": "search", "backend": {"kind": "extension_host"}, "any": {"thing": [1, None]}}}}),
+    "mcp tool with its own id": minimal(resources={"tools": {"Search Docs": {
+        "id": "ext__demo_ext__docs", "backend": {"kind": "mcp", "server": "docs", "tool": "search"}, "risk": "read"}}}),
     "publish with default scope": minimal(resources={"publish": {"families": ["hooks", "tools"]}}),
     "every family": minimal(resources={"publish": {"families": [
         "hooks", "tools", "agents", "mcp_servers", "skills", "automation_jobs", "automation_triggers", "bundles",
@@ -188,6 +191,22 @@ INVALID = {
                                       "resources.publish.max_scope", "max_scope without families"),
     "tools handler not a table": (minimal(resources={"tools": {"search": "x"}}), "resources.tools.search",
                                   "must be of type object"),
+    # Compozy's validateToolConfigs / resolveManifestToolDescriptor
+    "tool without backend": (minimal(resources={"tools": {"search": {"handler": "h"}}}),
+                             "resources.tools.search.backend.kind", "is required"),
+    "tool in the compozy namespace": (minimal(resources={"tools": {"s": {"id": "compozy__read", "handler": "h",
+                                                                            "backend": {"kind": "extension_host"}}}}),
+                                      "resources.tools.s.id", "cannot claim the compozy__ namespace"),
+    "tool outside its namespace": (minimal(resources={"tools": {"s": {"id": "ext__other__read", "handler": "h",
+                                                                         "backend": {"kind": "extension_host"}}}}),
+                                   "resources.tools.s.id", "stay under the 'ext__demo_ext__' namespace"),
+    "tool risk": (minimal(resources={"tools": {"s": {"handler": "h", "backend": {"kind": "extension_host"},
+                                                     "risk": "scary"}}}), "resources.tools.s.risk", "must be one of"),
+    "mcp tool without server": (minimal(resources={"tools": {"s": {"backend": {"kind": "mcp", "tool": "t"}}}}),
+                                "resources.tools.s.backend.server", "is required"),
+    "tool handler with a slash": (minimal(resources={"tools": {"s": {"handler": "a/b",
+                                                                     "backend": {"kind": "extension_host"}}}}),
+                                  "resources.tools.s.handler", "unsupported characters"),
     "skills not a list": (minimal(resources={"skills": "skills"}), "resources.skills", "must be of type array"),
     # capabilities, actions, grants, bridge
     "one-segment capability": (minimal(capabilities={"provides": ["prompt"]}), "capabilities.provides[0]",
