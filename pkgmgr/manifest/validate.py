@@ -115,7 +115,8 @@ def parse_manifest(data: Any, *, file: str, root: Path | None, generation: str =
     failures: list[ValidationFailed] = []
     checked: dict[tuple[str, str], Any] = {}  # filesystem answers, shared by the generations
     try:
-        schema = schema_problems(data, "extension", file=file, code=INVALID)
+        # the schema judges the values as Compozy's loader sees them: trimmed, blanks dropped
+        schema = schema_problems(normalize_document(data), "extension", file=file, code=INVALID)
         for name in judged:
             try:
                 loaded.append((name, _Parser(data, file, root, name, checked).parse(schema, issues)))
@@ -464,7 +465,8 @@ class _Parser:
 
     def _publish(self, value: Any) -> tuple[tuple[str, ...], str | None]:
         publish = _table(value)
-        families = tuple(family for _, family in _strings(publish.get("families")))
+        # normalizeFamilies: trimmed, blanks dropped, de-duplicated
+        families = tuple(dict.fromkeys(family for _, family in _strings(publish.get("families"))))
         max_scope = publish.get("max_scope")
         if "max_scope" in publish and not families:
             self.add("resources.publish.max_scope", "max_scope without families: list the published families "
