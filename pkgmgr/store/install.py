@@ -107,7 +107,7 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     else:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     crashpoint("install.after_extract")
-    manifest = read_manifest(root)
+    manifest = read_manifest(root, generation=getattr(config, "compozy_generation", None))
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     check_host(manifest, config.host_version)
     if fetched.expected is not None:

@@ -154,6 +154,17 @@ def test_validate_warns_what_only_activation_decides(tmp_path: Path) -> None:
     assert document["generations"] == ["v0.2", "v0.3-beta.3"]  # v0.3 has no bundles
 
 
+def test_the_configured_generation_judges_validate_and_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_extension(tmp_path / "ext", minimal_manifest("legacy-ext", actions={"requires": ["sessions/list"]},
+                                                              subprocess={"command": "node"}))
+    assert ok("ext", "validate", root)["generations"] == ["v0.2"]
+    (tmp_path / "config.toml").write_text('[host]\ncompozy_generation = "v0.3"\n', encoding="utf-8")
+    monkeypatch.setenv("PKGMGR_CONFIG", str(tmp_path / "config.toml"))
+    document = fail("invalid_manifest", "ext", "validate", root)
+    assert "[actions] was removed; use [permissions]" in document["error"]["message"]
+    fail("invalid_manifest", "ext", "install", root, "--allow-unverified", "--yes")
+
+
 def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
     root = write_extension(tmp_path / "ext", minimal_manifest("new-ext", min_compozy_version="9.0.0"))
     fail("incompatible_host", "ext", "validate", root, env={"PKGMGR_HOST_VERSION": "1.0.0"})
