@@ -44,10 +44,11 @@ RESOURCE_KEYS = {
                     "cmd_palette", "mcp_servers", "publish"}),
 }
 
-#: `extensionprotocol.ProvideCapabilities()` (checked from v0.3-beta.3 on: `validateProvideCapabilities`)
+#: `extensionprotocol.ProvideCapabilities()`, the keys of `capabilityServiceMethods` (checked from
+#: v0.3-beta.3 on: `validateProvideCapabilities`)
 PROVIDES = {
-    V03_BETA3: frozenset({"memory.backend", "bridge.adapter", "model.source", "loop.watch_source"}),
-    V03: frozenset({"memory.backend", "bridge.adapter", "model.source", "loop.watch_source",
+    V03_BETA3: frozenset({"memory.backend", "bridge.adapter", "tool.provider", "model.source", "loop.watch_source"}),
+    V03: frozenset({"memory.backend", "bridge.adapter", "tool.provider", "model.source", "loop.watch_source",
                     "connectivity.provider", "forge.provider", "view.provider"}),
 }
 
