@@ -174,7 +174,7 @@ _EVENTS_V02 = frozenset({
     "message.delta", "message.end", "message.start", "network.direct_room.opened", "network.message.persisted",
     "network.participation.pre_resolve", "network.participation.resolved", "network.peer.joined",
     "network.peer.left", "network.thread.opened", "network.work.closed", "network.work.opened",
-    "network.work.transitioned", "nope.invalid", "permission.denied", "permission.request", "permission.resolved",
+    "network.work.transitioned", "permission.denied", "permission.request", "permission.resolved",
     "prompt.post_assemble", "sandbox.prepare", "sandbox.ready", "sandbox.stop", "sandbox.sync.after",
     "sandbox.sync.before", "session.health.update.after", "session.message_persisted", "session.post_create",
     "session.post_resume", "session.post_stop", "session.pre_create", "session.pre_resume", "session.pre_stop",
@@ -198,6 +198,27 @@ HOOK_EVENTS = {
         "session.runtime_recovery.succeeded", "worktree.adopted", "worktree.created", "worktree.pre_create",
         "worktree.pre_remove", "worktree.removed",
     }),
+}
+
+#: the events that accept sync hooks (`hookEventSpec.syncEligible`, `HookEvent.SyncEligible`)
+_SYNC_V02 = frozenset({
+    "agent.crashed", "agent.heartbeat.wake.before", "agent.pre_start", "agent.spawned", "agent.stopped",
+    "automation.job.pre_fire", "automation.trigger.pre_fire", "context.post_compact", "context.pre_compact",
+    "coordinator.decision", "coordinator.failed", "coordinator.pre_spawn", "coordinator.spawned",
+    "coordinator.stopped", "input.pre_submit", "loop.gate.pre", "loop.generation.pre", "message.end",
+    "message.start", "network.participation.pre_resolve", "permission.request", "prompt.post_assemble",
+    "sandbox.prepare", "sandbox.stop", "sandbox.sync.before", "session.post_create", "session.post_resume",
+    "session.post_stop", "session.pre_create", "session.pre_resume", "session.pre_stop", "spawn.created",
+    "spawn.parent_stopped", "spawn.pre_create", "spawn.reaped", "spawn.ttl_expired", "task.blocked",
+    "task.needs_attention", "task.recovered", "task.run.completed", "task.run.enqueued", "task.run.failed",
+    "task.run.lease_expired", "task.run.lease_extended", "task.run.lease_recovered", "task.run.post_claim",
+    "task.run.pre_claim", "task.run.released", "task.unblocked", "tool.post_call", "tool.post_error",
+    "tool.pre_call", "turn.end", "turn.start",
+})
+SYNC_HOOK_EVENTS = {
+    V02: _SYNC_V02,
+    V03_BETA3: _SYNC_V02,
+    V03: _SYNC_V02 | frozenset({"worktree.pre_create", "worktree.pre_remove"}),
 }
 
 

@@ -66,6 +66,8 @@ def _hook(hook: Any) -> Any:
     for key in _HOOK_STRINGS:
         if key in out:
             out[key] = trim(out[key])
+    if out.get("mode") == "":
+        del out["mode"]  # a blank mode is the default (hookspkg sanitizedHookDecl)
     if isinstance(out.get("executor"), dict):
         out["executor"] = _executor(out["executor"])
         if "kind" in out["executor"]:

@@ -419,6 +419,7 @@ class _Parser:
             else:
                 command = self._command(hook, key)
             self._hook_event(hook.get("event"), f"{key}.event")
+            self._hook_mode(hook, key)
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -427,7 +428,7 @@ class _Parser:
                 name=name,
                 event=hook.get("event"),
                 executor=command,
-                mode=hook.get("mode", "sync"),
+                mode=hook.get("mode", "async"),  # Compozy's defaultHookMode
                 required=hook.get("required", False),
                 priority=_integer(hook.get("priority", 0)),
                 timeout=timeout,
@@ -447,6 +448,18 @@ class _Parser:
         close = difflib.get_close_matches(event, sorted(known), n=1)
         hint = f"; did you mean {_q(close[0])}?" if close else ""
         self.add(key, f"{_q(event)} is not a hook event of Compozy {self.generation}{hint}")
+
+    def _hook_mode(self, hook: dict[str, Any], key: str) -> None:
+        """`sanitizedHookDecl`: the mode defaults to async; a required hook must be sync; a sync
+        hook needs an event that accepts sync hooks."""
+        mode = hook.get("mode", "async")
+        if hook.get("required") is True and mode == "async":
+            self.add(f"{key}.required", "a required hook must run in sync mode (set mode = \"sync\"); "
+                                        "Compozy refuses a required async hook")
+        event = hook.get("event")
+        if mode == "sync" and isinstance(event, str) and event in gen.HOOK_EVENTS[self.generation] and (
+                event not in gen.SYNC_HOOK_EVENTS[self.generation]):
+            self.add(f"{key}.mode", f"{_q(event)} accepts only async hooks (Compozy {self.generation})")
 
     def _mcp_servers(self, value: Any) -> tuple[tuple[str, Command], ...]:
         servers = []

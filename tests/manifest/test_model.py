@@ -65,7 +65,7 @@ def test_defaults() -> None:
                                         "publish": {"families": ["hooks"]}}))
     hook = manifest.hooks[0]
     assert (hook.mode, hook.required, hook.priority, hook.timeout, hook.matcher, hook.executor_kind) == (
-        "sync", False, 0, None, (), None)
+        "async", False, 0, None, (), None)  # Compozy's defaultHookMode
     assert manifest.publish_max_scope == "global"
     assert parse(minimal()).publish_max_scope is None
     assert parse(minimal()).description == "" and parse(minimal()).network is None

@@ -60,7 +60,7 @@ VALID = {
     "hook executor at top level": with_hook(args=["a"], env={"LEVEL": "x"}, secret_env={"API_KEY": "env:K"}),
     "hook executor table": with_hook(command=DROP, executor={"kind": "subprocess", "command": "run"}),
     "hook executor table without kind": with_hook(command=DROP, executor={"command": "run"}),
-    "hook options": with_hook(mode="async", required=True, priority=-3, timeout="250ms", matcher={"tool_name": "Bash", "tool_read_only": False}),
+    "hook options": with_hook(mode="sync", required=True, priority=-3, timeout="250ms", matcher={"tool_name": "Bash", "tool_read_only": False}),
     "hook integral float priority": with_hook(priority=2.0),
     "mcp server with templates": with_server(args=["{{config_dir}}/x", "{{env:A}}"], env={"ROOT": "{{env:ROOT}}"}),
     "secret-like key that names a place": with_server(env={"TOKEN_FILE": "/run/t", "api_token_url": "https://x"}),
@@ -94,6 +94,7 @@ VALID = {
     "zero duration means unset": with_subprocess(shutdown_timeout="0s"),
     "blank list entries are dropped": minimal(requires_env=["A", " ", ""], actions={"requires": ["sessions/list", ""]}),
     "vault secret reference": with_subprocess(secret_env={"TOKEN_X": "vault:extensions/demo/token"}),
+    "padded and blank hook modes": minimal(resources={"hooks": [hook(mode=" async "), hook(name="other", mode="")]}),
 }
 
 
@@ -141,6 +142,10 @@ INVALID = {
     # hooks
     "hook mode": (with_hook(mode="later"), "resources.hooks[0].mode", 'must be one of "sync", "async"'),
     "hook without event": (with_hook(event=DROP), "resources.hooks[0]", "'event' is required"),
+    # Compozy's sanitizedHookDecl: a required hook is sync; a sync hook needs a sync-eligible event
+    "required async hook": (with_hook(required=True), "resources.hooks[0].required", "must run in sync mode"),
+    "sync hook on an async-only event": (with_hook(mode="sync", event="network.message.persisted"),
+                                         "resources.hooks[0].mode", "accepts only async hooks"),
     "misspelt hook event": (with_hook(event="session.post_craete"), "resources.hooks[0].event",
                             'is not a hook event of Compozy v0.2; did you mean "session.post_create"?'),
     "hook without command": (with_hook(command=DROP), "resources.hooks[0].command", "is required"),
