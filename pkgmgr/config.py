@@ -66,6 +66,8 @@ class RegistryConfig:
 class Config:
     path: Path | None = None
     host_version: str | None = None
+    #: the Compozy generation that judges manifests (SPEC 2.1): auto, v0.2, v0.3-beta.3, v0.3
+    compozy_generation: str = "auto"
     reserved_agent_names: tuple[str, ...] = DEFAULT_RESERVED_AGENTS
     allow_unverified: bool = True
     confirm_policy: str = "on_change"
@@ -99,10 +101,22 @@ def load_config(home: Path) -> Config:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"))
+        return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"),
+                      compozy_generation=_generation(None, "environment"))
     except OSError as exc:
         raise PkgmgrError(f"{path}: cannot read configuration: {exc.strerror}", code="invalid_config") from exc
     return parse_config(raw, path)
+
+
+def _generation(configured: str | None, file: str) -> str:
+    """`PKGMGR_COMPOZY_GENERATION` over config `host.compozy_generation`, default `auto`."""
+    from pkgmgr.manifest.generations import AUTO, CHOICES
+
+    value = os.environ.get("PKGMGR_COMPOZY_GENERATION", "").strip()
+    if value and value not in CHOICES:
+        raise ValidationFailed([Problem("invalid_config", "environment", "PKGMGR_COMPOZY_GENERATION",
+                                        f"{value!r} is not one of {', '.join(CHOICES)}")])
+    return value or configured or AUTO
 
 
 def _env_host_version() -> str | None:
@@ -163,6 +177,7 @@ def parse_config(raw: bytes, path: Path) -> Config:
     return Config(
         path=path,
         host_version=host_version,
+        compozy_generation=_generation(host.get("compozy_generation"), file),
         reserved_agent_names=tuple(host.get("reserved_agent_names", DEFAULT_RESERVED_AGENTS)),
         allow_unverified=policy.get("allow_unverified", True),
         confirm_policy=policy.get("confirm", "on_change"),

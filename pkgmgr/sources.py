@@ -40,6 +40,9 @@ class Plan:
         return not self.verified
 
 
+_OWNER_REPO = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,38}/[A-Za-z0-9._-]{1,100}")
+
+
 def plan_path(ref: Ref) -> Plan:
     """A directory or an archive file on disk. Raises not_found, and invalid_archive for anything else
     (a FIFO, a device)."""
@@ -50,9 +53,11 @@ def plan_path(ref: Ref) -> Plan:
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
             raise  # permissions and the like: the CLI reports what could not be accessed
-        repository = re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9-]*/[A-Za-z0-9_.-]+(@\S+)?", ref.text)
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found",
-                          hint=f"did you mean github:{ref.text}?" if repository else None) from None
+        hint = None
+        if _OWNER_REPO.fullmatch(ref.text):  # what `compozy extension install OWNER/REPO` takes
+            hint = f"to install from GitHub, write 'github:{ref.text}'"
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found", hint=hint,
+                          details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         from pkgmgr.archive import MANIFEST_NAMES
 

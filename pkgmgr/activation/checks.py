@@ -142,6 +142,8 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
     packaged = {agent_key(name) for name in profile.agent_names()}
     for agent in profile.agents:
         owner = visible.owner(agent.name, exclude=activation)
+        if owner is None and getattr(agent, "reserved", False):
+            owner = "name reserved by the host (config host.reserved_agent_names)"
         if owner is not None:
             findings.append(Finding("agent_conflict", "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",

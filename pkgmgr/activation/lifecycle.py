@@ -78,7 +78,15 @@ def load_installed_bundles(installed: Installed, config: Any) -> tuple[Any, ...]
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
     from pkgmgr.bundles import load_bundles
+    from pkgmgr.manifest.generations import AUTO, has_bundles
 
+    generation = getattr(config, "compozy_generation", AUTO)
+    if generation != AUTO and not has_bundles(generation):
+        raise PkgmgrError(f"Compozy {generation} has no bundles: activation needs a generation that has them "
+                          "(v0.2, v0.3-beta.3)", code="incompatible_host",
+                          details={"compozy_generation": generation},
+                          hint="set host.compozy_generation (or PKGMGR_COMPOZY_GENERATION) to auto, v0.2 or "
+                               "v0.3-beta.3")
     resources = installed.manifest.get("resources")
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()

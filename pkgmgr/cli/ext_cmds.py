@@ -159,9 +159,33 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
     from pkgmgr.bundles import load_bundles
     from pkgmgr.manifest import read_manifest
 
-    manifest = read_manifest(root)
+    manifest = read_manifest(root, generation=config.compozy_generation)
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     return manifest, bundles
+
+
+def _tree_warnings(root: Path, manifest: Any) -> list[str]:
+    from pkgmgr.manifest.resources import resource_warnings
+
+    return resource_warnings(root, manifest)
+
+
+def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
+    """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
+    then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
+    folded = {name.lower() for name in reserved}
+    found = []
+    for bundle in bundles:
+        for profile in bundle.profiles:
+            where = f"{bundle.name}/{profile.name}"
+            packaged = {name.lower() for name in profile.agent_names()}
+            found += [f"{where}: agent {agent.name!r} uses a name the host reserves; activation will refuse it "
+                      "(agent_conflict)" for agent in profile.agents if agent.reserved]
+            for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
+                found += [f"{where}: {kind} {item.name!r} runs agent {item.agent!r}, which the profile does not "
+                          "package: it must be visible where the profile is activated"
+                          for item in items if item.agent and item.agent.lower() not in packaged | folded]
+    return found
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
@@ -172,26 +196,34 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
     if path.is_dir():
         manifest, bundles = _validate_tree(path, ctx.config)
+        tree_warnings = _tree_warnings(path, manifest)
     else:
         from pkgmgr.archive import extract_archive
 
         with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
             root = extract_archive(path, Path(tmp), ctx.config.limits)
             manifest, bundles = _validate_tree(root, ctx.config)
-    for warning in manifest.warnings:
+            tree_warnings = _tree_warnings(root, manifest)
+    from pkgmgr.manifest import check_host
+
+    check_host(manifest, ctx.config.host_version)  # as ext install does
+    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    for warning in warnings:
         ctx.warn(warning)
     data = {
         "valid": True,
+        "generations": list(manifest.generations),
         "name": manifest.name,
         "version": manifest.version,
         "kind": manifest.kind,
         "network_digest": manifest.network_digest,
         "bundles": [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles],
-        "warnings": list(manifest.warnings),
+        "warnings": warnings,
     }
     profiles = sum(len(b.profiles) for b in bundles)
     return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
-                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
+                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s); "
+                        f"loads in Compozy {', '.join(manifest.generations)})")
 
 
 def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
@@ -476,6 +508,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "enabled": item.enabled,
         "path": str(item.directory),
         "kind": manifest.kind,
+        "generations": list(manifest.generations),
         "description": manifest.description,
         "provenance": {**item.provenance(), **_signature(ctx, item)},
         "tree_sha256": item.tree_sha256,
@@ -502,6 +535,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         p.kv([
             ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
+            ("compozy", ", ".join(manifest.generations)),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
             ("verified", "yes" if item.verified else "no"),

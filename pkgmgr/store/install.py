@@ -110,7 +110,7 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     else:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     crashpoint("install.after_extract")
-    manifest = read_manifest(root)
+    manifest = read_manifest(root, generation=getattr(config, "compozy_generation", None))
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     check_host(manifest, config.host_version)
     if fetched.expected is not None:
@@ -174,7 +174,8 @@ def check_grants(manifest: Any, fetched: Fetched, options: InstallOptions) -> tu
     beyond = sorted(g for g in set(grants) if g not in READ_ONLY_GRANTS)
     if beyond and fetched.tier != "official" and not options.allow_grants:
         raise PkgmgrError(
-            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)}",
+            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)} "
+            "(pkgmgr's rule: an unreviewed source gets read-only grants unless you allow more)",
             code="grant_not_allowed",
             details={"grants": beyond},
             hint="review them and pass --allow-grants to accept",

@@ -70,7 +70,7 @@ def test_activation_digest_of_a_tiny_profile_computed_independently(tmp_path: Pa
 
 def test_source_paths_are_version_independent_and_soul_paths_synthetic(tmp_path: Path) -> None:
     projection = projection_of(tiny(tmp_path / "tiny"))
-    act = expected("act", "tiny-ext", "tiny", "default", "global", "")
+    act = expected("act", "tiny-ext", "Tiny", "Default", "global", "")  # names as written (Compozy's stableID)
     assert projection.activation_id == act
     paths = {(r.kind, r.name): r.source_path for r in projection.resources}
     assert paths == {
