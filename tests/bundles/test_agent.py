@@ -139,8 +139,8 @@ def test_plain_json_issues_outside_free_form_fields():
     ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5),
 ])
 def test_plain_scalars_are_typed_by_the_yaml_1_2_core_schema(scalar, value):
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
-    assert problems == [] and front["hooks"] == {"v": value}
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    assert problems == [] and front["hooks"] == [{"v": value}]
 
 
 @pytest.mark.parametrize("text", [
@@ -158,8 +158,8 @@ def test_hostile_numbers_are_problems(text):
 def test_base_60_flood_is_a_string_not_quadratic():
     # the red team's shape: PyYAML's YAML 1.1 resolver turned this into one huge base-60 integer
     scalar = "1" + ":59" * 15_000
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
-    assert problems == [] and front["hooks"]["v"] == scalar
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["v"] == scalar
 
 
 def test_front_matter_size_is_capped():
@@ -331,11 +331,11 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
 def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
     from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
 
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
     assert all(p.code == "invalid_bundle" for p in problems)
     if problems:
         return
-    value, text = front["hooks"].get("v"), scalar.strip()
+    value, text = front["hooks"][0].get("v"), scalar.strip()
     if isinstance(value, bool):
         assert _CORE_BOOL.match(text)
     elif value is None:

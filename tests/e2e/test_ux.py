@@ -203,7 +203,7 @@ def test_an_unknown_extension_gets_the_closest_name(home: Path) -> None:
     assert "did you mean review-pack?" in human("ext", "install", "revew-pack", code=5).stderr
     ok("ext", "install", "review-pack")
     assert "did you mean review-pack?" in human("ext", "status", "revew-pack", code=5).stderr
-    assert "did you mean github:acme/tools?" in human("ext", "install", "acme/tools", code=5).stderr
+    assert "write 'github:acme/tools'" in human("ext", "install", "acme/tools", code=5).stderr
 
 
 def test_aliases(home: Path, tmp_path: Path) -> None:
@@ -483,7 +483,7 @@ def test_a_misspelt_agent_and_a_wrong_shape_say_what_was_meant(home: Path, tmp_p
     bundle.write_text(original.replace('[profiles.jobs.schedule]\nmode = "every"\ninterval = "24h"\n',
                                        'schedule = "daily"\n'))
     message = fail("invalid_bundle", "ext", "validate", root)["error"]["message"]
-    assert "jobs[0].schedule: must be of type object (a table with the keys mode, expr, interval, time)" in message
+    assert "jobs[0].schedule: must be of type object (a table with the keys mode, expr, interval, time, catch_up_policy, misfire_grace_seconds)" in message
     bundle.write_text(original.replace('agent = "assistant"', 'agent = "asistant"'))
     ok("ext", "install", root, "--allow-unverified", "--yes")
     message = fail("agent_reference_not_found", "bundle", "activate", "my-crew")["error"]["message"]
