@@ -18,9 +18,9 @@ from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
+    from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
-    from pkgmgr.sources import Plan
     from pkgmgr.store.model import Installed
     from pkgmgr.store.scope import Scope
 
@@ -224,7 +224,7 @@ class Updater:
 
     def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
-        from pkgmgr.installer import install
+        from pkgmgr.install.pipeline import install
 
         batch = install(self.scope, config=config, options=self.options,
                         planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,

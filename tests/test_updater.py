@@ -14,13 +14,14 @@ import pytest
 
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.installer import install
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.pipeline import install
 from pkgmgr.progress import Reporter
 from pkgmgr.registry.memory import Memory
 from pkgmgr.registry.model import entry_path
 from pkgmgr.registry.plan import RemotePlanner
 from pkgmgr.registry.session import Session
-from pkgmgr.store.install import InstallOptions, get_installed
+from pkgmgr.store.install import get_installed
 from pkgmgr.store.lock import ExclusiveLock
 from pkgmgr.store.scope import global_scope
 from pkgmgr.updater import UpdateItem, Updater, UpdateReport

@@ -109,7 +109,7 @@ def add_install_options(p: argparse.ArgumentParser) -> None:
 
 
 def install_options(ctx: Context, args: argparse.Namespace) -> Any:
-    from pkgmgr.store.install import InstallOptions
+    from pkgmgr.install.options import InstallOptions
 
     return InstallOptions(
         confirm_always=ctx.config.confirm_policy == "always",
@@ -258,7 +258,7 @@ def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.installer import install
+    from pkgmgr.install.pipeline import install
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
@@ -523,7 +523,7 @@ def _reinstall_hint(item: "Installed") -> str:
 
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
-    from pkgmgr.store.install import set_enabled
+    from pkgmgr.install.scope_destination import set_enabled
 
     scope = target_scope(ctx)
     _require_store(scope, args.names)
@@ -560,7 +560,8 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.install import get_installed, remove
+    from pkgmgr.install.scope_destination import remove
+    from pkgmgr.store.install import get_installed
 
     if args.save:
         from pkgmgr.workspace.edit import check_saveable

@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
 from pkgmgr.registry.model import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, select_version
-from pkgmgr.sources import Plan
-from pkgmgr.store.model import Expected, Fetched
 
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
@@ -53,7 +52,7 @@ class RemotePlanner:
             return plan_github(self.session, ref, pre=self.options.pre, asset=self.asset)
         if ref.kind == "url":
             return plan_url(self.session, ref)
-        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.sources
+        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.install.plan
 
     def prefetch(self, refs: "list[Ref]") -> None:
         """Read the registry entries of the name refs concurrently, before they are planned one
@@ -104,7 +103,7 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
             ).path
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
                        source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
-                       expected=expected, label=ref.text)
+                       expects=Expectations(entry=expected), label=ref.text)
 
     return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=tier,
                 name=entry.name, version=version.version, fetch=fetch,

@@ -330,7 +330,7 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
 
 
 def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
-    from pkgmgr.store.model import READ_ONLY_GRANTS
+    from pkgmgr.install.verify import READ_ONLY_GRANTS
 
     extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
     if extra and tier != "official":

@@ -1,83 +1,37 @@
-"""Install, switch and remove extensions in one scope, atomically.
+"""Switch and remove extensions in one scope, atomically.
 
-The sequence of SPEC 4: extract into `.staging/<random>` -> validate manifest and bundles ->
-rename into `extensions/<name>/<version>/` -> one SQLite transaction switches the current
-version, records provenance and refreshes activations -> the old version directory is
-removed. A crash anywhere leaves the old or the new state; what it leaves on disk is an
-orphan that the next writer removes.
+The store's end of SPEC 4's sequence (staging and verification are `pkgmgr.install.verify`'s):
+rename a verified tree into `extensions/<name>/<version>/` -> one SQLite transaction switches the
+current version, records provenance and runs the caller's `on_switch` hook (the activation
+refresh, composed by `pkgmgr.install.scope_destination`) -> the old version directory is removed.
+A crash anywhere leaves the old or the new state; what it leaves on disk is an orphan that the
+next writer removes. Nothing here imports a layer above the store.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import remove_tree
 from pkgmgr.store.db import transaction
-from pkgmgr.store.model import READ_ONLY_GRANTS, Fetched, Installed
-from pkgmgr.store.scope import Scope
+from pkgmgr.store.model import Installed
 
+if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.plan import Fetched
+    from pkgmgr.install.verify import Verified
+    from pkgmgr.store.scope import Scope
 
-@dataclass(frozen=True)
-class InstallOptions:
-    force: bool = False
-    allow_grants: bool = False
-    allow_unverified: bool = False
-    pin: bool = False
-    pre: bool = False
-    yes: bool = False
-    dry_run: bool = False
-    deactivate_missing: bool = False
-    confirm_always: bool = False  # config policy.confirm = "always"
-    allow_expired: bool = False
-
-
-@dataclass
-class Prepared:
-    """An extension extracted and validated in staging, ready to be committed."""
-
-    fetched: Fetched
-    root: Path  # the manifest root inside the staging directory
-    staging: Path
-    manifest: Any  # pkgmgr.manifest.Manifest
-    bundles: tuple[Any, ...]
-    tree_sha256: str
-    listing: dict[str, str]
-    grants: tuple[str, ...]
-    max_scope: str | None
-
-    @property
-    def name(self) -> str:
-        return self.manifest.name
-
-    @property
-    def version(self) -> str:
-        return self.manifest.version
-
-    def summary(self) -> dict[str, Any]:
-        """What the operator should see before it is installed (SPEC 7)."""
-        sub = self.manifest.subprocess
-        command = None
-        if sub is not None and sub.command:
-            command = " ".join([sub.command, *sub.args])
-        network = self.manifest.network
-        return {
-            "name": self.name,
-            "version": self.version,
-            "source": self.fetched.kind,
-            "verified": self.fetched.verified,
-            "kind": self.manifest.kind,
-            "permissions": list(self.grants),
-            "subprocess": command,
-            "network_requirement": network,
-            "network_digest": self.manifest.network_digest,
-            "max_scope": self.max_scope,
-        }
+# hooks run inside the store's transactions by the layer above (the activation refresh):
+OnSwitch = Callable[[sqlite3.Connection, Installed], list[dict[str, Any]]]
+BeforeDelete = Callable[[sqlite3.Connection, Installed], list[dict[str, Any]]]
 
 
 @dataclass
@@ -86,97 +40,6 @@ class Outcome:
     installed: Installed
     previous_version: str | None = None
     activations: list[dict[str, Any]] = field(default_factory=list)
-
-
-def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOptions) -> Prepared:
-    """Make `fetched` an extension tree in `staging` and validate it completely.
-
-    Raises the archive errors (unsafe_archive, archive_too_large, invalid_archive), manifest
-    and bundle validation errors, incompatible_host, metadata_mismatch and grant_not_allowed.
-    """
-    from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive, tree_checksum_and_listing
-    from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import check_host, read_manifest
-
-    record = None
-    if fetched.archive is not None:
-        record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
-        root = extract_archive(fetched.archive, staging, config.limits, record=record)
-    elif fetched.directory is not None:
-        root = copy_source_tree(fetched.directory, staging / "tree")
-    else:  # a bug in the caller
-        raise RuntimeError("Fetched has neither an archive nor a directory")
-    crashpoint("install.after_extract")
-    manifest = read_manifest(root)
-    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
-    check_host(manifest, config.host_version)
-    if fetched.expected is not None:
-        check_expected(fetched, manifest)
-    if fetched.expected_name is not None and manifest.name != fetched.expected_name:
-        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the extension {manifest.name}, "
-                          f"not {fetched.expected_name}", code="invalid_config",
-                          details={"name": manifest.name, "expected": fetched.expected_name})
-    grants = check_grants(manifest, fetched, options)
-    max_scope = manifest.publish_max_scope
-    if max_scope is not None and fetched.tier != "official":
-        max_scope = "workspace"
-    recorded = record.result(staging, root) if record is not None else None
-    tree_sha256, listing = recorded if recorded is not None else tree_checksum_and_listing(root)
-    if fetched.expected_tree_sha256 is not None and tree_sha256 != fetched.expected_tree_sha256:
-        raise PkgmgrError(
-            f"{manifest.name} {manifest.version}: the installed tree would have checksum {tree_sha256}, "
-            f"but the lock records {fetched.expected_tree_sha256}",
-            code="checksum_mismatch",
-            details={"tree_sha256": tree_sha256, "expected": fetched.expected_tree_sha256},
-        )
-    return Prepared(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
-
-
-def check_expected(fetched: Fetched, manifest: Any) -> None:
-    """The registry entry may not understate what the archive's manifest declares."""
-    from pkgmgr.versions import same_version
-
-    expected = fetched.expected
-    assert expected is not None
-    differences = []
-    if manifest.name != expected.name:
-        differences.append(f"name: entry says {expected.name!r}, archive says {manifest.name!r}")
-    if not same_version(manifest.version, expected.version):
-        differences.append(f"version: entry says {expected.version}, archive says {manifest.version}")
-    if sorted(set(manifest.grants)) != sorted(set(expected.permissions)):
-        differences.append(
-            f"permissions: entry says {sorted(set(expected.permissions))}, archive says {sorted(set(manifest.grants))}"
-        )
-    if manifest.network_digest != expected.network_digest:
-        differences.append(
-            f"network_digest: entry says {expected.network_digest!r}, archive says {manifest.network_digest!r}"
-        )
-    if not same_version(manifest.min_compozy_version, expected.min_compozy_version):
-        differences.append(
-            f"min_compozy_version: entry says {expected.min_compozy_version}, "
-            f"archive says {manifest.min_compozy_version}"
-        )
-    if differences:
-        raise PkgmgrError(
-            f"{expected.name} {expected.version}: the registry entry does not match the archive's manifest: "
-            + "; ".join(differences),
-            code="metadata_mismatch",
-            details={"differences": differences},
-        )
-
-
-def check_grants(manifest: Any, fetched: Fetched, options: InstallOptions) -> tuple[str, ...]:
-    """The read-only grant ceiling of SPEC 7; returns the effective grants."""
-    grants = tuple(manifest.grants)
-    beyond = sorted(g for g in set(grants) if g not in READ_ONLY_GRANTS)
-    if beyond and fetched.tier != "official" and not options.allow_grants:
-        raise PkgmgrError(
-            f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)}",
-            code="grant_not_allowed",
-            details={"grants": beyond},
-            hint="review them and pass --allow-grants to accept",
-        )
-    return grants
 
 
 def get_installed(scope: Scope, name: str) -> Installed | None:
@@ -202,13 +65,18 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
-def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
-           announce: Callable[[dict[str, Any]], None] | None = None) -> Outcome:
-    """Move a prepared tree into place and switch to it in one transaction (writer lock held).
+def commit(scope: Scope, prepared: Verified, options: InstallOptions,
+           announce: Callable[[dict[str, Any]], None] | None = None, *,
+           on_switch: OnSwitch | None = None) -> Outcome:
+    """Move a verified tree into place and switch to it in one transaction (writer lock held).
     `announce` sees the summary once the commit is certain to change something, before it does
-    (SPEC 7: what an install grants, runs and needs, shown before it acts)."""
+    (SPEC 7: what an install grants, runs and needs, shown before it acts). `on_switch` runs in
+    the transaction with the new row and returns the activations it changed; what it raises rolls
+    the switch back."""
     from pkgmgr.archive.checksum import checksum_hex
-    from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
+    from pkgmgr.versions import (
+        same_version,  # here: `ext list` imports this module, not packaging
+    )
 
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
@@ -253,8 +121,6 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
         remove_tree(target)  # an orphan of an interrupted writer: nothing references it
     os.rename(prepared.root, target)
     crashpoint("install.after_rename")
-    from pkgmgr.activation.lifecycle import refresh_on_switch
-
     row = _row(prepared, rel, options, current)
     conn = scope.db
     try:
@@ -265,9 +131,7 @@ def commit(scope: Scope, prepared: Prepared, options: InstallOptions,
                          tuple(row.values()))
             installed = get_installed(scope, name)
             assert installed is not None
-            activations = refresh_on_switch(conn, scope, installed, prepared.bundles,
-                                            deactivate_missing=options.deactivate_missing,
-                                            confirm_always=options.confirm_always)
+            activations = on_switch(conn, installed) if on_switch is not None else []
             crashpoint("install.before_commit")
     except BaseException:
         # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
@@ -295,7 +159,7 @@ def tree_is_intact(installed: Installed) -> bool:
     return installed.directory.is_dir() and tree_checksum(installed.directory) == installed.tree_sha256
 
 
-def _row(prepared: Prepared, rel: str, options: InstallOptions, current: Installed | None) -> dict[str, Any]:
+def _row(prepared: Verified, rel: str, options: InstallOptions, current: Installed | None) -> dict[str, Any]:
     fetched = prepared.fetched
     manifest = prepared.manifest
     return {
@@ -338,17 +202,17 @@ def login_user() -> str:
         return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
 
 
-def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:
-    """Remove an installed extension (writer lock held). Raises not_found and, through the
-    activation hooks, extension_has_active_bundles."""
+def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None,
+           ) -> tuple[Installed, list[dict[str, Any]]]:
+    """Remove an installed extension (writer lock held). Raises not_found; `before_delete` runs in
+    the transaction (the activation guard: extension_has_active_bundles) and returns what it
+    deactivated."""
     current = get_installed(scope, name)
     if current is None:
         raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
-    from pkgmgr.activation.lifecycle import guard_removal
-
     conn = scope.db
     with transaction(conn):
-        deactivated = guard_removal(conn, scope, current, deactivate=deactivate, action="remove")
+        deactivated = before_delete(conn, current) if before_delete is not None else []
         conn.execute("DELETE FROM extensions WHERE name = ?", (name,))
         crashpoint("remove.before_commit")
     crashpoint("remove.after_commit")
@@ -360,17 +224,18 @@ def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, lis
     return current, deactivated
 
 
-def set_enabled(scope: Scope, name: str, enabled: bool, *, deactivate: bool = False) -> tuple[Installed, list]:
+def set_enabled(scope: Scope, name: str, enabled: bool, *, before_disable: BeforeDelete | None = None,
+                ) -> tuple[Installed, list[dict[str, Any]]]:
+    """Enable or disable an installed extension; `before_disable` runs in the transaction of a
+    disable (the activation guard) and returns what it deactivated. Raises not_found."""
     current = get_installed(scope, name)
     if current is None:
         raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
-    from pkgmgr.activation.lifecycle import guard_removal
-
     conn = scope.db
     changed: list[dict[str, Any]] = []
     with transaction(conn):
-        if not enabled:
-            changed = guard_removal(conn, scope, current, deactivate=deactivate, action="disable")
+        if not enabled and before_disable is not None:
+            changed = before_disable(conn, current)
         conn.execute("UPDATE extensions SET enabled = ? WHERE name = ?", (int(enabled), name))
     updated = get_installed(scope, name)
     assert updated is not None

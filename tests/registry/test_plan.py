@@ -15,7 +15,7 @@ from pkgmgr.progress import Reporter
 from pkgmgr.refs import parse_ref
 from pkgmgr.registry.memory import Memory
 from pkgmgr.registry.plan import make_planner
-from pkgmgr.store.install import InstallOptions
+from pkgmgr.install.options import InstallOptions
 from tests.registry.helpers import RegistryDir, archive_bytes
 from tests.support.fakegithub import FakeGitHub
 from tests.support.servers import StaticFileServer
@@ -37,7 +37,7 @@ def test_registry_plan_and_fetch(home: Path, regdir: RegistryDir, static_server:
     assert fetched.sha256 == published.sha256 and fetched.verified and fetched.tier == "official"
     assert fetched.source_url == f"{static_server.url}/{published.url}"
     assert fetched.archive is not None and fetched.archive.read_bytes() == published.data
-    assert fetched.expected is not None and fetched.expected.permissions == ("session.read",)
+    assert fetched.expects.entry is not None and fetched.expects.entry.permissions == ("session.read",)
 
 
 def test_fetches_are_thread_safe(home: Path, regdir: RegistryDir, static_server: StaticFileServer) -> None:

@@ -1,4 +1,9 @@
-"""`ext install`: plan every ref, check policy, fetch in parallel, then commit one by one.
+"""The install pipeline: plan -> fetch -> verify -> stage -> switch, for a batch of refs.
+
+Every ref is planned (`pkgmgr.install.plan`) and checked against policy, fetched in parallel,
+staged and verified (`pkgmgr.install.verify`), then switched to by a `Destination`
+(`pkgmgr.install.destination`; pkgmgr's scope store by default). The pipeline calls nothing
+else of the store or the activations.
 
 Refs are committed in argument order under one hold of the scope's writer lock; a failing
 ref does not stop the others, and the first failure in argument order becomes the command's
@@ -11,15 +16,20 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.install.destination import Destination
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.plan import Fetched, Plan, plan_path
+from pkgmgr.install.scope_destination import ScopeDestination
+from pkgmgr.install.verify import Verified, prepare
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
-from pkgmgr.store.model import Fetched
-from pkgmgr.store.scope import Scope
+
+if TYPE_CHECKING:
+    from pkgmgr.store.install import Outcome
+    from pkgmgr.store.scope import Scope
 
 Confirm = Callable[[dict[str, Any]], bool]
 Announce = Callable[[dict[str, Any]], None]  # shows a summary before its ref is committed (SPEC 7)
@@ -77,13 +87,16 @@ def install(
     reporter: Reporter | None = None,
     lock_timeout: float = 30.0,
     announce: Announce | None = None,
+    destination: Destination | None = None,
 ) -> BatchResult:
     """Install `refs` into `scope`, each planned by `planner` — or, instead of `refs`, the
     `planned` refs of a caller that resolved already (update and sync; two may share a ref text:
     two assets of one release). `confirm` asks the operator about an
     unverified source (showing its summary); `announce` shows every other ref's summary just
-    before it is committed — what it grants, runs and needs from the network (SPEC 7)."""
+    before it is committed — what it grants, runs and needs from the network (SPEC 7).
+    `destination` is where verified trees go: `scope`'s store unless another host's is given."""
     reporter = reporter or Reporter()
+    target: Destination = destination if destination is not None else ScopeDestination(scope)
     if planned is not None:
         refs = [plan.ref.text for plan in planned]
     batch = BatchResult([RefResult(ref) for ref in refs])
@@ -97,7 +110,7 @@ def install(
         try:
             ref = parse_ref(text)
             if ref.kind == "name" and not ref.spec:
-                current = get_installed(scope, ref.name or "")
+                current = target.installed(ref.name or "")
                 if current is not None:
                     result.status, result.name, result.version = "skipped", current.name, current.version
                     result.message = (f"{current.name} {current.version} is already installed; "
@@ -128,7 +141,7 @@ def install(
         return batch
     if options.dry_run:
         for index, item in fetched.items():
-            if _preview(batch.results[index], item, config=config, options=options, scope=scope):
+            if _preview(batch.results[index], item, config=config, options=options, destination=target):
                 batch.results[index].status = "planned"
         return batch
     shown: set[int] = set()  # summaries the operator saw at a prompt
@@ -146,10 +159,10 @@ def install(
         if not fetched:
             return batch
     try:
-        with scope.writer(lock_timeout):
-            prepared = prepare_all(scope, fetched, config=config, options=options)
+        with target.writer(lock_timeout):
+            prepared = prepare_all(target, fetched, config=config, options=options)
             for index in fetched:
-                _commit_one(scope, batch.results[index], prepared[index], options=options,
+                _commit_one(target, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)
     except PkgmgrError as error:  # the lock or the state database: what was not committed fails with it
         for index in fetched:
@@ -159,23 +172,23 @@ def install(
     return batch
 
 
-Staged = tuple[Path, "Prepared | PkgmgrError"]
+Staged = tuple[Path, "Verified | PkgmgrError"]
 
 
-def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
+def prepare_all(destination: Destination, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
                 ) -> dict[int, Staged]:
     """Extract and validate every fetched ref, each in its own staging directory (writer lock
     held), several at a time: creating files waits on the disk, and one ref's waits overlap
     another's work. Returns index -> (staging directory, Prepared or the error it raised)."""
 
     def one(item: Fetched) -> Staged:
-        staging = scope.new_staging()
+        staging = destination.new_staging()
         try:
             return staging, prepare(item, staging, config=config, options=options)
         except PkgmgrError as error:
             return staging, error
         except BaseException:
-            scope.discard(staging)
+            destination.discard(staging)
             raise
 
     staged: dict[int, Staged] = {}
@@ -198,12 +211,12 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
                 failure = failure or exc
     if failure is not None:  # no staging directory is left behind
         for staging, _ in staged.values():
-            scope.discard(staging)
+            destination.discard(staging)
         raise failure
     return staged
 
 
-def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions,
+def _commit_one(destination: Destination, result: RefResult, staged: Staged, *, options: InstallOptions,
                 announce: Announce | None) -> None:
     """Commit one prepared ref (writer lock held) and drop its staging directory; a failure
     (its preparation's included) lands in `result`."""
@@ -213,12 +226,12 @@ def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: Ins
             raise prepared
         result.summary = prepared.summary()
         result.name, result.version = prepared.name, prepared.version
-        outcome = commit(scope, prepared, options, announce)
+        outcome = destination.switch(prepared, options, announce)
         result.outcome, result.status = outcome, outcome.action
     except PkgmgrError as error:
         result.status, result.error = "failed", error
     finally:
-        scope.discard(staging)
+        destination.discard(staging)
 
 
 def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
@@ -244,25 +257,22 @@ def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch:
 
 def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
     try:
-        return plan.fetch(reporter)
+        return plan.fetch_expected(reporter)
     except PkgmgrError as error:
         return error
 
 
 def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions,
-             scope: Scope | None = None) -> bool:
+             destination: Destination | None = None) -> bool:
     """Validate and summarise in a throw-away directory outside the scope (a dry run, or what a
-    prompt shows); write nothing. With `scope` (a dry run), also check that the scope's
-    activations of the extension keep their bundle and profile. False, with the error in
+    prompt shows); write nothing. With `destination` (a dry run), also check what its switch
+    would refuse (a scope's activations keep their bundle and profile). False, with the error in
     `result`, when it would fail."""
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
-            prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
-            if scope is not None:
-                from pkgmgr.activation.lifecycle import check_kept
-
-                check_kept(scope, prepared.name, prepared.version, prepared.bundles,
-                           deactivate_missing=options.deactivate_missing)
+            prepared: Verified = prepare(item, Path(tmp), config=config, options=options)
+            if destination is not None:
+                destination.check_switch(prepared, options)
         except PkgmgrError as error:
             result.status, result.error = "failed", error
             return False

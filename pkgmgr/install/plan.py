@@ -1,0 +1,123 @@
+"""The first stage of the pipeline: what will be installed, from where, how trusted, and what
+the fetched archive must turn out to be.
+
+`Plan` is a resolved ref (decided before anything is downloaded) carrying its `Expectations`;
+`Plan.fetch` makes it a local `Fetched`. Local paths are planned here; names, `github:` and URLs
+by `pkgmgr.registry.plan` / `pkgmgr.registry.github_plan`; locks by `pkgmgr.workspace.resolve`.
+Every expectation is checked in one place, `pkgmgr.install.verify`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import errno
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from pkgmgr.errors import PkgmgrError
+from pkgmgr.progress import Reporter
+from pkgmgr.refs import Ref
+
+DIRECT_KINDS = frozenset({"path", "archive", "url", "github"})
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a registry entry promises about the archive (SPEC 5.4 metadata_mismatch)."""
+
+    name: str
+    version: str
+    permissions: tuple[str, ...]
+    network_digest: str
+    min_compozy_version: str
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What a lock, a registry entry or a workspace declaration requires of the fetched archive;
+    `pkgmgr.install.verify` checks each that is set."""
+
+    entry: Expected | None = None  # a registry entry's metadata: metadata_mismatch
+    tree_sha256: str | None = None  # a lock's tree checksum: checksum_mismatch
+    name: str | None = None  # the name a declaration gave a direct source: invalid_config
+
+    def combined(self, other: Expectations) -> Expectations:
+        """These expectations, with `other`'s filling what these leave unset."""
+        return Expectations(entry=self.entry or other.entry, tree_sha256=self.tree_sha256 or other.tree_sha256,
+                            name=self.name or other.name)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A source made local: an archive file (checksum verified when known) or a directory."""
+
+    kind: str  # registry | github | url | archive | path
+    locator: str  # registry name, OWNER/REPO, URL or absolute path: what `update` follows
+    archive: Path | None = None
+    directory: Path | None = None
+    sha256: str | None = None
+    source_url: str | None = None
+    verified: bool = False
+    tier: str | None = None
+    registry: str | None = None
+    label: str = ""  # how the user named it (for messages)
+    expects: Expectations = Expectations()
+
+    @property
+    def direct(self) -> bool:
+        return self.kind in DIRECT_KINDS or self.tier == "unverified"
+
+
+@dataclass
+class Plan:
+    """A resolved ref: enough to decide policy before anything is downloaded."""
+
+    ref: Ref
+    kind: str  # registry | github | url | archive | path
+    label: str
+    verified: bool
+    tier: str | None = None
+    name: str | None = None
+    version: str | None = None
+    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment,return-value]
+    extra: dict[str, Any] = field(default_factory=dict)
+    expects: Expectations = Expectations()  # joined to what `fetch` returns by the pipeline
+
+    def fetch_expected(self, reporter: Reporter) -> Fetched:
+        """`fetch`, with this plan's expectations joined to the fetched source's."""
+        fetched = self.fetch(reporter)
+        if self.expects == Expectations():
+            return fetched
+        return dataclasses.replace(fetched, expects=self.expects.combined(fetched.expects))
+
+    @property
+    def needs_consent(self) -> bool:
+        """Direct sources and unverified registries need --allow-unverified (SPEC 7)."""
+        return not self.verified
+
+
+def plan_path(ref: Ref) -> Plan:
+    """A directory or an archive file on disk. Raises not_found, and invalid_archive for anything else
+    (a FIFO, a device)."""
+    assert ref.path is not None
+    path = ref.path.absolute()
+    try:
+        info = path.stat()
+    except OSError as exc:
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
+            raise  # permissions and the like: the CLI reports what could not be accessed
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+    if stat.S_ISDIR(info.st_mode):
+        fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
+        return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
+    if stat.S_ISREG(info.st_mode):
+        from pkgmgr.net.hashing import file_sha256
+
+        def fetch(reporter: Reporter) -> Fetched:
+            return Fetched(kind="archive", locator=str(path), archive=path, sha256=file_sha256(path),
+                           source_url=str(path), label=ref.text)
+
+        return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
+    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
