@@ -186,9 +186,12 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def _planner(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.cli.workspace_registries import session_for
     from pkgmgr.registry.plan import make_planner
 
-    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None))
+    options = install_options(ctx, args)
+    return make_planner(session_for(ctx, allow_expired=options.allow_expired), options=options,
+                        asset=getattr(args, "asset", None))
 
 
 def reporter_for(ctx: Context) -> Any:

@@ -63,7 +63,7 @@ def _allow_expired(p: argparse.ArgumentParser) -> None:
 
 
 def _session(ctx: Context, args: argparse.Namespace) -> "Session":
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
     return session_for(ctx, allow_expired=args.allow_expired)
 

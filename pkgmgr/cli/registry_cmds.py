@@ -87,7 +87,7 @@ def _session(ctx: Context, *, allow_expired: bool = False, config: Any = None) -
 def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Session":
     """The registries as resolution sees them: inside a workspace, those its approved
     pkgmgr.toml declares join the configured ones (SPEC 10), after them, before `default`."""
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
     return session_for(ctx, allow_expired=allow_expired)
 

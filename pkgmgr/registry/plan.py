@@ -1,6 +1,6 @@
 """Install plans for the remote refs: registry names, `github:OWNER/REPO[@TAG]` and URLs.
 
-`make_planner(ctx, options=, asset=)` returns the callable the installer gives every ref that
+`make_planner(session, options=, asset=)` returns the callable the installer gives every ref that
 is not a local path. Planning (registry reads, resolution, GitHub release lookup) happens in
 the caller's thread; each plan's `fetch` only downloads and verifies, and is safe to run in
 the installer's thread pool.
@@ -24,16 +24,9 @@ if TYPE_CHECKING:
 Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(ctx: Any, *, options: Any, asset: str | None = None, allow_expired: bool | None = None) -> Planner:
-    """The planner of `ext install` (and of `update`): refs of kind name, github and url.
-
-    `allow_expired` defaults to `options.allow_expired` when InstallOptions has it.
-    """
-    from pkgmgr.registry.session import session_for
-
-    if allow_expired is None:
-        allow_expired = bool(getattr(options, "allow_expired", False))
-    session = session_for(ctx, allow_expired=allow_expired)
+def make_planner(session: Session, *, options: Any, asset: str | None = None) -> Planner:
+    """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
+    through `session`'s registries and fetcher."""
     return RemotePlanner(session, options=options, asset=asset)
 
 
