@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
@@ -117,7 +117,7 @@ class Updater:
         try:
             newest = select_version(entry, request, registry=registry.name, vanished=registry.vanished(entry.name))
         except PkgmgrError as error:
-            if error.code != "version_not_found":
+            if error.code != Code.VERSION_NOT_FOUND:
                 raise
             item.reason = "no allowed version: " + error.message.split(":\n", 1)[-1].replace("\n", "; ")
             return item, None

@@ -13,12 +13,17 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
-from pkgmgr.jsonutil import key_path
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Pairs, Subprocess
-from pkgmgr.manifest.network import SECTION as NETWORK, digest_of_normalised, normalize_network
+from pkgmgr.manifest.network import SECTION as NETWORK
+from pkgmgr.manifest.network import digest_of_normalised, normalize_network
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
-from pkgmgr.manifest.templates import ENV_REFERENCE, is_env_name, looks_secret, template_problems
+from pkgmgr.manifest.templates import (
+    ENV_REFERENCE,
+    is_env_name,
+    looks_secret,
+    template_problems,
+)
 from pkgmgr.versions import parse_semver, strip_v
 
 INVALID = "invalid_manifest"
@@ -71,13 +76,13 @@ def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tu
     key, text that is not Unicode — a lone surrogate from a JSON escape, which no message may
     echo) or None, and the values JSON cannot carry (TOML dates, NaN, infinities) in places the
     schema does not type, such as `[resources.tools.<handler>]` tables."""
-    from pkgmgr.documents import DocumentError, plain_issues
+    from pkgmgr.documents import DocumentError, Fatal, plain_issues
 
     try:
         issues = plain_issues(data, max_depth=MAX_DEPTH + 1)
     except DocumentError as exc:
         return [("", exc.message)], []
-    fatal = [i for i in issues if "Unicode" in i[1] or "is not a string" in i[1]]
+    fatal = [i for i in issues if isinstance(i[1], Fatal)]
     return (fatal or None), issues
 
 

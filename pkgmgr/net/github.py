@@ -22,8 +22,14 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import quote
 
-from pkgmgr.errors import PkgmgrError
-from pkgmgr.net.http import HttpClient, UrlNotAllowed, check_url_allowed, redact_url, token_from_env
+from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.http import (
+    HttpClient,
+    UrlNotAllowed,
+    check_url_allowed,
+    redact_url,
+    token_from_env,
+)
 
 if TYPE_CHECKING:
     from pkgmgr.config import NetworkSettings
@@ -210,7 +216,7 @@ class GitHub:
             try:
                 latest = _parse_release(self._api_json(f"{base}/latest"), owner, repo)
             except PkgmgrError as exc:
-                if exc.code != "not_found":
+                if exc.code != Code.NOT_FOUND:
                     raise
             else:
                 if not latest.draft and not latest.prerelease:
@@ -355,7 +361,7 @@ class GitHub:
         try:
             return call()
         except PkgmgrError as exc:
-            if exc.code == "not_found" or (exc.code == "http_error" and exc.details.get("status") in statuses):
+            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and exc.details.get("status") in statuses):
                 raise PkgmgrError(
                     message,
                     code="not_found",

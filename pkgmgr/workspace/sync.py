@@ -25,7 +25,7 @@ from typing import Any, Callable
 
 from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.plan import Plan
 from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
@@ -187,7 +187,7 @@ def _declaration_error(ws: Workspace, declared: DeclaredActivation, error: Pkgmg
     """An activation's error, naming the declaration of pkgmgr.toml that asked for it."""
     key = f"{MANIFEST} activations[{ws.manifest.activations.index(declared)}]"
     hint = error.hint
-    if error.code == "usage" and declared.bundle is None:
+    if error.code == Code.USAGE and declared.bundle is None:
         hint = f"name the bundle in {key}: bundle = \"...\""
     return PkgmgrError(f"{key} ({declared.label}): {error.message}", code=error.code, details=error.details,
                        hint=hint)
@@ -304,7 +304,7 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error
-        if error is not None and error.code == "invalid_config" and error.details.get("expected") == item.name:
+        if error is not None and error.code == Code.INVALID_CONFIG and error.details.get("expected") == item.name:
             name = error.details["name"]
             github = f"{item.declared.github}@{item.declared.tag}" if item.declared.tag else item.declared.github
             source = f"github {github}" if github else item.declared.kind
