@@ -190,7 +190,7 @@ def _planner(ctx: Context, args: argparse.Namespace) -> Any:
     from pkgmgr.registry.plan import make_planner
 
     options = install_options(ctx, args)
-    return make_planner(session_for(ctx, allow_expired=options.allow_expired), options=options,
+    return make_planner(session_for(ctx, allow_expired=options.allow_expired, dry_run=options.dry_run), options=options,
                         asset=getattr(args, "asset", None))
 
 

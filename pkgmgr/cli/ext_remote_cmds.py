@@ -65,7 +65,7 @@ def _allow_expired(p: argparse.ArgumentParser) -> None:
 def _session(ctx: Context, args: argparse.Namespace) -> "Session":
     from pkgmgr.cli.workspace_registries import session_for
 
-    return session_for(ctx, allow_expired=args.allow_expired)
+    return session_for(ctx, allow_expired=args.allow_expired, dry_run=bool(getattr(args, "dry_run", False)))
 
 
 # --- update ------------------------------------------------------------------------------------

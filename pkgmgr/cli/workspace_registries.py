@@ -47,12 +47,13 @@ def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
 
 
 def session_for(ctx: Any, *, allow_expired: bool = False,
-                extra_registries: Sequence[RegistryConfig] | None = None) -> Session:
+                extra_registries: Sequence[RegistryConfig] | None = None, dry_run: bool = False) -> Session:
     """A Session from the CLI context (home, config, --offline, warnings on stderr). Inside a
-    workspace, the registries its approved pkgmgr.toml declares join the configured ones."""
+    workspace, the registries its approved pkgmgr.toml declares join the configured ones. A
+    `dry_run` session writes nothing (not even the rollback memory)."""
     from pkgmgr.registry.session import Session
 
     if extra_registries is None:
         extra_registries = trusted_registries(ctx)
     return Session(ctx.home, ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn,
-                   extra_registries=extra_registries)
+                   extra_registries=extra_registries, record=not dry_run)

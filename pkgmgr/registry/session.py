@@ -32,13 +32,16 @@ class Session:
         warn: Callable[[str], None] | None = None,
         extra_registries: Sequence[RegistryConfig] = (),
         fetcher: Fetcher | None = None,
+        record: bool = True,
     ) -> None:
+        """`record=False` (a dry run) reads the rollback memory but never writes it."""
         self.home = home
         self.config = config
         self.offline = offline
         self.allow_expired = allow_expired
         self._warn = warn
         self.extra_registries = tuple(extra_registries)
+        self.record = record
         self._lock = threading.RLock()
         self._objects: dict[str, Any] = {} if fetcher is None else {"http": fetcher}
         self._warned: set[str] = set()

@@ -228,7 +228,7 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
     _check_upgrade(ws, options)
     ws.require_trust()
     session = Session(home, config, offline=offline, allow_expired=options.install.allow_expired, warn=warn,
-                      extra_registries=ws.manifest.registries)
+                      extra_registries=ws.manifest.registries, record=not options.dry_run)
     try:
         resolver = Resolver(ws, session, options)
         plan = make_plan(ws, resolver, options)
