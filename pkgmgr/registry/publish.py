@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
-from pkgmgr.errors import PkgmgrError, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import atomic_write_bytes
 from pkgmgr.registry.artifact import ArchiveFacts
 from pkgmgr.registry.model import (
@@ -79,7 +79,7 @@ def index_lock(root: Path, timeout: float) -> Iterator[None]:
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     require_index(root)
-    lock = ExclusiveLock(root / LOCK_FILE, timeout)
+    lock = ExclusiveLock(root / LOCK_FILE, timeout, code=Code.INVALID_INDEX)  # a committed link is refused
     try:
         lock.acquire()
     except LockTimeout:
