@@ -158,7 +158,7 @@ def test_rich_reporter_overlapping_downloads_stop_after_the_last(monkeypatch: py
 
 
 def test_rich_reporter_counts_bytes_per_download(monkeypatch: pytest.MonkeyPatch) -> None:
-    terminal = tty_stderr(monkeypatch)
+    tty_stderr(monkeypatch)
     reporter = RichReporter()
     reporter.download_started("a", "a.tar.gz", 100)
     reporter.download_started("b", "b.tar.gz", 100)

@@ -12,8 +12,14 @@ import sqlite3
 from dataclasses import dataclass
 from typing import Any
 
-from pkgmgr.activation.checks import (Finding, VisibleAgents, activation_agent_owner, collect_visible, raise_findings,
-                                      scope_findings)
+from pkgmgr.activation.checks import (
+    Finding,
+    VisibleAgents,
+    activation_agent_owner,
+    collect_visible,
+    raise_findings,
+    scope_findings,
+)
 from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint

@@ -12,12 +12,12 @@ from pathlib import Path
 from typing import Any, Collection, Iterator, Sequence
 
 from pkgmgr.bundles.agent import load_agent
-from pkgmgr.documents import MIB
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
 from pkgmgr.bundles.schedule import FIRE_LIMIT_RULES, RETRY_RULES, check_fields, check_schedule
+from pkgmgr.documents import MIB
 from pkgmgr.errors import Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import urlsplit
@@ -55,7 +55,7 @@ class RegistryMeta:
     expires: datetime | None = None
 
     def expired(self, now: datetime | None = None) -> bool:
-        return self.expires is not None and self.expires <= (now or datetime.now(timezone.utc))
+        return self.expires is not None and self.expires <= (now or datetime.now(UTC))
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import os
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
@@ -188,9 +189,9 @@ def _row(prepared: Verified, rel: str, options: InstallOptions, current: Install
 
 
 def now_utc() -> str:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.now(timezone.utc).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
 def login_user() -> str:

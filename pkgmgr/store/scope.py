@@ -177,7 +177,7 @@ class Scope:
             ) from None
         try:
             crashpoint("writer.locked")
-            self.db  # migrate under the lock
+            self.db  # noqa: B018 - opening it migrates, under the lock
             from pkgmgr.store.recovery import remove_leftovers
 
             self.last_cleanup = remove_leftovers(self)

@@ -11,8 +11,7 @@ from pkgmgr.store.install import login_user
 from tests.support.cli import run_cli
 from tests.support.stores import store_root
 
-from .helpers import (FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, installed, make_ext, ok, resources,
-                      state)
+from .helpers import FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, installed, make_ext, ok, resources, state
 
 
 @pytest.fixture

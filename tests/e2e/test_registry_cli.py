@@ -3,7 +3,6 @@ registries on loopback (a static HTTP server and a fake GitHub), through the CLI
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Iterator
