@@ -80,7 +80,7 @@ def decode_toml(data: bytes, *, max_bytes: int) -> dict[str, Any]:
     text = decode_text(data.removeprefix(UTF8_BOM))
     check_toml_keys(text)
     try:
-        return _decode_toml(text)  # type: ignore[no-any-return]
+        return _decode_toml(text)
     except RecursionError:
         raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
 

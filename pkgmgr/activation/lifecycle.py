@@ -321,7 +321,8 @@ def list_activations(scope: Scope, *, status: str | None = None) -> list[dict[st
     conn = scope.reader()
     if conn is None:
         return []
-    query, params = "SELECT * FROM activations", ()
+    query = "SELECT * FROM activations"
+    params: tuple[str, ...] = ()
     if status:
         query, params = query + " WHERE status = ?", (status,)
     return [activation_json(r) for r in db_rows(conn, "activations", query + " ORDER BY extension, bundle, profile", params)]
@@ -333,7 +334,8 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
         conn = scope.reader()
         if conn is None:
             continue
-        query, params = "SELECT * FROM resources", ()
+        query = "SELECT * FROM resources"
+        params: tuple[str, ...] = ()
         if kind:
             query, params = query + " WHERE kind = ?", (kind,)
         out.extend(resource_json(r, scope.kind) for r in db_rows(conn, "resources", query + " ORDER BY kind, name, id", params))
@@ -408,6 +410,7 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
             visible.replace(row["id"], profile.agent_names(),
                             lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
         updated = one_row(conn, "activations", "SELECT * FROM activations WHERE id = ?", (row["id"],))
+        assert updated is not None  # updated in this transaction
         results.append({**activation_json(updated), "change": "updated"})
     return results
 

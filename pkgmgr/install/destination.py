@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from pkgmgr.install.plan import InstallOptions
+    from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
     from pkgmgr.store.install import Outcome
     from pkgmgr.store.model import Installed

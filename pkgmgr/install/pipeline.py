@@ -28,6 +28,7 @@ from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
+    from pkgmgr.config import Config
     from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
 
@@ -58,7 +59,7 @@ class BatchResult:
         return next((r.error for r in self.results if r.error is not None), None)
 
 
-def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interactive: bool) -> None:
+def check_consent(plan: Plan, *, config: Config, options: InstallOptions, interactive: bool) -> None:
     """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked."""
     if not plan.needs_consent:
         return
@@ -78,7 +79,7 @@ def install(
     scope: Scope,
     refs: Sequence[str] = (),
     *,
-    config: Any,
+    config: Config,
     options: InstallOptions,
     planner: Planner | None = None,
     planned: Sequence[Plan] | None = None,
@@ -175,7 +176,7 @@ def install(
 Staged = tuple[Path, "Verified | PkgmgrError"]
 
 
-def prepare_all(destination: Destination, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
+def prepare_all(destination: Destination, fetched: dict[int, Fetched], *, config: Config, options: InstallOptions,
                 ) -> dict[int, Staged]:
     """Extract and validate every fetched ref, each in its own staging directory (writer lock
     held), several at a time: creating files waits on the disk, and one ref's waits overlap
@@ -234,7 +235,7 @@ def _commit_one(destination: Destination, result: RefResult, staged: Staged, *, 
         destination.discard(staging)
 
 
-def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
+def fetch_all(plans: dict[int, Plan], *, config: Config, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
     """Download every plan in parallel (a bounded pool); failures land in their result."""
     fetched: dict[int, Fetched] = {}
     if not plans:
@@ -262,7 +263,7 @@ def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
         return error
 
 
-def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions,
+def _preview(result: RefResult, item: Fetched, *, config: Config, options: InstallOptions,
              destination: Destination | None = None) -> bool:
     """Validate and summarise in a throw-away directory outside the scope (a dry run, or what a
     prompt shows); write nothing. With `destination` (a dry run), also check what its switch

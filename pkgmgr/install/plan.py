@@ -81,7 +81,7 @@ class Plan:
     tier: str | None = None
     name: str | None = None
     version: str | None = None
-    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment,return-value]
+    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment]
     extra: dict[str, Any] = field(default_factory=dict)
     expects: Expectations = Expectations()  # joined to what `fetch` returns by the pipeline
 

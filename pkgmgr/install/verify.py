@@ -18,7 +18,9 @@ from pkgmgr.install.plan import Expected, Fetched
 
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
+    from pkgmgr.bundles.model import Bundle
     from pkgmgr.config import Config
+    from pkgmgr.manifest.model import Manifest
 
 READ_ONLY_GRANTS = frozenset(
     {"logs.read", "memory.read", "model.read", "observe.read", "session.read", "skills.read", "tool.read"}
@@ -32,8 +34,8 @@ class Verified:
     fetched: Fetched
     root: Path  # the manifest root inside the staging directory
     staging: Path
-    manifest: Any  # pkgmgr.manifest.Manifest
-    bundles: tuple[Any, ...]
+    manifest: Manifest
+    bundles: tuple[Bundle, ...]
     tree_sha256: str
     listing: dict[str, str]
     grants: tuple[str, ...]
@@ -129,7 +131,7 @@ def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | Non
     return Verified(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
 
 
-def check_expected(expected: Expected, manifest: Any) -> None:
+def check_expected(expected: Expected, manifest: Manifest) -> None:
     """The registry entry may not understate what the archive's manifest declares."""
     from pkgmgr.versions import same_version
 
@@ -160,7 +162,7 @@ def check_expected(expected: Expected, manifest: Any) -> None:
         )
 
 
-def check_grants(manifest: Any, fetched: Fetched, options: InstallOptions) -> tuple[str, ...]:
+def check_grants(manifest: Manifest, fetched: Fetched, options: InstallOptions) -> tuple[str, ...]:
     """The read-only grant ceiling of SPEC 7; returns the effective grants."""
     grants = tuple(manifest.grants)
     beyond = sorted(g for g in set(grants) if g not in READ_ONLY_GRANTS)

@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pkgmgr import __version__
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.hashing import CHUNK, digests_equal
 from pkgmgr.patterns import HEX64_ANY_CASE
 
@@ -86,7 +86,7 @@ class UrlNotAllowed(PkgmgrError):
     """A URL the policy refuses (SPEC 5.1). Code `usage`: callers that read the URL from a
     registry or a config re-raise it with their own code (`invalid_index`, `invalid_config`)."""
 
-    code = "usage"
+    code = Code.USAGE
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -788,7 +788,7 @@ def _header_deadline_pools(seconds: float) -> dict[str, type]:
     import urllib3.connectionpool
 
     def with_deadline(base: type) -> type:
-        class Connection(base):  # type: ignore[misc,valid-type]
+        class Connection(base):
             def getresponse(self, *args: Any, **kwargs: Any) -> Any:
                 sock = self.sock
 

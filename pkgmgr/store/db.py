@@ -381,7 +381,7 @@ def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
     return PkgmgrError(
         f"state.db: row {row} of table {table} is damaged: column {column}: {why}",
         code="state_inconsistent",
-        details={"table": table, "row": key if isinstance(key, (int, str)) and decodable(key) else row,
+        details={"table": table, "row": key if isinstance(key, int) or (isinstance(key, str) and decodable(key)) else row,
                  "column": column},
         hint="run 'pkgmgr doctor --check' to list the damage; reinstalling the extension rewrites its row",
     )
