@@ -13,10 +13,10 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
@@ -25,10 +25,80 @@ from pkgmgr.store.db import transaction
 from pkgmgr.store.model import Installed
 
 if TYPE_CHECKING:
-    from pkgmgr.install.options import InstallOptions
-    from pkgmgr.install.plan import Fetched
-    from pkgmgr.install.verify import Verified
     from pkgmgr.store.scope import Scope
+
+
+# What the store needs of the layer above, as ports (`pkgmgr.install` satisfies them with
+# `Fetched`, `Verified` and `InstallOptions`); the store imports none of it.
+
+
+class Source(Protocol):
+    """Where a tree came from, as the `extensions` row records it."""
+
+    @property
+    def kind(self) -> str: ...
+    @property
+    def locator(self) -> str: ...
+    @property
+    def registry(self) -> str | None: ...
+    @property
+    def source_url(self) -> str | None: ...
+    @property
+    def sha256(self) -> str | None: ...
+    @property
+    def verified(self) -> bool: ...
+    @property
+    def tier(self) -> str | None: ...
+
+
+class ManifestRecord(Protocol):
+    """What a row records of the manifest."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def document(self) -> Mapping[str, Any]: ...
+    @property
+    def network_digest(self) -> str: ...
+
+
+class Staged(Protocol):
+    """A verified tree in a staging directory, ready to be switched to."""
+
+    @property
+    def fetched(self) -> Source: ...
+    @property
+    def root(self) -> Path: ...
+    @property
+    def staging(self) -> Path: ...
+    @property
+    def manifest(self) -> ManifestRecord: ...
+    @property
+    def tree_sha256(self) -> str: ...
+    @property
+    def listing(self) -> dict[str, str]: ...
+    @property
+    def grants(self) -> tuple[str, ...]: ...
+    @property
+    def max_scope(self) -> str | None: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    def summary(self) -> dict[str, Any]: ...
+
+
+class SwitchOptions(Protocol):
+    """The options a switch reads."""
+
+    @property
+    def force(self) -> bool: ...
+    @property
+    def pin(self) -> bool: ...
+    @property
+    def allow_unverified(self) -> bool: ...
 
 # hooks run inside the store's transactions by the layer above (the activation refresh):
 OnSwitch = Callable[[sqlite3.Connection, Installed], list[dict[str, Any]]]
@@ -58,7 +128,7 @@ def list_installed(scope: Scope) -> list[Installed]:
     return [Installed.from_row(r, scope.kind, scope.root) for r in conn.execute("SELECT * FROM extensions ORDER BY name")]
 
 
-def same_source(current: Installed, fetched: Fetched) -> bool:
+def same_source(current: Installed, fetched: Source) -> bool:
     if current.source_kind != fetched.kind:
         return False
     if fetched.kind == "registry":
@@ -66,7 +136,7 @@ def same_source(current: Installed, fetched: Fetched) -> bool:
     return current.source == fetched.locator
 
 
-def commit(scope: Scope, prepared: Verified, options: InstallOptions,
+def commit(scope: Scope, prepared: Staged, options: SwitchOptions,
            announce: Callable[[dict[str, Any]], None] | None = None, *,
            on_switch: OnSwitch | None = None) -> Outcome:
     """Move a verified tree into place and switch to it in one transaction (writer lock held).
@@ -160,7 +230,7 @@ def tree_is_intact(installed: Installed) -> bool:
     return installed.directory.is_dir() and tree_checksum(installed.directory) == installed.tree_sha256
 
 
-def _row(prepared: Verified, rel: str, options: InstallOptions, current: Installed | None) -> dict[str, Any]:
+def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed | None) -> dict[str, Any]:
     fetched = prepared.fetched
     manifest = prepared.manifest
     return {
@@ -189,7 +259,7 @@ def _row(prepared: Verified, rel: str, options: InstallOptions, current: Install
 
 
 def now_utc() -> str:
-    from datetime import datetime
+    from datetime import UTC, datetime
 
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 

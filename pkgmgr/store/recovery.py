@@ -12,7 +12,7 @@ import sqlite3
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.fsutil import remove_tree
@@ -289,9 +289,6 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
     """One `extensions` row per name found under extensions/, and what was not adopted and why."""
     from pkgmgr.archive import tree_checksum_and_listing
     from pkgmgr.errors import PkgmgrError
-    from pkgmgr.install.options import InstallOptions
-    from pkgmgr.install.plan import Fetched
-    from pkgmgr.install.verify import Verified
     from pkgmgr.manifest import read_manifest
     from pkgmgr.store.install import _row
     from pkgmgr.versions import version_key
@@ -318,7 +315,55 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
         _, rel, tree, manifest = found[-1]
         tree_sha256, listing = tree_checksum_and_listing(tree)
         max_scope = "workspace" if manifest.publish_max_scope is not None else None
-        prepared = Verified(Fetched(kind="unknown", locator=""), tree, tree, manifest, (), tree_sha256, listing,
-                            tuple(manifest.grants), max_scope)
-        rows.append(_row(prepared, rel, InstallOptions(), None))
+        adopted = _Adopted(_UNKNOWN_SOURCE, tree, tree, manifest, tree_sha256, listing, tuple(manifest.grants),
+                           max_scope)
+        rows.append(_row(adopted, rel, _AdoptOptions(), None))
     return rows, notes
+
+
+@dataclass(frozen=True)
+class _UnknownSource:
+    """The provenance of a tree adopted by `doctor --rebuild`: unknown, not verified."""
+
+    kind: str = "unknown"
+    locator: str = ""
+    registry: str | None = None
+    source_url: str | None = None
+    sha256: str | None = None
+    verified: bool = False
+    tier: str | None = None
+
+
+_UNKNOWN_SOURCE = _UnknownSource()
+
+
+@dataclass(frozen=True)
+class _AdoptOptions:
+    force: bool = False
+    pin: bool = False
+    allow_unverified: bool = False
+
+
+@dataclass(frozen=True)
+class _Adopted:
+    """An installed tree found on disk, as `store.install._row` records it (a `Staged`)."""
+
+    fetched: _UnknownSource
+    root: Path
+    staging: Path
+    manifest: Any  # pkgmgr.manifest.Manifest (the store does not import the codecs' types)
+    tree_sha256: str
+    listing: dict[str, str]
+    grants: tuple[str, ...]
+    max_scope: str | None
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.name)
+
+    @property
+    def version(self) -> str:
+        return str(self.manifest.version)
+
+    def summary(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}
