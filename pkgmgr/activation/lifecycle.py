@@ -9,6 +9,7 @@ activation has projected resources; every projection change is one transaction.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -347,27 +348,46 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
 
 def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Any, ...], *,
                       deactivate_missing: bool, confirm_always: bool) -> list[dict[str, Any]]:
-    """Recompute each activation of `installed` after its version changed (SPEC 9.3 "On
-    update"), inside the caller's transaction:
-
-    - activation digest unchanged -> only `extension_version` follows (`change: unchanged`);
-    - changed -> `version` + 1 and re-projection (`change: updated`); the confirmation carries
-      over while the network digest still equals the confirmed one (`confirmed_version` keeps
-      naming the version that was confirmed);
-    - a network digest changed to a non-empty value (or not empty and never confirmed), or any
-      change under policy confirm = "always" -> confirmation cleared, projection withdrawn,
-      `awaiting_confirmation`;
-    - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it
-      (`status: deactivated`).
-
-    Raises bundle_missing and the scope-rule errors; the caller's transaction then rolls back,
-    so the old version stays installed and every activation as it was."""
+    """Recompute each activation of `installed` after its version changed, inside the caller's
+    transaction: the rows and what is visible are read, `plan_refresh` decides (pure), and
+    `apply_refresh` writes. Raises what `plan_refresh` raises, before anything is written; the
+    caller's transaction then rolls back, so the old version stays installed and every
+    activation as it was."""
     rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
     if not rows:
         return []
-    results: list[dict[str, Any]] = []
-    now = now_utc()
-    visible = visible_from(conn, scope)  # once; kept current as activations are re-projected below
+    changes = plan_refresh(rows, scope, installed, bundles, visible_from(conn, scope),
+                           deactivate_missing=deactivate_missing, confirm_always=confirm_always)
+    return apply_refresh(conn, installed, changes, now=now_utc())
+
+
+@dataclass(frozen=True)
+class ActivationChange:
+    """What a version switch does to one activation (SPEC 9.3 "On update")."""
+
+    row: sqlite3.Row | dict[str, Any]
+    change: str  # deactivated | unchanged | updated
+    projection: Projection | None = None
+    needs_confirmation: bool = False
+
+
+def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, installed: Installed,
+                 bundles: tuple[Any, ...], visible: VisibleAgents, *, deactivate_missing: bool,
+                 confirm_always: bool) -> list[ActivationChange]:
+    """The change of each activation `rows` of `installed` (its new version, with `bundles`),
+    judged against `visible` (updated as it goes); reads and writes nothing:
+
+    - activation digest unchanged -> only `extension_version` follows (`unchanged`);
+    - changed -> `version` + 1 and re-projection (`updated`); the confirmation carries over while
+      the network digest still equals the confirmed one (`confirmed_version` keeps naming the
+      version that was confirmed);
+    - a network digest changed to a non-empty value (or not empty and never confirmed), or any
+      change under policy confirm = "always" -> confirmation cleared, projection withdrawn,
+      `awaiting_confirmation`;
+    - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it.
+
+    Raises bundle_missing and the scope-rule errors."""
+    changes: list[ActivationChange] = []
     for row in rows:  # judged against what the switch leaves projected: each re-adds its agents below
         visible.replace(row["id"])
     for row in rows:
@@ -375,40 +395,60 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
         if bundle is None or profile is None:
             if not deactivate_missing:
                 raise _bundle_missing(installed.name, installed.version, row, bundle)
-            _withdraw(conn, row["id"])
-            conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
             visible.replace(row["id"])
-            results.append({**activation_json(row), "status": "deactivated", "change": "deactivated"})
+            changes.append(ActivationChange(row, "deactivated"))
             continue
         projection = compute(scope, installed, bundle, profile)
-        raise_findings(findings_for(conn, scope, bundle, profile, activation=row["id"], visible=visible),
+        raise_findings(findings_for(None, scope, bundle, profile, activation=row["id"], visible=visible),
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
         if projection.activation_digest == row["activation_digest"]:
-            conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
             if row["status"] == ACTIVE:
                 visible.replace(row["id"], profile.agent_names(),
                                 lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
-            results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
+            changes.append(ActivationChange(row, "unchanged"))
             continue
         network = projection.network_digest
         # a non-empty network digest needs confirming when it changed (even back to a value confirmed
         # before it was dropped) or was never confirmed
         needs_confirmation = confirm_always or (
             network != "" and (network != row["network_digest"] or network != row["confirmed_digest"]))
+        if needs_confirmation:
+            visible.replace(row["id"])
+        else:
+            visible.replace(row["id"], profile.agent_names(),
+                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+        changes.append(ActivationChange(row, "updated", projection, needs_confirmation))
+    return changes
+
+
+def apply_refresh(conn: sqlite3.Connection, installed: Installed, changes: Sequence[ActivationChange], *,
+                  now: str) -> list[dict[str, Any]]:
+    """Write `changes` in the caller's transaction; the activation objects after them."""
+    results: list[dict[str, Any]] = []
+    for item in changes:
+        row = item.row
+        if item.change == "deactivated":
+            _withdraw(conn, row["id"])
+            conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
+            results.append({**activation_json(row), "status": "deactivated", "change": "deactivated"})
+            continue
+        if item.change == "unchanged":
+            conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
+            results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
+            continue
+        projection = item.projection
+        assert projection is not None  # an update always has its projection
         conn.execute(
             "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
             "activation_digest = ?, primary_channel = ?, updated_at = ? WHERE id = ?",
-            (installed.version, row["version"] + 1, AWAITING if needs_confirmation else ACTIVE, network,
-             projection.activation_digest, projection.primary_channel, now, row["id"]))
-        if needs_confirmation:
+            (installed.version, row["version"] + 1, AWAITING if item.needs_confirmation else ACTIVE,
+             projection.network_digest, projection.activation_digest, projection.primary_channel, now, row["id"]))
+        if item.needs_confirmation:
             conn.execute("UPDATE activations SET confirmed_version = NULL, confirmed_digest = NULL, "
                          "confirmed_at = NULL, confirmed_by = NULL WHERE id = ?", (row["id"],))
             _withdraw(conn, row["id"])
-            visible.replace(row["id"])
         else:
             _project(conn, projection)
-            visible.replace(row["id"], profile.agent_names(),
-                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
         updated = one_row(conn, "activations", "SELECT * FROM activations WHERE id = ?", (row["id"],))
         assert updated is not None  # updated in this transaction
         results.append({**activation_json(updated), "change": "updated"})
