@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.destination import Destination
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched, Plan, plan_path
@@ -66,13 +66,13 @@ def check_consent(plan: Plan, *, config: Config, options: InstallOptions, intera
     what = f"{plan.label} ({plan.kind}{', tier ' + plan.tier if plan.tier else ''})"
     if not config.allow_unverified:
         raise PkgmgrError(f"{what} is not verified by a registry and policy.allow_unverified is false",
-                          code="unverified_source")
+                          code=Code.UNVERIFIED_SOURCE)
     if not options.allow_unverified:
-        raise PkgmgrError(f"{what} is not verified by a registry", code="unverified_source",
+        raise PkgmgrError(f"{what} is not verified by a registry", code=Code.UNVERIFIED_SOURCE,
                           hint="pass --allow-unverified to install it anyway")
     if not options.yes and not interactive:
         raise PkgmgrError(f"{what} is not verified and nobody can be asked to confirm it",
-                          code="unverified_source", hint="pass --yes together with --allow-unverified")
+                          code=Code.UNVERIFIED_SOURCE, hint="pass --yes together with --allow-unverified")
 
 
 def install(
@@ -155,7 +155,7 @@ def install(
                 del fetched[index]
             elif not confirm(result.summary or {}):
                 result.status = "failed"
-                result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code="unverified_source")
+                result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code=Code.UNVERIFIED_SOURCE)
                 del fetched[index]
         if not fetched:
             return batch

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref
 
@@ -108,7 +108,7 @@ def plan_path(ref: Ref) -> Plan:
     except OSError as exc:
         if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ENAMETOOLONG, errno.ELOOP):
             raise  # permissions and the like: the CLI reports what could not be accessed
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found") from None
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code=Code.NOT_FOUND) from None
     if stat.S_ISDIR(info.st_mode):
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
@@ -120,4 +120,4 @@ def plan_path(ref: Ref) -> Plan:
                            source_url=str(path), label=ref.text)
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
-    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
+    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code=Code.INVALID_ARCHIVE)

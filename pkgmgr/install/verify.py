@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expected, Fetched
 
@@ -113,7 +113,7 @@ def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | Non
         check_expected(expects.entry, manifest)
     if expects.name is not None and manifest.name != expects.name:
         raise PkgmgrError(f"{fetched.label or fetched.locator} holds the extension {manifest.name}, "
-                          f"not {expects.name}", code="invalid_config",
+                          f"not {expects.name}", code=Code.INVALID_CONFIG,
                           details={"name": manifest.name, "expected": expects.name})
     grants = check_grants(manifest, fetched, options)
     max_scope = manifest.publish_max_scope
@@ -125,7 +125,7 @@ def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | Non
         raise PkgmgrError(
             f"{manifest.name} {manifest.version}: the installed tree would have checksum {tree_sha256}, "
             f"but the lock records {expects.tree_sha256}",
-            code="checksum_mismatch",
+            code=Code.CHECKSUM_MISMATCH,
             details={"tree_sha256": tree_sha256, "expected": expects.tree_sha256},
         )
     return Verified(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
@@ -157,7 +157,7 @@ def check_expected(expected: Expected, manifest: Manifest) -> None:
         raise PkgmgrError(
             f"{expected.name} {expected.version}: the registry entry does not match the archive's manifest: "
             + "; ".join(differences),
-            code="metadata_mismatch",
+            code=Code.METADATA_MISMATCH,
             details={"differences": differences},
         )
 
@@ -169,7 +169,7 @@ def check_grants(manifest: Manifest, fetched: Fetched, options: InstallOptions) 
     if beyond and fetched.tier != "official" and not options.allow_grants:
         raise PkgmgrError(
             f"{manifest.name} {manifest.version} asks for grants beyond the read-only set: {', '.join(beyond)}",
-            code="grant_not_allowed",
+            code=Code.GRANT_NOT_ALLOWED,
             details={"grants": beyond},
             hint="review them and pass --allow-grants to accept",
         )
