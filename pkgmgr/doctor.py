@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from pkgmgr.store.scope import Scope
 
 
-def check_scope(scope: Scope, *, config: Config | None, verify_trees: bool = True) -> list[Finding]:
+def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> list[Finding]:
     """Every read-only invariant check of `scope`: installs, trees, leftovers, activations."""
     from pkgmgr.activation.invariants import check_activations
     from pkgmgr.store.recovery import check_store

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.activation.checks import (
     Finding,
@@ -34,6 +34,10 @@ from pkgmgr.store.scope import Scope
 ACTIVE = "active"
 AWAITING = "awaiting_confirmation"
 
+if TYPE_CHECKING:
+    from pkgmgr.bundles.model import Bundle, Profile
+    from pkgmgr.config import Config
+
 
 @dataclass(frozen=True)
 class Target:
@@ -54,12 +58,12 @@ class Target:
 @dataclass
 class Resolved:
     installed: Installed
-    bundle: Any
-    profile: Any
+    bundle: Bundle
+    profile: Profile
     projection: Projection
 
 
-def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
+def resolve(scope: Scope, target: Target, *, config: Config) -> Resolved:
     """Find the installed extension, bundle and profile, and compute the projection.
     Raises not_found / usage with what exists."""
     name = target.extension.lower()  # extension names are lower-case (SPEC 2)
@@ -80,7 +84,7 @@ def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
     return Resolved(installed, bundle, profile, projection)
 
 
-def load_installed_bundles(installed: Installed, config: Any) -> tuple[Any, ...]:
+def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle, ...]:
     """Load and validate the bundles of an installed tree. The manifest was validated when it
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
@@ -92,7 +96,7 @@ def load_installed_bundles(installed: Installed, config: Any) -> tuple[Any, ...]
     return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
 
 
-def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, profile_name: str) -> tuple[Any, Any]:
+def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:
     if not bundles:
         raise PkgmgrError(f"{extension} has no bundles", code="not_found")
     if bundle_name is None:
@@ -102,10 +106,11 @@ def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, prof
                               code="usage")
         bundle = bundles[0]
     else:
-        bundle = next((b for b in bundles if b.name.lower() == bundle_name.lower()), None)
-        if bundle is None:
+        named = next((b for b in bundles if b.name.lower() == bundle_name.lower()), None)
+        if named is None:
             raise PkgmgrError(f"{extension} has no bundle {bundle_name!r} (it has: "
                               f"{', '.join(b.name for b in bundles)})", code="not_found")
+        bundle = named
     profile = bundle.profile(profile_name)
     if profile is None:
         raise PkgmgrError(f"bundle {bundle.name} has no profile {profile_name!r} (it has: "
@@ -113,7 +118,7 @@ def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, prof
     return bundle, profile
 
 
-def compute(scope: Scope, installed: Installed, bundle: Any, profile: Any) -> Projection:
+def compute(scope: Scope, installed: Installed, bundle: Bundle, profile: Profile) -> Projection:
     return project(extension=installed.name, bundle=bundle, profile=profile, network_digest=installed.network_digest,
                    scope_kind=scope.kind, scope_root=str(scope.root), workspace_path=scope.workspace_path)
 
@@ -133,7 +138,7 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
     return visible
 
 
-def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Any, profile: Any, *, activation: str,
+def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Bundle, profile: Profile, *, activation: str,
                  visible: VisibleAgents | None = None) -> list[Finding]:
     """Scope rules for `profile` activated as `activation` against everything visible from
     `scope` (computed unless `visible` is given)."""
@@ -201,7 +206,7 @@ def _withdraw(conn: sqlite3.Connection, act_id: str) -> None:
     conn.execute("DELETE FROM resources WHERE activation_id = ?", (act_id,))
 
 
-def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str | None, lock_timeout: float,
+def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: str | None, lock_timeout: float,
              confirmed_by: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Create the activation at version 1: active and projected when no network requirement
     exists or `confirm_digest` equals it, awaiting confirmation otherwise (SPEC 9.3).
@@ -259,7 +264,7 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
         return activation_json(row), resources_of(conn, projection.activation_id, scope.kind)
 
 
-def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Any,
+def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Config,
             lock_timeout: float) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
     """Confirm the current version's network requirement and project. Returns (activation,
     resources, changed); confirming an already-confirmed current version changes nothing.
@@ -346,7 +351,7 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
 # --- hooks called by the store inside its transactions ---------------------------------------------
 
 
-def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Any, ...], *,
+def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Bundle, ...], *,
                       deactivate_missing: bool, confirm_always: bool) -> list[dict[str, Any]]:
     """Recompute each activation of `installed` after its version changed, inside the caller's
     transaction: the rows and what is visible are read, `plan_refresh` decides (pure), and
@@ -372,7 +377,7 @@ class ActivationChange:
 
 
 def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, installed: Installed,
-                 bundles: tuple[Any, ...], visible: VisibleAgents, *, deactivate_missing: bool,
+                 bundles: tuple[Bundle, ...], visible: VisibleAgents, *, deactivate_missing: bool,
                  confirm_always: bool) -> list[ActivationChange]:
     """The change of each activation `rows` of `installed` (its new version, with `bundles`),
     judged against `visible` (updated as it goes); reads and writes nothing:
@@ -455,13 +460,13 @@ def apply_refresh(conn: sqlite3.Connection, installed: Installed, changes: Seque
     return results
 
 
-def _target_of(row: sqlite3.Row | dict[str, Any], bundles: tuple[Any, ...]) -> tuple[Any, Any]:
+def _target_of(row: sqlite3.Row | dict[str, Any], bundles: tuple[Bundle, ...]) -> tuple[Bundle | None, Profile | None]:
     """The bundle and profile an activation names among `bundles` (None where gone)."""
     bundle = next((b for b in bundles if b.name.lower() == row["bundle"].lower()), None)
     return bundle, bundle.profile(row["profile"]) if bundle is not None else None
 
 
-def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], bundle: Any) -> PkgmgrError:
+def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], bundle: Bundle | None) -> PkgmgrError:
     missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
     return PkgmgrError(
         f"{name} {version} no longer has {missing}, which activation {row['id']} uses; nothing was changed",
@@ -469,7 +474,7 @@ def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], 
         hint="pass --deactivate-missing to deactivate it as part of the update")
 
 
-def check_kept(scope: Scope, name: str, version: str, bundles: tuple[Any, ...], *, deactivate_missing: bool) -> None:
+def check_kept(scope: Scope, name: str, version: str, bundles: tuple[Bundle, ...], *, deactivate_missing: bool) -> None:
     """Raise the `bundle_missing` that switching `name` to `version` (with `bundles`) would
     raise, reading only: what a dry run can know about the refresh of its activations."""
     if deactivate_missing:
