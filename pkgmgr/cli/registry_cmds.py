@@ -9,7 +9,6 @@ unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,12 +16,13 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.patterns import REGISTRY_NAME
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
     from pkgmgr.registry.session import Session
 
-REGISTRY_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+REGISTRY_NAME_RE = REGISTRY_NAME
 DEFAULT_PRIORITY = 100
 
 

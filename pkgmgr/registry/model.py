@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
 from pkgmgr.jsonutil import join_key
+from pkgmgr.patterns import EXTENSION_NAME
 from pkgmgr.versions import _SEMVER, parse_semver
 
 INVALID = "invalid_index"
@@ -28,7 +29,7 @@ ENTRY_MAX_BYTES = 1 * MIB
 INDEX_MAX_BYTES = 16 * MIB
 TIERS = ("official", "community", "unverified")
 VERIFIED_TIERS = frozenset({"official", "community"})
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
+_NAME_RE = EXTENSION_NAME
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
 
 
