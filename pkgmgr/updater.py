@@ -2,7 +2,7 @@
 source (SPEC 4) — not yanked, no prerelease unless --pre, compatible with the host.
 
 Deciding is done here, per extension, and one extension's failure never hides the others'
-outcome; committing goes through `installer.install` (the same consent checks, parallel
+outcome; committing goes through `install.pipeline.install` (the same consent checks, parallel
 fetches, prepare/commit under the writer lock), handing it the plans decided here. Pinned
 extensions are reported `pinned`; path and archive installs are not updatable and reported
 unchanged. An update never moves to a lower version.

@@ -1,5 +1,5 @@
-"""installer + sources: consent for unverified plans, parallel fetches whose failures stay with
-their ref, argument order, dry runs, and local path plans."""
+"""The install pipeline (`pkgmgr.install.pipeline`, `.plan`): consent for unverified plans,
+parallel fetches whose failures stay with their ref, argument order, dry runs, local path plans."""
 
 from __future__ import annotations
 

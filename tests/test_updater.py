@@ -458,7 +458,7 @@ def test_an_updated_item_without_its_installation_keeps_its_own_fields() -> None
 
 
 def test_options_are_passed_to_the_installer(env: Env, acme: RegistryDir) -> None:
-    """--pin given to update pins the new version (the options reach installer.install)."""
+    """--pin given to update pins the new version (the options reach install.pipeline.install)."""
     acme.publish("demo-ext", "0.2.0")
     env.update(["demo-ext"], options=InstallOptions(pin=True))
     installed = get_installed(env.scope, "demo-ext")
