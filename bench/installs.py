@@ -58,7 +58,9 @@ def install_many(env: Env) -> Iterator[Case]:
         command = [*pkgmgr_command(), "--home", home, "ext", "install", *names, "--yes", "-o", "json"]
         curl = which("curl")
         loop = _shell_loop(server.url, releases, out, curl is not None)
-        reset_baseline = lambda: shutil.rmtree(out, ignore_errors=True)
+
+        def reset_baseline() -> None:
+            shutil.rmtree(out, ignore_errors=True)
 
         def install() -> None:
             run(command, cwd=env.workdir, env=clean_env(env.workdir))

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
-from contextlib import contextmanager
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
 from pkgmgr.jsonutil import key_path
+from pkgmgr.patterns import REGISTRY_NAME as _REGISTRY_NAME
 
 DEFAULT_RESERVED_AGENTS = ("coordinator", "dreaming-curator")
 MIB = 1024 * 1024
@@ -124,7 +124,7 @@ def _env_host_version() -> str | None:
     return value or None
 
 
-_REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
 
 
 def _checked_host_version(value: str | None, key: str, file: str = "environment") -> str | None:

@@ -131,7 +131,7 @@ def fsync_tree(path: Path) -> None:
     """fsync every file and directory under `path` (not following links), directories after
     what they hold: the portable way to make a new tree durable, one fsync per file."""
     flags = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    for current, dirs, files, dir_fd in os.fwalk(path, topdown=False):
+    for _current, _dirs, files, dir_fd in os.fwalk(path, topdown=False):
         for name in files:
             try:
                 fd = os.open(name, flags | os.O_NONBLOCK, dir_fd=dir_fd)

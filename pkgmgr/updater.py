@@ -2,7 +2,7 @@
 source (SPEC 4) — not yanked, no prerelease unless --pre, compatible with the host.
 
 Deciding is done here, per extension, and one extension's failure never hides the others'
-outcome; committing goes through `installer.install` (the same consent checks, parallel
+outcome; committing goes through `install.pipeline.install` (the same consent checks, parallel
 fetches, prepare/commit under the writer lock), handing it the plans decided here. Pinned
 extensions are reported `pinned`; path and archive installs are not updatable and reported
 unchanged. An update never moves to a lower version.
@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
+    from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
-    from pkgmgr.sources import Plan
     from pkgmgr.store.model import Installed
     from pkgmgr.store.scope import Scope
 
@@ -119,7 +119,7 @@ class Updater:
         try:
             newest = select_version(entry, request, registry=registry.name, vanished=registry.vanished(entry.name))
         except PkgmgrError as error:
-            if error.code != "version_not_found":
+            if error.code != Code.VERSION_NOT_FOUND:
                 raise
             item.reason = "no allowed version: " + error.message.split(":\n", 1)[-1].replace("\n", "; ")
             return item, None
@@ -227,7 +227,7 @@ class Updater:
 
     def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
-        from pkgmgr.installer import install
+        from pkgmgr.install.pipeline import install
 
         batch = install(self.scope, config=config, options=self.options,
                         planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,

@@ -111,3 +111,33 @@ def version_key(text: str) -> Version:
     from packaging.version import Version
 
     return Version(strip_v(text))
+
+
+# --- the one host-version check (SPEC 2: min_compozy_version) -------------------------------------
+
+
+def parse_host_version(text: str | None) -> Version | None:
+    """The configured host version, parsed; None when none is configured. Raises
+    `PkgmgrError(invalid_config)` when it is not a semantic version."""
+    from pkgmgr.errors import PkgmgrError
+
+    if text is None:
+        return None
+    try:
+        return parse_semver(text)
+    except ValueError as exc:
+        raise PkgmgrError(f"host version: {exc}", code="invalid_config",
+                          hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
+
+
+def host_satisfies(host: Version, minimum: str) -> bool:
+    """Whether `host` is at least `minimum` in semver precedence, which ignores build metadata
+    (`2.0.0` satisfies `2.0.0+build.7`). Raises ValueError for a `minimum` that is no semver."""
+    return _precedence(host) >= _precedence(parse_semver(minimum))
+
+
+def _precedence(version: Version) -> Version:
+    """The version without its build metadata (a PEP 440 local part)."""
+    from packaging.version import Version
+
+    return Version(version.public) if version.local is not None else version

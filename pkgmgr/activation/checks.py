@@ -13,10 +13,15 @@ import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pkgmgr.bundles.names import agent_key
 from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pkgmgr.bundles.model import Bundle, JobSpec, Profile, TriggerSpec
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,8 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
     return into
 
 
-def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | None, scope_kind: str,
-                   workspace_path: str, bundle: Any = None) -> list[Finding]:
+def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str | None, scope_kind: str,
+                   workspace_path: str, bundle: Bundle | None = None) -> list[Finding]:
     """Every scope rule broken by activating `profile` of `bundle` (as `activation`) with
     `visible` agents around it; the agents `activation` itself projects do not count against it."""
     from pkgmgr.bundles import layout_scope_problems
@@ -148,7 +153,9 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
             findings.append(Finding("agent_conflict", "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",
                                     f"{agent.path}/AGENT.md", "name"))
-    for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
+    referring: tuple[tuple[str, Sequence[JobSpec | TriggerSpec]], ...] = (("job", profile.jobs),
+                                                                          ("trigger", profile.triggers))
+    for kind, items in referring:
         for index, item in enumerate(items):
             if agent_key(item.agent) not in packaged and not visible.has(item.agent, exclude=activation):
                 import difflib

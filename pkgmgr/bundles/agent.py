@@ -15,10 +15,10 @@ import re
 from functools import cache
 from typing import Any, Callable, ClassVar, Collection
 
-from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.model import AgentSpec
 from pkgmgr.bundles.names import agent_name_problem
+from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space

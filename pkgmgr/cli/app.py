@@ -133,7 +133,7 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
     """The command-line parser; with `only`, just the modules declaring that top-level command
     (`pkgmgr.cli.commands.register_all`) and, in them, just that command (and, with `then`,
     just that command of its group)."""
-    from pkgmgr.cli import commands
+    from pkgmgr.cli.commands import register_all
 
     parent = global_options()
     parser = Parser(
@@ -155,7 +155,7 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
     parser.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    commands.register_all(Commands(sub, parent, only=only, then=then), only)
+    register_all(Commands(sub, parent, only=only, then=then), only)
     return parser
 
 

@@ -35,7 +35,8 @@ def register(commands: "Commands") -> None:
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.recovery import check_scope, rebuild_scope, repair_scope
+    from pkgmgr.doctor import check_scope
+    from pkgmgr.store.recovery import rebuild_scope, repair_scope
     from pkgmgr.store.scope import global_scope
     from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
 

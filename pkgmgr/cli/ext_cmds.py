@@ -8,6 +8,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
+from pkgmgr.cli.install_common import (
+    add_install_options,
+    add_registry_option,
+    announce_for,
+    confirm_for,
+    install_options,
+    reporter_for,
+    summary_lines,
+)
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
@@ -118,40 +127,6 @@ def register(commands: "Commands") -> "Commands":
     return ext
 
 
-def add_install_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by install, update and sync (SPEC 4)."""
-    p.add_argument("--allow-unverified", action="store_true",
-                   help="accept sources no reviewed registry vouches for (paths, archives, URLs, GitHub)")
-    p.add_argument("--force", action="store_true", help="replace an install from another source or content")
-    p.add_argument("--pre", action="store_true", help="consider prereleases")
-    p.add_argument("--allow-grants", action="store_true", help="accept grants beyond the read-only set")
-    p.add_argument("--deactivate-missing", action="store_true",
-                   help="deactivate activations whose profile the new version no longer has")
-    p.add_argument("--dry-run", action="store_true", help="show what would be installed; change nothing")
-    p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
-
-
-def add_registry_option(p: argparse.ArgumentParser, text: str) -> None:
-    p.add_argument("--registry", metavar="NAME", help=text)
-
-
-def install_options(ctx: Context, args: argparse.Namespace) -> Any:
-    from pkgmgr.store.install import InstallOptions
-
-    return InstallOptions(
-        confirm_always=ctx.config.confirm_policy == "always",
-        force=args.force,
-        allow_grants=args.allow_grants,
-        allow_unverified=args.allow_unverified,
-        pin=getattr(args, "pin", False),
-        pre=args.pre,
-        yes=ctx.yes,
-        dry_run=args.dry_run,
-        deactivate_missing=args.deactivate_missing,
-        allow_expired=args.allow_expired,
-    )
-
-
 # --- validate / pack ---------------------------------------------------------------------------
 
 
@@ -253,64 +228,12 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def _planner(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.cli.workspace_registries import session_for
     from pkgmgr.registry.plan import make_planner
 
-    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None),
-                        registry=getattr(args, "registry", None))
-
-
-def reporter_for(ctx: Context) -> Any:
-    if ctx.show_progress:
-        from pkgmgr.progress import RichReporter
-
-        return RichReporter()
-    from pkgmgr.progress import Reporter
-
-    return Reporter()
-
-
-def confirm_for(ctx: Context) -> Any:
-    if not ctx.interactive:
-        return None
-
-    def confirm(summary: dict[str, Any]) -> bool:
-        for line in summary_lines(summary):
-            ctx.err.write(line + "\n")
-        return ctx.ask(f"Install {summary['name']} {summary['version']} from this unverified source?")
-
-    return confirm
-
-
-def announce_for(ctx: Context) -> Any:
-    """SPEC 7: before it acts, installing shows what it installs — permissions, subprocess
-    command, network requirement — one summary per extension, just before its commit, on stderr
-    (JSON output carries the same summary in its document; `-q` drops it)."""
-    if ctx.json or ctx.quiet:
-        return None
-    printer = Printer(ctx.err)  # progress, not a result: stderr (SPEC 11)
-
-    def announce(summary: dict[str, Any]) -> None:
-        lines = summary_lines(summary)
-        printer.lines([f"installing {lines[0]}", *lines[1:]])
-        printer.stream.flush()
-
-    return announce
-
-
-def summary_lines(summary: dict[str, Any]) -> list[str]:
-    lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
-             f"{'verified' if summary['verified'] else 'unverified'})"]
-    lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
-    if summary.get("subprocess"):
-        lines.append(f"  subprocess:  {summary['subprocess']}")
-    network = summary.get("network_requirement")
-    if network:
-        scopes = ", ".join(network.get("channel_scopes", [])) or "no channel scopes"
-        lines.append(f"  network:     required, mode {network.get('mode')}, {scopes} "
-                     f"(digest {summary['network_digest']})")
-    if summary.get("max_scope"):
-        lines.append(f"  publishes:   up to the {summary['max_scope']} scope")
-    return lines
+    options = install_options(ctx, args)
+    return make_planner(session_for(ctx, allow_expired=options.allow_expired, dry_run=options.dry_run), options=options,
+                        asset=getattr(args, "asset", None), registry=getattr(args, "registry", None))
 
 
 def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
@@ -326,7 +249,7 @@ def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.installer import install
+    from pkgmgr.install.pipeline import install
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
@@ -651,7 +574,7 @@ def _reinstall_hint(item: "Installed") -> str:
 
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
-    from pkgmgr.store.install import set_enabled
+    from pkgmgr.install.scope_destination import set_enabled
 
     scope = target_scope(ctx)
     _require_store(scope, args.names)
@@ -688,7 +611,8 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.install import get_installed, remove
+    from pkgmgr.install.scope_destination import remove
+    from pkgmgr.store.install import get_installed
 
     if args.save:
         from pkgmgr.workspace.edit import check_saveable

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 
 def register(ext: "Commands") -> None:
-    from pkgmgr.cli.ext_cmds import add_install_options, add_registry_option
+    from pkgmgr.cli.install_common import add_install_options, add_registry_option
 
     p = ext.command(
         "update", cmd_update, "update installed extensions",
@@ -68,16 +68,16 @@ def _allow_expired(p: argparse.ArgumentParser) -> None:
 
 
 def _session(ctx: Context, args: argparse.Namespace) -> "Session":
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
-    return session_for(ctx, allow_expired=args.allow_expired)
+    return session_for(ctx, allow_expired=args.allow_expired, dry_run=bool(getattr(args, "dry_run", False)))
 
 
 # --- update ------------------------------------------------------------------------------------
 
 
 def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli.ext_cmds import announce_for, confirm_for, install_options, reporter_for
+    from pkgmgr.cli.install_common import announce_for, confirm_for, install_options, reporter_for
     from pkgmgr.updater import Updater
 
     if args.all and args.names:
@@ -150,7 +150,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
         p.table(["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"], rows)
         planned = [i for i in report.items if i.status == "planned" and i.summary]
         if planned:
-            from pkgmgr.cli.ext_cmds import summary_lines
+            from pkgmgr.cli.install_common import summary_lines
 
             p.line("would install:")
             for item in planned:

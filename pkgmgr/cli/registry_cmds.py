@@ -17,12 +17,13 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.patterns import REGISTRY_NAME
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
     from pkgmgr.registry.session import Session
 
-REGISTRY_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+REGISTRY_NAME_RE = REGISTRY_NAME
 DEFAULT_PRIORITY = 100
 
 
@@ -97,7 +98,7 @@ def _session(ctx: Context, *, allow_expired: bool = False, config: Any = None) -
 def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Session":
     """The registries as resolution sees them: inside a workspace, those its approved
     pkgmgr.toml declares join the configured ones (SPEC 10), after them, before `default`."""
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
     return session_for(ctx, allow_expired=allow_expired)
 
@@ -654,7 +655,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
 def _download_release(ctx: Context, session: "Session", text: str,
                       asset_name: str | None) -> tuple[Path, str, str, str]:
     """Download the archive asset of a GitHub release: (file, its download URL, OWNER/REPO, tag)."""
-    from pkgmgr.cli.ext_cmds import reporter_for
+    from pkgmgr.cli.install_common import reporter_for
     from pkgmgr.refs import parse_ref
 
     ref = parse_ref(text)

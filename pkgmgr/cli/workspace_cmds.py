@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
-from pkgmgr.cli.ext_cmds import add_install_options, announce_for, install_options, reporter_for
+from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 

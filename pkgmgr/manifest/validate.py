@@ -14,8 +14,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
-from pkgmgr.manifest import generations as gen
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Pairs, Subprocess
 from pkgmgr.manifest.network import SECTION as NETWORK
@@ -134,13 +134,13 @@ def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tu
     key, text that is not Unicode — a lone surrogate from a JSON escape, which no message may
     echo) or None, and the values JSON cannot carry (TOML dates, NaN, infinities) in places the
     schema does not type, such as `[resources.tools.<handler>]` tables."""
-    from pkgmgr.documents import DocumentError, plain_issues
+    from pkgmgr.documents import DocumentError, Fatal, plain_issues
 
     try:
         issues = plain_issues(data, max_depth=MAX_DEPTH + 1)
     except DocumentError as exc:
         return [("", exc.message)], []
-    fatal = [i for i in issues if "Unicode" in i[1] or "is not a string" in i[1]]
+    fatal = [i for i in issues if isinstance(i[1], Fatal)]
     return (fatal or None), issues
 
 

@@ -53,13 +53,14 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pkgmgr import __version__
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.hashing import CHUNK, digests_equal
+from pkgmgr.patterns import HEX64_ANY_CASE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,7 +74,7 @@ MAX_RETRY_WAIT = 60.0
 ANNOUNCED_WAIT = 2.0  # a longer wait between retries is announced (SPEC 6)
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMALL_DRAIN = 64 * 1024
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_HEX64 = HEX64_ANY_CASE
 _SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
 _CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
 
@@ -85,7 +86,7 @@ class UrlNotAllowed(PkgmgrError):
     """A URL the policy refuses (SPEC 5.1). Code `usage`: callers that read the URL from a
     registry or a config re-raise it with their own code (`invalid_index`, `invalid_config`)."""
 
-    code = "usage"
+    code = Code.USAGE
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -836,7 +837,7 @@ def _header_deadline_pools(seconds: float) -> dict[str, type]:
     import urllib3.connectionpool
 
     def with_deadline(base: type) -> type:
-        class Connection(base):  # type: ignore[misc,valid-type]
+        class Connection(base):
             def getresponse(self, *args: Any, **kwargs: Any) -> Any:
                 sock = self.sock
 
@@ -904,8 +905,8 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _reset_time(value: str | None) -> str | None:
@@ -913,7 +914,7 @@ def _reset_time(value: str | None) -> str | None:
     if value is None:
         return None
     try:
-        stamp = datetime.fromtimestamp(int(value.strip()), tz=timezone.utc)
+        stamp = datetime.fromtimestamp(int(value.strip()), tz=UTC)
     except (ValueError, OverflowError, OSError):
         return None
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")

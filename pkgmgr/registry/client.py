@@ -295,9 +295,10 @@ class Registry:
 
     def remember(self) -> None:
         """Record the serial and the versions read so far (one transaction). Call only after
-        the reads succeeded; a no-op for the exempt default registry."""
+        the reads succeeded; a no-op for the exempt default registry and in a session that
+        records nothing (a dry run)."""
         with self._lock:
-            if self.exempt or self._meta is None:
+            if self.exempt or self._meta is None or not self.session.record:
                 return
             rows = [(name, version, sha, yanked) for (name, version), (sha, yanked) in sorted(self._seen.items())]
             self.session.memory.record(self.source, self._meta.serial, rows)

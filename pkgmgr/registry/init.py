@@ -21,13 +21,14 @@ from pathlib import Path
 
 from pkgmgr import __version__
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.patterns import REGISTRY_NAME
 from pkgmgr.registry.model import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
 
 PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"
 WORKFLOW_FILE = ".github/workflows/validate.yml"
 GITIGNORE = ".gitignore"
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+_NAME_RE = REGISTRY_NAME
 _REQUIREMENT_RE = re.compile(r"^[^\s'\"`$\\]+(?: @ [^\s'\"`$\\]+)?$")
 
 WORKFLOW = """\

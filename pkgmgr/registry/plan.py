@@ -1,6 +1,6 @@
 """Install plans for the remote refs: registry names, `github:OWNER/REPO[@TAG]` and URLs.
 
-`make_planner(ctx, options=, asset=)` returns the callable the installer gives every ref that
+`make_planner(session, options=, asset=)` returns the callable the installer gives every ref that
 is not a local path. Planning (registry reads, resolution, GitHub release lookup) happens in
 the caller's thread; each plan's `fetch` only downloads and verifies, and is safe to run in
 the installer's thread pool.
@@ -11,10 +11,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.errors import PkgmgrError, suggest_close
+from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
 from pkgmgr.registry.model import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, select_version
-from pkgmgr.sources import Plan
-from pkgmgr.store.model import Expected, Fetched
 
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
@@ -25,18 +24,10 @@ if TYPE_CHECKING:
 Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(ctx: Any, *, options: Any, asset: str | None = None, allow_expired: bool | None = None,
-                 registry: str | None = None) -> Planner:
-    """The planner of `ext install` (and of `update`): refs of kind name, github and url.
-
-    `allow_expired` defaults to `options.allow_expired` when InstallOptions has it; `registry`
-    (`--registry NAME`) makes that registry alone answer for names.
-    """
-    from pkgmgr.registry.session import session_for
-
-    if allow_expired is None:
-        allow_expired = bool(getattr(options, "allow_expired", False))
-    session = session_for(ctx, allow_expired=allow_expired)
+def make_planner(session: Session, *, options: Any, asset: str | None = None, registry: str | None = None) -> Planner:
+    """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
+    through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
+    registry alone answer for names."""
     planner = RemotePlanner(session, options=options, asset=asset, registry=registry)
     if registry is not None:
         session.registries.get(registry)  # an unknown name is refused before anything is planned
@@ -60,7 +51,7 @@ class RemotePlanner:
             return plan_github(self.session, ref, pre=self.options.pre, asset=self.asset)
         if ref.kind == "url":
             return plan_url(self.session, ref)
-        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.sources
+        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.install.plan
 
     def prefetch(self, refs: "list[Ref]") -> None:
         """Read the registry entries of the name refs concurrently, before they are planned one
@@ -178,7 +169,7 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
                 ).path
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
                        source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
-                       expected=expected, label=ref.text)
+                       expects=Expectations(entry=expected), label=ref.text)
 
     return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=tier,
                 name=entry.name, version=version.version, fetch=fetch,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
@@ -98,7 +98,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
         raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)})
     report = Report(root, base=base)
     checker = _Checker(root, report)
-    meta = checker.registry(now or datetime.now(timezone.utc))
+    meta = checker.registry(now or datetime.now(UTC))
     entries = checker.entries()
     checker.index(meta, entries)
     new_versions: set[tuple[str, Any]] | None = None

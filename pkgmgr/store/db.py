@@ -17,7 +17,8 @@ from typing import Any, Callable, Iterable, Iterator
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.fsutil import DURABLE
-from pkgmgr.refs import NAME_RE
+from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
+from pkgmgr.patterns import HEX64, UTC_MOMENT
 from pkgmgr.versions import _SEMVER, strip_v
 
 FORMAT_1_MARK = "sha256-1:"  # a format-1 tree checksum kept by migration 5: it equals no tree's checksum
@@ -307,11 +308,11 @@ def _decode_text(raw: bytes) -> str:
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
 _FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path"})  # may name any file
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = HEX64
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")
 _RESOURCE_ID = re.compile(r"[a-z]{3}_[0-9a-f]{16}")
-_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_MOMENT = UTC_MOMENT
 SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
 RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
 STATUSES = frozenset({"active", "awaiting_confirmation"})
@@ -384,7 +385,7 @@ def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
     return PkgmgrError(
         f"state.db: row {row} of table {table} is damaged: column {column}: {why}",
         code="state_inconsistent",
-        details={"table": table, "row": key if isinstance(key, (int, str)) and decodable(key) else row,
+        details={"table": table, "row": key if isinstance(key, int) or (isinstance(key, str) and decodable(key)) else row,
                  "column": column},
         hint="run 'pkgmgr doctor --check' to list the damage; reinstalling the extension rewrites its row",
     )

@@ -16,14 +16,15 @@ from typing import Any, Callable, Iterator
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError, Problem, ProblemSink, ValidationFailed
 from pkgmgr.fsutil import NotRegularFile, read_regular
-from pkgmgr.refs import NAME_RE
+from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
+from pkgmgr.patterns import GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
 
 MANIFEST = "pkgmgr.toml"
 MAX_BYTES = 1024 * 1024
 # GitHub's rules, as `refs.parse_ref` applies them to github:OWNER/REPO[@TAG]
-_GITHUB = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]{0,38})/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})(?:@(\S+))?$")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_GITHUB = re.compile(rf"^({GITHUB_OWNER})/({GITHUB_REPO})(?:@(\S+))?$")
+_HEX64 = HEX64
+_REGISTRY_NAME = REGISTRY_NAME
 
 
 @dataclass(frozen=True)

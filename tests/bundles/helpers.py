@@ -12,6 +12,7 @@ import tomlkit
 
 from pkgmgr.bundles import Bundle, load_bundles
 from pkgmgr.errors import Problem, ValidationFailed
+
 from ..support.builders import minimal_manifest, write_extension
 
 REPO = Path(__file__).resolve().parents[2]

@@ -74,7 +74,7 @@ def test_complete_profile(root):
     assert [c.record() for c in default.channels.items] == [{"name": "ops", "description": "Ops"},
                                                              {"name": "alerts", "description": ""}]
     assert default.agent_names() == ("planner", "writer")
-    assert [(l.id, l.display_name, l.path) for l in default.layouts] == [("two-up", "Two up", "layouts/two-up.json")]
+    assert [(lay.id, lay.display_name, lay.path) for lay in default.layouts] == [("two-up", "Two up", "layouts/two-up.json")]
     assert default.layouts[0].document == layout_doc()
     assert [(j.name, j.enabled, j.schedule["mode"]) for j in default.jobs] == [
         ("every", True, "every"), ("cron", False, "cron"), ("task", True, "every"), ("at", True, "at")]

@@ -131,7 +131,7 @@ def test_invalid_config_is_an_error_when_it_is_needed(home: Path) -> None:
     (home / "config.toml").write_text("[host\n")
     context = ctx(home)  # creating the context reads nothing
     with pytest.raises(PkgmgrError) as caught:
-        context.config
+        context.config  # noqa: B018 - reading the property raises
     assert caught.value.code == "invalid_config"
 
 

@@ -15,8 +15,14 @@ from types import SimpleNamespace
 import pytest
 
 from pkgmgr.cli.context import Context
-from pkgmgr.cli.ext_cmds import _reinstall_hint, announce_for, confirm_for, install_options, installed_json, \
-    summary_lines
+from pkgmgr.cli.ext_cmds import (
+    _reinstall_hint,
+    announce_for,
+    confirm_for,
+    install_options,
+    installed_json,
+    summary_lines,
+)
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok
 from tests.support.builders import minimal_manifest, write_extension
 from tests.workspace.helpers import crew_files

@@ -3,7 +3,6 @@ registries on loopback (a static HTTP server and a fake GitHub), through the CLI
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Iterator
@@ -380,3 +379,30 @@ def test_token_goes_only_to_github_hosts_and_is_never_shown_or_stored(
             assert auth is None, (server_name, path)
     assert any(auth for name, _, auth in github.auth_log() if name in ("api", "raw"))
     assert all("authorization" not in r.headers for r in static_server.requests)
+
+
+# --- a dry run writes nothing (issue 12) -----------------------------------------------------------
+
+
+def _memory_rows(home: Path) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        return conn.execute("SELECT source, name, version FROM registry_versions ORDER BY name, version").fetchall()
+    finally:
+        conn.close()
+
+
+def test_install_and_update_dry_runs_record_nothing_in_the_rollback_memory(home: Path, regdir: RegistryDir,
+                                                                          added: StaticFileServer) -> None:
+    before = _memory_rows(home)
+    dry = ok("ext", "install", "demo-ext@0.1.0", "--dry-run")
+    assert [p["name"] for p in dry["planned"]] == ["demo-ext"]
+    assert _memory_rows(home) == before
+    ok("ext", "install", "demo-ext@0.1.0")
+    installed = _memory_rows(home)
+    assert installed != before
+    regdir.publish("demo-ext", "0.3.0")
+    ok("ext", "update", "demo-ext", "--dry-run")
+    assert _memory_rows(home) == installed

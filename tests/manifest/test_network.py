@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.manifest import network_digest, network_json, normalize_network
 from pkgmgr.manifest.network import go_trim_space

@@ -89,3 +89,19 @@ def test_build_follows_a_hand_edit_and_refuses_a_broken_entry(published: Path) -
     doc = fail("invalid_index", "registry", "build", published)
     assert doc["error"]["details"]["problems"][0]["key"] == "tier"
     assert snapshot(published) == before
+
+
+def test_build_refuses_a_committed_lock_file_link(published: Path, tmp_path: Path) -> None:
+    """A `.pkgmgr-registry.lock` committed as a symbolic link never creates what it points at."""
+    from tests.publish.helpers import LOCK_FILE
+
+    target = tmp_path / "outside" / "planted"
+    target.parent.mkdir()
+    lock = published / LOCK_FILE
+    if lock.exists() or lock.is_symlink():
+        lock.unlink()
+    lock.symlink_to(target)
+    before = snapshot(published)
+    doc = fail("invalid_index", "registry", "build", published)
+    assert "symbolic link" in doc["error"]["message"]
+    assert not target.exists() and snapshot(published) == before

@@ -1,10 +1,15 @@
-"""Turning install refs into plans (what will be installed, from where, how trusted) and
-plans into local files. Local paths are handled here; registries, GitHub and URLs by
-`pkgmgr.registry`.
+"""The first stage of the pipeline: what will be installed, from where, how trusted, and what
+the fetched archive must turn out to be.
+
+`Plan` is a resolved ref (decided before anything is downloaded) carrying its `Expectations`;
+`Plan.fetch` makes it a local `Fetched`. Local paths are planned here; names, `github:` and URLs
+by `pkgmgr.registry.plan` / `pkgmgr.registry.github_plan`; locks by `pkgmgr.workspace.resolve`.
+Every expectation is checked in one place, `pkgmgr.install.verify`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import re
 import stat
@@ -15,9 +20,55 @@ from typing import Any, Callable
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref
-from pkgmgr.store.model import Fetched
 
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
+DIRECT_KINDS = frozenset({"path", "archive", "url", "github"})
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What a registry entry promises about the archive (SPEC 5.4 metadata_mismatch)."""
+
+    name: str
+    version: str
+    permissions: tuple[str, ...]
+    network_digest: str
+    min_compozy_version: str
+
+
+@dataclass(frozen=True)
+class Expectations:
+    """What a lock, a registry entry or a workspace declaration requires of the fetched archive;
+    `pkgmgr.install.verify` checks each that is set."""
+
+    entry: Expected | None = None  # a registry entry's metadata: metadata_mismatch
+    tree_sha256: str | None = None  # a lock's tree checksum: checksum_mismatch
+    name: str | None = None  # the name a declaration gave a direct source: invalid_config
+
+    def combined(self, other: Expectations) -> Expectations:
+        """These expectations, with `other`'s filling what these leave unset."""
+        return Expectations(entry=self.entry or other.entry, tree_sha256=self.tree_sha256 or other.tree_sha256,
+                            name=self.name or other.name)
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """A source made local: an archive file (checksum verified when known) or a directory."""
+
+    kind: str  # registry | github | url | archive | path
+    locator: str  # registry name, OWNER/REPO, URL or absolute path: what `update` follows
+    archive: Path | None = None
+    directory: Path | None = None
+    sha256: str | None = None
+    source_url: str | None = None
+    verified: bool = False
+    tier: str | None = None
+    registry: str | None = None
+    label: str = ""  # how the user named it (for messages)
+    expects: Expectations = Expectations()
+
+    @property
+    def direct(self) -> bool:
+        return self.kind in DIRECT_KINDS or self.tier == "unverified"
 
 
 @dataclass
@@ -31,8 +82,16 @@ class Plan:
     tier: str | None = None
     name: str | None = None
     version: str | None = None
-    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment,return-value]
+    fetch: Callable[[Reporter], Fetched] = field(default=lambda reporter: None, repr=False)  # type: ignore[assignment]
     extra: dict[str, Any] = field(default_factory=dict)
+    expects: Expectations = Expectations()  # joined to what `fetch` returns by the pipeline
+
+    def fetch_expected(self, reporter: Reporter) -> Fetched:
+        """`fetch`, with this plan's expectations joined to the fetched source's."""
+        fetched = self.fetch(reporter)
+        if self.expects == Expectations():
+            return fetched
+        return dataclasses.replace(fetched, expects=self.expects.combined(fetched.expects))
 
     @property
     def needs_consent(self) -> bool:
