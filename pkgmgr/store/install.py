@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -89,8 +89,15 @@ class Staged(Protocol):
     def name(self) -> str: ...
     @property
     def version(self) -> str: ...
-    durable: bool  # its files are on disk already (`make_durable`): `commit` need not flush
+    @property
+    def durable(self) -> bool: ...  # its files are on disk already (`make_durable`): `commit` need not flush
     def summary(self) -> dict[str, Any]: ...
+
+
+class Flushable(Protocol):
+    """A staged tree `make_durable` marks as flushed."""
+
+    durable: bool
 
 
 class SwitchOptions(Protocol):
@@ -172,7 +179,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
     return False
 
 
-def make_durable(scope: Scope, prepared: list[Staged]) -> None:
+def make_durable(scope: Scope, prepared: Sequence[Flushable]) -> None:
     """Flush the trees prepared for one command once, before the first is renamed in (one
     `syncfs` rather than one per ref: SPEC 4 "Durability")."""
     waiting = [item for item in prepared if not item.durable]
