@@ -95,6 +95,7 @@ class Code(StrEnum):
     REGISTRY_ROLLBACK = "registry_rollback"
     REGISTRY_CHECKSUM_CHANGED = "registry_checksum_changed"
     REGISTRY_EXPIRED = "registry_expired"
+    REGISTRY_SIGNATURE_INVALID = "registry_signature_invalid"
     INCOMPATIBLE_HOST = "incompatible_host"
     TRUST_REQUIRED = "trust_required"
     AUTH_REQUIRED = "auth_required"

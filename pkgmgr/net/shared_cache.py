@@ -51,7 +51,7 @@ def fetch_shared(cache: Any, *, sha256: str, size: int, limit: int, label: str,
     source = root / "sha256" / digest[:2] / digest
     if not os.path.lexists(source):
         return None
-    from pkgmgr.registry.localcopy import copy_verified
+    from pkgmgr.net.localcopy import copy_verified
 
     try:
         return copy_verified(source, cache, sha256=digest, size=size, limit=limit, label=label)

@@ -144,7 +144,7 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
 
     def fetch(reporter: "Reporter") -> Fetched:
         if location.path is not None:
-            from pkgmgr.registry.localcopy import copy_verified
+            from pkgmgr.net.localcopy import copy_verified
 
             archive = copy_verified(location.path, session.downloads, sha256=version.sha256, size=version.size,
                                     limit=limit, label=label)

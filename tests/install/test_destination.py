@@ -99,7 +99,8 @@ def test_the_pipeline_stages_verifies_and_switches_through_the_destination(tmp_p
     [result] = batch.results
     assert result.error is None and result.status == "installed"
     name = destination.switched[0].name
-    assert destination.calls == ["writer", "new_staging", f"switch {name} {destination.switched[0].version}",
+    assert destination.calls == ["writer", "new_staging", f"make_durable {name}",
+                                 f"switch {name} {destination.switched[0].version}",
                                  "discard"]
     assert (destination.root / "trees" / name / "extension.toml").is_file()
     assert [s["name"] for s in shown] == [name]
