@@ -80,7 +80,8 @@ def generate_extension(root: Path, *, name: str = NAME, version: str = "0.1.0", 
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "AGENT.md").write_text(
             f"---\nname: agent-{i:03d}\nmodel: sonnet\nreasoning_effort: medium\npermissions: approve-reads\n"
-            f"tools:\n  - search\n  - read_file\nskills:\n  - skill-{i % 7}\ncategory_path: bench/group-{i % 10}\n"
+            f"tools:\n  - bench__search\n  - bench__read_file\nskills:\n  disabled:\n    - skill-{i % 7}\n"
+            f"category_path:\n  - bench\n  - group-{i % 10}\n"
             f"---\n\nYou are agent {i} of the benchmark crew. Work through the queue of group {i % 10}, report "
             "what you did, and ask before changing anything.\n", encoding="utf-8")
         (folder / "SOUL.md").write_text(f"# Soul\n\nAgent {i}: calm, concrete, brief.\n", encoding="utf-8")
@@ -95,12 +96,14 @@ def generate_extension(root: Path, *, name: str = NAME, version: str = "0.1.0", 
     for i in range(jobs):
         profile["jobs"].append({"name": f"job-{i:03d}", "agent": f"agent-{i % agents:03d}",
                                 "prompt": f"Run the routine {i}.", "enabled": i % 5 != 0, "schedule": schedule(i),
-                                **({"retry": {"strategy": "backoff", "max_retries": 3, "base_delay": "30s"}}
-                                   if i % 2 else {})})
+                                "retry": ({"strategy": "backoff", "max_retries": 3, "base_delay": "30s"}
+                                          if i % 2 else {"strategy": "none"}),
+                                "fire_limit": {"max": 4, "window": "1h"}})
     for i in range(triggers):
         profile["triggers"].append({"name": f"trigger-{i:02d}", "agent": f"agent-{i % agents:03d}",
                                     "prompt": f"React to event {i}.", "event": f"bench.event.{i}",
-                                    "filter": {"team": "BENCH", "n": i}})
+                                    "retry": {"strategy": "none"}, "fire_limit": {"max": 10, "window": "1h"},
+                                    "filter": {"data.team": "BENCH", "data.n": str(i)}})
     (root / "bundles").mkdir(exist_ok=True)
     (root / "bundles" / "bench.toml").write_text(tomlkit.dumps({"name": "bench", "profiles": [profile]}),
                                                  encoding="utf-8")

@@ -13,8 +13,9 @@ from __future__ import annotations
 import random
 import shlex
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from bench.registry import BenchError, Case, Env, Target, benchmark
 from bench.support import (
@@ -57,7 +58,9 @@ def install_many(env: Env) -> Iterator[Case]:
         command = [*pkgmgr_command(), "--home", home, "ext", "install", *names, "--yes", "-o", "json"]
         curl = which("curl")
         loop = _shell_loop(server.url, releases, out, curl is not None)
-        reset_baseline = lambda: shutil.rmtree(out, ignore_errors=True)  # noqa: E731
+
+        def reset_baseline() -> None:
+            shutil.rmtree(out, ignore_errors=True)
 
         def install() -> None:
             run(command, cwd=env.workdir, env=clean_env(env.workdir))
@@ -80,6 +83,30 @@ def install_many(env: Env) -> Iterator[Case]:
                    facts={"extensions": f"{count} x {FILES} files, {total / count / 1024:.1f} KiB per archive",
                           "pkgmgr": "subprocess, cold caches (downloads, registry files), registry on 127.0.0.1"},
                    verdict=verdict)
+
+
+@benchmark("install-durable", target=Target("informative: what SPEC 4's durability costs install-many"),
+           summary=f"install-many's {MANY} extensions with the durability steps against the same without them")
+def install_durable(env: Env) -> Iterator[Case]:
+    """The cost of SPEC 4 "Durability": the same command, its baseline run with
+    PKGMGR_TEST_DURABILITY=off (no syncfs before the renames, no directory fsync, synchronous =
+    NORMAL: pkgmgr's ordering before issue 16, which loses both versions on a power cut)."""
+    count = 3 if env.smoke else MANY
+    registry, names, _ = bench_registry(env.workdir, "bench-durable", count, files=FILES)
+    home = env.workdir / "home"
+    with StaticServer(registry) as server:
+        write_config(home, registries={"bench": server.url})
+        command = [*pkgmgr_command(), "--home", home, "ext", "install", *names, "--yes", "-o", "json"]
+        durable, volatile = clean_env(env.workdir), clean_env(env.workdir, PKGMGR_TEST_DURABILITY="off")
+
+        def reset() -> None:
+            _reset_home(env, home, names, server)
+
+        yield Case(subject=lambda: run(command, cwd=env.workdir, env=durable),
+                   baseline=lambda: run(command, cwd=env.workdir, env=volatile), reset=reset, reset_baseline=reset,
+                   baseline_label="the same command with PKGMGR_TEST_DURABILITY=off",
+                   facts={"extensions": f"{count} x {FILES} files",
+                          "durable": "one syncfs, a directory fsync per rename, synchronous = FULL"})
 
 
 def _shell_loop(base: str, releases: list[Release], out: Path, curl: bool) -> str:

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 import math
 import os
-import re
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
-from contextlib import contextmanager
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
 from pkgmgr.jsonutil import key_path
+from pkgmgr.patterns import REGISTRY_NAME as _REGISTRY_NAME
 
 DEFAULT_RESERVED_AGENTS = ("coordinator", "dreaming-curator")
 MIB = 1024 * 1024
@@ -54,15 +54,24 @@ class RegistryConfig:
     source: str
     priority: int = 100
     insecure: bool = False
+    # the sha256 of the TUF root pinned by `registry add --root` (SPEC 5.4a): set = signed
+    root_sha256: str | None = None
+
+    @property
+    def signed(self) -> bool:
+        return self.root_sha256 is not None
 
 
 @dataclass(frozen=True)
 class Config:
     path: Path | None = None
     host_version: str | None = None
+    #: the Compozy generation that judges manifests (SPEC 2.1): auto, v0.2, v0.3-beta.3, v0.3
+    compozy_generation: str = "auto"
     reserved_agent_names: tuple[str, ...] = DEFAULT_RESERVED_AGENTS
     allow_unverified: bool = True
     confirm_policy: str = "on_change"
+    require_signed: bool = False
     limits: Limits = field(default_factory=Limits)
     network: NetworkSettings = field(default_factory=NetworkSettings)
     registries: tuple[RegistryConfig, ...] = ()
@@ -92,10 +101,22 @@ def load_config(home: Path) -> Config:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"))
+        return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"),
+                      compozy_generation=_generation(None, "environment"))
     except OSError as exc:
         raise PkgmgrError(f"{path}: cannot read configuration: {exc.strerror}", code="invalid_config") from exc
     return parse_config(raw, path)
+
+
+def _generation(configured: str | None, file: str) -> str:
+    """`PKGMGR_COMPOZY_GENERATION` over config `host.compozy_generation`, default `auto`."""
+    from pkgmgr.manifest.generations import AUTO, CHOICES
+
+    value = os.environ.get("PKGMGR_COMPOZY_GENERATION", "").strip()
+    if value and value not in CHOICES:
+        raise ValidationFailed([Problem("invalid_config", "environment", "PKGMGR_COMPOZY_GENERATION",
+                                        f"{value!r} is not one of {', '.join(CHOICES)}")])
+    return value or configured or AUTO
 
 
 def _env_host_version() -> str | None:
@@ -103,7 +124,7 @@ def _env_host_version() -> str | None:
     return value or None
 
 
-_REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+
 
 
 def _checked_host_version(value: str | None, key: str, file: str = "environment") -> str | None:
@@ -149,15 +170,18 @@ def parse_config(raw: bytes, path: Path) -> Config:
     limits = Limits(**data.get("limits", {}))
     network = NetworkSettings(**data.get("network", {}))
     registries = tuple(
-        RegistryConfig(name=name, source=spec["source"], priority=spec.get("priority", 100), insecure=spec.get("insecure", False))
+        RegistryConfig(name=name, source=spec["source"], priority=spec.get("priority", 100), insecure=spec.get("insecure", False),
+                       root_sha256=spec.get("root_sha256"))
         for name, spec in data.get("registries", {}).items()
     )
     return Config(
         path=path,
         host_version=host_version,
+        compozy_generation=_generation(host.get("compozy_generation"), file),
         reserved_agent_names=tuple(host.get("reserved_agent_names", DEFAULT_RESERVED_AGENTS)),
         allow_unverified=policy.get("allow_unverified", True),
         confirm_policy=policy.get("confirm", "on_change"),
+        require_signed=policy.get("require_signed", False),
         limits=limits,
         network=network,
         registries=registries,

@@ -80,7 +80,7 @@ def decode_toml(data: bytes, *, max_bytes: int) -> dict[str, Any]:
     text = decode_text(data.removeprefix(UTF8_BOM))
     check_toml_keys(text)
     try:
-        return _decode_toml(text)  # type: ignore[no-any-return]
+        return _decode_toml(text)
     except RecursionError:
         raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
 
@@ -181,8 +181,16 @@ def _finite_float(text: str) -> float:
     return number
 
 
+class Fatal(str):
+    """The message of an issue that stops validation outright (a key that is not a string, text
+    that is not Unicode): callers test `isinstance(message, Fatal)`, never the wording."""
+
+    __slots__ = ()
+
+
 def plain_issues(value: Any, *, max_depth: int = MAX_DEPTH, max_values: int = MAX_VALUES) -> list[tuple[str, str]]:
-    """(key, message) for every value canonical JSON cannot encode, sorted by key.
+    """(key, message) for every value canonical JSON cannot encode, sorted by key; the message
+    of an issue no validation can go past is a `Fatal`.
 
     Raises DocumentError when the value is nested deeper than `max_depth` or holds more than
     `max_values` values (a YAML alias bomb expands here, so it is bounded too).
@@ -200,16 +208,16 @@ def plain_issues(value: Any, *, max_depth: int = MAX_DEPTH, max_values: int = MA
         if isinstance(item, dict):
             for key, child in item.items():
                 if not isinstance(key, str):
-                    issues.append((key_path(path), f"key {key!r} is not a string"))
+                    issues.append((key_path(path), Fatal(f"key {key!r} is not a string")))
                 elif not _encodable(key):
-                    issues.append((key_path(path), f"key {key!r} is not valid Unicode (lone surrogate)"))
+                    issues.append((key_path(path), Fatal(f"key {key!r} is not valid Unicode (lone surrogate)")))
                 else:
                     stack.append((child, path + (key,)))
         elif isinstance(item, list):
             stack.extend((child, path + (index,)) for index, child in enumerate(item))
         elif isinstance(item, str):
             if not _encodable(item):
-                issues.append((key_path(path), "contains a lone surrogate; it is not valid Unicode"))
+                issues.append((key_path(path), Fatal("contains a lone surrogate; it is not valid Unicode")))
         elif isinstance(item, float):
             if not math.isfinite(item):
                 issues.append((key_path(path), f"{item} is not a finite number"))

@@ -8,8 +8,10 @@ together with `ValidationFailed`.
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from enum import StrEnum
+from typing import Any
 
 EXIT_CODES: dict[str, int] = {
     "usage": 2,
@@ -37,6 +39,7 @@ EXIT_CODES: dict[str, int] = {
             "registry_rollback",
             "registry_checksum_changed",
             "registry_expired",
+            "registry_signature_invalid",
             "incompatible_host",
             "trust_required",
             "auth_required",
@@ -67,6 +70,60 @@ EXIT_CODES: dict[str, int] = {
     "io_error": 9,
     "internal": 70,
 }
+
+
+class Code(StrEnum):
+    """Every error code of SPEC 11 (a `str`: `Code.NOT_FOUND == "not_found"`, and JSON carries the
+    value). `tests/test_errors.py` holds it to SPEC 11's table; `EXIT_CODES` gives each its exit
+    status."""
+
+    USAGE = "usage"
+    INVALID_MANIFEST = "invalid_manifest"
+    INVALID_BUNDLE = "invalid_bundle"
+    INVALID_LAYOUT = "invalid_layout"
+    INVALID_ARCHIVE = "invalid_archive"
+    INVALID_INDEX = "invalid_index"
+    INVALID_CONFIG = "invalid_config"
+    PATH_ESCAPES_ROOT = "path_escapes_root"
+    AGENT_REFERENCE_NOT_FOUND = "agent_reference_not_found"
+    UNSAFE_ARCHIVE = "unsafe_archive"
+    ARCHIVE_TOO_LARGE = "archive_too_large"
+    CHECKSUM_MISMATCH = "checksum_mismatch"
+    METADATA_MISMATCH = "metadata_mismatch"
+    UNVERIFIED_SOURCE = "unverified_source"
+    GRANT_NOT_ALLOWED = "grant_not_allowed"
+    REGISTRY_ROLLBACK = "registry_rollback"
+    REGISTRY_CHECKSUM_CHANGED = "registry_checksum_changed"
+    REGISTRY_EXPIRED = "registry_expired"
+    REGISTRY_SIGNATURE_INVALID = "registry_signature_invalid"
+    INCOMPATIBLE_HOST = "incompatible_host"
+    TRUST_REQUIRED = "trust_required"
+    AUTH_REQUIRED = "auth_required"
+    TREE_MODIFIED = "tree_modified"
+    STATE_INCONSISTENT = "state_inconsistent"
+    NOT_FOUND = "not_found"
+    VERSION_NOT_FOUND = "version_not_found"
+    ALREADY_ACTIVE = "already_active"
+    AGENT_CONFLICT = "agent_conflict"
+    STALE_VERSION = "stale_version"
+    NETWORK_DIGEST_MISMATCH = "network_digest_mismatch"
+    EXTENSION_HAS_ACTIVE_BUNDLES = "extension_has_active_bundles"
+    BUNDLE_MISSING = "bundle_missing"
+    SOURCE_CONFLICT = "source_conflict"
+    AMBIGUOUS_ASSET = "ambiguous_asset"
+    VERSION_EXISTS = "version_exists"
+    LOCK_OUTDATED = "lock_outdated"
+    LOCKED = "locked"
+    NETWORK_ERROR = "network_error"
+    HTTP_ERROR = "http_error"
+    RATE_LIMITED = "rate_limited"
+    CONFIRMATION_REQUIRED = "confirmation_required"
+    IO_ERROR = "io_error"
+    INTERNAL = "internal"
+
+    @property
+    def exit_status(self) -> int:
+        return EXIT_CODES[self.value]
 
 
 def exit_code_for(code: str) -> int:
@@ -100,30 +157,45 @@ class Problem:
 class PkgmgrError(Exception):
     """Root of every expected failure. `code` is stable (SPEC 11); `details` is JSON-safe.
 
-    `partial` carries the results a batch command produced before (or beside) the failure;
-    the CLI prints them next to the `error` object.
+    The structured fields `path`, `key`, `expected`, `actual` and `causes` (the errors this one
+    stands for) are attributes a caller tests instead of the message; those given also land in
+    `details` (`causes` as their JSON). `partial` carries the results a batch command produced
+    before (or beside) the failure; the CLI prints them next to the `error` object.
     """
 
-    code: str = "internal"
+    code: Code = Code.INTERNAL
 
     def __init__(
         self,
         message: str,
         *,
-        code: str | None = None,
+        code: Code | str | None = None,
         details: dict[str, Any] | None = None,
         hint: str | None = None,
         partial: dict[str, Any] | None = None,
+        path: object = None,
+        key: str | None = None,
+        expected: object = None,
+        actual: object = None,
+        causes: Iterable[PkgmgrError] = (),
     ) -> None:
         super().__init__(message)
-        if code is not None:
-            self.code = code
-        if self.code not in EXIT_CODES:
-            raise ValueError(f"unknown error code {self.code!r}")
+        wanted = code if code is not None else self.code  # a subclass may name its code as a class attribute
+        try:
+            self.code = Code(wanted)
+        except ValueError:
+            raise ValueError(f"unknown error code {wanted!r}") from None
         self.message = message
         self.details: dict[str, Any] = dict(details or {})
         self.hint = hint
         self.partial = partial
+        self.path, self.key, self.expected, self.actual = path, key, expected, actual
+        self.causes: tuple[PkgmgrError, ...] = tuple(causes)
+        for name, value in (("path", path), ("key", key), ("expected", expected), ("actual", actual)):
+            if value is not None:
+                self.details.setdefault(name, value if isinstance(value, (str, int, float, bool)) else str(value))
+        if self.causes:
+            self.details.setdefault("causes", [cause.to_json() for cause in self.causes])
 
     @property
     def exit_code(self) -> int:
@@ -131,14 +203,14 @@ class PkgmgrError(Exception):
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "code": self.code,
+            "code": self.code.value,
             "message": self.message,
             "exit_code": self.exit_code,
             "details": self.details,
         }
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.code!r}, {self.message!r})"
+        return f"{type(self).__name__}({self.code.value!r}, {self.message!r})"
 
 
 class ValidationFailed(PkgmgrError):
@@ -246,3 +318,14 @@ def _filesystem_state(path: object) -> tuple[bool, bool]:
     except OSError:
         return False, False
     return info.f_bavail == 0, bool(info.f_flag & os.ST_RDONLY)
+
+
+def suggest_close(error: PkgmgrError, word: str, known: Iterable[str]) -> None:
+    """Add "did you mean" to `error` with the names of `known` closest to `word` (SPEC 11)."""
+    import difflib
+
+    close = difflib.get_close_matches(word, sorted(set(known) - {word}), n=3, cutoff=0.7)
+    if close:
+        error.message += "\ndid you mean " + " or ".join(close) + "?"
+        error.args = (error.message,)
+        error.details.setdefault("suggestions", close)

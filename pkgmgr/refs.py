@@ -9,15 +9,15 @@ from pathlib import Path
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.patterns import ARCHIVE_SUFFIXES, GITHUB_OWNER, GITHUB_REPO
+from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
 
-NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
 # GitHub's own rules: owners are letters, digits and inner '-'; repositories are never '.' or '..'
 _GITHUB_RE = re.compile(
-    r"github:([A-Za-z0-9][A-Za-z0-9-]{0,38})"  # OWNER
-    r"/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})"  # REPO
+    rf"github:({GITHUB_OWNER})"  # OWNER
+    rf"/({GITHUB_REPO})"  # REPO
     r"(?:@(\S+))?"  # TAG
 )
-_ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
 
 @dataclass(frozen=True)
@@ -50,7 +50,7 @@ def parse_ref(text: str) -> Ref:
         return Ref("path", text, path=user_path(text))
     name, sep, spec = text.partition("@")
     if not NAME_RE.fullmatch(name):
-        looks_local = text.lower().endswith(_ARCHIVE_SUFFIXES) or os.path.exists(text)
+        looks_local = text.lower().endswith(ARCHIVE_SUFFIXES) or os.path.exists(text)
         raise PkgmgrError(
             f"{text!r} is not an extension name (lower-case letters, digits and '-'), a path, "
             "github:OWNER/REPO or an https:// URL",
@@ -62,13 +62,11 @@ def parse_ref(text: str) -> Ref:
     spec = spec.strip()
     if not spec:
         raise PkgmgrError(f"{text!r}: a version or specifier is expected after '@'", code="usage")
-    from pkgmgr.versions import parse_semver, parse_specifier
+    from pkgmgr.versions import bare_version, parse_specifier
 
-    try:
-        parse_semver(spec)
-        return Ref("name", text, name=name, spec=f"=={spec.lstrip('vV')}", exact=spec.lstrip("vV"))
-    except ValueError:
-        pass
+    version = bare_version(spec)
+    if version is not None:  # a PEP 440 version names exactly that version: NAME@0.2 is ==0.2
+        return Ref("name", text, name=name, spec=f"=={version}", exact=version)
     try:
         parse_specifier(spec)
     except ValueError as exc:

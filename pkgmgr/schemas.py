@@ -78,7 +78,9 @@ def _describe(error: Any) -> str:
     if kind == "type":
         expected = error.validator_value
         expected = " or ".join(expected) if isinstance(expected, list) else expected
-        return f"must be of type {expected}"
+        keys = list(error.schema.get("properties", {})) if "object" in str(expected) else []
+        shape = f" (a table with the keys {', '.join(keys)})" if keys else ""  # the expected shape
+        return f"must be of type {expected}{shape}"
     if kind == "enum":
         return "must be one of " + ", ".join(json.dumps(v) for v in error.validator_value)
     if kind == "const":

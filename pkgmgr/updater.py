@@ -2,7 +2,7 @@
 source (SPEC 4) — not yanked, no prerelease unless --pre, compatible with the host.
 
 Deciding is done here, per extension, and one extension's failure never hides the others'
-outcome; committing goes through `installer.install` (the same consent checks, parallel
+outcome; committing goes through `install.pipeline.install` (the same consent checks, parallel
 fetches, prepare/commit under the writer lock), handing it the plans decided here. Pinned
 extensions are reported `pinned`; path and archive installs are not updatable and reported
 unchanged. An update never moves to a lower version.
@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
+    from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
-    from pkgmgr.sources import Plan
     from pkgmgr.store.model import Installed
     from pkgmgr.store.scope import Scope
 
@@ -72,11 +72,13 @@ class UpdateReport:
 
 
 class Updater:
-    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None) -> None:
+    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None,
+                 registry: str | None = None) -> None:
         self.session = session
         self.scope = scope
         self.options = options
         self.asset = asset
+        self.registry = registry  # --registry: registry installs move to this registry's versions
 
     # --- deciding -------------------------------------------------------------------------
 
@@ -108,7 +110,7 @@ class Updater:
         from pkgmgr.registry.plan import registry_plan
         from pkgmgr.registry.resolve import Request, select_version
 
-        registry = self.session.registries.get(installed.registry or installed.source)
+        registry = self.session.registries.get(self.registry or installed.registry or installed.source)
         entry = registry.entry(installed.name)
         if entry is None:
             raise PkgmgrError(f"{installed.name}: registry {registry.name} no longer lists it", code="not_found",
@@ -117,7 +119,7 @@ class Updater:
         try:
             newest = select_version(entry, request, registry=registry.name, vanished=registry.vanished(entry.name))
         except PkgmgrError as error:
-            if error.code != "version_not_found":
+            if error.code != Code.VERSION_NOT_FOUND:
                 raise
             item.reason = "no allowed version: " + error.message.split(":\n", 1)[-1].replace("\n", "; ")
             return item, None
@@ -219,7 +221,8 @@ class Updater:
         by_registry: dict[str, list[str]] = {}
         for installed in targets:
             if installed.source_kind == "registry" and not installed.pinned:
-                by_registry.setdefault(installed.registry or installed.source, []).append(installed.name)
+                by_registry.setdefault(self.registry or installed.registry or installed.source,
+                                       []).append(installed.name)
         for name, names in by_registry.items():
             if len(names) < 2:
                 continue
@@ -231,7 +234,7 @@ class Updater:
 
     def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
                 interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
-        from pkgmgr.installer import install
+        from pkgmgr.install.pipeline import install
 
         batch = install(self.scope, config=config, options=self.options,
                         planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,

@@ -82,6 +82,21 @@ def _parse_specifier(text: str) -> SpecifierSet:
         raise ValueError(f"{_quote(text)} is not a version specifier (PEP 440, e.g. '>=0.2,<0.4')") from None
 
 
+def bare_version(text: str) -> str | None:
+    """`text` without its leading `v` when it is a bare PEP 440 version (`0.2`, `1.2.3`): a
+    requirement that names exactly that version, `==0.2` (SPEC 10). None for anything else."""
+    from packaging.version import InvalidVersion, Version
+
+    candidate = strip_v(text.strip())
+    if not candidate[:1].isdigit():
+        return None
+    try:
+        Version(candidate)
+    except InvalidVersion:
+        return None
+    return candidate
+
+
 def same_version(a: str, b: str) -> bool:
     """PEP 440 equality: `1.0.0-rc.1` equals `1.0.0-rc1`."""
     from packaging.version import InvalidVersion, Version
@@ -96,3 +111,33 @@ def version_key(text: str) -> Version:
     from packaging.version import Version
 
     return Version(strip_v(text))
+
+
+# --- the one host-version check (SPEC 2: min_compozy_version) -------------------------------------
+
+
+def parse_host_version(text: str | None) -> Version | None:
+    """The configured host version, parsed; None when none is configured. Raises
+    `PkgmgrError(invalid_config)` when it is not a semantic version."""
+    from pkgmgr.errors import PkgmgrError
+
+    if text is None:
+        return None
+    try:
+        return parse_semver(text)
+    except ValueError as exc:
+        raise PkgmgrError(f"host version: {exc}", code="invalid_config",
+                          hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
+
+
+def host_satisfies(host: Version, minimum: str) -> bool:
+    """Whether `host` is at least `minimum` in semver precedence, which ignores build metadata
+    (`2.0.0` satisfies `2.0.0+build.7`). Raises ValueError for a `minimum` that is no semver."""
+    return _precedence(host) >= _precedence(parse_semver(minimum))
+
+
+def _precedence(version: Version) -> Version:
+    """The version without its build metadata (a PEP 440 local part)."""
+    from packaging.version import Version
+
+    return Version(version.public) if version.local is not None else version

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -14,8 +15,10 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PKGMGR_HOME", str(home))
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     for var in ("PKGMGR_CONFIG", "PKGMGR_HOST_VERSION", "GITHUB_TOKEN", "GH_TOKEN", "PKGMGR_GITHUB_API_URL",
-                "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT",
+                "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT", "PKGMGR_SHARED_CACHE", "DOCKER_CONFIG",
                 "TERVA_HOME", "ZOT_HOME", "XDG_STATE_HOME", "VERA_HOME"):  # the hosts' homes (SPEC 13)
+        monkeypatch.delenv(var, raising=False)
+    for var in [v for v in os.environ if v.startswith("PKGMGR_OCI_AUTH_")]:
         monkeypatch.delenv(var, raising=False)
 
 

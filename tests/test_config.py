@@ -323,3 +323,18 @@ def test_a_config_starting_with_a_byte_order_mark_is_read_and_edited(tmp_path: P
     with edit_config(tmp_path) as doc:
         doc["host"]["version"] = "1.3.0"
     assert load_config(tmp_path).host_version == "1.3.0"
+
+
+def test_compozy_generation_from_config_and_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PKGMGR_COMPOZY_GENERATION", raising=False)
+    path = tmp_path / "config.toml"
+    assert parse_config(b"", path).compozy_generation == "auto"
+    assert parse_config(b'[host]\ncompozy_generation = "v0.2"\n', path).compozy_generation == "v0.2"
+    with pytest.raises(ValidationFailed):
+        parse_config(b'[host]\ncompozy_generation = "v9"\n', path)
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.3")
+    assert parse_config(b'[host]\ncompozy_generation = "v0.2"\n', path).compozy_generation == "v0.3"
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.4")
+    with pytest.raises(ValidationFailed) as caught:
+        load_config(tmp_path)
+    assert caught.value.code == "invalid_config"

@@ -6,7 +6,15 @@ import json
 
 import pytest
 
-from pkgmgr.errors import EXIT_CODES, PkgmgrError, Problem, ProblemSink, ValidationFailed, exit_code_for, raise_problems
+from pkgmgr.errors import (
+    EXIT_CODES,
+    PkgmgrError,
+    Problem,
+    ProblemSink,
+    ValidationFailed,
+    exit_code_for,
+    raise_problems,
+)
 
 # SPEC section 11, transcribed: exit status -> error codes.
 SPEC_TABLE: dict[int, list[str]] = {
@@ -15,6 +23,7 @@ SPEC_TABLE: dict[int, list[str]] = {
         "path_escapes_root", "agent_reference_not_found"],
     4: ["unsafe_archive", "archive_too_large", "checksum_mismatch", "metadata_mismatch", "unverified_source",
         "grant_not_allowed", "registry_rollback", "registry_checksum_changed", "registry_expired",
+        "registry_signature_invalid",
         "incompatible_host", "trust_required", "auth_required", "tree_modified", "state_inconsistent"],
     5: ["not_found", "version_not_found"],
     6: ["already_active", "agent_conflict", "stale_version", "network_digest_mismatch",
@@ -96,3 +105,29 @@ def test_problem_sink_collects_then_raises() -> None:
     assert caught.value.code == "invalid_bundle"
     assert [p.code for p in caught.value.problems] == ["invalid_bundle", "invalid_layout", "invalid_bundle"]
     assert caught.value.problems[1].line == 7
+
+
+# --- Code: the enumeration is the table --------------------------------------------------------------
+
+
+def test_code_enumerates_exactly_the_spec_table() -> None:
+    from pkgmgr.errors import Code
+
+    assert {code.value: code.exit_status for code in Code} == SPEC_CODES
+    assert Code.NOT_FOUND == "not_found" and PkgmgrError("x", code="not_found").code is Code.NOT_FOUND
+
+
+def test_an_unknown_code_is_a_bug() -> None:
+    with pytest.raises(ValueError, match="unknown error code"):
+        PkgmgrError("x", code="no_such_code")
+
+
+def test_structured_fields_are_attributes_and_details() -> None:
+    cause = PkgmgrError("inner", code="not_found")
+    error = PkgmgrError("outer", code="checksum_mismatch", path="/a/b", key="sha256", expected="ab", actual="cd",
+                        causes=[cause])
+    assert (error.path, error.key, error.expected, error.actual, error.causes) == ("/a/b", "sha256", "ab", "cd",
+                                                                                   (cause,))
+    assert error.details == {"path": "/a/b", "key": "sha256", "expected": "ab", "actual": "cd",
+                             "causes": [cause.to_json()]}
+    json.dumps(error.to_json())

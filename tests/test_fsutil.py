@@ -203,3 +203,35 @@ def test_secure_dirs_accepts_a_directory_another_process_just_made(tmp_path: Pat
     monkeypatch.setattr(fsutil.os, "mkdir", racing_mkdir)
     fsutil.secure_dirs(tmp_path / "base", "workspaces/abc", create=True)
     assert (tmp_path / "base" / "workspaces" / "abc").is_dir()
+
+
+def _tree_with_specials(root: Path) -> Path:
+    (root / "a" / "b").mkdir(parents=True)
+    (root / "a" / "b" / "file.txt").write_text("data")
+    (root / "top.txt").write_text("top")
+    (root / "link").symlink_to("/nonexistent")
+    os.mkfifo(root / "a" / "fifo")
+    return root
+
+
+def test_fsync_tree_syncs_files_and_directories_and_skips_links_and_fifos(tmp_path: Path) -> None:
+    tree = _tree_with_specials(tmp_path / "tree")
+    before = sorted(str(p.relative_to(tree)) for p in tree.rglob("*"))
+    fsutil.fsync_tree(tree)  # a FIFO is opened non-blocking (never hangs), a dangling link skipped
+    assert sorted(str(p.relative_to(tree)) for p in tree.rglob("*")) == before
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="syncfs(2) is Linux's")
+def test_syncfs_flushes_the_filesystem_of_a_path(tmp_path: Path) -> None:
+    assert fsutil.syncfs(tmp_path) is True
+    with pytest.raises(FileNotFoundError):
+        fsutil.syncfs(tmp_path / "missing")
+
+
+def test_durable_tree_falls_back_to_an_fsync_per_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[Path] = []
+    monkeypatch.setattr(fsutil, "DURABLE", True)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: False)
+    monkeypatch.setattr(fsutil, "fsync_tree", calls.append)
+    fsutil.durable_tree(tmp_path)
+    assert calls == [tmp_path]

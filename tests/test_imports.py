@@ -13,6 +13,7 @@ import pytest
 from tests.cli.helpers import FIXTURES, install
 
 HEAVY = ("requests", "rich", "jsonschema")
+TUF = ("tuf", "securesystemslib", "cryptography")  # only when a signed registry is read or signed (SPEC 5.4a)
 WRAPPER = """
 import contextlib, io, json, sys
 from pkgmgr.cli import main
@@ -39,7 +40,21 @@ def test_fast_commands_avoid_heavy_imports(args: tuple[str, ...], home: Path) ->
     assert report["code"] == 0
     if "list" in args:
         assert len(json.loads(report["stdout"])["extensions"]) == 3
-    assert [name for name in HEAVY if name in report["loaded"]] == []
+    assert [name for name in HEAVY + TUF if name in report["loaded"]] == []
+
+
+def test_tuf_is_imported_only_for_a_signed_registry(home: Path, tmp_path: Path) -> None:
+    report = run_and_list_modules("ext", "info", "review-pack", "-o", "json")  # the shipped registry: unsigned
+    assert report["code"] == 0
+    assert [name for name in TUF if name in report["loaded"]] == []
+    from tests.support.signed import signed_index
+
+    index = signed_index(tmp_path / "index")
+    listed = run_and_list_modules("registry", "add", "acme", str(index.path), "--root", str(index.root_file))
+    assert listed["code"] == 0 and "tuf" in listed["loaded"]  # the wrapper would notice
+    listed = run_and_list_modules("registry", "list", "-o", "json")
+    assert json.loads(listed["stdout"])["registries"][0]["signed"] is True
+    assert [name for name in TUF if name in listed["loaded"]] == []
 
 
 def test_the_wrapper_would_notice_a_heavy_import() -> None:

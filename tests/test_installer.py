@@ -1,5 +1,5 @@
-"""installer + sources: consent for unverified plans, parallel fetches whose failures stay with
-their ref, argument order, dry runs, and local path plans."""
+"""The install pipeline (`pkgmgr.install.pipeline`, `.plan`): consent for unverified plans,
+parallel fetches whose failures stay with their ref, argument order, dry runs, local path plans."""
 
 from __future__ import annotations
 
@@ -12,11 +12,11 @@ import pytest
 
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.installer import check_consent, install
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.pipeline import check_consent, install
+from pkgmgr.install.plan import Fetched, Plan, plan_path
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, list_installed
-from pkgmgr.store.model import Fetched
+from pkgmgr.store.install import list_installed
 from pkgmgr.store.scope import global_scope
 from tests.support.builders import minimal_manifest, tar_gz, write_extension
 
@@ -30,7 +30,8 @@ def plan(verified: bool, *, tier: str | None = None) -> Plan:
 
 @pytest.mark.parametrize("options, interactive, allowed", [
     (InstallOptions(), False, False),
-    (InstallOptions(), True, False),
+    (InstallOptions(), True, True),  # a person at a terminal is asked instead of refused (SPEC 11)
+    (InstallOptions(yes=True), True, False),  # --yes answers for them: the flag is needed
     (InstallOptions(allow_unverified=True), False, False),
     (InstallOptions(allow_unverified=True), True, True),  # a terminal prompt decides later
     (InstallOptions(allow_unverified=True, yes=True), False, True),

@@ -29,7 +29,7 @@ def test_go_json_keeps_order_and_escapes_like_go() -> None:
 def test_sha256_hex() -> None:
     empty = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
     assert sha256_hex(b"") == sha256_hex("") == empty
-    assert sha256_hex("é") == sha256_hex("é".encode("utf-8"))
+    assert sha256_hex("é") == sha256_hex("é".encode())
 
 
 @pytest.mark.parametrize("parts, rendered", [

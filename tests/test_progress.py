@@ -15,7 +15,7 @@ import pytest
 
 from pkgmgr.cli.app import make_context, parse
 from pkgmgr.cli.context import Context
-from pkgmgr.cli.ext_cmds import reporter_for
+from pkgmgr.cli.install_common import reporter_for
 from pkgmgr.config import NetworkSettings
 from pkgmgr.net.cache import DownloadCache
 from pkgmgr.net.http import HttpClient
@@ -158,7 +158,7 @@ def test_rich_reporter_overlapping_downloads_stop_after_the_last(monkeypatch: py
 
 
 def test_rich_reporter_counts_bytes_per_download(monkeypatch: pytest.MonkeyPatch) -> None:
-    terminal = tty_stderr(monkeypatch)
+    tty_stderr(monkeypatch)
     reporter = RichReporter()
     reporter.download_started("a", "a.tar.gz", 100)
     reporter.download_started("b", "b.tar.gz", 100)

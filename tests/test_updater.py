@@ -14,13 +14,14 @@ import pytest
 
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.installer import install
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.pipeline import install
 from pkgmgr.progress import Reporter
 from pkgmgr.registry.memory import Memory
 from pkgmgr.registry.model import entry_path
 from pkgmgr.registry.plan import RemotePlanner
 from pkgmgr.registry.session import Session
-from pkgmgr.store.install import InstallOptions, get_installed
+from pkgmgr.store.install import get_installed
 from pkgmgr.store.lock import ExclusiveLock
 from pkgmgr.store.scope import global_scope
 from pkgmgr.updater import UpdateItem, Updater, UpdateReport
@@ -457,7 +458,7 @@ def test_an_updated_item_without_its_installation_keeps_its_own_fields() -> None
 
 
 def test_options_are_passed_to_the_installer(env: Env, acme: RegistryDir) -> None:
-    """--pin given to update pins the new version (the options reach installer.install)."""
+    """--pin given to update pins the new version (the options reach install.pipeline.install)."""
     acme.publish("demo-ext", "0.2.0")
     env.update(["demo-ext"], options=InstallOptions(pin=True))
     installed = get_installed(env.scope, "demo-ext")

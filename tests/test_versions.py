@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from packaging.version import Version
 
-from pkgmgr.versions import (normalize_semver, parse_semver, parse_specifier, same_version, strip_v,
-                             version_key)
+from pkgmgr.versions import normalize_semver, parse_semver, parse_specifier, same_version, strip_v, version_key
 
 
 @pytest.mark.parametrize("text, pep440", [

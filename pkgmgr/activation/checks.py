@@ -13,10 +13,15 @@ import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from pkgmgr.bundles.names import agent_key
 from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from pkgmgr.bundles.model import Bundle, JobSpec, Profile, TriggerSpec
 
 
 @dataclass(frozen=True)
@@ -128,8 +133,8 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
     return into
 
 
-def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | None, scope_kind: str,
-                   workspace_path: str, bundle: Any = None) -> list[Finding]:
+def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str | None, scope_kind: str,
+                   workspace_path: str, bundle: Bundle | None = None) -> list[Finding]:
     """Every scope rule broken by activating `profile` of `bundle` (as `activation`) with
     `visible` agents around it; the agents `activation` itself projects do not count against it."""
     from pkgmgr.bundles import layout_scope_problems
@@ -142,16 +147,24 @@ def scope_findings(*, profile: Any, visible: VisibleAgents, activation: str | No
     packaged = {agent_key(name) for name in profile.agent_names()}
     for agent in profile.agents:
         owner = visible.owner(agent.name, exclude=activation)
+        if owner is None and getattr(agent, "reserved", False):
+            owner = "name reserved by the host (config host.reserved_agent_names)"
         if owner is not None:
             findings.append(Finding("agent_conflict", "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",
                                     f"{agent.path}/AGENT.md", "name"))
-    for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
+    referring: tuple[tuple[str, Sequence[JobSpec | TriggerSpec]], ...] = (("job", profile.jobs),
+                                                                          ("trigger", profile.triggers))
+    for kind, items in referring:
         for index, item in enumerate(items):
             if agent_key(item.agent) not in packaged and not visible.has(item.agent, exclude=activation):
+                import difflib
+
+                close = difflib.get_close_matches(item.agent, list(profile.agent_names()), n=1, cutoff=0.7)
                 findings.append(Finding("agent_reference_not_found", kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
-                                        "does not package and the scope does not have", bundle_file,
+                                        "does not package and the scope does not have"
+                                        + (f"; did you mean {close[0]!r}?" if close else ""), bundle_file,
                                         f"{profile_key}.{kind}s[{index}].agent"))
     for layout in profile.layouts:
         for problem in layout_scope_problems(layout, scope_kind, workspace_path):

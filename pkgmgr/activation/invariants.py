@@ -5,15 +5,18 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.model import Installed
 from pkgmgr.store.recovery import Finding
 from pkgmgr.store.scope import Scope
 
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
 
-def check_activations(scope: Scope, conn: sqlite3.Connection, config: Any) -> list[Finding]:
+
+def check_activations(scope: Scope, conn: sqlite3.Connection, config: Config) -> list[Finding]:
     """No projected resource without an active, confirmed-or-unneeded activation; no active
     activation unconfirmed or missing its resources; every activation's extension installed."""
     from pkgmgr.activation.lifecycle import ACTIVE, AWAITING, compute, is_confirmed, load_installed_bundles, pick

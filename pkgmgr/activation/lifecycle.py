@@ -9,11 +9,18 @@ activation has projected resources; every projection change is one transaction.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.activation.checks import (Finding, VisibleAgents, activation_agent_owner, collect_visible, raise_findings,
-                                      scope_findings)
+from pkgmgr.activation.checks import (
+    Finding,
+    VisibleAgents,
+    activation_agent_owner,
+    collect_visible,
+    raise_findings,
+    scope_findings,
+)
 from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
@@ -26,6 +33,10 @@ from pkgmgr.store.scope import Scope
 
 ACTIVE = "active"
 AWAITING = "awaiting_confirmation"
+
+if TYPE_CHECKING:
+    from pkgmgr.bundles.model import Bundle, Profile
+    from pkgmgr.config import Config
 
 
 @dataclass(frozen=True)
@@ -47,12 +58,12 @@ class Target:
 @dataclass
 class Resolved:
     installed: Installed
-    bundle: Any
-    profile: Any
+    bundle: Bundle
+    profile: Profile
     projection: Projection
 
 
-def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
+def resolve(scope: Scope, target: Target, *, config: Config) -> Resolved:
     """Find the installed extension, bundle and profile, and compute the projection.
     Raises not_found / usage with what exists."""
     name = target.extension.lower()  # extension names are lower-case (SPEC 2)
@@ -73,19 +84,27 @@ def resolve(scope: Scope, target: Target, *, config: Any) -> Resolved:
     return Resolved(installed, bundle, profile, projection)
 
 
-def load_installed_bundles(installed: Installed, config: Any) -> tuple[Any, ...]:
+def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle, ...]:
     """Load and validate the bundles of an installed tree. The manifest was validated when it
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
     from pkgmgr.bundles import load_bundles
+    from pkgmgr.manifest.generations import AUTO, has_bundles
 
+    generation = getattr(config, "compozy_generation", AUTO)
+    if generation != AUTO and not has_bundles(generation):
+        raise PkgmgrError(f"Compozy {generation} has no bundles: activation needs a generation that has them "
+                          "(v0.2, v0.3-beta.3)", code="incompatible_host",
+                          details={"compozy_generation": generation},
+                          hint="set host.compozy_generation (or PKGMGR_COMPOZY_GENERATION) to auto, v0.2 or "
+                               "v0.3-beta.3")
     resources = installed.manifest.get("resources")
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
     return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
 
 
-def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, profile_name: str) -> tuple[Any, Any]:
+def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:
     if not bundles:
         raise PkgmgrError(f"{extension} has no bundles", code="not_found")
     if bundle_name is None:
@@ -95,10 +114,11 @@ def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, prof
                               code="usage")
         bundle = bundles[0]
     else:
-        bundle = next((b for b in bundles if b.name.lower() == bundle_name.lower()), None)
-        if bundle is None:
+        named = next((b for b in bundles if b.name.lower() == bundle_name.lower()), None)
+        if named is None:
             raise PkgmgrError(f"{extension} has no bundle {bundle_name!r} (it has: "
                               f"{', '.join(b.name for b in bundles)})", code="not_found")
+        bundle = named
     profile = bundle.profile(profile_name)
     if profile is None:
         raise PkgmgrError(f"bundle {bundle.name} has no profile {profile_name!r} (it has: "
@@ -106,7 +126,7 @@ def pick(extension: str, bundles: tuple[Any, ...], bundle_name: str | None, prof
     return bundle, profile
 
 
-def compute(scope: Scope, installed: Installed, bundle: Any, profile: Any) -> Projection:
+def compute(scope: Scope, installed: Installed, bundle: Bundle, profile: Profile) -> Projection:
     return project(extension=installed.name, bundle=bundle, profile=profile, network_digest=installed.network_digest,
                    scope_kind=scope.kind, scope_root=str(scope.root), workspace_path=scope.workspace_path)
 
@@ -126,7 +146,7 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
     return visible
 
 
-def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Any, profile: Any, *, activation: str,
+def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Bundle, profile: Profile, *, activation: str,
                  visible: VisibleAgents | None = None) -> list[Finding]:
     """Scope rules for `profile` activated as `activation` against everything visible from
     `scope` (computed unless `visible` is given)."""
@@ -165,10 +185,16 @@ def get_activation(conn: sqlite3.Connection | None, act_id: str) -> sqlite3.Row 
 
 
 def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
-    row = get_activation(scope.reader(), act_id)
+    conn = scope.reader()
+    row = get_activation(conn, act_id)
     if row is None:
-        raise PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code="not_found",
-                          hint="'pkgmgr bundle list' shows the activations")
+        from pkgmgr.errors import suggest_close
+
+        error = PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code="not_found",
+                            hint="'pkgmgr bundle list' shows the activations")
+        if conn is not None:
+            suggest_close(error, act_id.strip().lower(), [r["id"] for r in conn.execute("SELECT id FROM activations")])
+        raise error
     return row
 
 
@@ -194,7 +220,7 @@ def _withdraw(conn: sqlite3.Connection, act_id: str) -> None:
     conn.execute("DELETE FROM resources WHERE activation_id = ?", (act_id,))
 
 
-def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str | None, lock_timeout: float,
+def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: str | None, lock_timeout: float,
              confirmed_by: str | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Create the activation at version 1: active and projected when no network requirement
     exists or `confirm_digest` equals it, awaiting confirmation otherwise (SPEC 9.3).
@@ -252,7 +278,7 @@ def activate(scope: Scope, target: Target, *, config: Any, confirm_digest: str |
         return activation_json(row), resources_of(conn, projection.activation_id, scope.kind)
 
 
-def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Any,
+def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Config,
             lock_timeout: float) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
     """Confirm the current version's network requirement and project. Returns (activation,
     resources, changed); confirming an already-confirmed current version changes nothing.
@@ -315,7 +341,8 @@ def list_activations(scope: Scope, *, status: str | None = None) -> list[dict[st
     conn = scope.reader()
     if conn is None:
         return []
-    query, params = "SELECT * FROM activations", ()
+    query = "SELECT * FROM activations"
+    params: tuple[str, ...] = ()
     if status:
         query, params = query + " WHERE status = ?", (status,)
     return [activation_json(r) for r in db_rows(conn, "activations", query + " ORDER BY extension, bundle, profile", params)]
@@ -327,7 +354,8 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
         conn = scope.reader()
         if conn is None:
             continue
-        query, params = "SELECT * FROM resources", ()
+        query = "SELECT * FROM resources"
+        params: tuple[str, ...] = ()
         if kind:
             query, params = query + " WHERE kind = ?", (kind,)
         out.extend(resource_json(r, scope.kind) for r in db_rows(conn, "resources", query + " ORDER BY kind, name, id", params))
@@ -337,29 +365,48 @@ def list_resources(scopes: list[Scope], *, kind: str | None = None) -> list[dict
 # --- hooks called by the store inside its transactions ---------------------------------------------
 
 
-def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Any, ...], *,
+def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Installed, bundles: tuple[Bundle, ...], *,
                       deactivate_missing: bool, confirm_always: bool) -> list[dict[str, Any]]:
-    """Recompute each activation of `installed` after its version changed (SPEC 9.3 "On
-    update"), inside the caller's transaction:
-
-    - activation digest unchanged -> only `extension_version` follows (`change: unchanged`);
-    - changed -> `version` + 1 and re-projection (`change: updated`); the confirmation carries
-      over while the network digest still equals the confirmed one (`confirmed_version` keeps
-      naming the version that was confirmed);
-    - a network digest changed to a non-empty value (or not empty and never confirmed), or any
-      change under policy confirm = "always" -> confirmation cleared, projection withdrawn,
-      `awaiting_confirmation`;
-    - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it
-      (`status: deactivated`).
-
-    Raises bundle_missing and the scope-rule errors; the caller's transaction then rolls back,
-    so the old version stays installed and every activation as it was."""
+    """Recompute each activation of `installed` after its version changed, inside the caller's
+    transaction: the rows and what is visible are read, `plan_refresh` decides (pure), and
+    `apply_refresh` writes. Raises what `plan_refresh` raises, before anything is written; the
+    caller's transaction then rolls back, so the old version stays installed and every
+    activation as it was."""
     rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
     if not rows:
         return []
-    results: list[dict[str, Any]] = []
-    now = now_utc()
-    visible = visible_from(conn, scope)  # once; kept current as activations are re-projected below
+    changes = plan_refresh(rows, scope, installed, bundles, visible_from(conn, scope),
+                           deactivate_missing=deactivate_missing, confirm_always=confirm_always)
+    return apply_refresh(conn, installed, changes, now=now_utc())
+
+
+@dataclass(frozen=True)
+class ActivationChange:
+    """What a version switch does to one activation (SPEC 9.3 "On update")."""
+
+    row: sqlite3.Row | dict[str, Any]
+    change: str  # deactivated | unchanged | updated
+    projection: Projection | None = None
+    needs_confirmation: bool = False
+
+
+def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, installed: Installed,
+                 bundles: tuple[Bundle, ...], visible: VisibleAgents, *, deactivate_missing: bool,
+                 confirm_always: bool) -> list[ActivationChange]:
+    """The change of each activation `rows` of `installed` (its new version, with `bundles`),
+    judged against `visible` (updated as it goes); reads and writes nothing:
+
+    - activation digest unchanged -> only `extension_version` follows (`unchanged`);
+    - changed -> `version` + 1 and re-projection (`updated`); the confirmation carries over while
+      the network digest still equals the confirmed one (`confirmed_version` keeps naming the
+      version that was confirmed);
+    - a network digest changed to a non-empty value (or not empty and never confirmed), or any
+      change under policy confirm = "always" -> confirmation cleared, projection withdrawn,
+      `awaiting_confirmation`;
+    - profile (or bundle) gone -> bundle_missing, unless `deactivate_missing` deactivates it.
+
+    Raises bundle_missing and the scope-rule errors."""
+    changes: list[ActivationChange] = []
     for row in rows:  # judged against what the switch leaves projected: each re-adds its agents below
         visible.replace(row["id"])
     for row in rows:
@@ -367,52 +414,73 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
         if bundle is None or profile is None:
             if not deactivate_missing:
                 raise _bundle_missing(installed.name, installed.version, row, bundle)
-            _withdraw(conn, row["id"])
-            conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
             visible.replace(row["id"])
-            results.append({**activation_json(row), "status": "deactivated", "change": "deactivated"})
+            changes.append(ActivationChange(row, "deactivated"))
             continue
         projection = compute(scope, installed, bundle, profile)
-        raise_findings(findings_for(conn, scope, bundle, profile, activation=row["id"], visible=visible),
+        raise_findings(findings_for(None, scope, bundle, profile, activation=row["id"], visible=visible),
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
         if projection.activation_digest == row["activation_digest"]:
-            conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
             if row["status"] == ACTIVE:
                 visible.replace(row["id"], profile.agent_names(),
                                 lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
-            results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
+            changes.append(ActivationChange(row, "unchanged"))
             continue
         network = projection.network_digest
         # a non-empty network digest needs confirming when it changed (even back to a value confirmed
         # before it was dropped) or was never confirmed
         needs_confirmation = confirm_always or (
             network != "" and (network != row["network_digest"] or network != row["confirmed_digest"]))
+        if needs_confirmation:
+            visible.replace(row["id"])
+        else:
+            visible.replace(row["id"], profile.agent_names(),
+                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+        changes.append(ActivationChange(row, "updated", projection, needs_confirmation))
+    return changes
+
+
+def apply_refresh(conn: sqlite3.Connection, installed: Installed, changes: Sequence[ActivationChange], *,
+                  now: str) -> list[dict[str, Any]]:
+    """Write `changes` in the caller's transaction; the activation objects after them."""
+    results: list[dict[str, Any]] = []
+    for item in changes:
+        row = item.row
+        if item.change == "deactivated":
+            _withdraw(conn, row["id"])
+            conn.execute("DELETE FROM activations WHERE id = ?", (row["id"],))
+            results.append({**activation_json(row), "status": "deactivated", "change": "deactivated"})
+            continue
+        if item.change == "unchanged":
+            conn.execute("UPDATE activations SET extension_version = ? WHERE id = ?", (installed.version, row["id"]))
+            results.append({**activation_json(row), "extension_version": installed.version, "change": "unchanged"})
+            continue
+        projection = item.projection
+        assert projection is not None  # an update always has its projection
         conn.execute(
             "UPDATE activations SET extension_version = ?, version = ?, status = ?, network_digest = ?, "
             "activation_digest = ?, primary_channel = ?, updated_at = ? WHERE id = ?",
-            (installed.version, row["version"] + 1, AWAITING if needs_confirmation else ACTIVE, network,
-             projection.activation_digest, projection.primary_channel, now, row["id"]))
-        if needs_confirmation:
+            (installed.version, row["version"] + 1, AWAITING if item.needs_confirmation else ACTIVE,
+             projection.network_digest, projection.activation_digest, projection.primary_channel, now, row["id"]))
+        if item.needs_confirmation:
             conn.execute("UPDATE activations SET confirmed_version = NULL, confirmed_digest = NULL, "
                          "confirmed_at = NULL, confirmed_by = NULL WHERE id = ?", (row["id"],))
             _withdraw(conn, row["id"])
-            visible.replace(row["id"])
         else:
             _project(conn, projection)
-            visible.replace(row["id"], profile.agent_names(),
-                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
         updated = one_row(conn, "activations", "SELECT * FROM activations WHERE id = ?", (row["id"],))
+        assert updated is not None  # updated in this transaction
         results.append({**activation_json(updated), "change": "updated"})
     return results
 
 
-def _target_of(row: sqlite3.Row | dict[str, Any], bundles: tuple[Any, ...]) -> tuple[Any, Any]:
+def _target_of(row: sqlite3.Row | dict[str, Any], bundles: tuple[Bundle, ...]) -> tuple[Bundle | None, Profile | None]:
     """The bundle and profile an activation names among `bundles` (None where gone)."""
     bundle = next((b for b in bundles if b.name.lower() == row["bundle"].lower()), None)
     return bundle, bundle.profile(row["profile"]) if bundle is not None else None
 
 
-def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], bundle: Any) -> PkgmgrError:
+def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], bundle: Bundle | None) -> PkgmgrError:
     missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
     return PkgmgrError(
         f"{name} {version} no longer has {missing}, which activation {row['id']} uses; nothing was changed",
@@ -420,7 +488,7 @@ def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], 
         hint="pass --deactivate-missing to deactivate it as part of the update")
 
 
-def check_kept(scope: Scope, name: str, version: str, bundles: tuple[Any, ...], *, deactivate_missing: bool) -> None:
+def check_kept(scope: Scope, name: str, version: str, bundles: tuple[Bundle, ...], *, deactivate_missing: bool) -> None:
     """Raise the `bundle_missing` that switching `name` to `version` (with `bundles`) would
     raise, reading only: what a dry run can know about the refresh of its activations."""
     if deactivate_missing:

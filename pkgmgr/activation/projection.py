@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.activation.ids import activation_id, resource_id
 from pkgmgr.jsonutil import canonical_json
+
+if TYPE_CHECKING:
+    from pkgmgr.bundles.model import Bundle, Profile
 
 
 @dataclass(frozen=True)
@@ -56,7 +59,7 @@ def _file(kind: str, act: str, agent: str, content: bytes, source_path: str) -> 
                     record, canonical_json(record))
 
 
-def project(*, extension: str, bundle: Any, profile: Any, network_digest: str, scope_kind: str,
+def project(*, extension: str, bundle: Bundle, profile: Profile, network_digest: str, scope_kind: str,
             scope_root: str, workspace_path: str) -> Projection:
     """Compute the projection of `profile` of `bundle` of `extension` into a scope (pure)."""
     act = activation_id(extension, bundle.name, profile.name, scope_kind, workspace_path)

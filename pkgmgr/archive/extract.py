@@ -13,13 +13,13 @@ import stat
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
-from pkgmgr.config import Limits
-from pkgmgr.errors import PkgmgrError
 from pkgmgr.archive.discover import find_manifest_root
 from pkgmgr.archive.errors import too_large
 from pkgmgr.archive.files import DIR_MODE, empty_directory
 from pkgmgr.archive.staging import Staging
 from pkgmgr.archive.tar_reader import extract_tar_gz
+from pkgmgr.config import Limits
+from pkgmgr.errors import PkgmgrError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")

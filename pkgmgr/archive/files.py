@@ -83,9 +83,8 @@ class TreeWriter:
     Paths are relative POSIX paths that were already validated; files are created with
     O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) and given their final
     normalised mode with fchmod, independent of the umask. Directories get 0755 in `finish()`.
-    No fsync: a SIGKILL loses nothing the kernel accepted, and a power cut between the commit
-    and the kernel's write-back may leave a committed tree with empty files, which `ext verify`
-    and `doctor --check` report (docs/reliability.md, "What is not covered").
+    No fsync here: the store makes the whole tree durable in one flush before renaming it into
+    place (`store.install.commit`, `fsutil.durable_tree`).
     """
 
     def __init__(self, root: Path, record: Any = None) -> None:

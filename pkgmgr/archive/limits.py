@@ -11,9 +11,9 @@ import threading
 import zlib
 from typing import Any, BinaryIO, Callable
 
-from pkgmgr.config import Limits
 from pkgmgr.archive.errors import corrupt, too_large
 from pkgmgr.archive.files import CHUNK
+from pkgmgr.config import Limits
 
 GZIP_WBITS = 16 + zlib.MAX_WBITS
 RAW_DEFLATE_WBITS = -zlib.MAX_WBITS

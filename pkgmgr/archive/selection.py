@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Self, Sequence
 
-from pkgmgr.errors import PkgmgrError
 from pkgmgr.archive.files import (
     DIR_MODE,
     TreeWriter,
@@ -42,6 +41,7 @@ from pkgmgr.archive.files import (
     read_chunks,
 )
 from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+from pkgmgr.errors import PkgmgrError
 
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".fslckout"})
 # pkgmgr's own files at a workspace root, never part of an extension whose root it is (`path = "."`)

@@ -7,11 +7,11 @@ import errno
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
-from pkgmgr.config import Limits
 from pkgmgr.archive.errors import unsafe
 from pkgmgr.archive.files import TreeWriter, file_mode
 from pkgmgr.archive.limits import Budget
 from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
 
 

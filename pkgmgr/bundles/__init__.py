@@ -14,22 +14,27 @@ Where SPEC 8 is silent, the codecs decide (the safer reading):
 - Documents are UTF-8 without BOM and hold only JSON values (no TOML dates, NaN, infinities,
   lone surrogates), nested at most 64 levels. Limits: bundle file and layout 4 MiB, AGENT.md,
   mcp.json and capabilities documents 1 MiB, SOUL.md/HEARTBEAT.md 64 KiB.
-- A `[bundle]` table and root-level `name`/`description`/`profiles` are mutually exclusive.
-- Names (bundle, profile, channel, job, trigger, agent, layout id) carry no surrounding whitespace or
-  control characters: SPEC 9.1 strips names before hashing, so ` x` and `x` would collide.
-  Uniqueness compares `str.lower()`. `channels.primary` must equal an item's name exactly.
+Compozy's loader decides (docs/compatibility.md names each function); in short:
+
+- Root-level `name`/`description` and a `[bundle]` table merge unless their values differ;
+  profiles in both places conflict. Unknown keys are ignored, as Compozy's decoders ignore them.
+- Names (bundle, profile, channel, job, trigger, agent) are trimmed with Go's TrimSpace and
+  must not be blank (control characters are refused: pkgmgr's rule). Bundles, profiles,
+  agents and layout ids are unique case-insensitively; jobs, triggers and channels
+  case-sensitively, as Compozy compares them. `channels.primary` must equal an item's name.
 - AGENT.md: YAML through a safe loader that rejects duplicate keys and anchors/aliases; the
-  body is stripped; `tools`/`toolsets`/`deny_tools`/`skills` are lists of distinct strings,
-  `category_path` a string or list of strings, `mcp_servers` a list of names or a map, `hooks`
-  a list or a map. mcp.json holds exactly one of `mcpServers`/`mcp_servers` (a map of objects)
+  body is stripped; `tools`/`deny_tools` are canonical tool ids (`namespace__name`, or a
+  `namespace__*` prefix), `toolsets` toolset ids, `skills` a `{disabled: [...]}` table,
+  `category_path` a list of segments, `mcp_servers` a list of server tables, `hooks` a list.
+  mcp.json holds exactly one of `mcpServers`/`mcp_servers` (a map of objects)
   and nothing else. `capabilities/` holds only `.toml`/`.json` files; `AgentSpec.capabilities`
   maps each capabilities file (relative to the agent folder) to its document.
-- Jobs: `retry` = `strategy` (none|backoff, required), `max_retries` (0..100), `base_delay`;
-  `fire_limit` = `max` (>= 1) and `window` (both required); durations are positive Go
-  durations. RFC 3339 times need upper-case `T`/`Z` and no leap second (as Go parses them).
-  Cron expressions pass croniter and use no croniter-only extension (`L`, `W`, `#`, `R`, `H`)
-  and no range whose start is after its end (croniter wraps `5-1` round).
-  A trigger's `event` "webhook" is refused in any letter case.
+- Jobs and triggers: `retry` (strategy none: no max_retries or base_delay; backoff:
+  max_retries > 0 and a positive base_delay) and `fire_limit` (`max` > 0, positive `window`)
+  are required. RFC 3339 times need upper-case `T`/`Z` and no leap second (as Go parses them).
+  Cron expressions follow robfig/cron v3's standard grammar (optional `CRON_TZ=` prefix,
+  day-of-week 0-6, no descriptors). A trigger's `event` "webhook" is refused (a bundle
+  cannot carry the webhook secret reference Compozy requires).
 - Layouts: rect bounds and frame overlap tolerate 1e-9 of float error; group ids and node ids
   are two namespaces; `version`, `document.version` and `order` must be JSON integers (not 1.0).
 - Paths keep `..` and resolve it after symlinks, as the host does; a path reached twice (two

@@ -15,72 +15,161 @@ import re
 from functools import cache
 from typing import Any, Callable, ClassVar, Collection
 
-from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.model import AgentSpec
 from pkgmgr.bundles.names import agent_name_problem
+from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
+from pkgmgr.manifest.network import go_trim_space
+from pkgmgr.manifest.tools import segmented_id_problem
 
 CODE = "invalid_bundle"
 MAX_AGENT_MD_BYTES = 1 * MIB
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents
-MAX_AUTHORED_BYTES = 64 * 1024  # SOUL.md, HEARTBEAT.md
+MAX_AUTHORED_BYTES = 32 * 1024  # SOUL.md, HEARTBEAT.md: Compozy's agents.soul/heartbeat.max_body_bytes
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSIONS = ("deny-all", "approve-reads", "approve-all")
 MCP_KEYS = ("mcpServers", "mcp_servers")
 
 
+# The rules of Compozy's agent loader (internal/config: ParseAgentDef, AgentDef.Validate,
+# tool_grammar.go, mcp_server_validation.go), applied to the value as written: strings are
+# trimmed first, as ParseAgentDef trims them.
+MCP_TRANSPORTS = ("stdio", "http", "sse")
+
+
+def _trim(value: Any) -> Any:
+    return go_trim_space(value) if isinstance(value, str) else value
+
+
 def _string(value: Any) -> str | None:
-    return None if isinstance(value, str) and value.strip() else "must be a non-empty string"
+    return None if isinstance(value, str) else "must be a string"
 
 
-def _choice(*choices: str) -> Callable[[Any], str | None]:
+def _required_string(value: Any) -> str | None:
+    return None if isinstance(value, str) and go_trim_space(value) else "must be a non-empty string"
+
+
+def _choice(*choices: str, exact: bool = False) -> Callable[[Any], str | None]:
     def check(value: Any) -> str | None:
-        return None if isinstance(value, str) and value in choices else "must be one of " + ", ".join(choices)
+        text = value if exact or not isinstance(value, str) else go_trim_space(value)
+        if isinstance(value, str) and not exact and not text:
+            return None  # blank means unset
+        return None if isinstance(text, str) and text in choices else "must be one of " + ", ".join(choices)
 
     return check
 
 
-def _strings(value: Any) -> str | None:
-    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
-        return "must be a list of non-empty strings"
-    if len(set(value)) != len(value):
-        return "lists a value twice"
+def _string_list(value: Any) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return "must be a list of strings"
     return None
 
 
-def _string_or_strings(value: Any) -> str | None:
-    if isinstance(value, str):
-        return _string(value)
-    return "must be a string or a list of non-empty strings" if _strings(value) else None
+def tool_id_problem(text: str) -> str | None:
+    """`tools.ToolID.Validate` plus the canonical `namespace__name` form (`validateAgentToolIDAtom`)."""
+    if "__" not in text and len(text) <= 64:
+        return f"{text!r} is not a canonical tool id: write namespace__name (e.g. linear__search_issues)"
+    return segmented_id_problem(text)
 
 
-def _names_or_map(value: Any) -> str | None:
-    if isinstance(value, dict):
-        return None
-    return "must be a list of server names or a map of server definitions" if _strings(value) else None
+def _tool_patterns(value: Any) -> str | None:
+    """`validateAgentToolPatterns`: exact tool ids, or a namespace prefix ending in _ or __ then *."""
+    problem = _string_list(value)
+    if problem:
+        return problem
+    for item in value:
+        text = go_trim_space(item)
+        if not text:
+            return "lists a blank tool"
+        if "*" in text:
+            prefix = text[:-1]
+            if text.count("*") != 1 or not text.endswith("*") or not prefix.endswith("_"):
+                return f"{text!r} must be a tool id or a namespace-prefix wildcard such as linear__*"
+            text = prefix + "x"
+        if problem := tool_id_problem(text):
+            return problem
+    return None
 
 
-def _list_or_map(value: Any) -> str | None:
-    return None if isinstance(value, (list, dict)) else "must be a list or a map"
+def _toolsets(value: Any) -> str | None:
+    problem = _string_list(value)
+    if problem:
+        return problem
+    for item in value:
+        text = go_trim_space(item)
+        if not text:
+            return "lists a blank toolset"
+        if problem := tool_id_problem(text):
+            return problem.replace("tool id", "toolset id")
+    return None
+
+
+def _skills(value: Any) -> str | None:
+    """`AgentSkillsConfig`: a table whose `disabled` lists skill names."""
+    if not isinstance(value, dict):
+        return "must be a table: skills: {disabled: [skill, ...]}"
+    unknown = [key for key in value if key != "disabled"]
+    if unknown:
+        return f"unknown field {unknown[0]!r}; skills holds disabled"
+    return _string_list(value.get("disabled", []))
+
+
+def _category_path(value: Any) -> str | None:
+    """`validateAgentCategoryPath`: a list of segments, none blank, '.', '..' or holding / or \\."""
+    problem = _string_list(value)
+    if problem:
+        return problem + " (one per category level)"
+    for segment in (go_trim_space(item) for item in value):
+        if not segment or segment in (".", "..") or "/" in segment or "\\" in segment:
+            return f"{segment!r} is not a category segment (not blank, '.', '..', and no '/' or '\\')"
+    return None
+
+
+def _mcp_servers(value: Any) -> str | None:
+    """`MCPServer.Validate` on each entry of a list of server tables."""
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        return "must be a list of server tables (name, command or url, ...)"
+    for index, server in enumerate(value):
+        name = _trim(server.get("name"))
+        transport = _trim(server.get("transport")) or "stdio"
+        if not isinstance(name, str) or not name or "\x00" in name or "/" in name:
+            return f"[{index}].name is required (no '/')"
+        if transport not in MCP_TRANSPORTS:
+            return f"[{index}].transport must be one of " + ", ".join(MCP_TRANSPORTS)
+        command, url = _trim(server.get("command")) or "", _trim(server.get("url")) or ""
+        if transport == "stdio" and not command:
+            return f"[{index}].command is required"
+        if transport == "stdio" and url:
+            return f"[{index}].url requires a remote transport"
+        if transport != "stdio" and not url:
+            return f"[{index}].url is required for {transport} transport"
+        if transport != "stdio" and (command or server.get("args") or server.get("env") or server.get("secret_env")):
+            return f"[{index}]: command, args, env and secret_env are only valid for stdio transport"
+    return None
+
+
+def _hooks(value: Any) -> str | None:
+    """`parsedHookDeclaration` entries: a list of tables (a map does not decode)."""
+    return None if isinstance(value, list) else "must be a list of hook tables"
 
 
 FIELDS: dict[str, Callable[[Any], str | None]] = {
-    "name": _string,
+    "name": _required_string,
     "provider": _string,
     "command": _string,
     "model": _string,
     "reasoning_effort": _choice(*REASONING_EFFORTS),
-    "tools": _strings,
-    "toolsets": _strings,
-    "deny_tools": _strings,
+    "tools": _tool_patterns,
+    "toolsets": _toolsets,
+    "deny_tools": _tool_patterns,
     "permissions": _choice(*PERMISSIONS),
-    "skills": _strings,
-    "category_path": _string_or_strings,
-    "mcp_servers": _names_or_map,
-    "hooks": _list_or_map,
+    "skills": _skills,
+    "category_path": _category_path,
+    "mcp_servers": _mcp_servers,
+    "hooks": _hooks,
 }
 
 
@@ -170,7 +259,7 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
             continue
         message = rule(value)
         if message is None and key == "name":
-            message = agent_name_problem(value, reserved)
+            message = agent_name_problem(go_trim_space(value), reserved)
         if message:
             sink.add(key, message)
 
@@ -250,7 +339,8 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
 
     Raises TreeError when `rel_dir` is not a folder holding AGENT.md inside the root (the
     caller files it under the bundle key that named it). Returns the AgentSpec, or None and
-    the problems found in the folder's files (each filed under that file).
+    the problems found in the folder's files (each filed under that file). An agent named
+    after one of `reserved_agent_names` loads, marked `reserved`: activation refuses it.
     """
     path = normalize(rel_dir)
     if not tree.resolve(path).is_dir():
@@ -265,7 +355,8 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
         return None, [Problem(exc.code, agent_md, "", exc.message)]
     except DocumentError as exc:
         return None, [Problem(CODE, agent_md, "", exc.message)]
-    front, body, problems = parse_agent_md(text, file=agent_md, reserved_agent_names=reserved_agent_names)
+    # a reserved name is judged at activation (agent_conflict), as Compozy does: no problem here
+    front, body, problems = parse_agent_md(text, file=agent_md)
     mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
     capabilities = _capabilities(tree, path, present, problems)
     soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None
@@ -274,8 +365,9 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
         return None, problems
     return (
         AgentSpec(
-            name=front["name"],
+            name=go_trim_space(front["name"]),
             path=path,
+            reserved=go_trim_space(front["name"]).lower() in {name.lower() for name in reserved_agent_names},
             front_matter=front,
             body=body,
             soul=soul,
@@ -382,5 +474,11 @@ def _authored(tree: PackageTree, folder: str, name: str, problems: list[Problem]
         return None
     if not text.strip():
         problems.append(Problem(CODE, rel, "", f"{name} is empty; write its content or remove the file"))
+        return None
+    if text.lstrip("\ufeff").replace("\r\n", "\n").startswith("---\n"):
+        # Compozy's soul/heartbeat parsers accept only their own front matter keys; a packaged
+        # default carries none (SPEC 8)
+        problems.append(Problem(CODE, rel, "", f"{name} starts with front matter; a packaged {name} is plain "
+                                               "markdown (remove the --- block)", 1))
         return None
     return data

@@ -16,13 +16,14 @@ from pkgmgr.bundles.names import name_problem
 from pkgmgr.documents import MIB, DocumentError, integer_problem, load_document
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
+from pkgmgr.manifest.network import go_trim_space
 
 if TYPE_CHECKING:
     from pkgmgr.bundles.model import LayoutSpec
 
 CODE = "invalid_layout"
 MAX_LAYOUT_BYTES = 4 * MIB
-EDGE_TOLERANCE = 1e-9  # rect bounds and frame overlap: absorbs 0.1 + 0.2 style float error
+EDGE_TOLERANCE = 1e-6  # rect bounds and frame overlap: Compozy's weightTolerance (validRect, rectsOverlap)
 WEIGHT_TOLERANCE = 1e-6
 NODE_FIELDS = {"leaf": ("window_id",), "stack": ("window_ids", "active_id"), "split": ("axis", "children", "weights")}
 PLACEMENTS = ("tiled", "stacked", "floating")
@@ -88,6 +89,20 @@ def layout_scope_problems(layout: LayoutSpec, scope: str, workspace_path: str) -
     raise ValueError(f"unknown scope {scope!r}")
 
 
+def route_pathname_problem(pathname: str) -> str | None:
+    """Compozy's `canonicalRoutePathname`: an application-internal absolute path (one leading
+    `/`, no scheme or host), without surrounding whitespace, search or fragment."""
+    from urllib.parse import urlsplit
+
+    if not pathname or go_trim_space(pathname) != pathname:
+        return "must be a non-empty absolute path without surrounding whitespace"
+    if not pathname.startswith("/") or pathname.startswith("//") or urlsplit(pathname).scheme:
+        return f"{pathname!r} must be an application-internal absolute path such as /sessions"
+    if "?" in pathname or "#" in pathname:
+        return f"{pathname!r} must not carry search or fragment data: put the search in route.search"
+    return None
+
+
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
@@ -121,9 +136,19 @@ class _Topology:
 
     def check(self) -> None:
         self._integer(self.layout.get("version"), "version")
+        for field in ("id", "display_name"):  # trimmed by Compozy's validateLayoutResource
+            value = self.layout.get(field)
+            if isinstance(value, str) and not go_trim_space(value):
+                self._add(field, "is required (a non-blank string)")
         layout_id = self.layout.get("id")
-        if isinstance(layout_id, str) and layout_id and (problem := name_problem(layout_id, "layout id")):
+        if isinstance(layout_id, str) and go_trim_space(layout_id) and (
+                problem := name_problem(go_trim_space(layout_id), "layout id")):
             self._add("id", problem)  # it names the resource (SPEC 9.1 strips it before hashing)
+        self._participant_slots(self.layout.get("participant_slots"))
+        workspace = self.document.get("workspace_id")
+        if isinstance(workspace, str) and workspace:
+            # Compozy decodes a bundled layout in the global scope (loadBundleLayout): no binding
+            self._add("document.workspace_id", "a packaged layout must not bind a workspace; leave workspace_id empty")
         self._integer(self.document.get("version"), "document.version")
         desktops = self.document.get("desktops")
         if isinstance(desktops, list):
@@ -133,6 +158,21 @@ class _Topology:
 
     def _add(self, key: str, message: str) -> None:
         self.sink.add(key, message)
+
+    def _participant_slots(self, slots: Any) -> None:
+        """`canonicalLayoutParticipantSlots`: each slot trimmed, non-blank, unique once trimmed."""
+        if not isinstance(slots, list):
+            return
+        seen: set[str] = set()
+        for index, slot in enumerate(slots):
+            if not isinstance(slot, str):
+                continue
+            trimmed = go_trim_space(slot)
+            if not trimmed:
+                self._add(f"participant_slots[{index}]", "must not be blank")
+            elif trimmed in seen:
+                self._add(f"participant_slots[{index}]", f"participant slot {trimmed!r} is duplicated")
+            seen.add(trimmed)
 
     def _integer(self, value: Any, key: str) -> None:
         problem = integer_problem(value)
@@ -307,6 +347,11 @@ class _Topology:
             if window.get("minimized") is True and placement in PLACEMENTS and placement != "floating":
                 self._add(f"{key}.minimized", f"a minimised window must be floating (its placement is {placement!r})")
             self._rect(window.get("floating_rect"), f"{key}.floating_rect")
+            route = window.get("route")
+            if isinstance(route, dict) and isinstance(route.get("pathname"), str):
+                problem = route_pathname_problem(route["pathname"])
+                if problem:
+                    self._add(f"{key}.route.pathname", problem)
             spots = self.spots.get(window_id, [])
             if not spots:
                 self._add(key, f"window {window_id!r} is not placed: put it in exactly one leaf, stack or desktop floating list")

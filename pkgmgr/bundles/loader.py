@@ -8,24 +8,31 @@ layout's scope binding, agent conflicts) belong to activation.
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any
 
 from pkgmgr.bundles.agent import load_agent
-from pkgmgr.documents import MIB
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
-from pkgmgr.bundles.schedule import FIRE_LIMIT_RULES, RETRY_RULES, check_fields, check_schedule
+from pkgmgr.bundles.schedule import (
+    check_fire_limit,
+    check_retry,
+    check_schedule,
+    check_trigger_filter,
+)
+from pkgmgr.documents import MIB
 from pkgmgr.errors import Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
+from pkgmgr.manifest.network import go_trim_space
 
 CODE = "invalid_bundle"
 BUNDLE_SUFFIXES = (".toml", ".json")
 MAX_BUNDLE_BYTES = 4 * MIB
 CORE_FIELDS = ("name", "description", "profiles")
-UNSUPPORTED_EVENTS = ("webhook",)
+WEBHOOK = "webhook"
 
 
 def load_bundles(
@@ -62,8 +69,9 @@ def load_bundles(
 
 
 def _text(table: dict[str, Any], key: str) -> str:
+    """A string field as Compozy reads it: trimmed (Go's strings.TrimSpace); "" otherwise."""
     value = table.get(key)
-    return value if isinstance(value, str) else ""
+    return go_trim_space(value) if isinstance(value, str) else ""
 
 
 def _tables(table: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]:
@@ -73,32 +81,49 @@ def _tables(table: dict[str, Any], key: str) -> list[tuple[int, dict[str, Any]]]
 
 
 def _claim_name(sink: ProblemSink, names: UniqueNames, value: Any, key: str, what: str, within: str) -> None:
+    """A name as Compozy reads it (trimmed), required and unique within `within`."""
+    if value is None:
+        sink.add(key, "is required")
+        return
     if not isinstance(value, str):
         return
+    value = go_trim_space(value)
     problem = name_problem(value, f"{what} name")
     if problem:
         sink.add(key, problem)
         return
     first = names.claim(value, key)
     if first is not None:
-        sink.add(key, f"duplicate {what} name {value!r} (first at {first}); {what} names are unique case-insensitively within {within}")
+        how = "case-sensitively" if what in ("job", "trigger", "channel", "bridge") else "case-insensitively"
+        sink.add(key, f"duplicate {what} name {value!r} (first at {first}); {what} names are unique {how} within {within}")
 
 
-def _not_blank(sink: ProblemSink, table: dict[str, Any], key: str, field: str) -> None:
+def _required(sink: ProblemSink, table: dict[str, Any], key: str, field: str) -> None:
+    """A string field Compozy requires non-blank once trimmed (a missing one included)."""
     value = table.get(field)
-    if isinstance(value, str) and not value.strip():
-        sink.add(f"{key}.{field}", "must not be empty")
+    if value is None or (isinstance(value, str) and not go_trim_space(value)):
+        sink.add(f"{key}.{field}", "is required (a non-empty string)")
 
 
 def _named_entries(sink: ProblemSink, table: dict[str, Any], key: str, kind: str, what: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """(key, table) of each job or trigger (`kind`), after the rules both share: a valid name,
-    unique in the profile, and a non-blank prompt."""
-    names = UniqueNames()
+    """(key, table) of each job, trigger or bridge (`kind`), after the rule they share: a
+    name, unique in the profile (case-sensitively, as Compozy compares them)."""
+    names = UniqueNames(case_sensitive=True)
     for index, entry in _tables(table, kind):
         entry_key = f"{key}.{kind}[{index}]"
         _claim_name(sink, names, entry.get("name"), f"{entry_key}.name", what, "a profile")
-        _not_blank(sink, entry, entry_key, "prompt")
         yield entry_key, entry
+
+
+def _task_channel(sink: ProblemSink, task: dict[str, Any], key: str, channels: set[str]) -> None:
+    """A task that names a channel (`network_participation.channel_strategy = "named"`) must
+    name one of the profile's channels (`BundleJob.Validate`)."""
+    request = task.get("network_participation")
+    if not isinstance(request, dict) or request.get("channel_strategy") != "named":
+        return
+    channel = request.get("channel_id")
+    if isinstance(channel, str) and go_trim_space(channel) not in channels:
+        sink.add(f"{key}.network_participation.channel_id", f"names undeclared channel {go_trim_space(channel)!r}")
 
 
 class _Loader:
@@ -162,7 +187,9 @@ class _Loader:
         sink.extend(problem for problem in schema_problems(document, "bundle", file=rel, code=CODE) if problem.key not in reported)
         core, prefix = self._core(sink, document)
         name, name_key = core.get("name"), join_key(prefix, "name")
-        if "name" not in core:
+        if isinstance(name, str):
+            name = go_trim_space(name)
+        if not name:
             sink.add(name_key, "a bundle needs a name")
         elif isinstance(name, str) and (problem := name_problem(name, "bundle name")):
             sink.add(name_key, problem)
@@ -179,50 +206,66 @@ class _Loader:
         self.problems.extend(self.side)
         clean = not (read_problems or sink or self.side)
         self.side = []
-        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles)) if clean else None
+        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles)) if clean and name else None
         return (name if isinstance(name, str) else None), name_key, bundle
 
     @staticmethod
     def _core(sink: ProblemSink, document: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        """The table holding name/description/profiles and its key prefix ("" or "bundle")."""
-        if "bundle" not in document:
+        """The bundle fields and their key prefix ("" or "bundle"), merged as Compozy's
+        `toBundleSpec` does: a field may sit at the root or under [bundle], or both when the
+        trimmed values agree; profiles in both places conflict."""
+        inner = document.get("bundle")
+        if not isinstance(inner, dict):
             return document, ""
+        merged = dict(inner)
         for field in CORE_FIELDS:
-            if field in document:
-                sink.add(field, "is set at the root while a [bundle] table exists; keep the bundle fields in one place")
-        core = document["bundle"]
-        return (core if isinstance(core, dict) else {}), "bundle"
+            outer, wrapped = document.get(field), inner.get(field)
+            if field == "profiles":
+                if outer and wrapped:
+                    sink.add(field, "profiles are listed at the root and under [bundle]; keep them in one place")
+                elif outer:
+                    merged[field] = outer
+                continue
+            outer_text = go_trim_space(outer) if isinstance(outer, str) else outer
+            wrapped_text = go_trim_space(wrapped) if isinstance(wrapped, str) else wrapped
+            if outer_text and wrapped_text and outer_text != wrapped_text:
+                sink.add(field, f"conflicting root and [bundle] values of {field}")
+            elif outer_text and not wrapped_text:
+                merged[field] = outer
+        return merged, "bundle"
 
     # -- profiles ----------------------------------------------------------------------------
 
     def _profile(self, sink: ProblemSink, table: dict[str, Any], key: str) -> Profile:
-        channels = table.get("channels")
+        declared = table.get("channels")
+        channels = self._channels(sink, declared, f"{key}.channels") if isinstance(declared, dict) else Channels()
         return Profile(
             name=_text(table, "name"),
             description=_text(table, "description"),
-            channels=self._channels(sink, channels, f"{key}.channels") if isinstance(channels, dict) else Channels(),
+            channels=channels,
             agents=self._packaged(sink, table, key, "agents"),
             layouts=self._packaged(sink, table, key, "layouts"),
-            jobs=self._jobs(sink, table, key),
+            jobs=self._jobs(sink, table, key, {item.name for item in channels.items}),
             triggers=self._triggers(sink, table, key),
+            bridges=self._bridges(sink, table, key),
         )
 
     @staticmethod
     def _channels(sink: ProblemSink, table: dict[str, Any], key: str) -> Channels:
-        names = UniqueNames()
+        names = UniqueNames(case_sensitive=True)
         items = []
         for index, item in _tables(table, "items"):
             name = item.get("name")
             _claim_name(sink, names, name, f"{key}.items[{index}].name", "channel", "a profile")
             if isinstance(name, str):
-                items.append(Channel(name, _text(item, "description")))
-        primary = table.get("primary")
-        if isinstance(primary, str) and primary not in [item.name for item in items]:
+                items.append(Channel(go_trim_space(name), _text(item, "description")))
+        primary = _text(table, "primary")
+        if primary and primary not in [item.name for item in items]:
             choices = ", ".join(repr(item.name) for item in items) or "none declared"
             sink.add(f"{key}.primary", f"{primary!r} is not one of the channel items ({choices})")
-        elif items and "primary" not in table:
+        elif items and not primary:
             sink.add(f"{key}.primary", "is required when channel items are declared; name one of them")
-        return Channels(primary if isinstance(primary, str) else None, tuple(items))
+        return Channels(primary or None, tuple(items))
 
     def _packaged(self, sink: ProblemSink, table: dict[str, Any], key: str, kind: str) -> tuple[Any, ...]:
         """The agents or layouts (`kind`) a profile names by path: each path loaded once per
@@ -233,7 +276,10 @@ class _Loader:
         for index, entry in _tables(table, kind):
             entry_key = f"{key}.{kind}[{index}].path"
             path = entry.get("path")
+            if isinstance(path, str):
+                path = go_trim_space(path)
             if not isinstance(path, str) or not path:
+                sink.add(entry_key, "is required")
                 continue
             rel = normalize(path)
             if (kind, rel) not in self.loaded:
@@ -278,16 +324,27 @@ class _Loader:
         self.side.extend(problems)
         if layout is None:
             return None, None
-        return LayoutSpec(id=layout["id"], display_name=layout["display_name"], path=rel, document=layout), None
+        return LayoutSpec(id=go_trim_space(layout["id"]), display_name=go_trim_space(layout["display_name"]), path=rel,
+                          document=layout), None
 
     @staticmethod
-    def _jobs(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[JobSpec, ...]:
+    def _jobs(sink: ProblemSink, table: dict[str, Any], key: str, channels: set[str]) -> tuple[JobSpec, ...]:
+        """Compozy's `BundleJob.Validate` (automation `Job.Validate` with a package source)."""
         jobs = []
         for job_key, job in _named_entries(sink, table, key, "jobs", "job"):
-            check_schedule(sink, job.get("schedule"), f"{job_key}.schedule")
+            task = job.get("task")
+            if not isinstance(task, dict):
+                task = None
+                _required(sink, job, job_key, "agent")
+                _required(sink, job, job_key, "prompt")
             schedule, retry, fire_limit = job.get("schedule"), job.get("retry"), job.get("fire_limit")
-            check_fields(sink, retry, f"{job_key}.retry", RETRY_RULES)
-            check_fields(sink, fire_limit, f"{job_key}.fire_limit", FIRE_LIMIT_RULES)
+            check_schedule(sink, schedule, f"{job_key}.schedule")
+            check_retry(sink, retry, f"{job_key}.retry")
+            check_fire_limit(sink, fire_limit, f"{job_key}.fire_limit")
+            if task is not None and isinstance(retry, dict) and retry.get("strategy") != "none":
+                sink.add(f"{job_key}.retry.strategy", 'must be "none" when the job has a task')
+            if task is not None:
+                _task_channel(sink, task, f"{job_key}.task", channels)
             enabled = job.get("enabled", True)
             jobs.append(
                 JobSpec(
@@ -298,19 +355,29 @@ class _Loader:
                     schedule=dict(schedule) if isinstance(schedule, dict) else {},
                     retry=dict(retry) if isinstance(retry, dict) else None,
                     fire_limit=dict(fire_limit) if isinstance(fire_limit, dict) else None,
+                    task=dict(task) if task is not None else None,
                 )
             )
         return tuple(jobs)
 
     @staticmethod
     def _triggers(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[TriggerSpec, ...]:
+        """Compozy's `BundleTrigger.Validate` (automation `Trigger.Validate`, global scope)."""
         triggers = []
         for trigger_key, trigger in _named_entries(sink, table, key, "triggers", "trigger"):
-            _not_blank(sink, trigger, trigger_key, "event")
+            for field in ("agent", "prompt", "event"):
+                _required(sink, trigger, trigger_key, field)
             event = _text(trigger, "event")
-            if event.strip().lower() in UNSUPPORTED_EVENTS:
-                sink.add(f"{trigger_key}.event", f"event {event!r} is not supported for bundled triggers")
+            if event == WEBHOOK:
+                sink.add(f"{trigger_key}.event", "a webhook trigger needs a webhook_secret_ref, which a bundle "
+                                                 "cannot declare: bundled triggers cannot listen for webhooks")
+            elif _text(trigger, "endpoint_slug"):
+                sink.add(f"{trigger_key}.endpoint_slug", f"must be empty when event is {event!r}")
+            check_retry(sink, trigger.get("retry"), f"{trigger_key}.retry")
+            check_fire_limit(sink, trigger.get("fire_limit"), f"{trigger_key}.fire_limit")
             condition = trigger.get("filter")
+            check_trigger_filter(sink, condition, f"{trigger_key}.filter")
+            enabled, retry, fire_limit = trigger.get("enabled", True), trigger.get("retry"), trigger.get("fire_limit")
             triggers.append(
                 TriggerSpec(
                     name=_text(trigger, "name"),
@@ -318,6 +385,18 @@ class _Loader:
                     prompt=_text(trigger, "prompt"),
                     event=event,
                     filter=condition if isinstance(condition, dict) else None,
+                    enabled=enabled if isinstance(enabled, bool) else True,
+                    retry=dict(retry) if isinstance(retry, dict) else None,
+                    fire_limit=dict(fire_limit) if isinstance(fire_limit, dict) else None,
                 )
             )
         return tuple(triggers)
+
+    @staticmethod
+    def _bridges(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[dict[str, Any], ...]:
+        """Compozy's `validateBridges`: bridge presets named uniquely, each with a display_name."""
+        bridges = []
+        for bridge_key, bridge in _named_entries(sink, table, key, "bridges", "bridge"):
+            _required(sink, bridge, bridge_key, "display_name")
+            bridges.append(dict(bridge))
+        return tuple(bridges)

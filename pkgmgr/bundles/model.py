@@ -48,6 +48,9 @@ class AgentSpec:
     heartbeat: bytes | None = None
     mcp: dict[str, Any] | None = field(default=None, hash=False)
     capabilities: dict[str, Any] | None = field(default=None, hash=False)
+    #: named after a host-reserved agent (config host.reserved_agent_names): Compozy refuses it
+    #: at activation, not at load; not part of the record
+    reserved: bool = field(default=False, compare=False)
 
     def record(self) -> dict[str, Any]:
         """`name`, the other front-matter fields, `prompt` (the body), `mcp`, `capabilities`
@@ -89,19 +92,21 @@ class JobSpec:
     schedule: dict[str, Any] = field(hash=False)
     retry: dict[str, Any] | None = field(default=None, hash=False)
     fire_limit: dict[str, Any] | None = field(default=None, hash=False)
+    task: dict[str, Any] | None = field(default=None, hash=False)
 
     def record(self) -> dict[str, Any]:
-        return copy.deepcopy(
-            {
-                "name": self.name,
-                "agent": self.agent,
-                "prompt": self.prompt,
-                "enabled": self.enabled,
-                "schedule": self.schedule,
-                "retry": self.retry,
-                "fire_limit": self.fire_limit,
-            }
-        )
+        record = {
+            "name": self.name,
+            "agent": self.agent,
+            "prompt": self.prompt,
+            "enabled": self.enabled,
+            "schedule": self.schedule,
+            "retry": self.retry,
+            "fire_limit": self.fire_limit,
+        }
+        if self.task is not None:  # only then: a job without a task keeps its digest
+            record["task"] = self.task
+        return copy.deepcopy(record)
 
 
 @dataclass(frozen=True)
@@ -111,10 +116,14 @@ class TriggerSpec:
     prompt: str
     event: str
     filter: dict[str, Any] | None = field(default=None, hash=False)
+    enabled: bool = True
+    retry: dict[str, Any] | None = field(default=None, hash=False)
+    fire_limit: dict[str, Any] | None = field(default=None, hash=False)
 
     def record(self) -> dict[str, Any]:
         return copy.deepcopy(
-            {"name": self.name, "agent": self.agent, "prompt": self.prompt, "event": self.event, "filter": self.filter}
+            {"name": self.name, "agent": self.agent, "prompt": self.prompt, "event": self.event, "filter": self.filter,
+             "enabled": self.enabled, "retry": self.retry, "fire_limit": self.fire_limit}
         )
 
 
@@ -127,6 +136,8 @@ class Profile:
     layouts: tuple[LayoutSpec, ...] = ()
     jobs: tuple[JobSpec, ...] = ()
     triggers: tuple[TriggerSpec, ...] = ()
+    #: bridge presets as written (Compozy's BundleBridgePreset); inventory only
+    bridges: tuple[dict[str, Any], ...] = field(default=(), hash=False)
 
     def agent_names(self) -> tuple[str, ...]:
         """Names of the agents this profile packages, in declaration order."""

@@ -44,7 +44,7 @@ def name_problem(value: str, what: str) -> str | None:
     if value != value.strip():
         return f"{what} {value!r} has leading or trailing whitespace"
     if any(unicodedata.category(char) == "Cc" for char in value):
-        return f"{what} {value!r} contains a control character"
+        return f"{what} {value!r} contains a control character (pkgmgr's rule)"
     return None
 
 
@@ -87,12 +87,15 @@ def _ignorable(char: str) -> bool:
 
 
 class UniqueNames:
-    """Case-insensitive first-seen registry: `claim` returns where a name was first seen.
-    `key` says when two names are the same (default: equal in lower case)."""
+    """First-seen registry: `claim` returns where a name was first seen. Case-insensitive by
+    default (bundles, profiles, agents, layout ids: Compozy's `bundleLookupKey`); jobs, triggers
+    and channels are unique case-sensitively in Compozy (`validateJobs`, `validateTriggers`,
+    `validateChannels`), hence `case_sensitive`. `key` says when two names are the same
+    (agents: `agent_key`, confusable-safe)."""
 
-    def __init__(self, key: Callable[[str], str] = str.lower) -> None:
+    def __init__(self, key: Callable[[str], str] | None = None, *, case_sensitive: bool = False) -> None:
         self._seen: dict[str, str] = {}
-        self._key = key
+        self._key: Callable[[str], str] = key or ((lambda name: name) if case_sensitive else str.lower)
 
     def claim(self, name: str, where: str) -> str | None:
         folded = self._key(name)

@@ -9,7 +9,7 @@ import sys
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
-    if args == ["--version"]:
+    if args in (["--version"], ["-V"]):
         from pkgmgr import __version__
 
         try:

@@ -133,7 +133,7 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
     """The command-line parser; with `only`, just the modules declaring that top-level command
     (`pkgmgr.cli.commands.register_all`) and, in them, just that command (and, with `then`,
     just that command of its group)."""
-    from pkgmgr.cli import commands
+    from pkgmgr.cli.commands import register_all
 
     parent = global_options()
     parser = Parser(
@@ -152,10 +152,10 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[parent],
     )
-    parser.add_argument("--version", action="version", version=f"pkgmgr {__version__}")
+    parser.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
-    commands.register_all(Commands(sub, parent, only=only, then=then), only)
+    register_all(Commands(sub, parent, only=only, then=then), only)
     return parser
 
 
@@ -173,7 +173,99 @@ def parse(argv: list[str]) -> argparse.Namespace:
         else:
             if args.handler is not None:  # a group without its command prints the group's whole help
                 return args
-    return build_parser().parse_args(argv)
+    parser = build_parser()
+    try:
+        return parser.parse_args(argv)
+    except UsageError as usage:
+        usage.parser = parser  # type: ignore[attr-defined]  # for `suggest`, which needs every command
+        raise
+
+
+# the top-level spellings of `ext` verbs (SPEC 11), expanded before parsing
+TOP_ALIASES = frozenset({"install", "uninstall", "update", "list"})
+
+
+def expand_aliases(argv: list[str]) -> list[str]:
+    """`pkgmgr install ...` is `pkgmgr ext install ...`; `ext add ...` is `ext install --save ...`."""
+    from pkgmgr.cli.commands import VALUE_OPTIONS
+
+    words: list[int] = []
+    skip = False
+    for index, arg in enumerate(argv):
+        if skip:
+            skip = False
+            continue
+        if arg in ("-h", "--help", "--"):
+            break
+        if arg.startswith("-"):
+            skip = arg in VALUE_OPTIONS
+            continue
+        words.append(index)
+        if len(words) == 2:
+            break
+    if not words:
+        return argv
+    first = words[0]
+    if argv[first] in TOP_ALIASES:
+        return [*argv[:first], "ext", *argv[first:]]
+    if argv[first] == "ext" and len(words) == 2 and argv[words[1]] == "add":
+        second = words[1]
+        return [*argv[:second], "install", "--save", *argv[second + 1:]]
+    return argv
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def suggest(parser: argparse.ArgumentParser, argv: Sequence[str], error: PkgmgrError) -> None:
+    """Did you mean (SPEC 11): the closest command to an unknown one, the closest option of the
+    command named to an unknown option, whose hint points at that command's --help."""
+    import difflib
+    import re
+
+    from pkgmgr.cli.commands import VALUE_OPTIONS
+
+    chain = [parser]
+    skip = False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg == "--":
+            break
+        if arg.startswith("-"):
+            skip = arg in VALUE_OPTIONS
+            continue
+        sub = _subparsers(chain[-1]).get(arg)
+        if sub is None:
+            break
+        chain.append(sub)
+    deepest = chain[-1]
+    choice = re.search(r"invalid choice: '([^']*)'", error.message)
+    if choice:
+        known = list(_subparsers(deepest))
+        if deepest is parser:
+            known += sorted(TOP_ALIASES)
+        close = difflib.get_close_matches(choice.group(1), known, n=3, cutoff=0.6)
+        if close:
+            error.message += "\ndid you mean " + " or ".join(f"'{deepest.prog} {c}'" for c in close) + "?"
+            error.args = (error.message,)
+        return
+    unknown = re.search(r"unrecognized arguments: (.*)", error.message)
+    if unknown:
+        options = [o for o in deepest._option_string_actions if o.startswith("--")]
+        for word in unknown.group(1).split():
+            if not word.startswith("-"):
+                continue
+            close = difflib.get_close_matches(word.split("=", 1)[0], options, n=3, cutoff=0.6)
+            if close:
+                error.message += f"\n{word}: did you mean " + " or ".join(close) + "?"
+                error.args = (error.message,)
+        error.hint = f"run '{deepest.prog} --help' for its options"
 
 
 def make_context(args: argparse.Namespace) -> Context:
@@ -191,6 +283,7 @@ def make_context(args: argparse.Namespace) -> Context:
         offline=options["offline"],
         yes=options["yes"],
         lock_timeout=options["lock_timeout"],
+        scope_given="scope" in vars(args),
     )
 
 
@@ -208,16 +301,25 @@ def _prescan(argv: Sequence[str]) -> tuple[bool, bool]:
 
 
 def run(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = expand_aliases(list(sys.argv[1:] if argv is None else argv))
     json_mode, verbose = _prescan(argv)
     try:
-        args = parse(argv)
+        try:
+            args = parse(argv)
+        except UsageError as usage:
+            parser = getattr(usage, "parser", None)
+            if parser is not None:
+                suggest(parser, argv, usage)
+            raise
         if args.handler is None:
             group = args.group_parser
             group.print_help(sys.stderr)
             raise UsageError(f"{group.prog}: a command is required")
         ctx = make_context(args)
         json_mode, verbose = ctx.json, ctx.verbose
+        from pkgmgr.store import lock
+
+        lock.on_wait(None if ctx.quiet else ctx.note)
         result = args.handler(ctx, args)
         return emit(ctx, result)
     except PkgmgrError as error:
@@ -271,9 +373,27 @@ def _one_line(exc: BaseException) -> str:
     return text[0] if text else "no message"
 
 
+# the failures of reading a registry that a user gets out of by not reading it
+UNREADABLE = frozenset({"network_error", "http_error", "rate_limited", "invalid_index", "not_found"})
+
+
+def registry_hint(error: PkgmgrError) -> None:
+    """An unreadable registry's error names the commands that get past it (SPEC 11)."""
+    name = error.details.get("registry")
+    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE or "registries" in error.details:
+        return
+    from pkgmgr.registry.client import DEFAULT_NAME
+
+    if name == DEFAULT_NAME:
+        return
+    error.hint = (f"registry {name} cannot be read: 'pkgmgr registry remove {name}' drops it, "
+                  "'--registry NAME' asks another registry, '--offline' uses what is cached")
+
+
 def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
     if json_mode:
         write_json(error_document(error, partial if partial is not None else error.partial))
+    registry_hint(error)
     print_error(error)
     return error.exit_code
 
@@ -289,6 +409,7 @@ def emit(ctx: Context, result: Output) -> int:
         else:
             result.human(printer)
     if error is not None:
+        registry_hint(error)
         print_error(error)
         return error.exit_code
-    return 0
+    return result.status

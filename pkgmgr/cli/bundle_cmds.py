@@ -120,8 +120,15 @@ def render_inventory(p: Printer, inventory: dict[str, Any]) -> None:
 
 
 def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.activation.lifecycle import ACTIVE, AWAITING, Target, activation_json, findings_for, get_activation, \
-        resolve
+    from pkgmgr.activation.lifecycle import (
+        ACTIVE,
+        AWAITING,
+        Target,
+        activation_json,
+        findings_for,
+        get_activation,
+        resolve,
+    )
     from pkgmgr.activation.render import scope_options
     from pkgmgr.manifest.network import normalize_network
 

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
 
 # the modules in registration order (that order is the order of the top-level help)
-ORDER = ("ext_cmds", "ext_remote_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds", "host_cmds")
+ORDER = ("ext_cmds", "ext_remote_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds",
+         "cache_cmds", "completion_cmds", "host_cmds")
 # top-level command -> the modules that declare it (tests/perf checks it against ORDER)
 MODULES = {
     "ext": ("ext_cmds", "ext_remote_cmds"),
@@ -26,6 +27,8 @@ MODULES = {
     "sync": ("workspace_cmds",),
     "trust": ("workspace_cmds",),
     "doctor": ("doctor_cmds",),
+    "cache": ("cache_cmds",),
+    "completion": ("completion_cmds",),
     "hosts": ("host_cmds",),
     "adopt": ("host_cmds",),
 }

@@ -45,6 +45,7 @@ class Context:
     offline: bool = False
     yes: bool = False
     lock_timeout: float = 30.0
+    scope_given: bool = False  # --scope was given: a read shows only what it names
     stdin: Any = None
     stderr: Any = None
     _warned: set[str] = field(default_factory=set, repr=False)  # warnings given once per command
@@ -82,14 +83,33 @@ class Context:
             self.err.write(message + "\n")
 
     def ask(self, question: str) -> bool:
-        """A `[y/N]` prompt on the terminal; anything but y/yes is no."""
+        """A `[y/N]` prompt on the terminal (SPEC 11): keys typed ahead (during a download) are
+        dropped first, an answer that is neither yes nor no asks again, and an empty answer
+        or the end of input is no."""
         stdin = self.stdin if self.stdin is not None else sys.stdin
-        self.err.write(f"{question} [y/N] ")
-        self.err.flush()
-        answer = stdin.readline()
-        return answer.strip().lower() in ("y", "yes")
+        _drop_typed_ahead(stdin)
+        while True:
+            self.err.write(f"{question} [y/N] ")
+            self.err.flush()
+            answer = stdin.readline()
+            word = answer.strip().lower()
+            if word in ("y", "yes"):
+                return True
+            if not answer or word in ("", "n", "no"):
+                return False
+            self.err.write(f"please answer y or n (not {answer.strip()!r})\n")
 
 
+def _drop_typed_ahead(stdin: Any) -> None:
+    """Discard what was typed on the terminal before the question was asked."""
+    if not isatty(stdin):
+        return
+    try:
+        import termios
+
+        termios.tcflush(stdin.fileno(), termios.TCIFLUSH)
+    except (ImportError, OSError, ValueError, AttributeError):
+        pass
 
 
 def workspace_dir(ctx: Context) -> Path:
@@ -130,10 +150,24 @@ def warn_legacy_store(ctx: Context, workspace: Path) -> None:
 
 
 def visible_scopes(ctx: Context) -> list[Any]:
-    """Scopes a read sees, nearest first: a workspace sees its own store, then global."""
+    """Scopes a read sees, nearest first (SPEC 11): inside a workspace (discovered, or named by
+    --workspace, which must exist) its store under the global home, when it has one, then
+    global. `--scope` narrows: `global` to the global scope, `workspace` to the workspace and
+    what of global it does not shadow. Creates nothing."""
     from pkgmgr.store.scope import global_scope
+    from pkgmgr.workspace.store import workspace_scope
 
     if ctx.scope == "workspace":
         scope = target_scope(ctx, "workspace")
         return [scope, scope.parent]
-    return [global_scope(ctx.home)]
+    everywhere = global_scope(ctx.home)
+    if ctx.scope_given:
+        return [everywhere]
+    root = workspace_dir(ctx)  # not_found for a --workspace that does not exist
+    if ctx.workspace_arg is None and not (root / "pkgmgr.toml").is_file():
+        return [everywhere]
+    warn_legacy_store(ctx, root)
+    scope = workspace_scope(root, ctx.home)
+    if not scope.exists():
+        return [everywhere]
+    return [scope, everywhere]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, workspace_dir
 from pkgmgr.cli.output import Output, Printer
@@ -35,7 +35,8 @@ def register(commands: "Commands") -> None:
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.recovery import check_scope, rebuild_scope, repair_scope
+    from pkgmgr.doctor import check_scope
+    from pkgmgr.store.recovery import rebuild_scope, repair_scope
     from pkgmgr.store.scope import global_scope
     from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
 
@@ -47,7 +48,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
         stores.append(current)  # not recorded (the global state was replaced): still this user's store
     scopes.extend(stores)
     legacy = legacy_store(here)  # never opened: what a pull could have replaced
-    repaired, findings, labels = [], [], []
+    repaired, findings, labels, fixes = [], [], [], []
     if not args.check:
         repaired.extend(_prune_downloads(ctx))
     for scope in scopes:
@@ -58,6 +59,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
         found = check_scope(scope, config=ctx.config)
         findings.extend(found)
         labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
+        fixes.extend(_reinstall_fixes(scope, found))
         scope.close()
     data = {
         "ok": not findings,
@@ -73,7 +75,8 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
             code="state_inconsistent",
             details={"problems": data["problems"]},
-            hint=None if not args.check else "run 'pkgmgr doctor' to repair what can be repaired",
+            hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
+                                    if args.check and any(f.check != "install" for f in findings) else [])) or None,
         )
 
     def human(p: Printer) -> None:
@@ -86,6 +89,25 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
 
     return Output(data, human, error)
+
+
+def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
+    """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
+    advice `ext verify` gives)."""
+    fixes: list[str] = []
+    for finding in findings:
+        if finding.check != "install":
+            continue
+        from pkgmgr.cli.ext_cmds import _reinstall_hint
+        from pkgmgr.store.install import get_installed
+
+        item = get_installed(scope, finding.message.split(" ", 1)[0])
+        if item is not None:
+            hint = _reinstall_hint(item)
+            if scope.kind == "workspace":
+                hint = hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
+            fixes.append(f"{item.name}: {hint}")
+    return fixes
 
 
 def _prune_downloads(ctx: Context) -> list:

@@ -8,8 +8,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
+from pkgmgr.cli.install_common import (
+    add_install_options,
+    add_registry_option,
+    announce_for,
+    confirm_for,
+    host_option,
+    install_options,
+    reporter_for,
+    summary_lines,
+    trust_option,
+)
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -26,7 +37,19 @@ def register(commands: "Commands") -> "Commands":
                     "with its file and key path; exit 3 when any is found.",
                     "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
     p.add_argument("path", metavar="PATH|ARCHIVE")
-    _host_option(p, "judge it by this host's rules")
+    host_option(p, "judge it by this host's rules")
+
+    p = ext.command("new", cmd_new, "create a new extension from a template",
+                    "Create ./NAME/ (or --path DIR) holding an extension that 'ext validate', 'ext pack' and "
+                    "'ext install' accept as it is. Templates: resource (a skill and a hook), subprocess (a "
+                    "command the host runs) and bundle (an agent, a channel and a job). docs/authoring.md "
+                    "describes every field.",
+                    "pkgmgr ext new my-extension\npkgmgr ext new my-crew --template bundle --path ./crew")
+    p.add_argument("name", metavar="NAME")
+    p.add_argument("--template", choices=("resource", "subprocess", "bundle"), default="resource",
+                   help="what the extension holds (default resource)")
+    p.add_argument("--host", choices=("compozy",), default="compozy", help="the host it is for (default compozy)")
+    p.add_argument("--path", metavar="DIR", help="directory to create (default ./NAME)")
 
     p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
                     "Validate an extension directory and pack it into a reproducible archive: sorted entries under "
@@ -35,9 +58,10 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext pack ./my-extension\npkgmgr ext pack ./my-extension --output dist/my.tar.gz")
     p.add_argument("path", metavar="DIR")
     # dest differs from the global -o's "output": sharing it let `-o json` overwrite the file name
-    p.add_argument("--output", dest="output_file", metavar="FILE",
-                   help="archive to write (default ./<name>-<version>.tar.gz)")
-    _host_option(p, "judge it by this host's rules")
+    p.add_argument("--output", dest="output_file", metavar="FILE|DIR",
+                   help="archive to write, or a directory to write <name>-<version>.tar.gz into "
+                        "(default ./<name>-<version>.tar.gz)")
+    host_option(p, "judge it by this host's rules")
     p.add_argument("--release", metavar="VERSION", help="the version an Eva extension (which carries none) is packed as")
 
     p = ext.command("install", cmd_install, "install extensions",
@@ -55,14 +79,21 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
-    _host_option(p, "install it for this host (default: from its manifest file or registry entry)")
-    _trust_option(p)
+    host_option(p, "install it for this host (default: from its manifest file or registry entry)")
+    trust_option(p)
+    add_registry_option(p, "resolve names in this registry only")
+    p.add_argument("--keep-going", action="store_true",
+                   help="install the refs that succeed even when others fail (default: all or nothing)")
 
     p = ext.command("list", cmd_list, "list installed extensions",
-                    "List installed extensions. With --scope workspace the list shows the workspace's own "
-                    "extensions and the global ones it does not shadow.",
-                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json")
-    _host_option(p, "only this host's extensions")
+                    "List installed extensions of every scope visible from here, with their SCOPE: inside a "
+                    "workspace its own extensions beside the global ones it does not shadow. --scope global "
+                    "narrows the list to the global scope.",
+                    "pkgmgr ext list\npkgmgr --scope workspace ext list -o json\npkgmgr ext list --outdated",
+                    aliases=("ls",))
+    p.add_argument("--outdated", action="store_true",
+                   help="only what has a newer allowed version (the table of 'ext update --all --check')")
+    host_option(p, "only this host's extensions")
 
     p = ext.command("status", cmd_status, "show one installed extension",
                     "Show an installed extension: kind (resource or subprocess), provenance, tree checksum, "
@@ -71,7 +102,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("name")
     p.add_argument("--resolved", action="store_true",
                    help="show commands with {{config_dir}} expanded and {{env:NAME}} as set/unset")
-    _host_option(p, "the host holding it, when two hosts hold the name")
+    host_option(p, "the host holding it, when two hosts hold the name")
 
     p = ext.command("verify", cmd_verify, "check an installed tree against its recorded checksum",
                     "Recompute the tree checksum of installed extensions and list added, removed and modified "
@@ -79,78 +110,35 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext verify review-pack\npkgmgr ext verify --all")
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
-    _host_option(p, "the host holding them")
+    host_option(p, "the host holding them")
 
-    for name, enabled in (("enable", True), ("disable", False)):
-        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} an installed extension",
-                        f"{name.capitalize()} an installed extension. Disabling is refused while activations of "
-                        "its bundles exist, unless --deactivate removes them in the same transaction.",
+    for name, enabled, text in (
+            ("enable", True, ("Enable installed extensions that were disabled: their bundles can be activated "
+                              "again and the host loads them.")),
+            ("disable", False, ("Disable installed extensions without removing them. Disabling is refused while "
+                                "activations of their bundles exist, unless --deactivate removes them in the same "
+                                "transaction."))):
+        p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
         if not enabled:
             p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
-        _host_option(p, "the host holding them")
-        _trust_option(p)
+        host_option(p, "the host holding them")
+        trust_option(p)
 
     p = ext.command("remove", cmd_remove, "remove installed extensions",
                     "Remove installed extensions from the scope. Refused while activations of their bundles "
                     "exist, unless --deactivate removes them in the same transaction.",
                     "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
-                    aliases=("uninstall",))
+                    aliases=("uninstall", "rm"))
     p.add_argument("names", nargs="+", metavar="NAME")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
     p.add_argument("--save", action="store_true",
                    help="remove from the workspace and drop its declaration from pkgmgr.toml")
-    _host_option(p, "the host holding them")
-    _trust_option(p)
+    host_option(p, "the host holding them")
+    trust_option(p)
     return ext
-
-
-HOSTS = ("compozy", "terva", "eva", "vera")
-
-
-def _host_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--host", choices=HOSTS, metavar="HOST",
-                        help=f"{what}: compozy, terva, eva or vera (default: from the manifest file)")
-
-
-def _trust_option(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--approve-host-trust", action="store_true",
-                        help="for an Eva project folder: record its new content hash in ~/.eva/trust.json")
-
-
-def add_install_options(p: argparse.ArgumentParser) -> None:
-    """Options shared by install, update and sync (SPEC 4)."""
-    p.add_argument("--allow-unverified", action="store_true",
-                   help="accept sources no reviewed registry vouches for (paths, archives, URLs, GitHub)")
-    p.add_argument("--force", action="store_true", help="replace an install from another source or content")
-    p.add_argument("--pre", action="store_true", help="consider prereleases")
-    p.add_argument("--allow-grants", action="store_true", help="accept grants beyond the read-only set")
-    p.add_argument("--deactivate-missing", action="store_true",
-                   help="deactivate activations whose profile the new version no longer has")
-    p.add_argument("--dry-run", action="store_true", help="show what would be installed; change nothing")
-    p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
-
-
-def install_options(ctx: Context, args: argparse.Namespace) -> Any:
-    from pkgmgr.store.install import InstallOptions
-
-    return InstallOptions(
-        confirm_always=ctx.config.confirm_policy == "always",
-        force=args.force,
-        allow_grants=args.allow_grants,
-        allow_unverified=args.allow_unverified,
-        pin=getattr(args, "pin", False),
-        pre=args.pre,
-        yes=ctx.yes,
-        dry_run=args.dry_run,
-        deactivate_missing=args.deactivate_missing,
-        allow_expired=args.allow_expired,
-        host=getattr(args, "host", None),
-        approve_host_trust=getattr(args, "approve_host_trust", False),
-        lock_timeout=ctx.lock_timeout,
-    )
 
 
 # --- validate / pack ---------------------------------------------------------------------------
@@ -160,9 +148,33 @@ def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
     from pkgmgr.bundles import load_bundles
     from pkgmgr.manifest import read_manifest
 
-    manifest = read_manifest(root)
+    manifest = read_manifest(root, generation=config.compozy_generation)
     bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
     return manifest, bundles
+
+
+def _tree_warnings(root: Path, manifest: Any) -> list[str]:
+    from pkgmgr.manifest.resources import resource_warnings
+
+    return resource_warnings(root, manifest)
+
+
+def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
+    """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
+    then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
+    folded = {name.lower() for name in reserved}
+    found = []
+    for bundle in bundles:
+        for profile in bundle.profiles:
+            where = f"{bundle.name}/{profile.name}"
+            packaged = {name.lower() for name in profile.agent_names()}
+            found += [f"{where}: agent {agent.name!r} uses a name the host reserves; activation will refuse it "
+                      "(agent_conflict)" for agent in profile.agents if agent.reserved]
+            for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
+                found += [f"{where}: {kind} {item.name!r} runs agent {item.agent!r}, which the profile does not "
+                          "package: it must be visible where the profile is activated"
+                          for item in items if item.agent and item.agent.lower() not in packaged | folded]
+    return found
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
@@ -178,26 +190,40 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
     if path.is_dir():
         manifest, bundles = _validate_tree(path, ctx.config)
+        tree_warnings = _tree_warnings(path, manifest)
     else:
         from pkgmgr.archive import extract_archive
 
         with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
             root = extract_archive(path, Path(tmp), ctx.config.limits)
             manifest, bundles = _validate_tree(root, ctx.config)
-    for warning in manifest.warnings:
+            tree_warnings = _tree_warnings(root, manifest)
+    from pkgmgr.manifest import check_host
+
+    check_host(manifest, ctx.config.host_version)  # as ext install does
+    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    for warning in warnings:
         ctx.warn(warning)
     data = {
         "valid": True,
+        "generations": list(manifest.generations),
         "name": manifest.name,
         "version": manifest.version,
         "kind": manifest.kind,
         "network_digest": manifest.network_digest,
         "bundles": [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles],
-        "warnings": list(manifest.warnings),
+        "warnings": warnings,
     }
     profiles = sum(len(b.profiles) for b in bundles)
     return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
-                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s))")
+                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s); "
+                        f"loads in Compozy {', '.join(manifest.generations)})")
+
+
+def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli.scaffold import cmd_new as new
+
+    return new(ctx, args)
 
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
@@ -211,8 +237,10 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
     manifest, _ = _validate_tree(root, ctx.config)
-    output = (user_path(args.output_file) if args.output_file
-              else Path.cwd() / f"{manifest.name}-{manifest.version}.tar.gz")
+    default_name = f"{manifest.name}-{manifest.version}.tar.gz"
+    output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
+    if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):
+        output = output / default_name  # an existing directory (or DIR/) receives the archive, as cp does
     result = pack_directory(root, manifest.name, manifest.version, output)
     data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
             "sha256": result.sha256, "size": result.size}
@@ -223,66 +251,12 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def _planner(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.cli.workspace_registries import session_for
     from pkgmgr.registry.plan import make_planner
 
-    return make_planner(ctx, options=install_options(ctx, args), asset=getattr(args, "asset", None))
-
-
-def reporter_for(ctx: Context) -> Any:
-    if ctx.show_progress:
-        from pkgmgr.progress import RichReporter
-
-        return RichReporter()
-    from pkgmgr.progress import Reporter
-
-    return Reporter()
-
-
-def confirm_for(ctx: Context) -> Any:
-    if not ctx.interactive:
-        return None
-
-    def confirm(summary: dict[str, Any]) -> bool:
-        for line in summary_lines(summary):
-            ctx.err.write(line + "\n")
-        return ctx.ask(f"Install {summary['name']} {summary['version']} from this unverified source?")
-
-    return confirm
-
-
-def announce_for(ctx: Context) -> Any:
-    """SPEC 7: before it acts, installing shows what it installs — permissions, subprocess
-    command, network requirement — one summary per extension, just before its commit (JSON
-    output carries the same summary in its document; `-q` drops it)."""
-    if ctx.json or ctx.quiet:
-        return None
-    printer = Printer()
-
-    def announce(summary: dict[str, Any]) -> None:
-        lines = summary_lines(summary)
-        printer.lines([f"installing {lines[0]}", *lines[1:]])
-        printer.stream.flush()
-
-    return announce
-
-
-def summary_lines(summary: dict[str, Any]) -> list[str]:
-    lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
-             f"{'verified' if summary['verified'] else 'unverified'})"]
-    if summary.get("host"):  # another host's extension: what it asks for is its capabilities (SPEC 13)
-        lines.append(f"  capabilities: {', '.join(summary.get('capabilities') or []) or 'none'}")
-    else:
-        lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
-    if summary.get("subprocess"):
-        lines.append(f"  subprocess:  {summary['subprocess']}")
-    network = summary.get("network_requirement")
-    if network:
-        scopes = ", ".join(network.get("channel_scopes", [])) or "no channel scopes"
-        lines.append(f"  network:     required, mode {network.get('mode')}, {scopes} "
-                     f"(digest {summary['network_digest']})")
-    if summary.get("max_scope"):
-        lines.append(f"  publishes:   up to the {summary['max_scope']} scope")
-    return lines
+    options = install_options(ctx, args)
+    return make_planner(session_for(ctx, allow_expired=options.allow_expired, dry_run=options.dry_run), options=options,
+                        asset=getattr(args, "asset", None), registry=getattr(args, "registry", None))
 
 
 def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
@@ -301,7 +275,7 @@ def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.installer import install
+    from pkgmgr.install.pipeline import install
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
@@ -314,7 +288,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
     batch = install(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
-        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx),
+        lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
     )
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed
@@ -322,7 +296,24 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
         saved = save_installed(scope.workspace, ctx.home, batch.results, ctx.warn)
         if saved:
             ctx.note(f"declared {', '.join(saved)} in {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     return install_output(ctx, batch, scope.kind)
+
+
+def _save_lock(ctx: Context, workspace: Path) -> None:
+    """`--save` keeps pkgmgr.lock in step with pkgmgr.toml (SPEC 10), as `uv add` does."""
+    from pkgmgr.workspace.sync import update_lock
+
+    try:
+        written = update_lock(workspace, home=ctx.home, config=ctx.config, offline=ctx.offline, warn=ctx.warn)
+    except PkgmgrError as error:
+        ctx.warn(f"pkgmgr.lock was not updated: {error.message.splitlines()[0]}; 'pkgmgr sync' updates it")
+        return
+    if written is None:
+        ctx.warn("pkgmgr.lock was not updated: the workspace holds declared extensions not installed yet; "
+                 "'pkgmgr sync' installs them and updates it")
+    elif written:
+        ctx.note(f"updated {workspace / 'pkgmgr.lock'}")
 
 
 def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
@@ -405,11 +396,17 @@ def find_installed(ctx: Context, name: str) -> "Installed":
         if item is not None:
             return item
     where = "workspace or global" if ctx.scope == "workspace" else "global"
-    raise PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
-                      hint=f"'pkgmgr ext install {name}' installs it")
+    error = PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
+                        hint=f"'pkgmgr ext install {name}' installs it")
+    suggest_close(error, name, [i.name for i in _visible(ctx)])
+    raise error
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    if args.outdated:
+        from pkgmgr.cli.ext_remote_cmds import outdated
+
+        return outdated(ctx)
     host = getattr(args, "host", None)
     items: list[Any] = _visible(ctx) if host in (None, "compozy") else []
     data = {"extensions": [
@@ -436,6 +433,26 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human)
 
 
+def _signature(ctx: Context, item: Any) -> dict[str, Any]:
+    """Whether the registry an extension came from is signed (SPEC 5.4a): `signed`, and the
+    sha256 of that registry's current trusted root. Read from the configuration and the trusted
+    metadata (no `tuf` import); an extension from elsewhere is `signed: false`."""
+    if item.source_kind != "registry" or not item.registry:
+        return {"signed": False}
+    config = next((r for r in ctx.config.registries if r.name == item.registry), None)
+    if config is None or not config.signed:
+        return {"signed": False}
+    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.trustroot import trusted_state
+
+    try:
+        source = parse_source(config.source).text
+    except PkgmgrError:
+        return {"signed": False}
+    state = trusted_state(ctx.home, source)
+    return {"signed": True, "root_sha256": state.root_sha256 or config.root_sha256, "expires": state.expires}
+
+
 def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
     from pkgmgr.manifest import parse_manifest
@@ -455,8 +472,9 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "enabled": item.enabled,
         "path": str(item.directory),
         "kind": manifest.kind,
+        "generations": list(manifest.generations),
         "description": manifest.description,
-        "provenance": item.provenance(),
+        "provenance": {**item.provenance(), **_signature(ctx, item)},
         "tree_sha256": item.tree_sha256,
         "network_digest": item.network_digest,
         "network_requirement": manifest.network,
@@ -466,6 +484,11 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         "missing_env": missing_env,
         "bundles": bundles,
         "activations": activations,
+        "skills": list(manifest.skills),
+        "hooks": [{"name": h.name, "event": h.event, "mode": h.mode, "command": " ".join([h.executor.command,
+                                                                                        *h.executor.args])}
+                  for h in manifest.hooks],
+        "mcp_servers": [{"name": name, "command": " ".join([c.command, *c.args])} for name, c in manifest.mcp_servers],
     }
     if args.resolved:
         data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), os.environ)}
@@ -476,15 +499,26 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         p.kv([
             ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
+            ("compozy", ", ".join(manifest.generations)),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
-            ("verified", "yes" if item.verified else "no"), ("sha256", item.sha256 or "-"),
+            ("verified", "yes" if item.verified else "no"),
+            ("signed", f"yes (root {data['provenance']['root_sha256']})" if data["provenance"]["signed"] else "no"),
+            ("sha256", item.sha256 or "-"),
             ("tree sha256", item.tree_sha256),
             ("network digest", item.network_digest or "(none)"),
             ("grants", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(missing_env) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
+            *([("skills", ", ".join(data["skills"]))] if data["skills"] else []),
         ])
+        if data["hooks"]:
+            p.line()
+            p.table(["HOOK", "EVENT", "MODE", "COMMAND"],
+                    [(h["name"], h["event"], h["mode"], h["command"]) for h in data["hooks"]])
+        if data["mcp_servers"]:
+            p.line()
+            p.table(["MCP SERVER", "COMMAND"], [(m["name"], m["command"]) for m in data["mcp_servers"]])
         if bundles:
             p.line()
             p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in bundles])
@@ -586,7 +620,7 @@ def _reinstall_hint(item: "Installed") -> str:
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.store.install import set_enabled
+    from pkgmgr.install.scope_destination import set_enabled
 
     hosted = host_cmds.set_enabled(ctx, args, enabled)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -627,7 +661,8 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.store.install import get_installed, remove
+    from pkgmgr.install.scope_destination import remove
+    from pkgmgr.store.install import get_installed
 
     hosted = host_cmds.remove(ctx, args)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -670,6 +705,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         dropped = save_removed(scope.workspace, ctx.home, [r["name"] for r in removed])
         if dropped:
             ctx.note(f"dropped {', '.join(dropped)} from {scope.workspace / 'pkgmgr.toml'}")
+            _save_lock(ctx, scope.workspace)
     data = {"removed": removed, "deactivated": deactivated}
     return Output(data, lambda p: p.done([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
                                           + [f"deactivated {a['id']}" for a in deactivated]), error)

@@ -15,26 +15,31 @@ if TYPE_CHECKING:
 
 
 def register(ext: "Commands") -> None:
-    from pkgmgr.cli.ext_cmds import _host_option, _trust_option, add_install_options
+    from pkgmgr.cli.install_common import add_install_options, add_registry_option, host_option, trust_option
 
     p = ext.command(
         "update", cmd_update, "update installed extensions",
         "Move extensions to the newest allowed version of the source they were installed from: not yanked, "
         "no prerelease unless --pre, compatible with the host. An exact version installed earlier is not a "
         "pin; extensions installed with --pin are skipped (reported as pinned), and path or archive installs "
-        "are not updatable. --check only reports, and exits 0 whether updates exist or not.",
+        "are not updatable. --check only reports, and exits 0 whether updates exist or not (with --exit-code: "
+        "10 when they do).",
         "pkgmgr ext update --all --check\n"
+        "pkgmgr ext update --all --check --exit-code || echo 'updates available'\n"
         "pkgmgr ext update review-pack marketing-linear\n"
         "pkgmgr ext update --all --dry-run -o json\n"
         "pkgmgr ext update prompt-tools --allow-unverified --yes   # a github: or URL install",
+        aliases=("upgrade",),
     )
     p.add_argument("names", nargs="*", metavar="NAME")
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
+    p.add_argument("--exit-code", action="store_true", help="with --check: exit 10 when updates are available")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     add_install_options(p)
-    _host_option(p, "update only this host's extensions")
-    _trust_option(p)
+    add_registry_option(p, "take registry installs' versions from this registry")
+    host_option(p, "update only this host's extensions")
+    trust_option(p)
 
     p = ext.command(
         "info", cmd_info, "show an extension as its registry lists it",
@@ -44,7 +49,7 @@ def register(ext: "Commands") -> None:
         "pkgmgr ext info marketing-linear\npkgmgr ext info review-pack --registry acme -o json",
     )
     p.add_argument("name", metavar="NAME")
-    p.add_argument("--registry", metavar="NAME", help="ask this registry only")
+    add_registry_option(p, "ask this registry only")
     _allow_expired(p)
 
     p = ext.command(
@@ -55,46 +60,66 @@ def register(ext: "Commands") -> None:
         "pkgmgr ext search\npkgmgr ext search linear\npkgmgr ext search review --registry acme -o json",
     )
     p.add_argument("term", nargs="?", default="", metavar="TERM")
-    p.add_argument("--registry", metavar="NAME", help="search this registry only")
+    add_registry_option(p, "search this registry only")
     _allow_expired(p)
 
 
 def _allow_expired(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-expired", action="store_true",
-                   help="accept a registry whose metadata has expired (SPEC 5.4)")
+                   help="accept a registry whose metadata has expired")
 
 
 def _session(ctx: Context, args: argparse.Namespace) -> "Session":
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
-    return session_for(ctx, allow_expired=args.allow_expired)
+    return session_for(ctx, allow_expired=args.allow_expired, dry_run=bool(getattr(args, "dry_run", False)))
 
 
 # --- update ------------------------------------------------------------------------------------
 
 
 def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli.ext_cmds import announce_for, confirm_for, install_options, reporter_for
+    from pkgmgr.cli.install_common import announce_for, confirm_for, install_options, reporter_for
     from pkgmgr.updater import Updater
 
     if args.all and args.names:
         raise PkgmgrError("name extensions or pass --all, not both", code="usage")
+    if args.exit_code and not args.check:
+        raise PkgmgrError("--exit-code goes with --check", code="usage", hint="pkgmgr ext update --all --check --exit-code")
     if not args.all and not args.names:
         raise PkgmgrError("name the extensions to update, or pass --all", code="usage",
                           hint="pkgmgr ext update --all --check")
     scope = target_scope(ctx)
     session = _session(ctx, args)
     try:
-        updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset)
+        if args.registry:
+            session.registries.get(args.registry)  # an unknown name is refused before anything is decided
+        updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset,
+                          registry=args.registry)
         report = updater.run(args.names, all_=args.all, check=args.check, config=ctx.config,
                              interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
                              lock_timeout=ctx.lock_timeout, announce=announce_for(ctx))
     finally:
         session.close()
-    return update_output(report, check=args.check, dry_run=args.dry_run)
+    empty = "nothing installed to update"
+    if getattr(args, "outdated", False):  # ext list --outdated: what has an update, and what failed
+        report.items = [i for i in report.items if i.status in ("available", "failed")]
+        empty = "every installed extension is up to date"
+    output = update_output(report, check=args.check, dry_run=args.dry_run, empty=empty)
+    if args.exit_code and output.error is None and report.by_status("available"):
+        output.status = 10
+    return output
 
 
-def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
+def outdated(ctx: Context) -> Output:
+    """`ext list --outdated`: the table of `ext update --all --check`."""
+    args = argparse.Namespace(names=[], all=True, check=True, exit_code=False, asset=None, registry=None,
+                              allow_expired=False, allow_unverified=False, force=False, pre=False, allow_grants=False,
+                              deactivate_missing=False, dry_run=False, outdated=True)
+    return cmd_update(ctx, args)
+
+
+def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "nothing installed to update") -> Output:
     data: dict[str, Any] = {status: [i.to_json() for i in report.by_status(status)]
                             for status in ("updated", "unchanged", "pinned", "failed")}
     if check:
@@ -122,12 +147,12 @@ def update_output(report: Any, *, check: bool, dry_run: bool) -> Output:
                     "would update" if item.status == "planned" else item.status
                 rows.append((item.name, item.version or "-", item.target or "-", status, item.reason))
         if not rows:
-            p.line("nothing installed to update")
+            p.line(empty)
             return
         p.table(["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"], rows)
         planned = [i for i in report.items if i.status == "planned" and i.summary]
         if planned:
-            from pkgmgr.cli.ext_cmds import summary_lines
+            from pkgmgr.cli.install_common import summary_lines
 
             p.line("would install:")
             for item in planned:
@@ -169,14 +194,19 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
         reason = skip_reason(version, Request(host_version=host))
         versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
     data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
-            "tier": entry.tier, "host": entry.host, "verified": entry.verified, "registry": registry.name,
-            "source": registry.source, "latest": entry.latest, "versions": versions, "vanished": list(vanished)}
+            "tier": entry.tier, "host": entry.host, "verified": entry.verified, "registry": registry.name, "source": registry.source,
+            "latest": entry.latest, "versions": versions, "vanished": list(vanished), **registry.signature_json()}
+    if registry.exempt:
+        data["shipped"] = True
 
     def human(p: Printer) -> None:
+        signed = (f"yes (root {data['root_sha256']}, expires {data['expires'] or '-'})" if data["signed"]
+                  else "no (shipped with pkgmgr)" if registry.exempt else "no")
         p.kv([("name", entry.name), ("description", entry.description or "-"),
               ("repository", entry.repository or "-"), ("tier", entry.tier),
               *([("host", entry.host)] if entry.host != "compozy" else []),
-              ("registry", f"{registry.name} ({registry.source})"), ("latest", entry.latest or "-")])
+              ("registry", f"{registry.name} ({registry.source})"), ("signed", signed),
+              ("latest", entry.latest or "-")])
         p.line()
         p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
                 [(v["version"] + (" (pre)" if v["prerelease"] else ""), v["size"], "yes" if v["yanked"] else "",
@@ -195,10 +225,22 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
     term = (args.term or "").strip().lower()
     session = _session(ctx, args)
     results: dict[str, dict[str, Any]] = {}
+    failed: list[dict[str, Any]] = []
     try:
         registries = [session.registries.get(args.registry)] if args.registry else session.registries.ordered
         for registry in registries:
-            index = registry.index()
+            try:
+                index = registry.index()
+            except PkgmgrError as error:
+                from pkgmgr.cli.app import UNREADABLE
+
+                if args.registry or error.code not in UNREADABLE:  # a refusal (rollback, ...) is no skip
+                    raise
+                # a listing, not a resolution: the other registries still answer
+                failed.append({"name": registry.name, "error": error.to_json()})
+                ctx.warn(f"{error.message.splitlines()[0]} (skipped; 'pkgmgr registry remove {registry.name}' "
+                         "drops it)")
+                continue
             registry.remember()
             if index is None:
                 ctx.warn(f"registry {registry.name} has no index.json; it cannot be searched")
@@ -223,4 +265,4 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
                 [(r["name"] + (f" ({r['host']})" if r["host"] != "compozy" else ""), r["latest"] or "-", r["tier"],
                   r["registry"], r["description"]) for r in found])
 
-    return Output({"results": found}, human)
+    return Output({"results": found, "failed": failed}, human)

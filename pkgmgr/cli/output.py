@@ -24,6 +24,7 @@ class Output:
     data: dict[str, Any] = field(default_factory=dict)
     human: Callable[["Printer"], None] | str | None = None
     error: PkgmgrError | None = None
+    status: int = 0  # the exit status of a success: 10 for `ext update --check --exit-code` with updates
 
 
 class Printer:
@@ -69,15 +70,42 @@ class Printer:
             self.line(f"{key + ':':<{width + 1}} {'' if value is None else value}")
 
     def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None) -> None:
+        """A table whose identifiers are never folded (SPEC 11): every column but the free
+        text ones (`PROSE`, truncated with … when the terminal is narrow) keeps its widest
+        cell on one line, and the table is drawn wider than the terminal rather than break
+        one. Rows carry no trailing spaces."""
+        import re
+
         from rich.table import Table
         from rich.text import Text
 
+        cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+        widths = [max([len(column), *(len(row[i]) for row in cells if i < len(row))]) for i, column in enumerate(columns)]
+        fixed = sum(w + 2 for c, w in zip(columns, widths) if c not in PROSE)
+        prose = [c for c in columns if c in PROSE]
+        console = self.console
+        room = max(20, (console.width - fixed) // len(prose) - 2) if prose else 0
         table = Table(title=title, show_edge=False, header_style="bold", pad_edge=False, box=None)
-        for column in columns:
-            table.add_column(column, overflow="fold")
-        for row in rows:
-            table.add_row(*(Text("" if cell is None else str(cell)) for cell in row))
-        self.console.print(table)
+        for column, widest in zip(columns, widths):
+            if column in PROSE:
+                table.add_column(column, no_wrap=True, overflow="ellipsis", max_width=room)
+            else:
+                table.add_column(column, no_wrap=True, min_width=widest)
+        for row in cells:
+            table.add_row(*(Text(cell) for cell in row))
+        width = console.width
+        console.width = max(width, fixed + len(prose) * (room + 2))  # print() alone never widens
+        try:
+            with console.capture() as capture:
+                console.print(table)
+        finally:
+            console.width = width
+        trailing = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
+        for line in capture.get().splitlines():
+            self.line(trailing.sub(r"\1", line))
+
+
+PROSE = frozenset({"DESCRIPTION", "NOTE"})  # free text: the only columns a narrow terminal truncates
 
 
 def isatty(stream: Any) -> bool:
@@ -115,7 +143,10 @@ def print_error(error: PkgmgrError, stream: Any = None) -> None:
     """The message goes to stderr in every mode (SPEC 11)."""
     stream = stream if stream is not None else sys.stderr
     first, _, rest = scrub_secrets(error.message).partition("\n")
-    stream.write(f"error[{error.code}]: {first}\n")
+    label = f"error[{error.code}]"
+    if isatty(stream) and not os.environ.get("NO_COLOR"):  # red on a colour terminal (SPEC 11)
+        label = f"\x1b[31m{label}\x1b[0m"
+    stream.write(f"{label}: {first}\n")
     for line in rest.splitlines():
         stream.write(f"  {line}\n")
     if error.hint:

@@ -17,12 +17,13 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.patterns import REGISTRY_NAME
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
     from pkgmgr.registry.session import Session
 
-REGISTRY_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+REGISTRY_NAME_RE = REGISTRY_NAME
 DEFAULT_PRIORITY = 100
 
 
@@ -40,8 +41,12 @@ def register(commands: "Commands") -> "Commands":
         "add", cmd_add, "add a registry",
         "Record a registry in config.toml. SOURCE is a local directory, an https:// base URL of static files "
         "(http:// only on loopback, or with --insecure) or github:OWNER/REPO[@REF] (default REF main). "
-        "The source is only recorded; pkgmgr warns when it cannot read it now.",
+        "The source's registry.toml is read once first: a source that cannot be read or parsed is refused "
+        "and nothing is recorded (--no-check records it anyway; --offline records it without reading). A signed "
+        "registry (TUF metadata in metadata/) is added with --root FILE or --root-sha256 HEX: its root is verified "
+        "and pinned, its metadata read at once, and every later read of it goes through TUF verification.",
         "pkgmgr registry add acme github:acme/extension-index\n"
+        "pkgmgr registry add acme github:acme/extension-index --root acme-root.json\n"
         "pkgmgr registry add mirror https://mirror.example.com/index/ --priority 50\n"
         "pkgmgr registry add local ~/src/my-index --priority 10",
     )
@@ -50,6 +55,12 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--priority", type=int, default=None, metavar="N",
                    help=f"lower is consulted first (default {DEFAULT_PRIORITY})")
     p.add_argument("--insecure", action="store_true", help="allow plain http:// to a non-loopback host")
+    p.add_argument("--no-check", action="store_true", help="record the source without reading it first")
+    pin = p.add_mutually_exclusive_group()
+    pin.add_argument("--root", metavar="FILE",
+                     help="a signed registry: pin this TUF root.json (every later read is verified against it)")
+    pin.add_argument("--root-sha256", metavar="HEX",
+                     help="a signed registry: fetch its metadata/1.root.json and pin it if its sha256 is HEX")
 
     group.command(
         "list", cmd_list, "list the registries",
@@ -60,7 +71,7 @@ def register(commands: "Commands") -> "Commands":
     p = group.command(
         "remove", cmd_remove, "remove a registry",
         "Remove a registry from config.toml and forget what pkgmgr remembered of its source (its serial and "
-        "checksums, SPEC 5.4) and its cached files. Installed extensions stay installed.",
+        "checksums, kept to refuse a rollback) and its cached files. Installed extensions stay installed.",
         "pkgmgr registry remove acme",
     )
     p.add_argument("name", metavar="NAME")
@@ -87,7 +98,7 @@ def _session(ctx: Context, *, allow_expired: bool = False, config: Any = None) -
 def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Session":
     """The registries as resolution sees them: inside a workspace, those its approved
     pkgmgr.toml declares join the configured ones (SPEC 10), after them, before `default`."""
-    from pkgmgr.registry.session import session_for
+    from pkgmgr.cli.workspace_registries import session_for
 
     return session_for(ctx, allow_expired=allow_expired)
 
@@ -95,7 +106,7 @@ def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Sessio
 def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     import tomlkit
 
-    from pkgmgr.config import edit_config, load_config
+    from pkgmgr.config import RegistryConfig, edit_config
     from pkgmgr.registry.client import DEFAULT_NAME
     from pkgmgr.registry.sources import check_source_allowed, parse_source
 
@@ -110,32 +121,126 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
         if existing.name == name:
             raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code="usage",
                               hint=f"'pkgmgr registry remove {name}' first to replace it")
-    with edit_config(ctx.home) as doc:
-        if "registries" not in doc:
-            doc.add("registries", tomlkit.table(is_super_table=True))
-        table = tomlkit.table()
-        table["source"] = spec.text
-        if args.priority is not None:
-            table["priority"] = args.priority
-        if args.insecure:
-            table["insecure"] = True
-        doc["registries"][name] = table
-    config = load_config(ctx.home)
-    serial = None
-    if not ctx.offline:
-        session = _session(ctx, config=config)
-        try:
-            registry = session.registries.get(name)
+    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
+    pinned = None
+    if args.root or args.root_sha256:
+        pinned = _pin_root(ctx, name, spec, args)  # verified and read through TUF at once, else refused
+    elif ctx.config.require_signed:
+        raise PkgmgrError(f"policy.require_signed refuses the unsigned registry {name} ({spec.text})",
+                          code="registry_signature_invalid", details={"registry": name},
+                          hint="add it with its TUF root: --root FILE or --root-sha256 HEX")
+    session = None if ctx.offline or args.no_check or pinned is not None else _session(ctx)
+    try:
+        registry = None if session is None else _check_readable(
+            session, RegistryConfig(name, spec.text, priority, insecure=bool(args.insecure)), spec)
+        with edit_config(ctx.home) as doc:
+            if "registries" not in doc:
+                doc.add("registries", tomlkit.table(is_super_table=True))
+            table = tomlkit.table()
+            table["source"] = spec.text
+            if args.priority is not None:
+                table["priority"] = args.priority
+            if args.insecure:
+                table["insecure"] = True
+            if pinned is not None:
+                table["root_sha256"] = pinned
+            doc["registries"][name] = table
+        serial = None
+        if registry is not None:
             serial = registry.meta().serial
             registry.remember()  # the serial seen when the operator added it: the rollback baseline
-        except PkgmgrError as error:
-            ctx.warn(f"registry {name} was added but cannot be read now: {error.message.splitlines()[0]}")
-        finally:
+    finally:
+        if session is not None:
             session.close()
-    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
     added = {"name": name, "source": spec.text, "priority": priority,
-             "insecure": bool(args.insecure), "serial": serial}
+             "insecure": bool(args.insecure), "serial": serial, "signed": pinned is not None}
+    if pinned is not None:
+        from pkgmgr.registry.trustroot import trusted_state
+
+        added["root_sha256"] = trusted_state(ctx.home, spec.text).root_sha256 or pinned
     return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
+
+
+def _check_readable(session: Session, config: Any, spec: Any) -> Any:
+    """The registry `config` describes, its registry.toml read once; raises that read's error
+    (`not_found` for a directory that does not exist), saying how to record it anyway."""
+    from pkgmgr.registry.client import Registry
+
+    registry = Registry(config, session)
+    try:
+        registry.meta()
+    except PkgmgrError as error:
+        error.message = f"{error.message}\nnothing was recorded"
+        error.args = (error.message,)
+        error.hint = f"check the source, or 'pkgmgr registry add {config.name} {spec.text} --no-check' to record it anyway"
+        raise
+    return registry
+
+
+def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> str:
+    """Verify and pin a signed registry's initial root (SPEC 5.4a): from `--root FILE`, or its
+    `metadata/1.root.json` when its sha256 is `--root-sha256`. Online, the registry's metadata and
+    registry.toml are read through TUF at once; any failure leaves nothing recorded. Returns
+    the pinned root's sha256."""
+    from pkgmgr.config import RegistryConfig
+    from pkgmgr.registry.client import Registry
+    from pkgmgr.registry.signed import check_root, root_sha256
+    from pkgmgr.registry.trustroot import forget
+
+    for existing in ctx.config.registries:
+        if existing.source == spec.text:
+            raise PkgmgrError(f"{spec.text} is already configured as registry {existing.name}", code="usage",
+                              hint=f"'pkgmgr registry remove {existing.name}' first to add it signed")
+    session = _session(ctx)
+    try:
+        probe = Registry(RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256="0" * 64), session)
+        if args.root:
+            path = user_path(args.root)
+            try:
+                data = path.read_bytes()
+            except OSError as exc:
+                raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code="not_found") from None
+        else:
+            wanted = args.root_sha256.strip().lower()
+            if not re.fullmatch(r"[0-9a-f]{64}", wanted):
+                raise PkgmgrError(f"--root-sha256 {args.root_sha256!r} is not 64 hexadecimal digits", code="usage")
+            data = _first_root(probe)
+            if root_sha256(data) != wanted:
+                raise PkgmgrError(f"registry {name}: metadata/1.root.json has sha256 {root_sha256(data)}, not the "
+                                  f"pinned {wanted}", code="registry_signature_invalid",
+                                  details={"registry": name, "expected": wanted, "actual": root_sha256(data)})
+        check_root(data, name)
+        pinned = root_sha256(data)
+        forget(ctx.home, spec.text)
+        probe.config = RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256=pinned)
+        probe.bootstrap = data
+        if ctx.offline:
+            probe.persist_root()
+        else:
+            probe.meta()
+            probe.remember()
+        return pinned
+    except BaseException:
+        forget(ctx.home, spec.text)
+        raise
+    finally:
+        session.close()
+
+
+def _first_root(registry: Any) -> bytes:
+    """`metadata/1.root.json` of a registry, through pkgmgr's network layer (or its directory)."""
+    from pkgmgr.registry.signed import CONFIG, NetFetcher, base_url_of, tuf_error
+    from pkgmgr.registry.sources import make_reader
+    from pkgmgr.registry.trustroot import METADATA_DIR
+
+    plain = make_reader(registry.spec, registry.session, registry.cache, insecure=registry.insecure)
+    base, directory = base_url_of(plain)
+    fetcher = NetFetcher(registry.session, registry.cache, base, directory=directory, insecure=registry.insecure,
+                         immutable=False)
+    try:
+        return fetcher.get(f"{base}{METADATA_DIR}/1.root.json", CONFIG.root_max_length, conditional=False)
+    except Exception as exc:  # noqa: BLE001 - mapped to its SPEC code
+        raise tuf_error(exc, registry.name) from None
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
@@ -157,6 +262,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
                 [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
                   r["source"] + (" (insecure)" if r["insecure"] else "")
+                  + (f" (signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'})"
+                     if r["signed"] else "")
                   + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
 
     return Output({"registries": rows}, human)
@@ -181,6 +288,9 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         registry = Registry(found, session)
         session.memory.forget(registry.source)
         registry.cache.clear()
+        from pkgmgr.registry.trustroot import forget
+
+        forget(ctx.home, registry.source)  # its trusted TUF metadata
     finally:
         session.close()
     removed = {"name": found.name, "source": registry.source}
@@ -246,6 +356,9 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--description", default="", metavar="TEXT", help="registry description")
     p.add_argument("--pkgmgr-requirement", metavar="REQ",
                    help="pip requirement the CI workflow installs pkgmgr from (default: this version's git tag)")
+    p.add_argument("--sign", action="store_true",
+                   help="sign the index with TUF metadata (one Ed25519 key per role, kept outside the index)")
+    _signing_options(p)
 
     p = group.command(
         "publish", cmd_publish, "publish a release archive into a registry index",
@@ -253,19 +366,24 @@ def register_publishing(group: "Commands") -> None:
         "'pkgmgr ext pack' or github:OWNER/REPO@TAG (the release's archive asset is downloaded and its download "
         "URL recorded). The archive is validated fully (manifest and bundles); the entry records version, url, "
         "sha256, size, min_compozy_version, network_digest, permissions (security.capabilities) and published. "
-        "Without --url a local archive is copied to archives/ and recorded by a relative url. The serial goes "
+        "Without --url a local archive is copied to archives/ and recorded by a relative url; with --push "
+        "oci://HOST/REPOSITORY:TAG it is pushed to that OCI registry as a pkgmgr artifact and its digest URL "
+        "(oci://HOST/REPOSITORY@sha256:...) is recorded. The serial goes "
         "up by one and index.json is regenerated; the entry is edited in place, keeping its comments. "
         "Publishing a version again with the same sha256 changes nothing; with another sha256 it is refused "
         "(version_exists, exit 6).",
         "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
         "pkgmgr registry publish dist/my-extension-0.1.0.tar.gz --index ./extension-index\n"
-        "pkgmgr registry publish github:acme/my-extension@v0.2.0 --index . --tier community\n"
+        "pkgmgr registry publish github:acme/my-extension@v0.2.0 . --tier community\n"
         "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . "
-        "--url https://downloads.example.com/x-1.0.0.tar.gz",
+        "--url https://downloads.example.com/x-1.0.0.tar.gz\n"
+        "pkgmgr registry publish dist/x-1.0.0.tar.gz --index . --push oci://ghcr.io/acme/x:1.0.0",
     )
     p.add_argument("source", metavar="SOURCE", help="ARCHIVE or github:OWNER/REPO@TAG")
-    p.add_argument("--index", required=True, metavar="DIR", help="the registry index directory")
+    _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
+    p.add_argument("--push", metavar="oci://HOST/REPOSITORY:TAG",
+                   help="push the archive to this OCI registry and record its digest URL (oci://…@sha256:…)")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")
@@ -276,6 +394,7 @@ def register_publishing(group: "Commands") -> None:
                    help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
     p.add_argument("--description", metavar="TEXT",
                    help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
+    _signing_options(p)
 
     p = group.command(
         "validate", cmd_validate, "check a registry index directory",
@@ -290,7 +409,7 @@ def register_publishing(group: "Commands") -> None:
         "pkgmgr registry validate . --base origin/main --fetch\n"
         "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
     p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
     p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
 
@@ -300,7 +419,8 @@ def register_publishing(group: "Commands") -> None:
         "same bytes). The file is rewritten only when it changes.",
         "pkgmgr registry build ./extension-index",
     )
-    p.add_argument("path", metavar="DIR")
+    _index_arguments(p)
+    _signing_options(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
                                 ("unyank", cmd_unyank, "make a yanked version installable again")):
@@ -311,32 +431,182 @@ def register_publishing(group: "Commands") -> None:
             "only installed when named exactly. A version already in that state is left as it is (exit 0).",
             f"pkgmgr registry {name} ./extension-index review-pack 0.2.0",
         )
-        p.add_argument("path", metavar="DIR")
+        _index_arguments(p)
         p.add_argument("name", metavar="NAME")
         p.add_argument("version", metavar="VERSION")
+        _signing_options(p)
+
+    p = group.command(
+        "sign", cmd_sign, "re-sign a signed registry index",
+        "Re-sign the TUF metadata of a signed index after a hand edit: targets (registry.toml, index.json, every "
+        "entry file and archive as they are now), snapshot and timestamp, each one version up. With "
+        "--timestamp-only only the timestamp is re-signed (its key alone is needed: a scheduled CI job keeps "
+        "it fresh). With --root a new root version is signed too (the same keys, a new expiry), which clients "
+        "follow; do it before the root expires (a year by default). publish, yank, unyank and build re-sign by "
+        "themselves.",
+        "pkgmgr registry sign ./extension-index\n"
+        "pkgmgr registry sign . --timestamp-only --keys \"$RUNNER_TEMP/keys\" --timestamp-expiry 72h",
+    )
+    p.add_argument("path", metavar="DIR")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--timestamp-only", action="store_true", help="re-sign only the timestamp role")
+    how.add_argument("--root", action="store_true",
+                     help="also sign a new root version (same keys, new expiry: do it before the root expires)")
+    _signing_options(p)
+
+    p = group.command(
+        "rotate-key", cmd_rotate_key, "replace a role's signing key",
+        "Generate a new Ed25519 key for ROLE (root, targets, snapshot or timestamp), write a new root version "
+        "that names it, signed by the old root key (and the new one when ROLE is root), and re-sign the other "
+        "roles at once: the index is valid right after it, and clients follow the rotation.",
+        "pkgmgr registry rotate-key ./extension-index timestamp",
+    )
+    p.add_argument("path", metavar="DIR")
+    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp"))
+    _signing_options(p)
+
+
+def _signing_options(p: Any) -> None:
+    p.add_argument("--keys", metavar="DIR",
+                   help="signing keys directory (default: PKGMGR_SIGNING_KEYS, else <index>/../<name>-keys)")
+    p.add_argument("--timestamp-expiry", metavar="DURATION",
+                   help="validity of a newly signed timestamp, e.g. 168h (default 7 days)")
+    p.add_argument("--expiry", metavar="DURATION",
+                   help="validity of newly signed root, targets and snapshot, e.g. 8760h (default 1 year)")
+
+
+def _expiries(args: argparse.Namespace) -> Any:
+    from pkgmgr.registry import signing
+
+    timestamp = getattr(args, "timestamp_expiry", None)
+    other = getattr(args, "expiry", None)
+    return signing.Expiries(
+        signing.parse_expiry(timestamp, "--timestamp-expiry") if timestamp else signing.DEFAULT_TIMESTAMP_EXPIRY,
+        signing.parse_expiry(other, "--expiry") if other else signing.DEFAULT_EXPIRY)
+
+
+def _index_name(index: Path) -> str:
+    from pkgmgr.registry import model
+
+    raw = model.read_capped(index / model.REGISTRY_FILE, model.REGISTRY_MAX_BYTES, model.REGISTRY_FILE)
+    return model.parse_registry(raw, model.REGISTRY_FILE).name
+
+
+def _check_keys(args: argparse.Namespace, index: Path) -> None:
+    """Before changing a signed index: its targets, snapshot and timestamp keys are at hand and
+    are the current root's (so the change can be signed), and the expiries parse."""
+    from pkgmgr.registry.signing import KeyStore, check_keys, is_signed, keys_dir
+
+    if is_signed(index):
+        _expiries(args)
+        check_keys(index, KeyStore(keys_dir(index, _index_name(index), args.keys)))
+
+
+def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:
+    """Re-sign a signed index after a change (SPEC 5.4a), under the index's lock; None for an
+    unsigned index (nothing to do) unless `force`."""
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.signing import is_signed, keys_dir, sign_index
+
+    if not is_signed(index):
+        if force:
+            raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage",
+                              hint="create one with 'pkgmgr registry init DIR --sign'")
+        return None
+    keys = keys_dir(index, _index_name(index), args.keys)
+    with index_lock(index, ctx.lock_timeout):
+        result = sign_index(index, keys, expiries=_expiries(args),
+                            timestamp_only=bool(getattr(args, "timestamp_only", False)),
+                            resign_root=bool(getattr(args, "root", False)))
+    return result.to_json()
+
+
+def cmd_sign(ctx: Context, args: argparse.Namespace) -> Output:
+    index = user_path(args.path)
+    signed = _resign(ctx, args, index, force=True)
+    assert signed is not None
+    versions = signed["versions"]
+    return Output({"signed": signed}, f"signed {index}: targets {versions['targets']} ({signed['targets']} "
+                                      f"files), snapshot {versions['snapshot']}, timestamp {versions['timestamp']} "
+                                      f"(expires {signed['expires']['timestamp']})")
+
+
+def cmd_rotate_key(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.signing import is_signed, keys_dir, rotate_key
+
+    index = user_path(args.path)
+    if not is_signed(index):
+        raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage")
+    keys = keys_dir(index, _index_name(index), args.keys)
+    with index_lock(index, ctx.lock_timeout):
+        result = rotate_key(index, keys, args.role, expiries=_expiries(args))
+    return Output({"rotated": args.role, "signed": result.to_json()},
+                  f"rotated the {args.role} key of {index}: root version {result.versions['root']} "
+                  f"(sha256 {result.root_sha256}); new key in {keys}")
+
+
+def _index_arguments(p: argparse.ArgumentParser) -> None:
+    """The index directory, positionally or as --index DIR (scripts and CI workflows use both)."""
+    p.add_argument("path", nargs="?", metavar="DIR", help="the registry index directory (or --index DIR)")
+    p.add_argument("--index", metavar="DIR", help="the registry index directory")
+
+
+def index_dir(args: argparse.Namespace) -> Path:
+    """The directory DIR or --index names (one of them, or both the same). Raises usage."""
+    given = {text for text in (args.path, args.index) if text is not None}
+    if not given:
+        raise PkgmgrError("name the registry index directory: DIR or --index DIR", code="usage")
+    if len({user_path(text).absolute() for text in given}) > 1:
+        raise PkgmgrError(f"two index directories given: {args.path} and --index {args.index}", code="usage")
+    return user_path(given.pop())
 
 
 def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.init import init_index
 
-    result = init_index(user_path(args.path), name=args.name, description=args.description,
+    root = user_path(args.path)
+    if not args.sign and (args.keys or args.timestamp_expiry or args.expiry):
+        raise PkgmgrError("--keys, --timestamp-expiry and --expiry apply with --sign", code="usage")
+    signing = None
+    if args.sign:
+        from pkgmgr.registry.init import default_name
+        from pkgmgr.registry.signing import keys_dir
+
+        expiries = _expiries(args)  # refuse a bad duration before writing anything
+        keys = keys_dir(root, args.name if args.name is not None else default_name(root), args.keys)
+    result = init_index(root, name=args.name, description=args.description,
                         requirement=args.pkgmgr_requirement)
+    if args.sign:
+        from pkgmgr.registry.signing import init_signing
+
+        signing = init_signing(result.path, keys, expiries=expiries).to_json()
 
     def human(p: Printer) -> None:
         p.line(f"initialized registry {result.name} in {result.path} (serial 0)")
         p.lines(f"  {f}" for f in result.files)
+        if signing is not None:
+            p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
+            p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
+            p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
         p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
 
-    return Output({"initialized": result.to_json()}, human)
+    data = result.to_json()
+    if signing is not None:
+        data["signing"] = signing
+    return Output({"initialized": data}, human)
 
 
 def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.artifact import inspect_archive
     from pkgmgr.registry.publish import parse_published, private_copy, publish, require_index
 
-    index = user_path(args.index)
+    index = index_dir(args)
     published = parse_published(args.published) if args.published else None
     require_index(index)
+    _check_keys(args, index)
+    if args.push and args.url:
+        raise PkgmgrError("--push records the pushed artifact's URL; it cannot be combined with --url", code="usage")
     if args.asset and not args.source.startswith("github:"):
         raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code="usage")
     url, repository, tag = args.url, None, None
@@ -354,6 +624,12 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
                                     host=getattr(args, "host", None))
             if tag is not None:
                 _check_tag(ctx, tag, facts.version)
+            if args.push:
+                from pkgmgr.net.oci import push_archive
+
+                session = session or _session(ctx)
+                url = push_archive(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                                   title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,
                              description=getattr(args, "description", None))
@@ -362,8 +638,9 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
             session.close()
     for warning in (*facts.warnings, *result.warnings):
         ctx.warn(warning)
+    signed = _resign(ctx, args, index) if result.changed or result.repaired_index else None
     data = {"published": result.to_json(), "changed": result.changed, "serial": result.serial,
-            "index": str(index), "repaired_index": result.repaired_index}
+            "index": str(index), "repaired_index": result.repaired_index, "signed": signed}
     if not result.changed:
         text = (f"{result.name} {result.version} is already published in {index} with the same sha256; "
                 f"nothing changed (serial {result.serial})")
@@ -384,7 +661,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
 def _download_release(ctx: Context, session: "Session", text: str,
                       asset_name: str | None) -> tuple[Path, str, str, str]:
     """Download the archive asset of a GitHub release: (file, its download URL, OWNER/REPO, tag)."""
-    from pkgmgr.cli.ext_cmds import reporter_for
+    from pkgmgr.cli.install_common import reporter_for
     from pkgmgr.refs import parse_ref
 
     ref = parse_ref(text)
@@ -418,7 +695,7 @@ def _check_tag(ctx: Context, tag: str, version: str) -> None:
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.validate_index import http_fetcher, problem_json, problem_line, validate_index
 
-    root = user_path(args.path)
+    root = index_dir(args)
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
@@ -449,9 +726,12 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.publish import build
 
-    result = build(user_path(args.path), timeout=ctx.lock_timeout)
+    index = index_dir(args)
+    _check_keys(args, index)
+    result = build(index, timeout=ctx.lock_timeout)
     state = "rebuilt" if result.changed else "already up to date"
-    return Output(result.to_json(), f"{result.path}: {state} (serial {result.serial}, "
+    signed = _resign(ctx, args, index)
+    return Output({**result.to_json(), "signed": signed}, f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
 
 
@@ -466,11 +746,14 @@ def cmd_unyank(ctx: Context, args: argparse.Namespace) -> Output:
 def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
     from pkgmgr.registry.publish import set_yanked
 
-    result = set_yanked(user_path(args.path), args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    index = index_dir(args)
+    _check_keys(args, index)
+    result = set_yanked(index, args.name, args.version, yanked, timeout=ctx.lock_timeout)
+    signed = _resign(ctx, args, index) if result.changed else None
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"
     else:
         text = (f"{result.name} {result.version} is already {'yanked' if yanked else 'not yanked'}; "
                 f"nothing changed (serial {result.serial})")
-    return Output(result.to_json(), text)
+    return Output({**result.to_json(), "signed": signed}, text)

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
-from pkgmgr.cli.ext_cmds import add_install_options, announce_for, install_options, reporter_for
+from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
 
@@ -248,6 +248,9 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     summary.update(approved=True)
 
     def human(p: Printer) -> None:
+        if p.quiet:  # -q: the approval, in one line
+            p.line(f"approved {ws.root} at digest {state.digest}")
+            return
         _render_summary(p, summary)
         p.line()
         p.line(f"approved {ws.root} at digest {state.digest}")

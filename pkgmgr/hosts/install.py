@@ -2,8 +2,9 @@
 extraction as every install, then the host's rules instead of Compozy's, one atomic rename into
 the host's folder and one transaction in the scope's state.
 
-`prepare_hosted` is called by `store.install.prepare` once a tree is extracted (None: the tree
-is Compozy's); `commit_hosted` by `store.install.commit` for what it prepared. `remove`,
+`prepare_hosted` is called by `install.verify.prepare` once a tree is staged (None: the tree is
+Compozy's); `commit_hosted` by `pkgmgr.hosts.destination.HostDestination.switch` for what it
+prepared (the pipeline's `Destination` for a host's folder). `remove`,
 `set_enabled` and `adopt` serve the other commands. Every function here runs under the scope's
 writer lock; Vera's records are also written under Vera's own lock.
 """
@@ -41,7 +42,7 @@ _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 class HostPrepared:
     """A tree extracted into pkgmgr's staging and judged by its host, ready to be committed."""
 
-    fetched: Any  # store.model.Fetched
+    fetched: Any  # install.plan.Fetched
     root: Path  # the tree (a directory, or an Eva script file) inside `staging`
     staging: Path
     host: Host
@@ -84,8 +85,8 @@ def is_script(path: Path) -> bool:
 
 
 def _forced_host(fetched: Any, options: Any) -> str | None:
-    forced = getattr(fetched, "host", None) or getattr(options, "host", None)
-    expected = fetched.expected
+    forced = fetched.expects.host or getattr(options, "host", None)
+    expected = fetched.expects.entry
     entry_host = getattr(expected, "host", None) if expected is not None else None
     if entry_host and entry_host != "compozy":
         if forced is not None and forced != entry_host:
@@ -124,10 +125,10 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
     judged = host.judge(path, name_hint=_name_hint(fetched, host_name, root, staging, path, layout), layout=layout)
     judged = _check_expected(fetched, judged)
     tree_sha256, listing = host.checksum(path)
-    if fetched.expected_tree_sha256 is not None and tree_sha256 != fetched.expected_tree_sha256:
+    if fetched.expects.tree_sha256 is not None and tree_sha256 != fetched.expects.tree_sha256:
         raise PkgmgrError(f"{judged.name} {judged.version}: the installed tree would have checksum {tree_sha256}, "
-                          f"but the lock records {fetched.expected_tree_sha256}", code="checksum_mismatch",
-                          details={"tree_sha256": tree_sha256, "expected": fetched.expected_tree_sha256})
+                          f"but the lock records {fetched.expects.tree_sha256}", code="checksum_mismatch",
+                          details={"tree_sha256": tree_sha256, "expected": fetched.expects.tree_sha256})
     return HostPrepared(fetched, path, staging, host, judged, tree_sha256, listing)
 
 
@@ -149,10 +150,10 @@ def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: 
     archive's top directory, or its file name, without a `-<version>` suffix)."""
     if host != "eva":
         return None
-    if fetched.expected is not None:
-        return fetched.expected.name
-    if fetched.expected_name:
-        return fetched.expected_name
+    if fetched.expects.entry is not None:
+        return fetched.expects.entry.name
+    if fetched.expects.name:
+        return fetched.expects.name
     if layout == "script":
         return path.name[: -len(".exs")]
     if fetched.directory is not None:
@@ -172,7 +173,7 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
 
     from pkgmgr.versions import same_version
 
-    expected = fetched.expected
+    expected = fetched.expects.entry
     if expected is not None:
         differences = []
         if judged.name != expected.name:
@@ -193,10 +194,10 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
             raise PkgmgrError(f"{expected.name} {expected.version}: the registry entry does not match the archive's "
                               "manifest: " + "; ".join(differences), code="metadata_mismatch",
                               details={"differences": differences})
-    if fetched.expected_name is not None and judged.name != fetched.expected_name:
+    if fetched.expects.name is not None and judged.name != fetched.expects.name:
         raise PkgmgrError(f"{fetched.label or fetched.locator} holds the {judged.host} extension {judged.name}, "
-                          f"not {fetched.expected_name}", code="invalid_config",
-                          details={"name": judged.name, "expected": fetched.expected_name})
+                          f"not {fetched.expects.name}", code="invalid_config",
+                          details={"name": judged.name, "expected": fetched.expects.name})
     return judged
 
 
@@ -232,6 +233,51 @@ def conflict_error(host: Host, name: str, paths: list[Path]) -> PkgmgrError:
                        hint=f"'pkgmgr adopt --host {host.name} {name}' takes it under management; --force replaces it")
 
 
+def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: HostInstalled | None = None, *,
+                 reading: bool = True) -> bool:
+    """Raise what switching to `prepared` would refuse, reading only (the destination's
+    `check_switch`: a batch is refused before anything moves): `source_conflict` for an
+    extension pkgmgr did not install in its place, or one installed from another source or with
+    other content. True when the switch would change nothing (the same tree is intact)."""
+    from pkgmgr.versions import same_version
+
+    host, judged, fetched = prepared.host, prepared.judged, prepared.fetched
+    folder = _folder(host, scope)
+    name = judged.name
+    if reading:
+        current = records.get(scope, host.name, name) if scope.exists() else None
+        if current is not None and current.pending is not None:
+            return False  # a killed writer's switch: the next writer settles it before it checks again
+    target = host.target(folder, name, judged.layout)
+    known = {current.path, current.directory} if current is not None else set()
+    others = [p for p in host.occupants(folder, name) if p not in known] if folder.is_dir() else []
+    if host.name == "vera" and current is None:
+        from pkgmgr.hosts import vera
+
+        if any(r["id"] == name for r in vera.read_records(folder)) and target not in others:
+            others.append(folder.parent / vera.REGISTRY)
+    if others and not options.force:
+        raise conflict_error(host, name, others)
+    if current is None:
+        return False
+    from_same_source = _same_source(current, fetched)
+    if not from_same_source and not options.force:
+        raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
+                          f"refusing to replace it with {fetched.kind} {fetched.locator}", code="source_conflict",
+                          hint="pass --force to replace it")
+    same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
+    if not same:
+        return False
+    same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
+    if same_content and not options.force and _intact(host, current):
+        return True
+    if not (options.force or same_content):
+        raise PkgmgrError(f"{name} {judged.version} is already installed with different content "
+                          f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
+                          code="source_conflict", hint="pass --force to replace it")
+    return False
+
+
 def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
                   announce: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
@@ -239,7 +285,6 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
     (an extension pkgmgr did not install is there, or one from another source), `locked`
     (Vera's lock) and `path_escapes_root` (a link or another user's directory on the way)."""
     from pkgmgr.store.install import Outcome, login_user, now_utc
-    from pkgmgr.versions import same_version
 
     host, judged, fetched = prepared.host, prepared.judged, prepared.fetched
     folder = _folder(host, scope)
@@ -248,33 +293,12 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
     name = judged.name
     current = records.get(scope, host.name, name, writer=True)
     target = host.target(folder, name, judged.layout)
-    known = {current.path, current.directory} if current is not None else set()
-    others = [p for p in host.occupants(folder, name) if p not in known]
-    if host.name == "vera" and current is None:
-        from pkgmgr.hosts import vera
-
-        if any(r["id"] == name for r in vera.read_records(folder)) and target not in others:
-            others.append(folder.parent / vera.REGISTRY)
-    if others and not options.force:
-        raise conflict_error(host, name, others)
-    if current is not None:
-        from_same_source = _same_source(current, fetched)
-        if not from_same_source and not options.force:
-            raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                              f"refusing to replace it with {fetched.kind} {fetched.locator}", code="source_conflict",
-                              hint="pass --force to replace it")
-        same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
-        if same:
-            same_content = from_same_source and current.tree_sha256 == prepared.tree_sha256
-            if same_content and not options.force and _intact(host, current):
-                if current.pinned != options.pin:
-                    records.save(scope, current.with_changes(pinned=options.pin))
-                    current = current.with_changes(pinned=options.pin)
-                return Outcome("unchanged", current, current.version)
-            if not (options.force or same_content):
-                raise PkgmgrError(f"{name} {judged.version} is already installed with different content "
-                                  f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-                                  code="source_conflict", hint="pass --force to replace it")
+    if check_hosted(scope, prepared, options, current, reading=False):  # the same tree, intact
+        assert current is not None
+        if current.pinned != options.pin:
+            records.save(scope, current.with_changes(pinned=options.pin))
+            current = current.with_changes(pinned=options.pin)
+        return Outcome("unchanged", current, current.version)
     if announce is not None:
         announce(prepared.summary())
     enabled = current.enabled if current is not None else bool(judged.details.get("enabled", True))

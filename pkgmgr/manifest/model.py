@@ -52,7 +52,7 @@ class Hook:
     required: bool = False
     priority: int = 0
     timeout: float | None = None
-    matcher: str | None = None
+    matcher: tuple[tuple[str, Any], ...] = ()
     executor_kind: str | None = None
 
 
@@ -97,6 +97,8 @@ class Manifest:
     agents: tuple[str, ...] = ()
     bundles: tuple[str, ...] = ()
     loops: tuple[str, ...] = ()
+    automation: tuple[str, ...] = ()
+    layouts: tuple[str, ...] = ()
     hooks: tuple[Hook, ...] = ()
     mcp_servers: tuple[tuple[str, Command], ...] = ()
     publish_families: tuple[str, ...] = ()
@@ -107,6 +109,8 @@ class Manifest:
     subprocess: Subprocess | None = None
     bridge: Bridge | None = None
     warnings: tuple[str, ...] = ()
+    #: the Compozy generations that load this manifest (SPEC 2.1)
+    generations: tuple[str, ...] = ()
     document: dict[str, Any] = field(default_factory=dict, hash=False, compare=False, repr=False)
 
     @property

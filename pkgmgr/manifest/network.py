@@ -13,7 +13,6 @@ from typing import Any, Mapping
 from pkgmgr.jsonutil import go_json, sha256_hex
 
 SECTION = "network_participation"
-_KEYS = ("required", "mode", "channel_scopes")
 LIVE = "live"
 
 # Go's unicode.IsSpace (what strings.TrimSpace strips); Python's str.strip() would also strip
@@ -24,6 +23,13 @@ _GO_SPACE = "\t\n\v\f\r \u0085\u00a0\u1680" + "".join(map(chr, range(0x2000, 0x2
 
 def go_trim_space(text: str) -> str:
     return text.strip(_GO_SPACE)
+
+
+def go_lower(text: str) -> str:
+    """Go's `strings.ToLower`: each code point's simple lower-case mapping. Python's
+    `str.lower()` applies the full mapping (U+0130 becomes "i" + U+0307) and lower-cases a
+    final sigma by context; Go does neither."""
+    return "".join("i" if char == "\u0130" else char.lower()[:1] if char.lower() else char for char in text)
 
 
 def normalize_network(block: Any) -> tuple[dict[str, Any] | None, list[tuple[str, str]]]:
@@ -38,17 +44,24 @@ def normalize_network(block: Any) -> tuple[dict[str, Any] | None, list[tuple[str
         return None, []
     if not isinstance(block, Mapping):
         return None, [(SECTION, "must be a table")]
-    unknown = [(f"{SECTION}.{key}", "unknown key") for key in block if key not in _KEYS]
+    # Compozy's decoder ignores unknown keys and reads a JSON null as the zero value
+    unknown: list[tuple[str, str]] = []
     problems: list[tuple[str, str]] = []
-    required = block.get("required", False)
+    required = block.get("required")
+    if required is None:
+        required = False
     if not isinstance(required, bool):
         problems.append((f"{SECTION}.required", "must be a boolean"))
-    mode = block.get("mode", "")
+    mode = block.get("mode")
+    if mode is None:
+        mode = ""
     if isinstance(mode, str):
-        mode = go_trim_space(mode).lower()
+        mode = go_lower(go_trim_space(mode))
     else:
         problems.append((f"{SECTION}.mode", "must be a string"))
-    raw_scopes = block.get("channel_scopes", [])
+    raw_scopes = block.get("channel_scopes")
+    if raw_scopes is None:
+        raw_scopes = []
     scopes: list[str] = []
     if isinstance(raw_scopes, (list, tuple)):
         for index, scope in enumerate(raw_scopes):

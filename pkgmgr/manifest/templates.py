@@ -18,7 +18,7 @@ _ENV_TEMPLATE = re.compile(r"\{\{env:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 _OPEN = "{{env:"
 
 _SECRET_MARKERS = ("SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY",
-                   "AUTHORIZATION", "BEARER", "CREDENTIAL")
+                   "PRIVATEKEY", "AUTHORIZATION", "BEARER", "CREDENTIAL")
 _NOT_SECRET_SUFFIXES = ("_URL", "_URI", "_PATH", "_FILE", "_DIR")
 
 

@@ -9,16 +9,25 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
+import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
-from pkgmgr.jsonutil import key_path
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Pairs, Subprocess
-from pkgmgr.manifest.network import SECTION as NETWORK, digest_of_normalised, normalize_network
+from pkgmgr.manifest.network import SECTION as NETWORK
+from pkgmgr.manifest.network import digest_of_normalised, normalize_network
+from pkgmgr.manifest.normalize import normalize_document
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
-from pkgmgr.manifest.templates import ENV_REFERENCE, is_env_name, looks_secret, template_problems
+from pkgmgr.manifest.templates import (
+    ENV_REFERENCE,
+    is_env_name,
+    looks_secret,
+    template_problems,
+)
 from pkgmgr.versions import parse_semver, strip_v
 
 INVALID = "invalid_manifest"
@@ -29,41 +38,95 @@ MAX_DEPTH = 64
 NAME = re.compile(r"[a-z][a-z0-9-]{1,63}")
 ITEM_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _SEGMENT = r"[a-z][a-z0-9_-]*"
+# Compozy's validateSeparatedIdentifier: two or more segments; a grant may be "*" or use "*" segments
 CAPABILITY = re.compile(rf"{_SEGMENT}(?:\.{_SEGMENT})+")
-ACTION = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})*")
-GRANT = re.compile(rf"(?:\*|{_SEGMENT})(?:\.(?:\*|{_SEGMENT}))*")
+ACTION = re.compile(rf"{_SEGMENT}(?:/{_SEGMENT})+")
+GRANT = re.compile(rf"\*|(?:\*|{_SEGMENT})(?:\.(?:\*|{_SEGMENT}))+")
 
 
 IDENTIFIER_LISTS: dict[tuple[str, str], tuple[re.Pattern[str], str]] = {
     ("capabilities", "provides"): (
         CAPABILITY, "is not a capability identifier (two or more dot-separated segments of [a-z][a-z0-9_-]*)"),
     ("actions", "requires"): (
-        ACTION, "is not a Host API method (segments of [a-z][a-z0-9_-]* separated by /, e.g. sessions/list)"),
+        ACTION, ("is not a Host API method (two or more segments of [a-z][a-z0-9_-]* separated by /, "
+                 "e.g. sessions/list)")),
     ("security", "capabilities"): (
-        GRANT, "is not a grant (dot-separated segments of [a-z][a-z0-9_-]* or *, e.g. session.read)"),
+        GRANT, ("is not a grant (* or two or more dot-separated segments of [a-z][a-z0-9_-]* or *, "
+                "e.g. session.read)")),
+    ("permissions", "requires"): (
+        ACTION, ("is not a Host API method (two or more segments of [a-z][a-z0-9_-]* separated by /, "
+                 "e.g. sessions/list)")),
 }
-RESOURCE_LISTS = ("skills", "agents", "bundles", "loops")
+RESOURCE_LISTS = ("skills", "agents", "bundles", "loops", "automation", "layouts")
 EXECUTOR_FIELDS = ("command", "args", "env", "secret_env")
+# vault.vaultRefPattern; the namespace must be the one of the declaring section (ValidateRefNamespace)
+VAULT_REFERENCE = re.compile(r"vault:(providers|bridges|automation|mcp|hooks|extensions|sandbox|sessions)/"
+                             r"[a-z0-9][a-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
+_KNOWN_KEYS: dict[str, frozenset[str]] = {
+    NETWORK: frozenset({"required", "mode", "channel_scopes"}),
+    "capabilities": frozenset({"provides"}),
+    "actions": frozenset({"requires"}),
+    "security": frozenset({"capabilities"}),
+    "permissions": frozenset({"requires"}),
+    "subprocess": frozenset({"command", "args", "env", "secret_env", "health_check_interval", "shutdown_timeout"}),
+    "bridge": frozenset({"platform", "display_name", "secret_slots", "config_schema"}),
+    "bridge.secret_slots[]": frozenset({"name", "description", "required"}),
+    "bridge.config_schema": frozenset({"schema", "version"}),
+    "resources.publish": frozenset({"families", "max_scope"}),
+    "resources.hooks[]": frozenset({"name", "event", "mode", "required", "priority", "timeout", "matcher",
+                                    "command", "args", "env", "secret_env", "executor"}),
+    "resources.hooks[].executor": frozenset({"kind", "command", "args", "env", "secret_env"}),
+    "resources.hooks[].matcher": frozenset({
+        "agent_name", "agent_type", "workspace_id", "workspace_root", "session_type", "input_class",
+        "acp_event_type", "turn_id", "tool_id", "tool_name", "tool_read_only", "decision_class", "message_role",
+        "message_delta_type", "channel", "surface", "kind", "direction", "work_state", "compaction_reason",
+        "compaction_strategy"}),
+    "resources.mcp_servers.*": frozenset({"command", "args", "env", "secret_env"}),
+    "resources.tools.*": frozenset({  # ToolConfig
+        "id", "display_title", "friendly_verb", "preview", "description", "handler", "backend", "input_schema",
+        "output_schema", "risk", "read_only", "destructive", "open_world", "requires_interaction",
+        "concurrency_safe", "max_result_bytes", "toolsets", "tags", "search_hints", "requires_env",
+        "required_capabilities", "visibility"}),
+    "resources.tools.*.backend": frozenset({"kind", "handler", "server", "tool"}),
+}
 BRIDGE_ADAPTER = "bridge.adapter"
 NOT_ENV_NAME = "is not an environment variable name (^[A-Za-z_][A-Za-z0-9_]*$)"
 
 
-def parse_manifest(data: Any, *, file: str, root: Path | None) -> Manifest:
+def parse_manifest(data: Any, *, file: str, root: Path | None, generation: str = gen.AUTO) -> Manifest:
     """Validate a decoded manifest document and build its `Manifest`.
 
     `file` names the manifest in problems (`extension.toml`); `root` is the extension root for
-    the path rules (None skips every filesystem check). Raises `ValidationFailed` with every
-    problem of the document (`invalid_manifest`, `path_escapes_root`).
+    the path rules (None skips every filesystem check); `generation` is the Compozy generation
+    that judges it (SPEC 2.1), or `auto`: the manifest is valid when at least one generation
+    loads it, and `Manifest.generations` lists those that do. Raises `ValidationFailed` with
+    every problem of the document (`invalid_manifest`, `path_escapes_root`); under `auto`, the
+    problems of the generation that found the fewest.
     """
     if not isinstance(data, dict):
         raise ValidationFailed([Problem(INVALID, file, "", "the manifest must be a table (a JSON object)")])
     fatal, issues = _document_problems(data)
     if fatal is not None:
         raise ValidationFailed([Problem(INVALID, file, key, message) for key, message in fatal])
+    from pkgmgr.schemas import schema_problems
+
+    judged = gen.GENERATIONS if generation == gen.AUTO else (generation,)
+    loaded: list[tuple[str, Manifest]] = []
+    failures: list[ValidationFailed] = []
+    checked: dict[tuple[str, str], Any] = {}  # filesystem answers, shared by the generations
     try:
-        return _Parser(data, file, root).parse(issues)
+        # the schema judges the values as Compozy's loader sees them: trimmed, blanks dropped
+        schema = schema_problems(normalize_document(data), "extension", file=file, code=INVALID)
+        for name in judged:
+            try:
+                loaded.append((name, _Parser(data, file, root, name, checked).parse(schema, issues)))
+            except ValidationFailed as exc:
+                failures.append(exc)
     except RecursionError:
         raise ValidationFailed([Problem(INVALID, file, "", "nested too deeply")]) from None
+    if not loaded:
+        raise min(failures, key=lambda exc: len(exc.problems))
+    return replace(loaded[0][1], generations=tuple(name for name, _ in loaded))
 
 
 def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tuple[str, str]]]:
@@ -71,14 +134,42 @@ def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tu
     key, text that is not Unicode — a lone surrogate from a JSON escape, which no message may
     echo) or None, and the values JSON cannot carry (TOML dates, NaN, infinities) in places the
     schema does not type, such as `[resources.tools.<handler>]` tables."""
-    from pkgmgr.documents import DocumentError, plain_issues
+    from pkgmgr.documents import DocumentError, Fatal, plain_issues
 
     try:
         issues = plain_issues(data, max_depth=MAX_DEPTH + 1)
     except DocumentError as exc:
         return [("", exc.message)], []
-    fatal = [i for i in issues if "Unicode" in i[1] or "is not a string" in i[1]]
+    fatal = [i for i in issues if isinstance(i[1], Fatal)]
     return (fatal or None), issues
+
+
+def _unknown_paths(data: dict[str, Any]) -> Iterator[str]:
+    """Key paths below the top level and [resources] that no generation's decoder knows."""
+    for spec, known in _KNOWN_KEYS.items():
+        spec_path = spec.replace("[]", ".[]").replace("..", ".")
+        for prefix, table in _walk(data, spec_path.split(".")):
+            for key in table:
+                if key not in known:
+                    yield f"{prefix}.{key}"
+
+
+def _walk(value: Any, parts: list[str], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
+    if not parts:
+        if isinstance(value, dict):
+            yield prefix, value
+        return
+    part, rest = parts[0], parts[1:]
+    if part == "[]":
+        if isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from _walk(item, rest, f"{prefix}[{index}]")
+    elif part == "*":
+        if isinstance(value, dict):
+            for key, item in value.items():
+                yield from _walk(item, rest, f"{prefix}.{key}")
+    elif isinstance(value, dict):
+        yield from _walk(value.get(part), rest, f"{prefix}.{part}" if prefix else part)
 
 
 def _q(value: Any) -> str:
@@ -102,12 +193,22 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
 
 
 class _Parser:
-    def __init__(self, data: dict[str, Any], file: str, root: Path | None) -> None:
-        self.data = data
+    def __init__(self, data: dict[str, Any], file: str, root: Path | None, generation: str,
+                 checked: dict[tuple[str, str], Any] | None = None) -> None:
+        self.checked = {} if checked is None else checked
+        self.original = data
+        self.data = normalize_document(data)
+        self.generation = generation
         self.root = root
         self.sink = ProblemSink(file, INVALID)
         self.schema_keys: set[str] = set()
         self.warnings: list[str] = []
+
+    def _checked(self, kind: str, text: str, check: Any) -> Any:
+        """`check(root, text)`, asked of the filesystem once per parse_manifest call."""
+        if (kind, text) not in self.checked:
+            self.checked[kind, text] = check(self.root, text)
+        return self.checked[kind, text]
 
     def add(self, key: str, message: str, *, code: str | None = None) -> None:
         self.sink.add(key, message, code=code)
@@ -117,25 +218,34 @@ class _Parser:
         if key not in self.schema_keys:
             self.add(key, message)
 
-    def parse(self, value_issues: list[tuple[str, str]]) -> Manifest:
-        from pkgmgr.schemas import schema_problems
-
-        schema = schema_problems(self.data, "extension", file=self.sink.file, code=INVALID)
+    def parse(self, schema: list[Problem], value_issues: list[tuple[str, str]]) -> Manifest:
         self.sink.extend(schema)
         self.schema_keys = {problem.key for problem in schema}
         for key, message in value_issues:
             self.add_new(key, message)
 
+        self._unknown_keys()
         core = self._core()
         normalised, problems = normalize_network(self.data.get(NETWORK))
         for key, message in problems:
             self.add_new(key, message)
         resources = _table(self.data.get("resources"))
-        paths = {kind: self._paths(resources.get(kind), f"resources.{kind}") for kind in RESOURCE_LISTS}
+        known = gen.RESOURCE_KEYS[self.generation]
+        paths = {kind: self._paths(resources.get(kind), f"resources.{kind}") if kind in known else ()
+                 for kind in RESOURCE_LISTS}
         hooks = self._hooks(resources.get("hooks"))
         servers = self._mcp_servers(resources.get("mcp_servers"))
         families, max_scope = self._publish(resources.get("publish"))
-        provides, actions, grants = (self._identifiers(section, field) for section, field in IDENTIFIER_LISTS)
+        provides, actions, grants = (self._identifiers(section, field) for section, field in list(IDENTIFIER_LISTS)[:3])
+        from pkgmgr.manifest.tools import tool_problems
+
+        for key, message in tool_problems(core["name"] if isinstance(core["name"], str) else "",
+                                          resources.get("tools")):
+            self.add(key, message)
+        permissions = self._permissions()
+        grants = grants + tuple(sorted({gen.PERMISSION_GRANTS[method] for method in permissions
+                                        if gen.PERMISSION_GRANTS.get(method)} - set(grants)))
+        actions = actions + tuple(method for method in permissions if method not in actions)
         bridge = self._bridge(BRIDGE_ADAPTER in provides)
         subprocess = self._subprocess()
         if (provides or actions) and (subprocess is None or subprocess.command is None):
@@ -156,6 +266,8 @@ class _Parser:
             agents=paths["agents"],
             bundles=paths["bundles"],
             loops=paths["loops"],
+            automation=paths["automation"],
+            layouts=paths["layouts"],
             hooks=hooks,
             mcp_servers=servers,
             publish_families=families,
@@ -166,14 +278,61 @@ class _Parser:
             subprocess=subprocess,
             bridge=bridge,
             warnings=tuple(self.warnings),
-            document=self.data,
+            document=self.original,
+            generations=(self.generation,),
         )
+
+    # -- generations ------------------------------------------------------------------------
+
+    def _unknown_keys(self) -> None:
+        """Keys Compozy's decoder does not know: ignored at v0.2 and v0.3-beta.3 (a warning),
+        refused under [resources] at v0.3; [actions]/[security] refused from v0.3-beta.3 on."""
+        version = self.generation
+        for key in self.original:
+            if key in gen.TOP_LEVEL[version]:
+                continue
+            if key in ("actions", "security"):
+                self.add(key, f"[{key}] was removed; use [permissions] (Compozy {version})")
+            else:
+                self.warnings.append(f"{key}: unknown top-level key, ignored by Compozy {version}")
+        resources = self.original.get("resources")
+        if isinstance(resources, dict):
+            for key in resources:
+                if key not in gen.RESOURCE_KEYS[version]:
+                    self._unknown(f"resources.{key}")
+        for path in _unknown_paths(self.original):
+            self._unknown(path)
+
+    def _unknown(self, path: str) -> None:
+        if self.generation == gen.V03 and path.startswith("resources."):
+            self.add(path, f"unknown manifest field {_q(path)} (Compozy {gen.V03} refuses unknown keys "
+                           "under [resources])")
+        else:
+            self.warnings.append(f"{path}: unknown key, ignored by Compozy {self.generation}")
+
+    def _permissions(self) -> tuple[str, ...]:
+        """`permissions.requires`: judged from v0.3-beta.3 on (slash identifiers naming known Host
+        API methods); at v0.2 the section is unknown and ignored."""
+        if self.generation not in gen.WITH_PERMISSIONS:
+            return tuple(item for _, item in _strings(_table(self.data.get("permissions")).get("requires"))
+                         if item in gen.PERMISSION_GRANTS)
+        methods = self._identifiers("permissions", "requires")
+        known = gen.PERMISSION_METHODS[self.generation]
+        for index, method in enumerate(methods):
+            if ACTION.fullmatch(method) and method not in known:
+                self.add(f"permissions.requires[{index}]", f"{_q(method)}: unknown Host API permission "
+                                                           f"(Compozy {self.generation})")
+        return methods
 
     # -- core fields ------------------------------------------------------------------------
 
     def _core(self) -> dict[str, Any]:
         """Core fields from the root or `[extension]`; problems are keyed `extension.<field>`."""
         inner = _table(self.data.get("extension"))
+        for key in inner:
+            if key not in CORE_FIELDS:
+                self.add(f"extension.{key}", "unknown key (pkgmgr's rule: [extension] holds only the core fields "
+                                             + ", ".join(CORE_FIELDS) + ")")
         values: dict[str, Any] = {}
         for name in CORE_FIELDS:
             outer_value, inner_value = self.data.get(name), inner.get(name)
@@ -189,7 +348,8 @@ class _Parser:
         if isinstance(name, str):
             if not NAME.fullmatch(name):
                 self.add("extension.name", f"{_q(name)} is not a valid extension name "
-                                           "(^[a-z][a-z0-9-]{1,63}$: 2-64 lower-case letters, digits and -)")
+                                           "(^[a-z][a-z0-9-]{1,63}$: 2-64 lower-case letters, digits and -; "
+                                           "pkgmgr's rule: the name is the install directory)")
             elif name in RESERVED_NAMES:
                 self.add("extension.name", f"{_q(name)} is reserved")
         for name in ("version", "min_compozy_version"):
@@ -205,7 +365,8 @@ class _Parser:
             parse_semver(value)
         except ValueError as exc:
             # versions.py quotes with repr(); SPEC's messages quote like JSON ("1.0").
-            self.add(key, str(exc).replace(repr(value), _q(value), 1))
+            message = str(exc).replace(repr(value), _q(value), 1)
+            self.add(key, message + (" (pkgmgr's rule, SPEC 2.2)" if "PEP 440" in message else ""))
             return None
         return strip_v(value)
 
@@ -225,9 +386,11 @@ class _Parser:
         entries = []
         for index, rel in _strings(value):
             if self.root is not None:
-                problem = relative_path_problem(self.root, rel)
+                problem = self._checked("path", rel, relative_path_problem)
                 if problem is not None:
-                    self.add(f"{key}[{index}]", problem[1], code=problem[0])
+                    # Compozy checks resource paths when it loads them; pkgmgr before installing
+                    self.add(f"{key}[{index}]", f"{problem[1]} (pkgmgr's rule: resources are files inside the "
+                                                "extension)", code=problem[0])
             entries.append(rel)
         return tuple(entries)
 
@@ -255,6 +418,8 @@ class _Parser:
                     command = self._command(executor, f"{key}.executor")
             else:
                 command = self._command(hook, key)
+            self._hook_event(hook.get("event"), f"{key}.event")
+            self._hook_mode(hook, key)
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -263,14 +428,38 @@ class _Parser:
                 name=name,
                 event=hook.get("event"),
                 executor=command,
-                mode=hook.get("mode", "sync"),
+                mode=hook.get("mode", "async"),  # Compozy's defaultHookMode
                 required=hook.get("required", False),
                 priority=_integer(hook.get("priority", 0)),
                 timeout=timeout,
-                matcher=hook.get("matcher"),
+                matcher=_matcher(hook.get("matcher")),
                 executor_kind=kind if isinstance(kind, str) else None,
             ))
         return tuple(hooks)
+
+    def _hook_event(self, event: Any, key: str) -> None:
+        """The event must be in the judging generation's hook taxonomy (Compozy's
+        `HookEvent.Validate`, which refuses the extension's hooks when it loads them)."""
+        known = gen.HOOK_EVENTS[self.generation]
+        if not isinstance(event, str) or not event or event in known:
+            return
+        import difflib
+
+        close = difflib.get_close_matches(event, sorted(known), n=1)
+        hint = f"; did you mean {_q(close[0])}?" if close else ""
+        self.add(key, f"{_q(event)} is not a hook event of Compozy {self.generation}{hint}")
+
+    def _hook_mode(self, hook: dict[str, Any], key: str) -> None:
+        """`sanitizedHookDecl`: the mode defaults to async; a required hook must be sync; a sync
+        hook needs an event that accepts sync hooks."""
+        mode = hook.get("mode", "async")
+        if hook.get("required") is True and mode == "async":
+            self.add(f"{key}.required", "a required hook must run in sync mode (set mode = \"sync\"); "
+                                        "Compozy refuses a required async hook")
+        event = hook.get("event")
+        if mode == "sync" and isinstance(event, str) and event in gen.HOOK_EVENTS[self.generation] and (
+                event not in gen.SYNC_HOOK_EVENTS[self.generation]):
+            self.add(f"{key}.mode", f"{_q(event)} accepts only async hooks (Compozy {self.generation})")
 
     def _mcp_servers(self, value: Any) -> tuple[tuple[str, Command], ...]:
         servers = []
@@ -289,7 +478,8 @@ class _Parser:
 
     def _publish(self, value: Any) -> tuple[tuple[str, ...], str | None]:
         publish = _table(value)
-        families = tuple(family for _, family in _strings(publish.get("families")))
+        # normalizeFamilies: trimmed, blanks dropped, de-duplicated
+        families = tuple(dict.fromkeys(family for _, family in _strings(publish.get("families"))))
         max_scope = publish.get("max_scope")
         if "max_scope" in publish and not families:
             self.add("resources.publish.max_scope", "max_scope without families: list the published families "
@@ -304,14 +494,14 @@ class _Parser:
                          required: bool) -> tuple[str | None, tuple[str, ...], Pairs, Pairs]:
         """The executor fields of `table` (a hook, its executor, an MCP server, [subprocess])."""
         command = table.get("command")
-        if command is None and required:
+        if command in (None, "") and required:
             self.add(f"{key}.command", "is required")
         if not isinstance(command, str) or not command:
             command = None
         else:
             self._templates(command, f"{key}.command")
             if self.root is not None:
-                problem = command_path_problem(self.root, command)
+                problem = self._checked("command", command, command_path_problem)
                 if problem is not None:
                     self.add(f"{key}.command", problem[1], code=problem[0])
         args = []
@@ -319,7 +509,7 @@ class _Parser:
             self._templates(arg, f"{key}.args[{index}]")
             args.append(arg)
         return command, tuple(args), self._env(table.get("env"), f"{key}.env"), self._secret_env(
-            table.get("secret_env"), f"{key}.secret_env")
+            table.get("secret_env"), f"{key}.secret_env", _vault_namespace(key))
 
     def _command(self, table: dict[str, Any], key: str) -> Command | None:
         command, args, env, secret_env = self._executor_fields(table, key, required=True)
@@ -342,40 +532,61 @@ class _Parser:
                 pairs.append((name, text))
         return tuple(pairs)
 
-    def _secret_env(self, value: Any, key: str) -> Pairs:
+    def _secret_env(self, value: Any, key: str, namespace: str) -> Pairs:
+        """`vault.ValidateSecretEnvMap`: `env:NAME`, or `vault:<namespace>/<path>` in the
+        namespace of the declaring section (subprocess: extensions, hooks: hooks, MCP: mcp)."""
         pairs = []
         for name, ref in _table(value).items():
             if not is_env_name(name):
                 self.add(f"{key}.{name}", f"{_q(name)} {NOT_ENV_NAME}")
             if isinstance(ref, str):
                 # never echo the value: a literal secret written here must not reach logs
-                if ENV_REFERENCE.fullmatch(ref) is None:
-                    self.add(f"{key}.{name}", "must be an env:NAME reference to the variable holding the secret, "
-                                              "not the secret itself")
+                vault = VAULT_REFERENCE.fullmatch(ref)
+                if vault is not None and vault.group(1) != namespace:
+                    self.add(f"{key}.{name}", f"a vault reference here must use vault:{namespace}/<path>")
+                elif vault is None and ENV_REFERENCE.fullmatch(ref) is None:
+                    self.add(f"{key}.{name}", "must be an env:NAME reference to the variable holding the secret "
+                                              f"(or vault:{namespace}/<path>), not the secret itself")
                 pairs.append((name, ref))
         return tuple(pairs)
 
     def _duration(self, value: Any, key: str) -> float | None:
-        if not isinstance(value, str):
+        """Compozy's `Duration`: a Go duration string (trimmed; blank means unset), or in JSON
+        integer nanoseconds; zero means unset. A negative duration is refused (pkgmgr's rule)."""
+        if isinstance(value, int) and not isinstance(value, bool):
+            if self.sink.file.endswith(".toml") and value != 0:
+                # BurntSushi hands the integer's text to time.ParseDuration, which needs a unit
+                self.add(key, f"{value} is not a duration: write it with a unit (\"{value}s\")")
+                return None
+            seconds = value / 1e9
+        elif isinstance(value, str):
+            text = value.strip(" \t\n\r\v\f")
+            if not text:
+                return None
+            try:
+                seconds = parse_go_duration(text)
+            except ValueError as exc:
+                self.add(key, str(exc))
+                return None
+        else:
             return None
-        try:
-            seconds = parse_go_duration(value)
-        except ValueError as exc:
-            self.add(key, str(exc))
+        if seconds < 0:
+            self.add(key, f"{_q(value)} is negative (pkgmgr's rule: durations are zero or positive)")
             return None
-        if seconds <= 0:
-            self.add(key, f"{_q(value)} must be a positive duration")
-            return None
-        return seconds
+        return seconds or None
 
     # -- capabilities, bridge, subprocess ---------------------------------------------------
 
     def _identifiers(self, section: str, field: str) -> tuple[str, ...]:
         pattern, rule = IDENTIFIER_LISTS[section, field]
+        provides = gen.PROVIDES.get(self.generation) if (section, field) == ("capabilities", "provides") else None
         found = []
         for index, item in _strings(_table(self.data.get(section)).get(field)):
             if pattern.fullmatch(item) is None:
                 self.add(f"{section}.{field}[{index}]", f"{_q(item)} {rule}")
+            elif provides is not None and item not in provides:
+                self.add(f"{section}.{field}[{index}]", f"{_q(item)}: unknown provide capability in Compozy "
+                                                        f"{self.generation} (valid: {', '.join(sorted(provides))})")
             found.append(item)
         return tuple(found)
 
@@ -385,15 +596,26 @@ class _Parser:
             if table is None:
                 self.add("bridge", f"providing {BRIDGE_ADAPTER} requires [bridge] with platform and display_name")
             for field in ("platform", "display_name"):
-                if isinstance(table, dict) and field not in table:
+                if isinstance(table, dict) and table.get(field) in (None, ""):
                     self.add(f"bridge.{field}", f"is required when capabilities.provides includes {BRIDGE_ADAPTER}")
         if not isinstance(table, dict):
             return None
         platform, display_name = table.get("platform"), table.get("display_name")
+        declared = table.get("secret_slots")
+        slots = [slot for slot in declared if isinstance(slot, dict)] if isinstance(declared, list) else []
+        names = [slot.get("name") if isinstance(slot.get("name"), str) else "" for slot in slots]
+        if adapter:  # Compozy checks [bridge] only for bridge adapters (validateBridgeAdapterCapability)
+            seen: set[str] = set()
+            for index, name in enumerate(names):
+                if not name:
+                    self.add(f"bridge.secret_slots[{index}].name", "is required")
+                elif name in seen:
+                    self.add(f"bridge.secret_slots[{index}].name", f"duplicate secret slot name {_q(name)}")
+                seen.add(name)
         return Bridge(
             platform=platform if isinstance(platform, str) else None,
             display_name=display_name if isinstance(display_name, str) else None,
-            secret_slots=tuple(slot for _, slot in _strings(table.get("secret_slots"))),
+            secret_slots=tuple(name for name in names if name),
         )
 
     def _subprocess(self) -> Subprocess | None:
@@ -410,6 +632,21 @@ class _Parser:
                                                  "subprocess.health_check_interval"),
             shutdown_timeout=self._duration(table.get("shutdown_timeout"), "subprocess.shutdown_timeout"),
         )
+
+
+def _matcher(value: Any) -> tuple[tuple[str, Any], ...]:
+    """`HookMatcherConfig` as (field, value) pairs, blank fields left out."""
+    if not isinstance(value, dict):
+        return ()
+    return tuple((key, item) for key, item in sorted(value.items()) if item not in ("", None))
+
+
+def _vault_namespace(key: str) -> str:
+    if key.startswith("resources.hooks"):
+        return "hooks"
+    if key.startswith("resources.mcp_servers"):
+        return "mcp"
+    return "extensions"
 
 
 def _integer(value: Any) -> int:

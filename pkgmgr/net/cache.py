@@ -10,7 +10,6 @@ spent on cache files) is deleted and fetched again rather than trusted.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import time
 from pathlib import Path
@@ -18,8 +17,9 @@ from typing import BinaryIO
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.net.hashing import digests_equal, file_sha256
+from pkgmgr.patterns import HEX64
 
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = HEX64
 
 
 def _checked(sha256: str) -> str:

@@ -22,8 +22,15 @@ from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import quote
 
-from pkgmgr.errors import PkgmgrError
-from pkgmgr.net.http import HttpClient, UrlNotAllowed, check_url_allowed, redact_url, token_from_env
+from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.http import (
+    HttpClient,
+    UrlNotAllowed,
+    check_url_allowed,
+    redact_url,
+    token_from_env,
+)
+from pkgmgr.patterns import ARCHIVE_SUFFIXES, GITHUB_OWNER_RE, GITHUB_REPO_RE, HEX64_ANY_CASE
 
 if TYPE_CHECKING:
     from pkgmgr.config import NetworkSettings
@@ -35,15 +42,13 @@ DEFAULT_API_URL = "https://api.github.com"
 DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
 API_VERSION_HEADERS = {"X-GitHub-Api-Version": "2022-11-28"}
 JSON_ACCEPT = "application/vnd.github+json"
-ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 CHECKSUM_FILES = ("SHA256SUMS", "checksums.txt")
 MAX_API_BYTES = 8 * 1024 * 1024
 MAX_CHECKSUM_BYTES = 1024 * 1024
 
-_OWNER = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})")
-_REPO = re.compile(r"[A-Za-z0-9._-]{1,100}")
+_OWNER, _REPO = GITHUB_OWNER_RE, GITHUB_REPO_RE
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_HEX64 = HEX64_ANY_CASE
 _BSD_LINE = re.compile(r"SHA256 ?\((?P<name>.+)\) ?= ?(?P<hex>[0-9a-fA-F]{64})")
 
 T = TypeVar("T")
@@ -210,7 +215,7 @@ class GitHub:
             try:
                 latest = _parse_release(self._api_json(f"{base}/latest"), owner, repo)
             except PkgmgrError as exc:
-                if exc.code != "not_found":
+                if exc.code != Code.NOT_FOUND:
                     raise
             else:
                 if not latest.draft and not latest.prerelease:
@@ -355,7 +360,7 @@ class GitHub:
         try:
             return call()
         except PkgmgrError as exc:
-            if exc.code == "not_found" or (exc.code == "http_error" and exc.details.get("status") in statuses):
+            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and exc.details.get("status") in statuses):
                 raise PkgmgrError(
                     message,
                     code="not_found",

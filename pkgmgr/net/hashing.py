@@ -2,19 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
 import hmac
-from pathlib import Path
 
-CHUNK = 1024 * 1024
+from pkgmgr.patterns import CHUNK, file_sha256
 
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
+__all__ = ["CHUNK", "digests_equal", "file_sha256"]
 
 
 def digests_equal(a: str, b: str) -> bool:

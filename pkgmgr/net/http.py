@@ -53,13 +53,14 @@ import re
 import threading
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
 from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pkgmgr import __version__
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.hashing import CHUNK, digests_equal
+from pkgmgr.patterns import HEX64_ANY_CASE
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -73,7 +74,7 @@ MAX_RETRY_WAIT = 60.0
 ANNOUNCED_WAIT = 2.0  # a longer wait between retries is announced (SPEC 6)
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMALL_DRAIN = 64 * 1024
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
+_HEX64 = HEX64_ANY_CASE
 _SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
 _CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
 
@@ -85,7 +86,7 @@ class UrlNotAllowed(PkgmgrError):
     """A URL the policy refuses (SPEC 5.1). Code `usage`: callers that read the URL from a
     registry or a config re-raise it with their own code (`invalid_index`, `invalid_config`)."""
 
-    code = "usage"
+    code = Code.USAGE
 
 
 def is_loopback_host(host: str | None) -> bool:
@@ -451,6 +452,54 @@ class HttpClient:
 
         return self._retrying(attempt)
 
+    def send(
+        self,
+        method: str,
+        url: str,
+        *,
+        ok: frozenset[int],
+        body: bytes | None = None,
+        headers: Mapping[str, str] | None = None,
+        max_bytes: int = 64 * 1024,
+        insecure: bool = False,
+    ) -> SmallResponse:
+        """Send one request (PUT, POST, HEAD, ...: the OCI distribution API) and return its
+        status, headers and small body when the status is in `ok`. Redirects are not followed
+        (one is an `http_error`); other statuses map as for GET (module docstring), and
+        transient failures are retried. The token rule holds as for GET: the GitHub token goes
+        only to its hosts, and the caller's `Authorization` goes where the caller sends it."""
+        check_url_allowed(url, insecure=insecure)
+        self._check_online(url)
+        requests = self._requests
+        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
+        base = _request_headers(headers, "identity", None)
+
+        def attempt() -> SmallResponse:
+            try:
+                request = requests.Request(method, url, headers=self._headers_for(url, True, base), data=body)
+                resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout, **self._transport(url))
+            except self._send_errors as exc:
+                raise self._transport_error(exc, url) from None
+            if resp.status_code not in ok:
+                if resp.status_code in REDIRECT_STATUSES or resp.status_code == 200:
+                    self._release(resp)
+                    raise self._error("http_error", f"{redact_url(url)}: unexpected HTTP {resp.status_code} to "
+                                      f"{method}", url, resp.status_code)
+                self._check_status(resp, allow_304=False)
+            try:
+                data = b""
+                if method != "HEAD":
+                    data = b"".join(self._iter_body(resp, limit=max_bytes, decode=True, shown=redact_url(url),
+                                                    size=max_bytes))
+                    if len(data) > max_bytes:
+                        raise self._too_large(url, max_bytes)
+                resp_headers = self._requests.structures.CaseInsensitiveDict(resp.headers)
+                return SmallResponse(resp.status_code, data, resp.headers.get("ETag"), None, url, resp_headers)
+            finally:
+                self._release(resp)
+
+        return self._retrying(attempt)
+
     # ------------------------------------------------------------------ internals
 
     def _transport(self, url: str) -> dict[str, Any]:
@@ -564,7 +613,8 @@ class HttpClient:
             raise self._error("auth_required", f"{what}: access denied", url, status, hint=self._token_hint(url))
         if status == 401:
             hint = self._token_hint(url)
-            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint)
+            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint,
+                              www_authenticate=_printable(headers.get("WWW-Authenticate")))
         if status in (404, 410):
             raise self._error("not_found", f"{what}: not found", url, status)
         if status >= 500:
@@ -787,7 +837,7 @@ def _header_deadline_pools(seconds: float) -> dict[str, type]:
     import urllib3.connectionpool
 
     def with_deadline(base: type) -> type:
-        class Connection(base):  # type: ignore[misc,valid-type]
+        class Connection(base):
             def getresponse(self, *args: Any, **kwargs: Any) -> Any:
                 sock = self.sock
 
@@ -830,6 +880,13 @@ def _request_headers(
     return headers
 
 
+def _printable(value: str | None) -> str | None:
+    """A header value as it may be shown (a challenge: printable ASCII, at most 512 characters)."""
+    if value is None:
+        return None
+    return "".join(ch if 0x20 <= ord(ch) < 0x7F else " " for ch in value)[:512]
+
+
 def _normalise_sha256(value: str) -> str:
     if not isinstance(value, str) or not _HEX64.fullmatch(value):
         raise ValueError("expected_sha256 must be 64 hex digits")
@@ -848,8 +905,8 @@ def _retry_after(value: str | None) -> float | None:
     except (TypeError, ValueError, IndexError):
         return None
     if when.tzinfo is None:
-        when = when.replace(tzinfo=timezone.utc)
-    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
 
 
 def _reset_time(value: str | None) -> str | None:
@@ -857,7 +914,7 @@ def _reset_time(value: str | None) -> str | None:
     if value is None:
         return None
     try:
-        stamp = datetime.fromtimestamp(int(value.strip()), tz=timezone.utc)
+        stamp = datetime.fromtimestamp(int(value.strip()), tz=UTC)
     except (ValueError, OverflowError, OSError):
         return None
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")

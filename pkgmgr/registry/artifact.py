@@ -9,14 +9,13 @@ install enforces as `metadata_mismatch`, SPEC 5.4).
 
 from __future__ import annotations
 
-import hashlib
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.net.hashing import CHUNK
+from pkgmgr.patterns import file_digest
 from pkgmgr.versions import same_version, strip_v
 
 _ZIP_MAGIC = b"PK"
@@ -39,15 +38,6 @@ class ArchiveFacts:
     host: str = "compozy"  # SPEC 13: the host whose rules judged it
 
 
-def file_digest(path: Path) -> tuple[str, int]:
-    """(sha256, size) of a file, streamed. Raises OSError."""
-    digest = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
-            digest.update(chunk)
-            size += len(chunk)
-    return digest.hexdigest(), size
 
 
 def archive_suffix(path: Path) -> str:

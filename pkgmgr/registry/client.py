@@ -73,6 +73,7 @@ class Registry:
             raise PkgmgrError(f"registry {self.name}: {error.message}", code="invalid_config",
                               details={"registry": self.name}) from None
         self.exempt = exempt  # the shipped default: part of the package, no rollback memory
+        self.bootstrap: bytes | None = None  # a root being pinned by `registry add` (SPEC 5.4a)
         self._reader: Reader | None = None
         self._meta: RegistryMeta | None = None
         self._meta_error: PkgmgrError | None = None
@@ -103,10 +104,40 @@ class Registry:
                 except PkgmgrError as error:
                     raise PkgmgrError(f"registry {self.name}: {error.message}", code="invalid_config",
                                       details={"registry": self.name}, hint=error.hint) from None
-                self._reader = make_reader(self.spec, self.session, self.cache, insecure=self.insecure)
+                plain = make_reader(self.spec, self.session, self.cache, insecure=self.insecure)
+                self._reader = self._signed_reader(plain) if self.signed else plain
             return self._reader
 
+    @property
+    def signed(self) -> bool:
+        return self.config.signed and not self.exempt
+
+    def _signed_reader(self, plain: Reader) -> Reader:
+        # imports tuf: only for a signed registry
+        from pkgmgr.registry.signed import SignedReader
+
+        return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap)
+
+    def persist_root(self) -> None:
+        """Record `bootstrap` as the trusted root without reading the registry (offline add)."""
+        from pkgmgr.registry.signed import SignedReader
+
+        reader = self.reader
+        assert isinstance(reader, SignedReader)
+        reader.persist_root()
+
+    def check_policy(self) -> None:
+        """`policy.require_signed` refuses an unsigned registry; the shipped `default` is part of
+        the installed package and exempt (SPEC 5.4a)."""
+        if self.session.config.require_signed and not self.exempt and not self.signed:
+            raise PkgmgrError(f"registry {self.name} ({self.source}) is not signed, and policy.require_signed "
+                              "refuses unsigned registries", code="registry_signature_invalid",
+                              details={"registry": self.name},
+                              hint=f"add it again with its TUF root: 'pkgmgr registry remove {self.name}', then "
+                                   f"'pkgmgr registry add {self.name} {self.source} --root FILE'")
+
     def _read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        self.check_policy()
         try:
             return self.reader.read(rel, cap, parse)
         except ValidationFailed as error:
@@ -244,8 +275,14 @@ class Registry:
 
     def locate(self, version: VersionEntry) -> Location:
         """Where the archive of `version` is; an http:// url needs a loopback host or --insecure."""
+        if self.signed:
+            from pkgmgr.registry.signed import SignedReader
+
+            reader = self.reader
+            assert isinstance(reader, SignedReader)
+            reader.check_archive(version.url, version.sha256, version.size, f"version {version.version}")
         location = self.reader.locate(version.url)
-        if location.path is None:
+        if location.path is None and not location.url.startswith("oci://"):  # oci: pkgmgr.net.oci decides
             from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
 
             try:
@@ -258,17 +295,32 @@ class Registry:
 
     def remember(self) -> None:
         """Record the serial and the versions read so far (one transaction). Call only after
-        the reads succeeded; a no-op for the exempt default registry."""
+        the reads succeeded; a no-op for the exempt default registry and in a session that
+        records nothing (a dry run)."""
         with self._lock:
-            if self.exempt or self._meta is None:
+            if self.exempt or self._meta is None or not self.session.record:
                 return
             rows = [(name, version, sha, yanked) for (name, version), (sha, yanked) in sorted(self._seen.items())]
             self.session.memory.record(self.source, self._meta.serial, rows)
             self._seen.clear()
 
     def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "source": self.source, "priority": self.config.priority,
-                "insecure": self.insecure, "workspace": self.declared}
+        data = {"name": self.name, "source": self.source, "priority": self.config.priority,
+                "insecure": self.insecure, "workspace": self.declared, **self.signature_json()}
+        if self.exempt:
+            data["shipped"] = True
+        return data
+
+    def signature_json(self) -> dict[str, Any]:
+        """`signed`, and for a signed registry the sha256 of its current trusted root and the
+        expiry of its trusted timestamp (SPEC 5.4a), read without importing tuf."""
+        if not self.signed:
+            return {"signed": False}
+        from pkgmgr.registry.trustroot import trusted_state
+
+        state = trusted_state(self.session.home, self.source)
+        return {"signed": True, "root_sha256": state.root_sha256 or self.config.root_sha256,
+                "root_version": state.root_version, "expires": state.expires}
 
 
 class Registries:
@@ -296,9 +348,13 @@ class Registries:
         for registry in self.ordered:
             if registry.name == name:
                 return registry
-        raise PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
-                          details={"registry": name, "registries": self.names()},
-                          hint="'pkgmgr registry list' shows the configured registries")
+        error = PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
+                            details={"registry": name, "registries": self.names()},
+                            hint="'pkgmgr registry list' shows the configured registries")
+        from pkgmgr.errors import suggest_close
+
+        suggest_close(error, name, self.names())
+        raise error
 
     def prefetch(self, names: Sequence[str]) -> None:
         """Read ahead, concurrently, the entry files `lookup` will read for `names`: in each

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlsplit
 
-from pkgmgr.sources import Plan
-from pkgmgr.store.model import Fetched
+from pkgmgr.install.plan import Fetched, Plan
 from pkgmgr.versions import parse_semver, strip_v
 
 if TYPE_CHECKING:

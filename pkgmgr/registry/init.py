@@ -21,20 +21,22 @@ from pathlib import Path
 
 from pkgmgr import __version__
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.patterns import REGISTRY_NAME
 from pkgmgr.registry.model import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
 
 PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"
 WORKFLOW_FILE = ".github/workflows/validate.yml"
 GITIGNORE = ".gitignore"
-_NAME_RE = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+_NAME_RE = REGISTRY_NAME
 _REQUIREMENT_RE = re.compile(r"^[^\s'\"`$\\]+(?: @ [^\s'\"`$\\]+)?$")
 
 WORKFLOW = """\
 # Validates every pull request to this registry index (SPEC 5.5): the schema of every file,
 # entry names and shards, sorted and unique versions, URLs, index.json in sync; published
-# versions unchanged since the pull request's base; and every new version downloaded and
-# checked (sha256, size, manifest name/version/metadata, bundles).
+# versions unchanged since the pull request's base; every new version downloaded and
+# checked (sha256, size, manifest name/version/metadata, bundles); and, for an index signed
+# with TUF (metadata/), every signature and every signed file.
 name: validate
 
 on:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import UTC, date, datetime, time
 from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
 from pkgmgr.jsonutil import join_key
+from pkgmgr.patterns import EXTENSION_NAME
 from pkgmgr.versions import _SEMVER, parse_semver
 
 INVALID = "invalid_index"
@@ -28,7 +29,7 @@ ENTRY_MAX_BYTES = 1 * MIB
 INDEX_MAX_BYTES = 16 * MIB
 TIERS = ("official", "community", "unverified")
 VERIFIED_TIERS = frozenset({"official", "community"})
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
+_NAME_RE = EXTENSION_NAME
 _CONTROL_RE = re.compile(r"[\x00-\x20\x7f]")
 
 
@@ -55,7 +56,7 @@ class RegistryMeta:
     expires: datetime | None = None
 
     def expired(self, now: datetime | None = None) -> bool:
-        return self.expires is not None and self.expires <= (now or datetime.now(timezone.utc))
+        return self.expires is not None and self.expires <= (now or datetime.now(UTC))
 
 
 @dataclass(frozen=True)
@@ -279,9 +280,13 @@ def url_problem(url: str) -> str | None:
         host = parts.hostname
     except ValueError as exc:
         return f"is not a valid URL: {exc}"
+    if parts.scheme == "oci":
+        from pkgmgr.net.oci import oci_url_problem
+
+        return oci_url_problem(url)
     if parts.scheme:
         if parts.scheme not in ("https", "http"):
-            return "must be an https:// URL or a path relative to the registry root"
+            return "must be an https:// URL, an oci:// digest reference or a path relative to the registry root"
         if not host:
             return "has no host"
         if "@" in parts.netloc:

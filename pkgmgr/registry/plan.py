@@ -1,6 +1,6 @@
 """Install plans for the remote refs: registry names, `github:OWNER/REPO[@TAG]` and URLs.
 
-`make_planner(ctx, options=, asset=)` returns the callable the installer gives every ref that
+`make_planner(session, options=, asset=)` returns the callable the installer gives every ref that
 is not a local path. Planning (registry reads, resolution, GitHub release lookup) happens in
 the caller's thread; each plan's `fetch` only downloads and verifies, and is safe to run in
 the installer's thread pool.
@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, suggest_close
+from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
 from pkgmgr.registry.model import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, select_version
-from pkgmgr.sources import Plan
-from pkgmgr.store.model import Expected, Fetched
 
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
@@ -25,24 +24,23 @@ if TYPE_CHECKING:
 Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(ctx: Any, *, options: Any, asset: str | None = None, allow_expired: bool | None = None) -> Planner:
-    """The planner of `ext install` (and of `update`): refs of kind name, github and url.
-
-    `allow_expired` defaults to `options.allow_expired` when InstallOptions has it.
-    """
-    from pkgmgr.registry.session import session_for
-
-    if allow_expired is None:
-        allow_expired = bool(getattr(options, "allow_expired", False))
-    session = session_for(ctx, allow_expired=allow_expired)
-    return RemotePlanner(session, options=options, asset=asset)
+def make_planner(session: Session, *, options: Any, asset: str | None = None, registry: str | None = None) -> Planner:
+    """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
+    through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
+    registry alone answer for names."""
+    planner = RemotePlanner(session, options=options, asset=asset, registry=registry)
+    if registry is not None:
+        session.registries.get(registry)  # an unknown name is refused before anything is planned
+    return planner
 
 
 class RemotePlanner:
-    def __init__(self, session: "Session", *, options: Any, asset: str | None = None) -> None:
+    def __init__(self, session: "Session", *, options: Any, asset: str | None = None,
+                 registry: str | None = None) -> None:
         self.session = session
         self.options = options
         self.asset = asset
+        self.registry = registry
 
     def __call__(self, ref: "Ref") -> Plan:
         if ref.kind == "name":
@@ -53,13 +51,13 @@ class RemotePlanner:
             return plan_github(self.session, ref, pre=self.options.pre, asset=self.asset)
         if ref.kind == "url":
             return plan_url(self.session, ref)
-        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.sources
+        raise RuntimeError(f"no planner for {ref.kind} refs")  # paths are planned by pkgmgr.install.plan
 
     def prefetch(self, refs: "list[Ref]") -> None:
         """Read the registry entries of the name refs concurrently, before they are planned one
         by one (`Registries.prefetch`); errors surface when each is planned."""
         names = [ref.name for ref in refs if ref.kind == "name" and ref.name]
-        if not names:
+        if not names or self.registry is not None:
             return
         try:
             self.session.registries.prefetch(names)
@@ -73,11 +71,65 @@ class RemotePlanner:
     def plan_name(self, ref: "Ref") -> Plan:
         """SPEC 5.3: the first registry listing the name answers; highest allowed version."""
         assert ref.name is not None
-        registry, entry = self.session.registries.lookup(ref.name)
-        version = select_version(entry, self.request(ref), registry=registry.name,
-                                 vanished=registry.vanished(ref.name))
+        registries = self.session.registries
+        if self.registry is None:
+            try:
+                registry, entry = registries.lookup(ref.name)
+            except PkgmgrError as error:
+                if error.code == "not_found" and "registries" in error.details:
+                    suggest_close(error, ref.name, _listed_names(registries.ordered))
+                raise
+        else:
+            registry = registries.get(self.registry)
+            found = registry.entry(ref.name)
+            if found is None:
+                raise PkgmgrError(f"{ref.name}: registry {registry.name} does not list it", code="not_found",
+                                  details={"name": ref.name, "registry": registry.name})
+            entry = found
+        request = self.request(ref)
+        try:
+            version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(ref.name))
+        except PkgmgrError as error:
+            if error.code == "version_not_found":
+                _name_other_registry(error, registries.ordered, registry, ref, request)
+            raise
         registry.remember()
         return registry_plan(self.session, registry, entry, version, ref)
+
+
+def _listed_names(ordered: list[Registry]) -> list[str]:
+    """Every name the readable registries' index.json lists (for "did you mean")."""
+    names: list[str] = []
+    for registry in ordered:
+        try:
+            index = registry.index()
+        except PkgmgrError:
+            continue
+        if index is not None:
+            names += [ext.name for ext in index.extensions]
+    return names
+
+
+def _name_other_registry(error: PkgmgrError, ordered: list[Registry], chosen: Registry, ref: Ref,
+                         request: Request) -> None:
+    """A shadowed name's `version_not_found` says which other registry has the version (SPEC 11).
+    Only registries already readable are asked; their failures change nothing."""
+    for other in ordered:
+        if other is chosen:
+            continue
+        try:
+            entry = other.entry(ref.name or "")
+            if entry is None:
+                continue
+            version = select_version(entry, request, registry=other.name, vanished=other.vanished(entry.name))
+        except PkgmgrError:
+            continue
+        error.message += (f"\nregistry {other.name} has {entry.name} {version.version}, but {chosen.name} "
+                          f"answers for the name")
+        error.args = (error.message,)
+        error.details["available_in"] = {"registry": other.name, "version": version.version}
+        error.hint = f"pkgmgr ext install {ref.text} --registry {other.name}"
+        return
 
 
 def registry_plan(session: "Session", registry: "Registry", entry: Entry, version: VersionEntry, ref: "Ref") -> Plan:
@@ -93,19 +145,32 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
 
     def fetch(reporter: "Reporter") -> Fetched:
         if location.path is not None:
-            from pkgmgr.registry.localcopy import copy_verified
+            from pkgmgr.net.localcopy import copy_verified
 
             archive = copy_verified(location.path, session.downloads, sha256=version.sha256, size=version.size,
                                     limit=limit, label=label)
         else:
-            archive = session.http.download(
-                location.url, expected_sha256=version.sha256, expected_size=version.size, cache=session.downloads,
-                reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit,
-                insecure=registry.insecure,
-            ).path
+            from pkgmgr.net.shared_cache import fetch_shared
+
+            archive = fetch_shared(session.downloads, sha256=version.sha256, size=version.size, limit=limit,
+                                   label=label, warn=session.warn)
+            if archive is not None:
+                pass
+            elif location.url.startswith("oci://"):
+                from pkgmgr.net.oci import client_for
+
+                archive = client_for(session).fetch(
+                    location.url, sha256=version.sha256, size=version.size, cache=session.downloads,
+                    reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit)
+            else:
+                archive = session.http.download(
+                    location.url, expected_sha256=version.sha256, expected_size=version.size,
+                    cache=session.downloads, reporter=reporter, key=f"{entry.name}@{version.version}", label=label,
+                    max_bytes=limit, insecure=registry.insecure,
+                ).path
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
                        source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
-                       expected=expected, label=ref.text)
+                       expects=Expectations(entry=expected), label=ref.text)
 
     return Plan(ref, "registry", f"{label} (registry {registry.name})", verified=entry.verified, tier=tier,
                 name=entry.name, version=version.version, fetch=fetch,
@@ -121,7 +186,7 @@ def plan_url(session: "Session", ref: "Ref") -> Plan:
     try:
         check_url_allowed(url, insecure=False)
     except UrlNotAllowed as error:
-        raise PkgmgrError(error.message, code="usage", hint=error.hint) from None
+        raise PkgmgrError(error.message, code="usage", hint="use an https:// URL") from None
     limit = session.config.limits.max_archive_bytes
 
     def fetch(reporter: "Reporter") -> Fetched:

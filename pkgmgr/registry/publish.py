@@ -24,12 +24,12 @@ import shutil
 import tempfile
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
-from pkgmgr.errors import PkgmgrError, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import atomic_write_bytes
 from pkgmgr.registry.artifact import ArchiveFacts
 from pkgmgr.registry.model import (
@@ -79,7 +79,7 @@ def index_lock(root: Path, timeout: float) -> Iterator[None]:
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     require_index(root)
-    lock = ExclusiveLock(root / LOCK_FILE, timeout)
+    lock = ExclusiveLock(root / LOCK_FILE, timeout, code=Code.INVALID_INDEX)  # a committed link is refused
     try:
         lock.acquire()
     except LockTimeout:
@@ -234,7 +234,7 @@ def check_publish_url(url: str) -> None:
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc).replace(microsecond=0)
+    return datetime.now(UTC).replace(microsecond=0)
 
 
 def parse_published(text: str) -> datetime:
@@ -246,7 +246,7 @@ def parse_published(text: str) -> datetime:
     if value is None or value.tzinfo is None:
         raise PkgmgrError(f"--published {text!r} is not a date-time with an offset, such as 2026-01-01T00:00:00Z",
                           code="usage")
-    return value.astimezone(timezone.utc).replace(microsecond=0)
+    return value.astimezone(UTC).replace(microsecond=0)
 
 
 def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str | None, tier: str | None = None,
@@ -336,7 +336,7 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
 
 
 def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
-    from pkgmgr.store.model import READ_ONLY_GRANTS
+    from pkgmgr.install.verify import READ_ONLY_GRANTS
 
     extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
     if extra and tier != "official" and facts.host == "compozy":  # a Vera entry's are its capabilities
@@ -378,7 +378,7 @@ def _version_table(facts: ArchiveFacts, url: str, published: datetime) -> Any:
     table["min_compozy_version"] = facts.min_compozy_version
     table["network_digest"] = facts.network_digest
     table["permissions"] = list(facts.permissions)
-    table["published"] = tomlkit.value(published.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"))
+    table["published"] = tomlkit.value(published.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
     table["yanked"] = False
     return table
 

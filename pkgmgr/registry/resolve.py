@@ -8,7 +8,7 @@ from typing import Any, Collection
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.registry.model import Entry, VersionEntry
-from pkgmgr.versions import parse_semver, parse_specifier
+from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ def skip_reason(version: VersionEntry, request: Request, *, vanished: bool = Fal
     """Why `version` is not a candidate for `request`, or None when it is one."""
     parsed = version.parsed
     if request.exact is not None:
-        if parsed != parse_semver(request.exact):
+        if parsed != version_key(request.exact):  # PEP 440 equality: 0.2 is 0.2.0
             return f"not the requested version {request.exact}"
     else:
         specifier = parse_specifier(request.spec)
@@ -47,7 +47,7 @@ def skip_reason(version: VersionEntry, request: Request, *, vanished: bool = Fal
     if vanished:
         return "vanished from the registry (treated as yanked)"
     host = host_version(request.host_version)
-    if host is not None and host < parse_semver(version.min_compozy_version):
+    if host is not None and not host_satisfies(host, version.min_compozy_version):
         return f"needs host {version.min_compozy_version} or newer (host is {request.host_version})"
     return None
 
@@ -67,13 +67,7 @@ def _names_prerelease(specifier: Any) -> bool:
 
 def host_version(text: str | None) -> Any:
     """The configured host version, parsed; None when none is configured. Raises invalid_config."""
-    if text is None:
-        return None
-    try:
-        return parse_semver(text)
-    except ValueError as exc:
-        raise PkgmgrError(f"host version: {exc}", code="invalid_config",
-                          hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
+    return parse_host_version(text)
 
 
 def candidates(entry: Entry, request: Request, *,

@@ -1,16 +1,22 @@
-"""Everything one remote operation shares: configuration, the HTTP and GitHub clients, the
-download cache, the rollback memory and the registries — each created lazily, once, under a
-lock (the fetch pool may touch them from several threads)."""
+"""Everything one remote operation shares: configuration, the fetcher (`pkgmgr.net.fetcher`),
+the GitHub client, the download cache, the rollback memory and the registries — each created
+lazily, once, under a lock (the fetch pool may touch them from several threads).
+
+The caller assembles it: the configured registries plus `extra_registries` (those of an
+approved workspace, which `pkgmgr.cli.workspace_registries.session_for` finds); nothing here
+knows the command line."""
 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.config import Config, RegistryConfig
 
 if TYPE_CHECKING:
+    from pkgmgr.net.fetcher import Fetcher
     from pkgmgr.registry.client import Registries
     from pkgmgr.registry.memory import Memory
 
@@ -25,15 +31,19 @@ class Session:
         allow_expired: bool = False,
         warn: Callable[[str], None] | None = None,
         extra_registries: Sequence[RegistryConfig] = (),
+        fetcher: Fetcher | None = None,
+        record: bool = True,
     ) -> None:
+        """`record=False` (a dry run) reads the rollback memory but never writes it."""
         self.home = home
         self.config = config
         self.offline = offline
         self.allow_expired = allow_expired
         self._warn = warn
         self.extra_registries = tuple(extra_registries)
+        self.record = record
         self._lock = threading.RLock()
-        self._objects: dict[str, Any] = {}
+        self._objects: dict[str, Any] = {} if fetcher is None else {"http": fetcher}
         self._warned: set[str] = set()
 
     def warn(self, message: str) -> None:
@@ -51,9 +61,10 @@ class Session:
             return self._objects[key]
 
     @property
-    def http(self) -> Any:
-        """The one HttpClient of the operation; the token goes only to GitHub's API and raw hosts."""
-        def make() -> Any:
+    def http(self) -> Fetcher:
+        """The one fetcher of the operation (an `HttpClient` unless one was given); the token goes
+        only to GitHub's API and raw hosts."""
+        def make() -> Fetcher:
             from pkgmgr.net.github import github_client
 
             return github_client(self.config.network, offline=self.offline, notify=self.warn)
@@ -104,15 +115,3 @@ class Session:
         http = self._objects.get("http")
         if http is not None:
             http.close()
-
-
-def session_for(ctx: Any, *, allow_expired: bool = False,
-                extra_registries: Sequence[RegistryConfig] | None = None) -> Session:
-    """A Session from the CLI context (home, config, --offline, warnings on stderr). Inside a
-    workspace, the registries its approved pkgmgr.toml declares join the configured ones."""
-    if extra_registries is None:
-        from pkgmgr.workspace.context import trusted_registries
-
-        extra_registries = trusted_registries(ctx)
-    return Session(ctx.home, ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn,
-                   extra_registries=extra_registries)

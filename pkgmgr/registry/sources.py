@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Callable, TypeVar
 from urllib.parse import urljoin, urlsplit
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
 from pkgmgr.registry.cache import COMMIT_FILE, CachedFile, FileCache
 from pkgmgr.registry.model import MIB, read_capped
@@ -236,7 +236,7 @@ def offline_error(what: str) -> PkgmgrError:
 
 def is_missing(error: PkgmgrError) -> bool:
     """A 404 from the server: the registry has no such file."""
-    return error.code == "not_found" or error.details.get("status") == 404
+    return error.code == Code.NOT_FOUND or error.details.get("status") == 404
 
 
 def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: int, parse: Callable[[bytes], T],
@@ -262,7 +262,7 @@ def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: i
         if is_missing(error):
             cache.forget(rel)
             return None, None
-        if error.code == "archive_too_large":  # a registry file over its cap is a broken registry
+        if error.code == Code.ARCHIVE_TOO_LARGE:  # a registry file over its cap is a broken registry
             raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")]) from None
         raise
     if response.status == 304:

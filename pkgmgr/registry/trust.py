@@ -6,9 +6,9 @@ for an attack or a broken registry. Nothing here reads the network or writes sta
 
 from __future__ import annotations
 
-from dataclasses import replace
-from datetime import datetime, timezone
 from collections.abc import Set
+from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from pkgmgr.errors import PkgmgrError
@@ -20,7 +20,7 @@ def check_meta(meta: RegistryMeta, *, label: str, remembered_serial: int | None,
                now: datetime | None = None) -> None:
     """registry_expired (unless allowed) and registry_rollback (`remembered_serial` None: never
     seen, or exempt)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     if meta.expired(now) and not allow_expired:
         raise PkgmgrError(
             f"registry {label} expired at {format_datetime(meta.expires)}; its metadata may be frozen by an attacker",
@@ -54,7 +54,7 @@ def check_entry(entry: Entry, *, label: str, known: Mapping[Any, tuple[str, str]
     `known` maps each remembered parsed version to (version as written, sha256)."""
     listed = {v.parsed: v for v in entry.versions}
     changed = []
-    for parsed, (version, sha256) in known.items():
+    for parsed, (_version, sha256) in known.items():
         current = listed.get(parsed)
         if current is not None and current.sha256 != sha256:
             changed.append({"version": current.version, "remembered": sha256, "now": current.sha256})

@@ -23,7 +23,7 @@ from __future__ import annotations
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
@@ -98,7 +98,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
         raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)})
     report = Report(root, base=base)
     checker = _Checker(root, report)
-    meta = checker.registry(now or datetime.now(timezone.utc))
+    meta = checker.registry(now or datetime.now(UTC))
     entries = checker.entries()
     checker.index(meta, entries)
     new_versions: set[tuple[str, Any]] | None = None
@@ -108,6 +108,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
         from pkgmgr.config import Limits
 
         checker.fetch(entries, new_versions, fetcher, limits or Limits(), tuple(reserved_agent_names))
+    checker.signatures()
     report.problems.sort(key=lambda p: (p.file != REGISTRY_FILE, p.file, p.line or 0))
     return report
 
@@ -118,6 +119,22 @@ class _Checker:
         self.report = report
         self.lines: dict[str, TomlLines] = {}  # TOML file -> its lines, for line numbers
         self.valid_files = True
+
+    # -- signatures (SPEC 5.4a) ----------------------------------------------------------------
+
+    def signatures(self) -> None:
+        """A signed index (metadata/1.root.json present): its metadata and every target
+        verified by ngclient (`signing.signature_problems`); each failure is a problem of code
+        `registry_signature_invalid`."""
+        from pkgmgr.registry.trustroot import METADATA_DIR
+
+        if not (self.root / METADATA_DIR / "1.root.json").is_file():
+            return
+        # imports tuf: only for a signed index
+        from pkgmgr.registry.signing import signature_problems
+
+        self.add(Problem("registry_signature_invalid", file, "", message)
+                 for file, message in signature_problems(self.root))
 
     # -- recording ---------------------------------------------------------------------------
 
@@ -447,6 +464,13 @@ def http_fetcher(http: Any, limit: int) -> tuple[Fetcher, Callable[[], None]]:
     cache = DownloadCache(Path(tmp.name))
 
     def fetch(url: str, label: str) -> Path:
+        if url.startswith("oci://"):  # the manifest's layer, which the entry's sha256 and size are checked against
+            from pkgmgr.net.oci import OciClient, parse_oci
+
+            oci = OciClient(http)
+            layer = oci.resolve(parse_oci(url), label=label)
+            return oci.fetch(url, sha256=layer.digest, size=layer.size, cache=cache, reporter=Reporter(), key=url,
+                             label=label, max_bytes=limit)
         return http.download(url, expected_sha256=None, expected_size=None, cache=cache, reporter=Reporter(),
                              key=url, label=label, max_bytes=limit).path
 

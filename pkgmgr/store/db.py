@@ -16,7 +16,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError, io_error
-from pkgmgr.refs import NAME_RE
+from pkgmgr.fsutil import DURABLE
+from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
+from pkgmgr.patterns import HEX64, UTC_MOMENT
 from pkgmgr.versions import _SEMVER, strip_v
 
 FORMAT_1_MARK = "sha256-1:"  # a format-1 tree checksum kept by migration 5: it equals no tree's checksum
@@ -193,7 +195,10 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
         if mode != "wal":
             conn.execute("PRAGMA journal_mode = WAL")
-        conn.execute("PRAGMA synchronous = NORMAL")
+        # FULL: every commit is on disk before COMMIT returns (the WAL is fsynced), so a tree
+        # removed after a commit (a switch, a remove) is never needed by a state a power cut
+        # brings back (SPEC 4 "Durability"); NORMAL may lose the last commits
+        conn.execute(f"PRAGMA synchronous = {'FULL' if DURABLE else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path.parent)
     except sqlite3.DatabaseError as exc:
@@ -331,11 +336,11 @@ def _decode_text(raw: bytes) -> str:
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
 _FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path"})  # may name any file
-_HEX64 = re.compile(r"[0-9a-f]{64}")
+_HEX64 = HEX64
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")
 _RESOURCE_ID = re.compile(r"[a-z]{3}_[0-9a-f]{16}")
-_MOMENT = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ")
+_MOMENT = UTC_MOMENT
 SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
 RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
 STATUSES = frozenset({"active", "awaiting_confirmation"})
@@ -415,7 +420,7 @@ def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
     return PkgmgrError(
         f"state.db: row {row} of table {table} is damaged: column {column}: {why}",
         code="state_inconsistent",
-        details={"table": table, "row": key if isinstance(key, (int, str)) and decodable(key) else row,
+        details={"table": table, "row": key if isinstance(key, int) or (isinstance(key, str) and decodable(key)) else row,
                  "column": column},
         hint="run 'pkgmgr doctor --check' to list the damage; reinstalling the extension rewrites its row",
     )

@@ -1,4 +1,4 @@
-"""Values the store hands around: what was fetched, what was prepared, what is installed."""
+"""Values the store hands around: what is installed (a row of `extensions`)."""
 
 from __future__ import annotations
 
@@ -8,47 +8,6 @@ import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-READ_ONLY_GRANTS = frozenset(
-    {"logs.read", "memory.read", "model.read", "observe.read", "session.read", "skills.read", "tool.read"}
-)
-DIRECT_KINDS = frozenset({"path", "archive", "url", "github"})
-
-
-@dataclass(frozen=True)
-class Expected:
-    """What a registry entry promises about the archive (SPEC 5.4 metadata_mismatch)."""
-
-    name: str
-    version: str
-    permissions: tuple[str, ...]
-    network_digest: str
-    min_compozy_version: str
-    host: str = "compozy"  # the entry's host (SPEC 13): whose rules judge the archive
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """A source made local: an archive file (checksum verified when known) or a directory."""
-
-    kind: str  # registry | github | url | archive | path
-    locator: str  # registry name, OWNER/REPO, URL or absolute path: what `update` follows
-    archive: Path | None = None
-    directory: Path | None = None
-    sha256: str | None = None
-    source_url: str | None = None
-    verified: bool = False
-    tier: str | None = None
-    registry: str | None = None
-    expected: Expected | None = None
-    label: str = ""  # how the user named it (for messages)
-    expected_tree_sha256: str | None = None  # a lock's tree checksum: the extracted tree must match
-    expected_name: str | None = None  # the name a declaration gave a direct source: the manifest's must match
-    host: str | None = None  # the host a declaration names (`host = "..."`, SPEC 13): whose rules judge it
-
-    @property
-    def direct(self) -> bool:
-        return self.kind in DIRECT_KINDS or self.tier == "unverified"
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.fsutil import remove_tree
+from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
     from pkgmgr.store.model import Installed
@@ -82,11 +83,14 @@ class Report:
         return not self.findings
 
 
-def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) -> list[Finding]:
-    """Read-only invariant checks of SPEC 4 and of the activations. Rows that are damaged are
-    listed and nothing else is checked (every other check would believe them); a live writer's
-    staging and the version directories it moves are not leftovers (its lock is held)."""
-    from pkgmgr.activation.invariants import check_activations
+RowCheck = Callable[["Scope", sqlite3.Connection], list[Finding]]
+
+
+def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequence[RowCheck] = ()) -> list[Finding]:
+    """Read-only invariant checks of SPEC 4, and the `row_checks` of the layers above (the
+    activations': `pkgmgr.doctor` composes them) once every row is known to be sound. Rows that are
+    damaged are listed and nothing else is checked (every other check would believe them); a live
+    writer's staging and the version directories it moves are not leftovers (its lock is held)."""
     from pkgmgr.store.lock import is_held
 
     findings: list[Finding] = []
@@ -104,7 +108,8 @@ def check_scope(scope: "Scope", *, config: object, verify_trees: bool = True) ->
         if damaged:
             return damaged
         findings.extend(_check_installs(scope, conn, verify_trees))
-        findings.extend(check_activations(scope, conn, config))
+        for check in row_checks:
+            findings.extend(check(scope, conn))
     writing = is_held(scope.lock_path)
     leftovers = orphans(scope)
     if not (writing or is_held(scope.lock_path)):
@@ -171,7 +176,6 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
 
 def _tree_problems(item: Installed) -> list[str]:
     from pkgmgr.archive import diff_listings, tree_checksum_and_listing
-
     from pkgmgr.store.db import FORMAT_1_MARK
 
     checksum, listing = tree_checksum_and_listing(item.directory)
@@ -232,8 +236,8 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
     a name when several are there; the others are reported and left in place). Activations were
     only in the database and are not reconstructed. Nothing happens to a sound database.
     Raises `locked` when another writer holds the scope."""
+    import pkgmgr.store.db as dbmod
     from pkgmgr.errors import PkgmgrError
-    from pkgmgr.store import db as dbmod
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     if not scope.root.is_dir() or not scope.has_trees() or database_problem(scope) is None:
@@ -278,6 +282,7 @@ def _set_aside(scope: Scope) -> list[str]:
             target = scope.root / f"state.db.damaged-{stamp}{suffix}"
             os.replace(path, target)
             moved.append(target.name)
+    fsync_dirs(scope.root)
     return moved[:1]
 
 
@@ -286,8 +291,7 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
     from pkgmgr.archive import tree_checksum_and_listing
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.manifest import read_manifest
-    from pkgmgr.store.install import InstallOptions, Prepared, _row
-    from pkgmgr.store.model import Fetched
+    from pkgmgr.store.install import _row
     from pkgmgr.versions import version_key
 
     rows, notes = [], []
@@ -312,7 +316,56 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
         _, rel, tree, manifest = found[-1]
         tree_sha256, listing = tree_checksum_and_listing(tree)
         max_scope = "workspace" if manifest.publish_max_scope is not None else None
-        prepared = Prepared(Fetched(kind="unknown", locator=""), tree, tree, manifest, (), tree_sha256, listing,
-                            tuple(manifest.grants), max_scope)
-        rows.append(_row(prepared, rel, InstallOptions(), None))
+        adopted = _Adopted(_UNKNOWN_SOURCE, tree, tree, manifest, tree_sha256, listing, tuple(manifest.grants),
+                           max_scope)
+        rows.append(_row(adopted, rel, _AdoptOptions(), None))
     return rows, notes
+
+
+@dataclass(frozen=True)
+class _UnknownSource:
+    """The provenance of a tree adopted by `doctor --rebuild`: unknown, not verified."""
+
+    kind: str = "unknown"
+    locator: str = ""
+    registry: str | None = None
+    source_url: str | None = None
+    sha256: str | None = None
+    verified: bool = False
+    tier: str | None = None
+
+
+_UNKNOWN_SOURCE = _UnknownSource()
+
+
+@dataclass(frozen=True)
+class _AdoptOptions:
+    force: bool = False
+    pin: bool = False
+    allow_unverified: bool = False
+
+
+@dataclass(frozen=True)
+class _Adopted:
+    """An installed tree found on disk, as `store.install._row` records it (a `Staged`)."""
+
+    fetched: _UnknownSource
+    root: Path
+    staging: Path
+    manifest: Any  # pkgmgr.manifest.Manifest (the store does not import the codecs' types)
+    tree_sha256: str
+    listing: dict[str, str]
+    grants: tuple[str, ...]
+    max_scope: str | None
+    durable: bool = True  # found on disk, never renamed: nothing to flush
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest.name)
+
+    @property
+    def version(self) -> str:
+        return str(self.manifest.version)
+
+    def summary(self) -> dict[str, Any]:
+        return {"name": self.name, "version": self.version}

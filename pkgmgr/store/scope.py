@@ -17,10 +17,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pkgmgr.store.db as dbmod
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError, io_error
 from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
-from pkgmgr.store import db as dbmod
 
 WORKSPACE_MANIFEST = "pkgmgr.toml"
 # the files pkgmgr opens for writing in a scope root (SQLite adds the -wal and -shm files)
@@ -177,7 +177,7 @@ class Scope:
             ) from None
         try:
             crashpoint("writer.locked")
-            self.db  # migrate under the lock
+            self.db  # noqa: B018 - opening it migrates, under the lock
             from pkgmgr.store.recovery import remove_leftovers
 
             self.last_cleanup = remove_leftovers(self)

@@ -16,14 +16,15 @@ from typing import Any, Callable, Iterator
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError, Problem, ProblemSink, ValidationFailed
 from pkgmgr.fsutil import NotRegularFile, read_regular
-from pkgmgr.refs import NAME_RE
+from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
+from pkgmgr.patterns import GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
 
 MANIFEST = "pkgmgr.toml"
 MAX_BYTES = 1024 * 1024
 # GitHub's rules, as `refs.parse_ref` applies them to github:OWNER/REPO[@TAG]
-_GITHUB = re.compile(r"^([A-Za-z0-9][A-Za-z0-9-]{0,38})/(?!\.{1,2}(?:@|$))([A-Za-z0-9_.-]{1,100})(?:@(\S+))?$")
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_REGISTRY_NAME = re.compile(r"[a-z][a-z0-9_-]{0,63}")
+_GITHUB = re.compile(rf"^({GITHUB_OWNER})/({GITHUB_REPO})(?:@(\S+))?$")
+_HEX64 = HEX64
+_REGISTRY_NAME = REGISTRY_NAME
 
 
 @dataclass(frozen=True)
@@ -42,7 +43,7 @@ class Declared:
     @property
     def exact(self) -> str | None:
         """The version an `==X.Y.Z` requirement names (installable even when yanked)."""
-        match = re.fullmatch(r"==\s*v?(\d+\.\d+\.\d+[^\s,*]*)", self.spec.strip())
+        match = re.fullmatch(r"==\s*v?(\d+(?:\.\d+)*[^\s,*]*)", self.spec.strip())
         return match.group(1) if match else None
 
 
@@ -188,7 +189,7 @@ def _registries(table: dict, root: Path, sink: ProblemSink) -> tuple[tuple[Regis
 
 
 def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, ...]:
-    from pkgmgr.versions import parse_specifier
+    from pkgmgr.versions import bare_version, parse_specifier
 
     out = []
     names = _named(table, "extensions", lambda name: bool(NAME_RE.fullmatch(name)) and name != "marketplace",
@@ -216,6 +217,8 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
             out.append(Declared(name, "github", github=f"{owner}/{repo}", tag=tag, host=host))
         else:
             text = spec.get("version", "")
+            if isinstance(text, str) and bare_version(text) is not None:
+                text = f"=={bare_version(text)}"  # "0.1" means exactly 0.1, as NAME@0.1 does
             try:
                 parse_specifier(text)
             except ValueError as exc:

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.plan import Expectations, Fetched, Plan
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.sources import Plan
-from pkgmgr.store.install import InstallOptions
-from pkgmgr.store.model import Fetched, Installed
+from pkgmgr.store.model import Installed
 from pkgmgr.versions import parse_specifier, version_key
 from pkgmgr.workspace.lockfile import LOCK, LockEntry
 from pkgmgr.workspace.manifest import MANIFEST, Declared
@@ -213,7 +213,7 @@ class Resolver:
         if locked.kind == "path":
             directory = self.ws.root / locked.locator
             fetched = Fetched(kind="path", locator=str(directory), directory=directory, source_url=str(directory),
-                              label=name, expected_tree_sha256=locked.tree_sha256 or None)
+                              label=name, expects=Expectations(tree_sha256=locked.tree_sha256 or None))
             return Plan(_ref(name, locked.version), "path", str(directory), verified=False,
                         fetch=lambda reporter: fetched)
         if locked.kind == "github":
@@ -254,7 +254,7 @@ class Resolver:
                                                expected_sha256=locked.sha256 or None, max_bytes=limit)
             return Fetched(kind="github", locator=repo, archive=downloaded.path, sha256=downloaded.sha256,
                            source_url=chosen.url, verified=False, label=locked.name,
-                           expected_tree_sha256=locked.tree_sha256 or None)
+                           expects=Expectations(tree_sha256=locked.tree_sha256 or None))
 
         return Plan(_ref(locked.name, locked.version), "github", f"{repo}@{tag} ({chosen.name})", verified=False,
                     version=locked.version, fetch=fetch, extra={"repository": repo, "tag": tag})
@@ -280,6 +280,5 @@ def _host_of(directory: Path, declared: Declared) -> Any:
 def _expect_tree(plan: Plan, tree: str | None) -> Plan:
     if tree is None:
         return plan
-    inner = plan.fetch
-    plan.fetch = lambda reporter: dataclasses.replace(inner(reporter), expected_tree_sha256=tree)
+    plan.expects = dataclasses.replace(plan.expects, tree_sha256=tree)
     return plan

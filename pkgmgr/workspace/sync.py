@@ -25,11 +25,12 @@ from typing import Any, Callable
 
 from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.install.plan import Plan
+from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
-from pkgmgr.sources import Plan
-from pkgmgr.store.install import list_installed, remove
-from pkgmgr.store.model import Fetched, Installed
+from pkgmgr.store.install import list_installed
+from pkgmgr.store.model import Installed
 from pkgmgr.versions import same_version
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.lockfile import LOCK, Lock, LockEntry, parse_lock
@@ -237,7 +238,7 @@ def _declaration_error(ws: Workspace, declared: DeclaredActivation, error: Pkgmg
     """An activation's error, naming the declaration of pkgmgr.toml that asked for it."""
     key = f"{MANIFEST} activations[{ws.manifest.activations.index(declared)}]"
     hint = error.hint
-    if error.code == "usage" and declared.bundle is None:
+    if error.code == Code.USAGE and declared.bundle is None:
         hint = f"name the bundle in {key}: bundle = \"...\""
     return PkgmgrError(f"{key} ({declared.label}): {error.message}", code=error.code, details=error.details,
                        hint=hint)
@@ -278,7 +279,7 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
     _check_upgrade(ws, options)
     ws.require_trust()
     session = Session(home, config, offline=offline, allow_expired=options.install.allow_expired, warn=warn,
-                      extra_registries=ws.manifest.registries)
+                      extra_registries=ws.manifest.registries, record=not options.dry_run)
     try:
         resolver = Resolver(ws, session, options)
         plan = make_plan(ws, resolver, options)
@@ -293,6 +294,27 @@ def sync(root: Path, *, home: Path, config: Any, options: SyncOptions, offline: 
         except PkgmgrError as error:
             result.error = error
         return result
+    finally:
+        session.close()
+
+
+def update_lock(root: Path, *, home: Path, config: Any, offline: bool = False,
+                warn: Callable[[str], None] | None = None) -> bool | None:
+    """After `ext install/remove --save`: write pkgmgr.lock as the next `sync` would, so that
+    `sync --locked` passes (SPEC 10). Installs nothing: when the workspace store does not hold
+    every declared extension yet, the lock is left for `sync` and None is returned. True when
+    the lock was written."""
+    from pkgmgr.registry.session import Session
+
+    ws = Workspace(root, home)
+    session = Session(home, config, offline=offline, warn=warn,
+                      extra_registries=ws.manifest.registries if ws.trusted else ())
+    try:
+        resolver = Resolver(ws, session, SyncOptions())
+        plan = make_plan(ws, resolver, SyncOptions())
+        if any(item.action != "unchanged" for item in plan.items):
+            return None
+        return _write_lock(ws, plan)
     finally:
         session.close()
 
@@ -344,7 +366,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
 
 def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,
              reporter: Reporter, lock_timeout: float, announce: Callable[[dict[str, Any]], None] | None) -> None:
-    from pkgmgr.installer import install
+    from pkgmgr.install.pipeline import install
 
     # The approved pkgmgr.toml is the consent for its sources (SPEC 10); its declaration is
     # authoritative over where an installed extension came from.
@@ -355,13 +377,14 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         plan = resolver.plan_for(item)
         # what is installed carries the declared name, checked before anything is installed (a
         # github release, or a locked archive, can hold another extension)
-        plans.append(dataclasses.replace(plan, fetch=_expecting(plan.fetch, item.name, item.declared.host)))
+        plans.append(dataclasses.replace(plan, expects=dataclasses.replace(plan.expects, name=item.name,
+                                                                              host=item.declared.host)))
     batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
                     lock_timeout=lock_timeout, announce=announce)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error
-        if error is not None and error.code == "invalid_config" and error.details.get("expected") == item.name:
+        if error is not None and error.code == Code.INVALID_CONFIG and error.details.get("expected") == item.name:
             name = error.details["name"]
             github = f"{item.declared.github}@{item.declared.tag}" if item.declared.tag else item.declared.github
             source = f"github {github}" if github else item.declared.kind
@@ -379,14 +402,6 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     result.error = batch.first_error
 
 
-def _expecting(fetch: Callable[[Reporter], Fetched], name: str, host: str | None = None
-               ) -> Callable[[Reporter], Fetched]:
-    def expecting(reporter: Reporter) -> Fetched:
-        return dataclasses.replace(fetch(reporter), expected_name=name, host=host)
-
-    return expecting
-
-
 def _final_entry(item: Item, installed: Installed) -> LockEntry:
     """The lock entry of what was just installed (fresh resolutions learn their tree here)."""
     entry = item.entry
@@ -402,7 +417,13 @@ def _activate(ws: Workspace, result: SyncResult, *, config: Any, lock_timeout: f
     """Create the declared activations that do not exist, confirm the awaiting ones whose
     declared digest is their network requirement, and report the others that await (exit 8).
     What exists already costs one read of the activation rows."""
-    from pkgmgr.activation.lifecycle import AWAITING, Target, activate, confirm, list_activations
+    from pkgmgr.activation.lifecycle import (
+        AWAITING,
+        Target,
+        activate,
+        confirm,
+        list_activations,
+    )
 
     existing = list_activations(ws.scope)
     reported = {a["id"] for a in result.activations if a.get("status") == AWAITING}

@@ -11,7 +11,7 @@ from pkgmgr.activation.checks import Finding, VisibleAgents, raise_findings, sta
 from pkgmgr.errors import PkgmgrError
 from tests.bundles.helpers import agent_md, job, trigger
 
-from .helpers import NAME, activate, fail, installed, make_ext, ok, profile, resources, state
+from .helpers import NAME, activate, fail, install, installed, make_ext, ok, profile, resources, state
 
 
 @pytest.fixture
@@ -70,25 +70,17 @@ def test_a_reference_to_a_static_agent_is_accepted(tmp_path: Path, home: Path) -
 # --- layout scope binding ------------------------------------------------------------------------
 
 
-def test_global_activation_needs_an_empty_workspace_id(tmp_path: Path, home: Path) -> None:
-    make_ext(tmp_path / "src", scopes=None, layout_workspace="/somewhere")
-    installed(tmp_path / "src")
-    document = refused("invalid_layout", 3, home, "bundle", "activate", NAME)
-    (problem,) = document["error"]["details"]["problems"]
-    assert problem["file"] == "layouts/two-up.json" and problem["key"] == "document.workspace_id"
-    assert "'/somewhere'" in problem["message"]
-
-
-def test_workspace_activation_binding(tmp_path: Path, home: Path, workspace: Path) -> None:
-    make_ext(tmp_path / "src", scopes=None, layout_workspace="/elsewhere")
-    installed(tmp_path / "src", workspace=workspace)
-    document = refused("invalid_layout", 3, home, "bundle", "activate", NAME, workspace=workspace)
-    assert "not to this workspace" in document["error"]["message"]
-    make_ext(tmp_path / "src", version="0.2.0", scopes=None, layout_workspace=str(workspace))
-    installed(tmp_path / "src", workspace=workspace)
-    assert activate(workspace=workspace)["activation"]["status"] == "active"
-    ok("bundle", "deactivate", ok("bundle", "list", workspace=workspace)["activations"][0]["id"], workspace=workspace)
-    make_ext(tmp_path / "src", version="0.3.0", scopes=None, layout_workspace="")
+def test_a_layout_bound_to_a_workspace_does_not_install(tmp_path: Path, home: Path, workspace: Path) -> None:
+    # Compozy decodes a bundled layout in the global scope (loadBundleLayout): a workspace_id is
+    # refused when the bundle loads, in either scope, before any activation
+    for value, where in (("/somewhere", None), (str(workspace), workspace)):
+        make_ext(tmp_path / "src", scopes=None, layout_workspace=value)
+        result = install(tmp_path / "src", workspace=where)
+        assert result.code == 3, result
+        (problem,) = result.json["error"]["details"]["problems"]
+        assert (problem["code"], problem["file"], problem["key"]) == (
+            "invalid_layout", "layouts/two-up.json", "document.workspace_id")
+    make_ext(tmp_path / "src", scopes=None, layout_workspace="")
     installed(tmp_path / "src", workspace=workspace)
     assert activate(workspace=workspace)["activation"]["status"] == "active"
 
@@ -107,6 +99,26 @@ def test_conflict_with_another_activations_agent_in_the_same_scope(tmp_path: Pat
     assert problem["name"] == "Planner" and first in problem["message"]  # case-insensitive
     ok("bundle", "deactivate", first)
     assert activate()["activation"]["status"] == "active"
+
+
+def test_activation_needs_a_generation_with_bundles(tmp_path: Path, home: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    make_ext(tmp_path / "src", scopes=None)
+    installed(tmp_path / "src")
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.3")
+    document = refused("incompatible_host", 4, home, "bundle", "activate", NAME)
+    assert document["error"]["details"]["compozy_generation"] == "v0.3"
+    monkeypatch.setenv("PKGMGR_COMPOZY_GENERATION", "v0.3-beta.3")
+    assert activate()["activation"]["status"] == "active"
+
+
+def test_a_reserved_agent_name_installs_but_is_refused_at_activation(tmp_path: Path, home: Path) -> None:
+    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates
+    make_ext(tmp_path / "src", scopes=None, agents=("Coordinator",), profiles=[profile(agents=("Coordinator",))])
+    installed(tmp_path / "src")
+    document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
+    (problem,) = document["error"]["details"]["problems"]
+    assert problem["name"] == "Coordinator" and "reserved by the host" in problem["message"]
 
 
 def test_an_awaiting_activation_projects_no_agent_so_it_does_not_conflict(tmp_path: Path, home: Path) -> None:

@@ -18,13 +18,18 @@ def expected(prefix: str, *parts: str) -> str:
 
 def test_stable_id_strips_each_part_and_keeps_sixteen_hex() -> None:
     assert stable_id("x", [" a ", "b\n"]) == expected("x", "a", "b")
+    # Go's strings.TrimSpace keeps U+001C..U+001F, which Python's str.strip() would drop
+    assert stable_id("x", ["\x1ca\x1f"]) == "x_" + hashlib.sha256(b"\x1ca\x1f").hexdigest()[:16]
     assert stable_id("x", ["a", "b"]) == "x_" + hashlib.sha256(b"a\nb").hexdigest()[:16]
     assert len(stable_id("act", ["only"])) == len("act_") + 16
 
 
-def test_activation_id_lower_cases_names_and_keeps_the_workspace_path() -> None:
+def test_activation_id_keeps_names_as_written_and_the_workspace_path() -> None:
+    # Compozy's ActivationResourceID hashes the names as written (internal/bundles/ids.go stableID)
     assert activation_id("Crew-Ext", "Crew", "Default", "global", "") == \
-        "act_" + hashlib.sha256(b"crew-ext\ncrew\ndefault\nglobal\n").hexdigest()[:16]
+        "act_" + hashlib.sha256(b"Crew-Ext\nCrew\nDefault\nglobal\n").hexdigest()[:16]
+    assert activation_id("marketing-team", "marketing", "default", "global", "") != \
+        activation_id("marketing-team", "Marketing", "Default", "global", "")
     ws = "/srv/work/Project"
     assert activation_id("crew-ext", "crew", "default", "workspace", ws) == \
         expected("act", "crew-ext", "crew", "default", "workspace", ws)

@@ -11,8 +11,7 @@ from pkgmgr.store.install import login_user
 from tests.support.cli import run_cli
 from tests.support.stores import store_root
 
-from .helpers import (FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, installed, make_ext, ok, resources,
-                      state)
+from .helpers import FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, installed, make_ext, ok, resources, state
 
 
 @pytest.fixture
@@ -283,3 +282,34 @@ def test_activating_a_disabled_extension_is_refused_with_a_hint(without_requirem
     document = fail("not_found", 5, "bundle", "activate", NAME)
     assert "disabled" in document["error"]["message"] and f"hint: 'pkgmgr ext enable {NAME}'" in document["stderr"]
     assert state(home)["activations"] == []
+
+
+# --- the refresh of a version switch is pure (issue 12) ---------------------------------------------
+
+
+def test_plan_refresh_decides_from_rows_and_bundles_and_writes_nothing(without_requirement: Path,
+                                                                       home: Path) -> None:
+    from pkgmgr.activation.checks import VisibleAgents
+    from pkgmgr.activation.lifecycle import load_installed_bundles, plan_refresh
+    from pkgmgr.config import Config
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.store.install import get_installed
+    from pkgmgr.store.scope import global_scope
+
+    act = activate()["activation"]
+    before = state(home)
+    scope = global_scope(home)
+    current = get_installed(scope, NAME)
+    assert current is not None
+    bundles = load_installed_bundles(current, Config())
+    row = {**act, "primary_channel": act.get("primary_channel")}
+    [kept] = plan_refresh([row], scope, current, bundles, VisibleAgents(), deactivate_missing=False,
+                          confirm_always=False)
+    assert (kept.change, kept.row["id"]) == ("unchanged", act["id"])
+    [gone] = plan_refresh([row], scope, current, (), VisibleAgents(), deactivate_missing=True, confirm_always=False)
+    assert gone.change == "deactivated"
+    with pytest.raises(PkgmgrError) as caught:
+        plan_refresh([row], scope, current, (), VisibleAgents(), deactivate_missing=False, confirm_always=False)
+    assert caught.value.code == "bundle_missing"
+    scope.close()
+    assert state(home) == before

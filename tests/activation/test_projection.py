@@ -15,7 +15,7 @@ from tests.support.builders import minimal_manifest, write_extension
 from .helpers import make_ext, profile
 from .test_ids import expected
 
-SOUL = "# Soul ☕\n\nQuiet.\n".encode("utf-8")
+SOUL = "# Soul ☕\n\nQuiet.\n".encode()
 DESCRIPTION = "Opérations ☕ <&>"
 
 
@@ -61,7 +61,7 @@ def test_activation_digest_of_a_tiny_profile_computed_independently(tmp_path: Pa
         ],
     }
     record = canonical(channel_record)
-    assert "☕".encode("utf-8") in record and b"\\u" not in record  # ensure_ascii off, no HTML escaping
+    assert "☕".encode() in record and b"\\u" not in record  # ensure_ascii off, no HTML escaping
     assert projection.activation_digest == sha(canonical(document))
     assert [(r.kind, r.name, r.sha256) for r in projection.resources] == \
         [(r["kind"], r["name"], r["sha256"]) for r in document["resources"]]
@@ -70,7 +70,7 @@ def test_activation_digest_of_a_tiny_profile_computed_independently(tmp_path: Pa
 
 def test_source_paths_are_version_independent_and_soul_paths_synthetic(tmp_path: Path) -> None:
     projection = projection_of(tiny(tmp_path / "tiny"))
-    act = expected("act", "tiny-ext", "tiny", "default", "global", "")
+    act = expected("act", "tiny-ext", "Tiny", "Default", "global", "")  # names as written (Compozy's stableID)
     assert projection.activation_id == act
     paths = {(r.kind, r.name): r.source_path for r in projection.resources}
     assert paths == {

@@ -8,8 +8,22 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import (FULL_RESOURCES, NAME, OPS_DIGEST, activate, cli, fail, install, installed, make_ext,
-                      network_digest_of, ok, profile, resources, state)
+from .helpers import (
+    FULL_RESOURCES,
+    NAME,
+    OPS_DIGEST,
+    activate,
+    cli,
+    fail,
+    install,
+    installed,
+    make_ext,
+    network_digest_of,
+    ok,
+    profile,
+    resources,
+    state,
+)
 
 
 @pytest.fixture

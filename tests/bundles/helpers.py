@@ -12,6 +12,7 @@ import tomlkit
 
 from pkgmgr.bundles import Bundle, load_bundles
 from pkgmgr.errors import Problem, ValidationFailed
+
 from ..support.builders import minimal_manifest, write_extension
 
 REPO = Path(__file__).resolve().parents[2]
@@ -40,17 +41,26 @@ def profile(name: str = "default", **extra: Any) -> dict[str, Any]:
     return data
 
 
+# Compozy requires retry and fire_limit on every bundled job and trigger (RetryConfig.Validate,
+# FireLimitConfig.Validate reject the zero values)
+RETRY = {"strategy": "none"}
+DROP: Any = object()  # job(retry=DROP): leave the field out
+FIRE_LIMIT = {"max": 1, "window": "1h"}
+
+
 def job(name: str = "daily", agent: str = "planner", **extra: Any) -> dict[str, Any]:
     data: dict[str, Any] = {"name": name, "agent": agent, "prompt": "Do the daily thing.",
-                            "schedule": {"mode": "every", "interval": "24h"}}
+                            "schedule": {"mode": "every", "interval": "24h"},
+                            "retry": dict(RETRY), "fire_limit": dict(FIRE_LIMIT)}
     data.update(extra)
-    return data
+    return {key: value for key, value in data.items() if value is not DROP}
 
 
 def trigger(name: str = "on-issue", agent: str = "planner", **extra: Any) -> dict[str, Any]:
-    data: dict[str, Any] = {"name": name, "agent": agent, "prompt": "React.", "event": "linear.issue.created"}
+    data: dict[str, Any] = {"name": name, "agent": agent, "prompt": "React.", "event": "linear.issue.created",
+                            "retry": dict(RETRY), "fire_limit": dict(FIRE_LIMIT)}
     data.update(extra)
-    return data
+    return {key: value for key, value in data.items() if value is not DROP}
 
 
 def bundle(name: str = "demo", profiles: Sequence[Mapping[str, Any]] | None = None, **extra: Any) -> dict[str, Any]:

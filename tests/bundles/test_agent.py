@@ -21,14 +21,15 @@ provider: claude
 command: claude
 model: sonnet
 reasoning_effort: xhigh
-tools: [search, read]
-toolsets: [linear]
-deny_tools: [delete]
+tools: [linear__search, "linear__read_*"]
+toolsets: [linear__core]
+deny_tools: [linear__delete]
 permissions: approve-reads
-skills: [brief]
-category_path: marketing/planning
+skills: {disabled: [brief]}
+category_path: [marketing, planning]
 mcp_servers:
-  linear: {command: linear-mcp, args: [serve]}
+  - {name: linear, command: linear-mcp, args: [serve]}
+  - {name: docs, transport: http, url: "https://docs.example.invalid/mcp"}
 hooks:
   - {event: session.post_create, command: echo}
 ---
@@ -53,9 +54,14 @@ def one(problems, key: str, fragment: str = ""):
 def test_full_front_matter():
     front, body, problems = parse(FULL)
     assert problems == []
-    assert front["name"] == "campaign-planner" and front["tools"] == ["search", "read"]
-    assert front["mcp_servers"] == {"linear": {"command": "linear-mcp", "args": ["serve"]}}
+    assert front["name"] == "campaign-planner" and front["tools"] == ["linear__search", "linear__read_*"]
+    assert front["mcp_servers"][0] == {"name": "linear", "command": "linear-mcp", "args": ["serve"]}
     assert body == "# Role\n\nYou plan campaigns."
+
+
+def test_values_are_trimmed_as_compozy_trims_them():
+    _, body, problems = parse("---\nname: ' a '\nreasoning_effort: ' high '\npermissions: ' deny-all'\n---\nb")
+    assert problems == [] and body == "b"
 
 
 def test_minimal_and_line_endings_and_bom():
@@ -78,20 +84,31 @@ def test_minimal_and_line_endings_and_bom():
         ("---\nname: a\n---\n   \n\n", "body", "is empty"),
         ("---\nname: a\nreasoning_effort: extreme\n---\nb", "reasoning_effort", "must be one of none, minimal"),
         ("---\nname: a\npermissions: yolo\n---\nb", "permissions", "must be one of deny-all"),
-        ("---\nname: a\ntools: search\n---\nb", "tools", "list of non-empty strings"),
-        ("---\nname: a\ntools: [a, a]\n---\nb", "tools", "twice"),
-        ("---\nname: a\nskills: [1]\n---\nb", "skills", "list of non-empty strings"),
-        ("---\nname: a\nmodel: ''\n---\nb", "model", "non-empty string"),
+        # Compozy's ParseAgentDef / AgentDef.Validate (internal/config) decide these
+        ("---\nname: a\ntools: search\n---\nb", "tools", "list of strings"),
+        ("---\nname: a\ntools: [search]\n---\nb", "tools", "not a canonical tool id"),
+        ("---\nname: a\ntools: [linear__*x]\n---\nb", "tools", "namespace-prefix wildcard"),
+        ("---\nname: a\ntools: [Linear__x]\n---\nb", "tools", "segment starts with a-z"),
+        ("---\nname: a\ntoolsets: [core]\n---\nb", "toolsets", "toolset id"),
+        ("---\nname: a\nskills: [brief]\n---\nb", "skills", "must be a table"),
+        ("---\nname: a\nskills: {enabled: [x]}\n---\nb", "skills", "unknown field 'enabled'"),
+        ("---\nname: a\nmodel: 3\n---\nb", "model", "must be a string"),
+        ("---\nname: a\ncategory_path: a/b\n---\nb", "category_path", "list of strings"),
+        ("---\nname: a\ncategory_path: [a, '..']\n---\nb", "category_path", "is not a category segment"),
+        ("---\nname: a\ncategory_path: [a, 'b/c']\n---\nb", "category_path", "is not a category segment"),
+        ("---\nname: a\nmcp_servers: [linear]\n---\nb", "mcp_servers", "list of server tables"),
+        ("---\nname: a\nmcp_servers: {linear: {command: x}}\n---\nb", "mcp_servers", "list of server tables"),
+        ("---\nname: a\nmcp_servers: [{command: x}]\n---\nb", "mcp_servers", "[0].name is required"),
+        ("---\nname: a\nmcp_servers: [{name: x}]\n---\nb", "mcp_servers", "[0].command is required"),
+        ("---\nname: a\nmcp_servers: [{name: x, transport: http}]\n---\nb", "mcp_servers", "url is required"),
+        ("---\nname: a\nhooks: {event: x}\n---\nb", "hooks", "must be a list"),
         ("---\nname: 12\n---\nb", "name", "non-empty string"),
         ("---\nname: !!timestamp 2024-01-01\n---\nb", "name", "non-empty string"),
-        ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "string or a list"),
-        ("---\nname: a\nmcp_servers: linear\n---\nb", "mcp_servers", "server names or a map"),
-        ("---\nname: a\nhooks: x\n---\nb", "hooks", "list or a map"),
+        ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "list of strings"),
+        ("---\nname: a\nhooks: x\n---\nb", "hooks", "must be a list"),
         ("---\nname: a\nhooks: [{at: !!timestamp 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
         ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
         ("---\nname: '..'\n---\nb", "name", "is not allowed"),
-        ("---\nname: Coordinator\n---\nb", "name", "reserved"),
-        ("---\nname: ' a'\n---\nb", "name", "whitespace"),
         ("---\nname: a\nname: b\n---\nb", "", "duplicate key 'name'"),
         ("---\nbase: &b {x: 1}\nname: a\nhooks: *b\n---\nb", "", "anchors and aliases are not allowed"),
         ("---\nname: a\n1: x\n---\nb", "", "key 1 is not a string"),
@@ -109,8 +126,8 @@ def test_lone_surrogates_in_text_are_a_problem():
 
 
 def test_plain_json_issues_outside_free_form_fields():
-    _, _, problems = parse("---\nname: a\nhooks: {when: !!timestamp 2024-01-01}\n---\nbody")
-    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks.when", True)]
+    _, _, problems = parse("---\nname: a\nhooks: [{when: !!timestamp 2024-01-01}]\n---\nbody")
+    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks[0].when", True)]
 
 
 @pytest.mark.parametrize(("scalar", "value"), [
@@ -122,8 +139,8 @@ def test_plain_json_issues_outside_free_form_fields():
     ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5),
 ])
 def test_plain_scalars_are_typed_by_the_yaml_1_2_core_schema(scalar, value):
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
-    assert problems == [] and front["hooks"] == {"v": value}
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    assert problems == [] and front["hooks"] == [{"v": value}]
 
 
 @pytest.mark.parametrize("text", [
@@ -141,8 +158,8 @@ def test_hostile_numbers_are_problems(text):
 def test_base_60_flood_is_a_string_not_quadratic():
     # the red team's shape: PyYAML's YAML 1.1 resolver turned this into one huge base-60 integer
     scalar = "1" + ":59" * 15_000
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
-    assert problems == [] and front["hooks"]["v"] == scalar
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["v"] == scalar
 
 
 def test_front_matter_size_is_capped():
@@ -242,7 +259,9 @@ def test_capabilities_file(root):
         ({"SOUL.md": ""}, "agents/planner/SOUL.md", "", "SOUL.md is empty"),
         ({"HEARTBEAT.md": " \n\n"}, "agents/planner/HEARTBEAT.md", "", "HEARTBEAT.md is empty"),
         ({"SOUL.md": b"\xff\xfe"}, "agents/planner/SOUL.md", "", "not valid UTF-8"),
-        ({"SOUL.md": "x" * (64 * 1024 + 1)}, "agents/planner/SOUL.md", "", "larger than 64 KiB"),
+        ({"SOUL.md": "x" * (32 * 1024 + 1)}, "agents/planner/SOUL.md", "", "larger than 32 KiB"),
+        ({"SOUL.md": "---\nprovider: hidden\n---\nNope."}, "agents/planner/SOUL.md", "", "starts with front matter"),
+        ({"HEARTBEAT.md": "---\n---\nx"}, "agents/planner/HEARTBEAT.md", "", "starts with front matter"),
         ({"AGENT.md": "no front matter"}, "agents/planner/AGENT.md", "", "must start with"),
         ({"AGENT.md": b"---\nname: \xff\n---\nb"}, "agents/planner/AGENT.md", "", "not valid UTF-8"),
         ({"AGENT.md": "x" * (1024 * 1024 + 1)}, "agents/planner/AGENT.md", "", "larger than 1 MiB"),
@@ -262,7 +281,7 @@ def test_empty_capabilities_dir(root):
 
 
 def test_folder_problems_are_all_reported(root):
-    write_tree(root, {"agents/planner/AGENT.md": "---\nname: coordinator\n---\n", "agents/planner/SOUL.md": "",
+    write_tree(root, {"agents/planner/AGENT.md": "---\nname: a/b\n---\n", "agents/planner/SOUL.md": "",
                       "agents/planner/mcp.json": "{}"})
     _, problems = load(root)
     assert {(p.file, p.key) for p in problems} == {
@@ -312,11 +331,11 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
 def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
     from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
 
-    front, _, problems = parse(f"---\nname: a\nhooks: {{v: {scalar}}}\n---\nbody")
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
     assert all(p.code == "invalid_bundle" for p in problems)
     if problems:
         return
-    value, text = front["hooks"].get("v"), scalar.strip()
+    value, text = front["hooks"][0].get("v"), scalar.strip()
     if isinstance(value, bool):
         assert _CORE_BOOL.match(text)
     elif value is None:

@@ -105,7 +105,8 @@ def test_shared_vector_mutations(document):
     _check_layout_result(parse_layout(json.dumps(document).encode(), file="x.json"))
 
 
-VALID_AGENT = agent_md("planner", model="sonnet", tools=["a", "b"], hooks=[{"event": "x"}], reasoning_effort="low")
+VALID_AGENT = agent_md("planner", model="sonnet", tools=["ns__a", "ns__b"], hooks=[{"event": "x"}],
+                       reasoning_effort="low")
 
 
 @FUZZ

@@ -128,11 +128,50 @@ def test_scope_binding():
         layout_scope_problems(_spec(""), "galaxy", "")
 
 
-@pytest.mark.parametrize("layout_id", [" two-up", "two-up ", "two\tup"])
-def test_layout_id_is_a_name(layout_id: str):
-    """The layout id names its resource (`lay_(act, id)`, parts stripped before hashing, SPEC
-    9.1): `two-up ` would get the id of `two-up`, so it is refused like any other name."""
-    document = layout_doc(layout_id)
-    layout, problems = parse_layout(encode(document), file="x.json")
+@pytest.mark.parametrize("layout_id", [" two-up", "two-up "])
+def test_layout_id_is_trimmed(layout_id: str):
+    """Compozy's validateLayoutResource trims the id (and display_name) before using it."""
+    layout, problems = parse_layout(encode(layout_doc(layout_id)), file="x.json")
+    assert problems == [] and layout is not None
+
+
+def test_layout_id_is_a_name():
+    layout, problems = parse_layout(encode(layout_doc("two\tup")), file="x.json")
     assert layout is None
     assert [(p.code, p.key) for p in problems] == [("invalid_layout", "id")]
+
+
+@pytest.mark.parametrize(("pathname", "fragment"), [
+    ("sessions", "application-internal absolute path"),
+    ("//host/x", "application-internal absolute path"),
+    ("/sessions?tab=1", "must not carry search"),
+    ("/sessions#top", "must not carry search"),
+    (" /sessions", "surrounding whitespace"),
+])
+def test_route_pathnames_as_compozy_canonicalises_them(pathname: str, fragment: str):
+    # Compozy's canonicalRoutePathname (internal/windowmanager/route.go)
+    document = layout_doc()
+    window = next(iter(document["document"]["windows"].values()))
+    window["route"]["pathname"] = pathname
+    layout, problems = parse_layout(encode(document), file="x.json")
+    assert layout is None
+    assert any(p.key.endswith(".route.pathname") and fragment in p.message for p in problems), problems
+
+
+def test_layouts_as_compozy_writes_them():
+    # `"overrides": {}`, empty aspect_variant/overflow_policy (the defaults), a return_anchor
+    document = layout_doc()
+    document["aspect_variant"] = document["overflow_policy"] = ""
+    document["document"]["overrides"] = {}
+    window = next(iter(document["document"]["windows"].values()))
+    window["return_anchor"] = {"desktop_id": window["desktop_id"], "source_revision": 3}
+    layout, problems = parse_layout(encode(document), file="x.json")
+    assert problems == [] and layout is not None
+
+
+def test_a_packaged_layout_binds_no_workspace():
+    document = layout_doc()
+    document["document"]["workspace_id"] = "/home/me/project"
+    _, problems = parse_layout(encode(document), file="x.json")
+    assert [(p.key, "must not bind a workspace" in p.message) for p in problems] == [
+        ("document.workspace_id", True)]

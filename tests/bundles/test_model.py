@@ -60,7 +60,8 @@ def test_other_record_shapes():
                                         "schedule": {"mode": "every", "interval": "24h"}, "retry": None,
                                         "fire_limit": None}
     assert profile.triggers[0].record() == {"name": "t", "agent": "planner", "prompt": "p",
-                                            "event": "linear.issue.created", "filter": {"team": "MKT"}}
+                                            "event": "linear.issue.created", "filter": {"team": "MKT"},
+                                            "enabled": True, "retry": None, "fire_limit": None}
     assert profile.layouts[0].record() == layout_doc()
 
 

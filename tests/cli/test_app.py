@@ -357,7 +357,7 @@ def test_a_groups_help_lists_the_first_example_of_each_command() -> None:
     ext = dict(walk(FULL))[("ext",)]
     examples = _examples(ext)
     commands = {line.split()[2] for line in examples}
-    assert commands == {"validate", "pack", "install", "list", "status", "verify", "enable", "disable", "remove",
+    assert commands == {"new", "validate", "pack", "install", "list", "status", "verify", "enable", "disable", "remove",
                         "update", "info", "search"}  # those ext_remote_cmds adds to the group too
     assert "pkgmgr ext update --all --check" in examples
     assert len(examples) == len(commands)  # one each

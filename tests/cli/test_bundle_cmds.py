@@ -14,9 +14,8 @@ from pkgmgr.cli.bundle_cmds import _confirmed_cell, _resource_counts, _schedule_
 from pkgmgr.cli.output import Printer
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
 from tests.support.builders import write_extension
-from tests.workspace.helpers import crew_files
 from tests.support.stores import store_root
-
+from tests.workspace.helpers import crew_files
 
 
 def lines_of(text: str) -> list[list[str]]:

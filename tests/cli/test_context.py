@@ -92,12 +92,20 @@ def test_messages_default_to_the_process_stderr(home: Path, monkeypatch: pytest.
 
 @pytest.mark.parametrize("answer, expected", [
     ("y\n", True), ("yes\n", True), ("Y\n", True), ("  YES  \n", True),
-    ("n\n", False), ("\n", False), ("", False), ("yep\n", False), ("no\n", False), ("y es\n", False),
+    ("n\n", False), ("\n", False), ("", False), ("no\n", False),
 ])
 def test_ask_accepts_only_y_or_yes(answer: str, expected: bool, home: Path) -> None:
     err = io.StringIO()
     assert ctx(home, stdin=io.StringIO(answer), stderr=err).ask("Install x?") is expected
     assert err.getvalue() == "Install x? [y/N] "
+
+
+@pytest.mark.parametrize("answer", ["yep\n", "y es\n", "maybe\n"])
+def test_ask_asks_again_on_an_answer_that_is_neither(answer: str, home: Path) -> None:
+    err = io.StringIO()
+    assert ctx(home, stdin=io.StringIO(answer + "y\n"), stderr=err).ask("Install x?") is True
+    assert err.getvalue().count("Install x? [y/N] ") == 2 and "please answer y or n" in err.getvalue()
+    assert ctx(home, stdin=io.StringIO(answer), stderr=io.StringIO()).ask("Install x?") is False  # then EOF
 
 
 def test_ask_reads_one_line_per_question(home: Path) -> None:
@@ -123,7 +131,7 @@ def test_invalid_config_is_an_error_when_it_is_needed(home: Path) -> None:
     (home / "config.toml").write_text("[host\n")
     context = ctx(home)  # creating the context reads nothing
     with pytest.raises(PkgmgrError) as caught:
-        context.config
+        context.config  # noqa: B018 - reading the property raises
     assert caught.value.code == "invalid_config"
 
 
@@ -238,7 +246,8 @@ def test_scope_selection_through_the_command_line(user_home: Path, monkeypatch: 
     monkeypatch.chdir(ws / "sub")  # found from a subdirectory, through its pkgmgr.toml
     listed = ok("--scope", "workspace", "ext", "list")["extensions"]
     assert [(e["name"], e["scope"]) for e in listed] == [("prompt-enhancer", "global"), ("review-pack", "workspace")]
-    assert [(e["name"], e["scope"]) for e in ok("ext", "list")["extensions"]] == [("prompt-enhancer", "global")]
+    assert [(e["name"], e["scope"]) for e in ok("ext", "list")["extensions"]] == \
+        [("prompt-enhancer", "global"), ("review-pack", "workspace")]  # a read sees every visible scope
     fresh = user_home / "fresh"
     fresh.mkdir()
     assert [e["name"] for e in ok("--scope", "workspace", "ext", "list", "--workspace", fresh)["extensions"]] == \

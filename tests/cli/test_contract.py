@@ -15,7 +15,6 @@ from pkgmgr.cli.app import GLOBAL_DEFAULTS, build_parser
 from tests.cli.helpers import ERROR_KEYS, FIXTURES, UNVERIFIED, fail, install, ok, one_document
 from tests.support.cli import run_cli, run_subprocess
 
-
 Node = tuple[tuple[str, ...], argparse.ArgumentParser]
 
 

@@ -15,8 +15,14 @@ from types import SimpleNamespace
 import pytest
 
 from pkgmgr.cli.context import Context
-from pkgmgr.cli.ext_cmds import _reinstall_hint, announce_for, confirm_for, install_options, installed_json, \
-    summary_lines
+from pkgmgr.cli.ext_cmds import (
+    _reinstall_hint,
+    announce_for,
+    confirm_for,
+    install_options,
+    installed_json,
+    summary_lines,
+)
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok
 from tests.support.builders import minimal_manifest, write_extension
 from tests.workspace.helpers import crew_files
@@ -66,14 +72,15 @@ def test_nothing_is_announced_in_json_or_quiet_mode(options: dict, home: Path) -
     assert announce_for(Context(home=home, **options)) is None
 
 
-def test_the_announcement_is_the_summary_on_stdout(home: Path) -> None:
-    out = io.StringIO()
+def test_the_announcement_is_the_summary_on_stderr(home: Path) -> None:
+    out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out):
-        announce = announce_for(Context(home=home, stderr=io.StringIO()))
-        assert out.getvalue() == ""  # nothing before an extension is about to be committed
+        announce = announce_for(Context(home=home, stderr=err))
+        assert err.getvalue() == ""  # nothing before an extension is about to be committed
         announce(FULL_SUMMARY)
         announce(BARE_SUMMARY)
-    assert out.getvalue().splitlines() == [
+    assert out.getvalue() == ""  # progress, not a result
+    assert err.getvalue().splitlines() == [
         "installing net-tool 1.2.0 (subprocess extension, source registry, verified)",
         *summary_lines(FULL_SUMMARY)[1:],
         "installing bare-ext 0.1.0 (resource extension, source path, unverified)",
@@ -145,12 +152,49 @@ def test_the_reinstall_hint_names_the_recorded_source(kind: str, source: str, ex
 # --- validate, pack -----------------------------------------------------------------------------
 
 
+def test_validate_warns_what_only_activation_decides(tmp_path: Path) -> None:
+    from tests.activation.helpers import make_ext, profile
+
+    root = make_ext(tmp_path / "src", scopes=None, agents=("coordinator",),
+                    profiles=[profile(agents=("coordinator",), jobs=[], triggers=[])])
+    document = ok("ext", "validate", root)
+    assert any("'coordinator' uses a name the host reserves" in w for w in document["warnings"])
+    assert document["generations"] == ["v0.2", "v0.3-beta.3"]  # v0.3 has no bundles
+
+
+def test_the_configured_generation_judges_validate_and_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = write_extension(tmp_path / "ext", minimal_manifest("legacy-ext", actions={"requires": ["sessions/list"]},
+                                                              subprocess={"command": "node"}))
+    assert ok("ext", "validate", root)["generations"] == ["v0.2"]
+    (tmp_path / "config.toml").write_text('[host]\ncompozy_generation = "v0.3"\n', encoding="utf-8")
+    monkeypatch.setenv("PKGMGR_CONFIG", str(tmp_path / "config.toml"))
+    document = fail("invalid_manifest", "ext", "validate", root)
+    assert "[actions] was removed; use [permissions]" in document["error"]["message"]
+    fail("invalid_manifest", "ext", "install", root, "--allow-unverified", "--yes")
+
+
+def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
+    root = write_extension(tmp_path / "ext", minimal_manifest("new-ext", min_compozy_version="9.0.0"))
+    fail("incompatible_host", "ext", "validate", root, env={"PKGMGR_HOST_VERSION": "1.0.0"})
+    assert ok("ext", "validate", root)["valid"]
+
+
+def test_owner_repo_that_is_not_a_path_suggests_github(tmp_path: Path) -> None:
+    # what a Compozy operator types: `compozy extension install OWNER/REPO`
+    document = fail("not_found", "ext", "install", "acme/marketing-linear", cwd=tmp_path)
+    assert document["error"]["details"]["suggestion"] == "github:acme/marketing-linear"
+    result = human("ext", "install", "acme/marketing-linear", code=5, cwd=tmp_path)
+    assert "github:acme/marketing-linear" in result.stderr
+
+
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
-        f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s))\n")
+        f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "
+        "loads in Compozy v0.2, v0.3-beta.3)\n")
     document = ok("ext", "validate", FIXTURES / "prompt-enhancer")
     assert document == {"valid": True, "name": "prompt-enhancer", "version": "0.1.0", "kind": "subprocess",
-                        "network_digest": "", "bundles": [], "warnings": []}
+                        "network_digest": "", "bundles": [], "warnings": [], "generations": [
+                            "v0.2"]}
     assert ok("ext", "validate", FIXTURES / "marketing-linear")["bundles"] == [
         {"name": "marketing-linear", "profiles": ["default", "lean"]}]
 
@@ -214,6 +258,8 @@ def test_status_renders_bundles_activations_and_resolved_commands(tmp_path: Path
     install(crew(tmp_path / "crew"), FIXTURES / "prompt-enhancer")
     act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
     lines = human("ext", "status", "crew-ext").stdout.splitlines()
+    assert "compozy:        v0.2, v0.3-beta.3" in lines  # the generations that load it (bundles: not v0.3)
+    assert ok("ext", "status", "crew-ext")["generations"] == ["v0.2", "v0.3-beta.3"]
     assert lines[lines.index("") + 1].split() == ["BUNDLE", "PROFILES"]
     assert lines[lines.index("") + 2].split() == ["crew-ext", "default"]
     assert f"activation {act} crew-ext:crew-ext/default v1 active" in lines

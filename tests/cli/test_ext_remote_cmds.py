@@ -10,8 +10,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from pkgmgr.cli.ext_cmds import summary_lines
 from pkgmgr.cli.ext_remote_cmds import update_output
+from pkgmgr.cli.install_common import summary_lines
 from pkgmgr.cli.output import Printer
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.updater import UpdateItem, UpdateReport

@@ -45,12 +45,13 @@ def test_add_reads_the_registry_once_to_remember_its_serial(local: RegistryDir) 
     assert result.stdout == f"added registry local ({local.root}, priority 100)\n" and result.stderr == ""
     assert ok("registry", "list")["registries"][0] == {
         "name": "local", "source": str(local.root), "priority": 100, "serial": 4, "insecure": False,
-        "workspace": False}
+        "workspace": False, "signed": False}
 
 
 def test_add_offline_records_only(local: RegistryDir) -> None:
     added = ok("registry", "add", "local", local.root, "--priority", "7", "--offline")["added"]
-    assert added == {"name": "local", "source": str(local.root), "priority": 7, "insecure": False, "serial": None}
+    assert added == {"name": "local", "source": str(local.root), "priority": 7, "insecure": False, "serial": None,
+                     "signed": False}
     listed = human("registry", "list").stdout
     assert rows(listed)[1] == ["local", "7", "-", str(local.root)]  # never read: no serial yet
 

@@ -100,10 +100,12 @@ def test_sync_human_output(ws: Path) -> None:
     assert dry[0] == f"sync plan for {ws}:" and dry[-1] == "dry run: nothing was changed"
     assert "  + install local-tool 0.1.0 (path)" in dry and "  + activate crew-ext:*/default" in dry
     assert not store_root(ws).exists()
-    lines = human("sync", "--workspace", ws).stdout.splitlines()
-    assert lines.index("installing local-tool 0.1.0 (subprocess extension, source path, unverified)") \
-        < lines.index("installed local-tool 0.1.0")
-    assert "  subprocess:  ./bin/serve --stdio" in lines
+    result = human("sync", "--workspace", ws)
+    lines = result.stdout.splitlines()
+    assert "installed local-tool 0.1.0" in lines
+    progress = result.stderr.splitlines()  # what is about to be installed is progress: stderr
+    assert "installing local-tool 0.1.0 (subprocess extension, source path, unverified)" in progress
+    assert "  subprocess:  ./bin/serve --stdio" in progress
     [activated] = [line for line in lines if line.startswith("activated act_")]
     assert activated.endswith("(crew-ext:crew-ext/default)")
     assert lines[-1] == f"wrote {ws / 'pkgmgr.lock'}"

@@ -92,9 +92,9 @@ def test_another_version_switches_and_removes_the_old_tree(tmp_path: Path, home:
     make(source, "0.1.0")  # a downgrade is a switch too
     assert install(source)["installed"][0]["action"] == "switched"
     assert versions(home) == ["0.1.0"]
-    text = human("ext", "install", make(source, "0.3.0"), *UNVERIFIED).stdout
-    assert text.startswith("installing demo-ext 0.3.0 (resource extension, source path, unverified)\n")
-    assert "\nswitched from 0.1.0 to demo-ext 0.3.0" in text
+    result = human("ext", "install", make(source, "0.3.0"), *UNVERIFIED)
+    assert result.stderr.startswith("installing demo-ext 0.3.0 (resource extension, source path, unverified)\n")
+    assert result.stdout.startswith("switched from 0.1.0 to demo-ext 0.3.0")
 
 
 def test_switch_keeps_the_enabled_flag(tmp_path: Path) -> None:
@@ -134,7 +134,12 @@ def test_a_file_that_is_not_an_archive(tmp_path: Path) -> None:
 def test_several_refs_commit_in_order_and_report_the_first_failure(tmp_path: Path, home: Path) -> None:
     broken = write_extension(tmp_path / "broken", minimal_manifest(name="broken-ext", version="1.0"))
     refs = [FIXTURES / "review-pack", broken, tmp_path / "missing", FIXTURES / "prompt-enhancer"]
-    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED)
+    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED)  # all or nothing
+    assert [(f["ref"], f["error"]["code"]) for f in document["failed"]] == [
+        (str(broken), "invalid_manifest"), (str(tmp_path / "missing"), "not_found")]
+    assert [s["name"] for s in document["skipped"]] == ["review-pack", "prompt-enhancer"]
+    assert document["installed"] == [] and not (home / "state.db").exists()
+    document = fail("invalid_manifest", "ext", "install", *refs, *UNVERIFIED, "--keep-going")
     assert document["error"]["exit_code"] == 3
     assert [e["name"] for e in document["installed"]] == ["review-pack", "prompt-enhancer"]
     assert [(f["ref"], f["error"]["code"]) for f in document["failed"]] == [
@@ -147,11 +152,11 @@ def test_several_refs_commit_in_order_and_report_the_first_failure(tmp_path: Pat
 
 
 def test_several_refs_human_output_lists_each_outcome(tmp_path: Path) -> None:
-    result = run_cli(["ext", "install", FIXTURES / "review-pack", tmp_path / "missing", *UNVERIFIED])
+    result = run_cli(["ext", "install", FIXTURES / "review-pack", tmp_path / "missing", *UNVERIFIED, "--keep-going"])
     assert result.code == 5
     assert "installed review-pack 0.1.0" in result.stdout
     assert f"failed {tmp_path / 'missing'}: [not_found]" in result.stdout
-    assert result.stderr.startswith("error[not_found]")
+    assert result.stderr.splitlines()[-1].startswith("error[not_found]")
 
 
 def test_a_batch_where_everything_fails(tmp_path: Path, home: Path) -> None:
@@ -291,7 +296,8 @@ def test_the_summary_is_shown_before_anything_is_committed(home: Path) -> None:
     result = run_subprocess(["ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED],
                             env={"PKGMGR_HOME": str(home), "PKGMGR_TEST_CRASH_AT": "install.before_commit"})
     assert result.code == -9, result
-    assert result.stdout.splitlines() == [
+    assert result.stdout == ""
+    assert result.stderr.splitlines() == [
         "installing prompt-enhancer 0.1.0 (subprocess extension, source path, unverified)",
         "  permissions: session.read",
         "  subprocess:  node dist/index.js serve",
@@ -300,17 +306,19 @@ def test_the_summary_is_shown_before_anything_is_committed(home: Path) -> None:
 
 
 def test_each_summary_comes_once_and_json_and_quiet_carry_none(home: Path) -> None:
-    text = human("ext", "install", FIXTURES / "prompt-enhancer", FIXTURES / "marketing-linear", *UNVERIFIED).stdout
-    lines = text.splitlines()
+    result = human("ext", "install", FIXTURES / "prompt-enhancer", FIXTURES / "marketing-linear", *UNVERIFIED)
+    lines, text = result.stderr.splitlines(), result.stderr
     assert lines.index("installing prompt-enhancer 0.1.0 (subprocess extension, source path, unverified)") \
-        < lines.index("installing marketing-linear 0.1.0 (resource extension, source path, unverified)") \
-        < lines.index("installed prompt-enhancer 0.1.0 (global scope, path, unverified)")
+        < lines.index("installing marketing-linear 0.1.0 (resource extension, source path, unverified)")
+    assert "installed prompt-enhancer 0.1.0 (global scope, path, unverified)" in result.stdout.splitlines()
     assert text.count("permissions: session.read") == 1 and text.count("network:     required") == 1
     # the same version and content again: nothing to announce
-    again = human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED).stdout
-    assert again == "already installed: prompt-enhancer 0.1.0 (global scope, path, unverified)\n"
+    again = human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED)
+    assert again.stdout == "already installed: prompt-enhancer 0.1.0 (global scope, path, unverified)\n"
+    assert again.stderr == ""
     assert human("ext", "remove", "prompt-enhancer", "-q").stdout == ""
-    assert human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED, "-q").stdout == ""
+    quiet = human("ext", "install", FIXTURES / "prompt-enhancer", *UNVERIFIED, "-q")
+    assert quiet.stdout == quiet.stderr == ""
     ok("ext", "remove", "prompt-enhancer")
     document = install(FIXTURES / "prompt-enhancer")  # -o json: stdout is the one document
     assert document["installed"][0]["summary"]["subprocess"] == "node dist/index.js serve"

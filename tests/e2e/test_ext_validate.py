@@ -28,8 +28,7 @@ command = "node"
 [subprocess.env]
 API_TOKEN = "x"
 """
-BROKEN_KEYS = [
-    ("extension.toml", "bogus"),
+BROKEN_KEYS = [  # bogus = 1 is an unknown top-level key: Compozy ignores it, pkgmgr warns
     ("extension.toml", "extension.name"),
     ("extension.toml", "extension.version"),
     ("extension.toml", "resources.skills[0]"),
@@ -64,7 +63,7 @@ def test_json_manifest_is_named_in_problems(tmp_path: Path) -> None:
     root = write_extension(tmp_path / "bad", {**minimal_manifest(), "version": "01.0.0", "extra": True},
                            json_manifest=True)
     assert problems_of(fail("invalid_manifest", "ext", "validate", root)) == [
-        ("extension.json", "extra"), ("extension.json", "extension.version")]
+        ("extension.json", "extension.version")]
 
 
 def test_invalid_toml_is_reported_with_its_file(tmp_path: Path) -> None:

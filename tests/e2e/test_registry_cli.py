@@ -3,7 +3,6 @@ registries on loopback (a static HTTP server and a fake GitHub), through the CLI
 
 from __future__ import annotations
 
-import json
 import tomllib
 from pathlib import Path
 from typing import Iterator
@@ -55,7 +54,8 @@ def test_registry_add_list_remove_keeps_comments(home: Path, regdir: RegistryDir
     home.mkdir(parents=True)
     (home / "config.toml").write_text("# my settings\n[host]\nversion = \"1.0.0\"  # the host\n", encoding="utf-8")
     added = ok("registry", "add", "acme", static_server.url, "--priority", "50")["added"]
-    assert added == {"name": "acme", "source": static_server.url + "/", "priority": 50, "insecure": False, "serial": 1}
+    assert added == {"name": "acme", "source": static_server.url + "/", "priority": 50, "insecure": False, "serial": 1,
+                     "signed": False}
     text = (home / "config.toml").read_text()
     assert "# my settings" in text and "# the host" in text and "[registries.acme]" in text
     listed = ok("registry", "list")["registries"]
@@ -69,10 +69,23 @@ def test_registry_add_list_remove_keeps_comments(home: Path, regdir: RegistryDir
     fail("not_found", "registry", "remove", "acme")
 
 
-def test_registry_add_warns_but_records_unreachable_source(home: Path, tmp_path: Path) -> None:
-    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet")])
-    assert result.code == 0 and "cannot be read now" in result.stderr
+def test_registry_add_refuses_an_unreachable_source_unless_told_not_to_check(home: Path, tmp_path: Path) -> None:
+    fail("not_found", "registry", "add", "later", str(tmp_path / "not-yet"))
+    assert [r["name"] for r in ok("registry", "list")["registries"]] == ["default"]
+    result = run_cli(["registry", "add", "later", str(tmp_path / "not-yet"), "--no-check"])
+    assert result.code == 0 and result.stderr == ""
     assert [r["name"] for r in ok("registry", "list")["registries"]] == ["later", "default"]
+
+
+def test_registry_add_of_a_server_that_does_not_answer_is_network_error(home: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    document = fail("network_error", "registry", "add", "gone", f"http://127.0.0.1:{port}/")
+    assert "nothing was recorded" in document["error"]["message"]
+    assert not (home / "config.toml").exists()
 
 
 def test_registry_add_refuses_plain_http_to_a_remote_host(home: Path) -> None:
@@ -225,10 +238,9 @@ def test_update_shows_what_it_installs_before_acting(regdir: RegistryDir, added:
         "would install:", "demo-ext 0.2.0 (resource extension, source registry, verified)", "  permissions: none"]
     updated = run_cli(["ext", "update", "demo-ext"])
     assert updated.code == 0, updated
-    lines = updated.stdout.splitlines()
-    assert lines[:2] == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
-                         "  permissions: none"]
-    assert lines[2].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
+    assert updated.stderr.splitlines() == ["installing demo-ext 0.2.0 (resource extension, source registry, verified)",
+                                           "  permissions: none"]
+    assert updated.stdout.splitlines()[0].split() == ["NAME", "INSTALLED", "NEWEST", "STATUS", "NOTE"]
 
 
 def test_second_update_check_sends_only_conditional_requests(regdir: RegistryDir, added: StaticFileServer) -> None:
@@ -367,3 +379,30 @@ def test_token_goes_only_to_github_hosts_and_is_never_shown_or_stored(
             assert auth is None, (server_name, path)
     assert any(auth for name, _, auth in github.auth_log() if name in ("api", "raw"))
     assert all("authorization" not in r.headers for r in static_server.requests)
+
+
+# --- a dry run writes nothing (issue 12) -----------------------------------------------------------
+
+
+def _memory_rows(home: Path) -> list[tuple]:
+    import sqlite3
+
+    conn = sqlite3.connect(home / "state.db")
+    try:
+        return conn.execute("SELECT source, name, version FROM registry_versions ORDER BY name, version").fetchall()
+    finally:
+        conn.close()
+
+
+def test_install_and_update_dry_runs_record_nothing_in_the_rollback_memory(home: Path, regdir: RegistryDir,
+                                                                          added: StaticFileServer) -> None:
+    before = _memory_rows(home)
+    dry = ok("ext", "install", "demo-ext@0.1.0", "--dry-run")
+    assert [p["name"] for p in dry["planned"]] == ["demo-ext"]
+    assert _memory_rows(home) == before
+    ok("ext", "install", "demo-ext@0.1.0")
+    installed = _memory_rows(home)
+    assert installed != before
+    regdir.publish("demo-ext", "0.3.0")
+    ok("ext", "update", "demo-ext", "--dry-run")
+    assert _memory_rows(home) == installed

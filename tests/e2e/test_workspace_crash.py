@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import run_subprocess
+from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, installed, ok
-from tests.support.stores import store_root
 
 INSTALL_POINTS = ["install.after_extract", "install.after_rename", "install.before_commit", "install.after_commit"]
 

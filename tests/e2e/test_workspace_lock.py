@@ -12,9 +12,9 @@ from pathlib import Path
 
 from pkgmgr.archive.checksum import is_tree_checksum
 from tests.support.builders import format1_tree_checksum
+from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, LOCAL, STORY_MANIFEST, Team, crew_archive, fail, installed, ok
-from tests.support.stores import store_root
 
 FIELDS = ["name", "version", "source", "url", "sha256", "tree_sha256", "network_digest"]
 

@@ -49,17 +49,18 @@ def test_save_keeps_comments_layout_and_approval(team: Team) -> None:
     text = (ws / "pkgmgr.toml").read_text()
     lines_kept(original, text)
     assert tomllib.loads(text)["extensions"][BUNDLED] == ">=0.2.0"
-    # pkgmgr wrote that edit: the approval holds, sync runs at once and locks it
-    assert ok("sync", "--workspace", ws)["lock"]["written"] is True
+    # pkgmgr wrote that edit and the lock with it: the approval holds, sync --locked passes at once
     assert 'name = "team-crew"' in (ws / "pkgmgr.lock").read_text()
     ok("sync", "--locked", "--workspace", ws)
+    assert ok("sync", "--workspace", ws)["lock"]["written"] is False
 
     removed = ok("ext", "remove", BUNDLED, "--save", cwd=ws)
     assert [r["name"] for r in removed["removed"]] == [BUNDLED]
     after_remove = (ws / "pkgmgr.toml").read_text()
     assert after_remove == original  # what --save added, --save took away; nothing else moved
-    synced = ok("sync", "--workspace", ws)
-    assert BUNDLED not in (ws / "pkgmgr.lock").read_text() and synced["lock"]["written"] is True
+    assert BUNDLED not in (ws / "pkgmgr.lock").read_text()
+    synced = ok("sync", "--locked", "--workspace", ws)
+    assert synced["lock"]["written"] is False
     assert installed(ws) == {LOCAL: "0.1.0"}
 
     # a hand edit asks again
@@ -76,9 +77,9 @@ def test_save_a_version_and_a_path(team: Team) -> None:
     declared = tomllib.loads((ws / "pkgmgr.toml").read_text())["extensions"]
     assert declared == {BUNDLED: "<0.2", LOCAL: {"path": "tools/local-tool"}}
     assert installed(ws) == {BUNDLED: "0.1.0", LOCAL: "0.1.0"}
-    done = ok("sync", "--workspace", ws)
+    done = ok("sync", "--locked", "--workspace", ws)
     assert {e["action"] for e in done["plan"]["extensions"]} == {"unchanged"}  # --save installed them
-    assert done["plan"]["lock_update"] is True and done["lock"]["written"] is True
+    assert done["plan"]["lock_update"] is False  # and locked them
 
 
 def test_save_creates_pkgmgr_toml(team: Team) -> None:
@@ -86,9 +87,9 @@ def test_save_creates_pkgmgr_toml(team: Team) -> None:
     ok("ext", "install", "review-pack", "--save", cwd=ws)  # from the shipped default registry
     assert tomllib.loads((ws / "pkgmgr.toml").read_text()) == {"extensions": {"review-pack": ">=0.2.0"}}
     assert installed(ws) == {"review-pack": "0.2.0"}
-    lock = ok("sync", "--workspace", ws)
-    assert lock["plan"]["extensions"][0]["action"] == "unchanged" and lock["lock"]["written"] is True
     assert 'source = "registry+default"' in (ws / "pkgmgr.lock").read_text()
+    lock = ok("sync", "--locked", "--workspace", ws)
+    assert lock["plan"]["extensions"][0]["action"] == "unchanged" and lock["lock"]["written"] is False
     assert ok("sync", "--locked", "--workspace", ws)["plan"]["empty"] is True
 
 
@@ -120,8 +121,8 @@ def test_remove_save_drops_declared_activations(team: Team) -> None:
     after = (ws / "pkgmgr.toml").read_text()
     assert BUNDLED not in after and "[[activations]]" not in after
     assert "# ---- activations ----" in after and "# trailing comment" in after
-    synced = ok("sync", "--workspace", ws)
-    assert synced["plan"]["lock_update"] is True and synced["plan"]["remove"] == []
+    synced = ok("sync", "--locked", "--workspace", ws)
+    assert synced["plan"]["lock_update"] is False and synced["plan"]["remove"] == []
     assert ok("sync", "--workspace", ws)["plan"]["empty"] is True
 
 

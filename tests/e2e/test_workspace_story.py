@@ -11,8 +11,19 @@ from pathlib import Path
 from pkgmgr.manifest import network_digest
 from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
-from tests.workspace.helpers import (BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, cli, copy_release_crew, fail,
-                                     installed, ok, resource_count)
+from tests.workspace.helpers import (
+    BUNDLED,
+    LOCAL,
+    STORY_MANIFEST,
+    Team,
+    activations,
+    cli,
+    copy_release_crew,
+    fail,
+    installed,
+    ok,
+    resource_count,
+)
 
 RELEASE_DIGEST = network_digest({"required": True, "mode": "live", "channel_scopes": ["release"]})
 

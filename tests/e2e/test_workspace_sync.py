@@ -9,13 +9,13 @@ from typing import Iterator
 
 import pytest
 
+from tests.e2e.test_workspace_story import RELEASE_DIGEST
 from tests.registry.helpers import archive_bytes
 from tests.support.builders import write_extension
 from tests.support.cli import run_cli
 from tests.support.fakegithub import FakeGitHub
-from tests.e2e.test_workspace_story import RELEASE_DIGEST
-from tests.workspace.helpers import activations, cli, copy_release_crew, crew_files, fail, installed, ok
 from tests.support.stores import store_root
+from tests.workspace.helpers import activations, cli, copy_release_crew, crew_files, fail, installed, ok
 
 
 def declare(ws: Path, text: str) -> None:

@@ -18,8 +18,18 @@ from tests.support.builders import format1_tree_checksum
 from tests.support.servers import StaticFileServer
 from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
-from tests.workspace.helpers import (BUNDLED, LOCAL, STORY_MANIFEST, Team, activations, cli, crew_archive, fail,
-                                     installed, ok)
+from tests.workspace.helpers import (
+    BUNDLED,
+    LOCAL,
+    STORY_MANIFEST,
+    Team,
+    activations,
+    cli,
+    crew_archive,
+    fail,
+    installed,
+    ok,
+)
 
 
 def synced(team: Team) -> None:

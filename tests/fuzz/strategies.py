@@ -67,7 +67,7 @@ def encoded(texts: st.SearchStrategy[str]) -> st.SearchStrategy[bytes]:
 
 
 toml_scalars = (st.booleans() | st.integers(-(2 ** 70), 2 ** 70) | st.floats() | st.text(max_size=16)
-                | st.sampled_from(SPICE) | st.just(dt.datetime(1979, 5, 27, 7, 32, tzinfo=dt.timezone.utc))
+                | st.sampled_from(SPICE) | st.just(dt.datetime(1979, 5, 27, 7, 32, tzinfo=dt.UTC))
                 | st.just(dt.date(1979, 5, 27)))
 toml_values = st.recursive(
     toml_scalars,

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st

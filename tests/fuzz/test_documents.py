@@ -9,7 +9,7 @@ its text, and arbitrary bytes; 1,000 examples per target (tests/fuzz/strategies.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -90,7 +90,7 @@ def test_manifests(case: tuple[str, bytes]) -> None:
 
 # --- registry files -------------------------------------------------------------------------------
 
-PUBLISHED = datetime(2026, 1, 1, tzinfo=timezone.utc)
+PUBLISHED = datetime(2026, 1, 1, tzinfo=UTC)
 ENTRY = {
     "name": "demo-ext", "description": "a demo", "repository": "acme/demo-ext", "tier": "community",
     "versions": [

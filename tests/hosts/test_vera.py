@@ -41,7 +41,7 @@ def test_install_writes_veras_records(tmp_path: Path, homes: Homes) -> None:
     (source / "lib" / "Tools.ts").write_text("export {}\n")
     result = human("ext", "install", source, *UNVERIFIED)
     assert result.code == 0, result
-    assert "capabilities: commands.register, models.complete" in result.stdout  # shown before it acts
+    assert "capabilities: commands.register, models.complete" in result.stderr  # shown before it acts (on stderr)
     target = homes.vera / "extensions" / ID
     assert tree(target) == tree(source)
     text = (homes.vera / "extensions.json").read_text()

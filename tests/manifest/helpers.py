@@ -42,7 +42,7 @@ def full_manifest() -> dict[str, Any]:
                 {"name": "ready", "event": "session.post_create", "mode": "async", "command": "/usr/bin/env",
                  "args": ["bash", "{{config_dir}}/hooks/run.sh"], "env": {"LEVEL": "info"}},
                 {"name": "patch", "event": "prompt.post_assemble", "mode": "sync", "required": True,
-                 "priority": 5, "timeout": "1.5s", "matcher": "*",
+                 "priority": 5, "timeout": "1.5s", "matcher": {"tool_name": "Bash"},
                  "executor": {"kind": "subprocess", "command": "./hooks/run.sh", "args": ["hook"],
                               "secret_env": {"API_TOKEN": "env:FULL_TOKEN"}}},
             ],
@@ -50,7 +50,8 @@ def full_manifest() -> dict[str, Any]:
                 "git": {"command": "uvx", "args": ["mcp-server-git"], "env": {"REPO_ROOT": "{{env:REPO_ROOT}}"}},
                 "local": {"command": "bin/server"},
             },
-            "tools": {"search": {"anything": {"goes": [1, 2, {"deep": True}]}}},
+            "tools": {"search": {"handler": "search", "backend": {"kind": "extension_host"},
+                                 "anything": {"goes": [1, 2, {"deep": True}]}}},
             "publish": {"families": ["window_layouts", "hooks"], "max_scope": "workspace"},
         },
         "capabilities": {"provides": ["prompt.provider", "bridge.adapter"]},
@@ -59,7 +60,7 @@ def full_manifest() -> dict[str, Any]:
         "subprocess": {"command": "node", "args": ["dist/index.js", "serve"], "env": {"LOG_LEVEL": "debug"},
                        "secret_env": {"SLACK_TOKEN": "env:SLACK_BOT_TOKEN"},
                        "health_check_interval": "30s", "shutdown_timeout": "1m30s"},
-        "bridge": {"platform": "slack", "display_name": "Slack", "secret_slots": ["bot_token"]},
+        "bridge": {"platform": "slack", "display_name": "Slack", "secret_slots": [{"name": "bot_token"}]},
     }
 
 

@@ -200,7 +200,8 @@ def test_toml_datetime_is_a_type_problem(tmp_path: Path) -> None:
 
 def test_values_json_cannot_carry_are_rejected_even_in_free_form_tables(tmp_path: Path) -> None:
     text = ('name = "demo-ext"\nversion = "0.1.0"\nmin_compozy_version = "0.5.0"\n'
-            "[resources.tools.search]\nwhen = 1979-05-27T07:32:00Z\nlimit = nan\nratio = -inf\n")
+            "[resources.tools.search]\nhandler = \"search\"\nbackend = { kind = \"mcp\", server = \"s\", tool = \"t\" }\n"
+            "when = 1979-05-27T07:32:00Z\nlimit = nan\nratio = -inf\n")
     found = read_problems(write_extension(tmp_path / "ext", text))
     assert [(p.key, p.message) for p in found] == [
         ("resources.tools.search.limit", "nan is not a finite number"),
@@ -227,7 +228,8 @@ def test_resource_paths_must_exist(tmp_path: Path) -> None:
                            {"skills/a/SKILL.md": ""})
     found = read_problems(root)
     assert [(p.code, p.key, p.message) for p in found] == [
-        ("invalid_manifest", "resources.agents[0]", '"agents/x" does not exist')]
+        ("invalid_manifest", "resources.agents[0]",
+         '"agents/x" does not exist (pkgmgr\'s rule: resources are files inside the extension)')]
 
 
 @pytest.mark.parametrize("kind", ["skills", "agents", "bundles", "loops"])
@@ -258,8 +260,8 @@ def test_command_paths(tmp_path: Path) -> None:
     (tmp_path / "outside").mkdir()
     data = minimal(
         resources={
-            "hooks": [{"name": "a", "event": "e", "command": "{{config_dir}}/../outside/run"},
-                      {"name": "b", "event": "e", "executor": {"command": "./bin/run"}}],
+            "hooks": [{"name": "a", "event": "session.post_create", "command": "{{config_dir}}/../outside/run"},
+                      {"name": "b", "event": "session.post_create", "executor": {"command": "./bin/run"}}],
             "mcp_servers": {"m": {"command": "vendor/tool"}, "ok": {"command": "uvx"}},
         },
         subprocess={"command": "../outside/server"},

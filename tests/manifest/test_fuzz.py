@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.errors import PkgmgrError, ValidationFailed
 from pkgmgr.manifest import Manifest, load_manifest_bytes, parse_manifest

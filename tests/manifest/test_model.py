@@ -45,7 +45,7 @@ def test_full_manifest_values() -> None:
     assert (first.name, first.mode, first.required, first.priority, first.timeout) == ("ready", "async", False, 0, None)
     assert first.executor == Command("/usr/bin/env", ("bash", "{{config_dir}}/hooks/run.sh"), (("LEVEL", "info"),))
     assert (second.required, second.priority, second.timeout, second.matcher, second.executor_kind) == (
-        True, 5, 1.5, "*", "subprocess")
+        True, 5, 1.5, (("tool_name", "Bash"),), "subprocess")
     assert second.executor.secret_env == (("API_TOKEN", "env:FULL_TOKEN"),)
     assert [name for name, _ in manifest.mcp_servers] == ["git", "local"]
     assert manifest.publish_families == ("window_layouts", "hooks") and manifest.publish_max_scope == "workspace"
@@ -61,11 +61,11 @@ def test_full_manifest_values() -> None:
 
 
 def test_defaults() -> None:
-    manifest = parse(minimal(resources={"hooks": [{"name": "h", "event": "e", "command": "x"}],
+    manifest = parse(minimal(resources={"hooks": [{"name": "h", "event": "session.post_create", "command": "x"}],
                                         "publish": {"families": ["hooks"]}}))
     hook = manifest.hooks[0]
     assert (hook.mode, hook.required, hook.priority, hook.timeout, hook.matcher, hook.executor_kind) == (
-        "sync", False, 0, None, None, None)
+        "async", False, 0, None, (), None)  # Compozy's defaultHookMode
     assert manifest.publish_max_scope == "global"
     assert parse(minimal()).publish_max_scope is None
     assert parse(minimal()).description == "" and parse(minimal()).network is None

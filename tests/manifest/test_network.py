@@ -5,7 +5,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.manifest import network_digest, network_json, normalize_network
 from pkgmgr.manifest.network import go_trim_space
@@ -58,7 +59,6 @@ def test_not_required_with_blank_mode_and_scopes_is_fine() -> None:
         ({"required": True, "mode": "live", "channel_scopes": "a"}, "network_participation.channel_scopes", "list"),
         ({"required": True, "mode": "live", "channel_scopes": [1]}, "network_participation.channel_scopes[0]",
          "string"),
-        ({"required": True, "mode": "live", "extra": 1}, "network_participation.extra", "unknown key"),
         ({"required": False, "channel_scopes": ["x"]}, "network_participation.required", "required = false"),
         ({"required": True, "mode": "batch"}, "network_participation.mode", 'needs mode "live", got "batch"'),
     ],
@@ -67,6 +67,16 @@ def test_invalid_blocks_name_the_key(block: Any, key: str, message: str) -> None
     normalised, problems = normalize_network(block)
     assert normalised is None
     assert any(k == key and message in m for k, m in problems), problems
+
+
+def test_compozy_decoder_leniency() -> None:
+    # json.Unmarshal ignores unknown keys and reads null as the zero value (issue 14, item 4)
+    live = network_digest({"required": True, "mode": "live"})
+    assert network_digest({"required": True, "mode": "live", "extra": 1}) == live
+    assert network_digest({"required": True, "mode": "live", "channel_scopes": None}) == live
+    assert network_digest({"required": None, "mode": None, "channel_scopes": None}) == ""
+    # Go's strings.ToLower maps U+0130 to "i": "LİVE" is live in Compozy
+    assert network_digest({"required": True, "mode": "LİVE"}) == live
 
 
 def test_trim_follows_go_not_python() -> None:

@@ -3,8 +3,8 @@ tests/support/fakegithub.py) and a client that never sleeps between retries."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -13,6 +13,7 @@ from pkgmgr.net.cache import DownloadCache
 from pkgmgr.net.http import HttpClient
 from pkgmgr.progress import Reporter
 from tests.support.fakegithub import FakeGitHub
+from tests.support.ociregistry import auth_registry, open_registry  # noqa: F401 - real OCI registries
 from tests.support.servers import FaultServer, StaticFileServer
 
 TOKEN = "ghp_s3cr3tT0kenForTests0123456789"

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.registry.model import _jsonable
 from pkgmgr.resources_data import schemas_dir

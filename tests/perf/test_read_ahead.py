@@ -14,13 +14,13 @@ from pkgmgr.archive.limits import ReadAhead
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
 from tests.archive.conftest import sandbox  # noqa: F401 - the fixture of the tests imported below
+from tests.archive.corpus import T, noise, ok_tar
 from tests.archive.test_extract import (  # noqa: F401 - collected again, with read-ahead forced
     test_attack_is_refused_and_nothing_escapes,
     test_bomb_is_stopped_while_streaming,
     test_tar_gz_round_trip_with_dot_prefixes_and_directory_entries,
     test_uncompressed_limit_is_never_passed_by_a_write,
 )
-from tests.archive.corpus import T, noise, ok_tar
 
 
 @pytest.fixture(autouse=True)

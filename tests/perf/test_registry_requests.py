@@ -65,7 +65,7 @@ def test_prefetch_keeps_the_sequential_outcome_and_requests(tmp_path: Path, regd
         home = tmp_path / mode
         assert run(home, "registry", "add", "acme", static_server.url)[0] == 0
         static_server.clear()
-        code, doc = run(home, "ext", "install", *refs)
+        code, doc = run(home, "ext", "install", *refs, "--keep-going")
         seen[mode] = (code, outcome(doc), paths(static_server))
     assert seen["prefetch"] == seen["sequential"]
     code, (installed, failed, error), requests = seen["prefetch"]

@@ -7,7 +7,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.archive import TreeRecord, extract_archive, tree_checksum_and_listing
 from pkgmgr.config import Limits

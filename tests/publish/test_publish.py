@@ -8,7 +8,7 @@ import io
 import tarfile
 import threading
 import tomllib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -45,7 +45,7 @@ def test_publish_writes_the_archive_metadata(tmp_path: Path, index: Path) -> Non
     source = variant(tmp_path / "src", "prompt-enhancer")
     archive = tmp_path / "prompt-enhancer-0.1.0.tar.gz"
     facts = pack(source, archive)
-    before = datetime.now(timezone.utc).replace(microsecond=0)
+    before = datetime.now(UTC).replace(microsecond=0)
     doc = ok("registry", "publish", archive, "--index", index)
     assert doc["changed"] is True and doc["serial"] == 1 == serial(index)
     published = doc["published"]
@@ -62,7 +62,7 @@ def test_publish_writes_the_archive_metadata(tmp_path: Path, index: Path) -> Non
         "permissions": ["session.read"], "yanked": False,
     }
     assert version["published"].tzinfo is not None
-    assert before <= version["published"] <= datetime.now(timezone.utc) + timedelta(seconds=1)
+    assert before <= version["published"] <= datetime.now(UTC) + timedelta(seconds=1)
     assert "published = 20" in entry_text(index, "prompt-enhancer") and "Z\n" in entry_text(index, "prompt-enhancer")
     assert (index / "index.json").read_bytes() == build_index(index)
     assert ok("registry", "validate", index, "--fetch")["valid"] is True
@@ -73,7 +73,7 @@ def test_publish_records_the_network_digest_and_tier(tmp_path: Path, index: Path
     ok("registry", "publish", archive, "--index", index, "--tier", "official", "--published", "2026-01-02T03:04:05Z")
     (version,) = entry(index, "marketing-linear")["versions"]
     assert version["network_digest"] == MARKETING_DIGEST
-    assert version["published"] == datetime(2026, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
+    assert version["published"] == datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
     assert entry(index, "marketing-linear")["tier"] == "official"
     # the next publish keeps the entry's tier
     ok("registry", "publish", packed(tmp_path, "marketing-linear", version="0.2.0"), "--index", index)

@@ -31,7 +31,7 @@ def index_json(index: Path) -> dict:
 def test_yank_and_unyank(published: Path) -> None:
     doc = ok("registry", "yank", published, "review-pack", "0.2.0")
     assert doc == {"name": "review-pack", "version": "0.2.0", "yanked": True, "changed": True, "serial": 3,
-                   "entry": "extensions/re/review-pack.toml"}
+                   "entry": "extensions/re/review-pack.toml", "signed": None}
     assert versions(published) == {"0.1.0": False, "0.2.0": True}
     (extension,) = index_json(published)["extensions"]
     assert extension["latest"] == "0.1.0" and index_json(published)["serial"] == 3
@@ -89,3 +89,19 @@ def test_build_follows_a_hand_edit_and_refuses_a_broken_entry(published: Path) -
     doc = fail("invalid_index", "registry", "build", published)
     assert doc["error"]["details"]["problems"][0]["key"] == "tier"
     assert snapshot(published) == before
+
+
+def test_build_refuses_a_committed_lock_file_link(published: Path, tmp_path: Path) -> None:
+    """A `.pkgmgr-registry.lock` committed as a symbolic link never creates what it points at."""
+    from tests.publish.helpers import LOCK_FILE
+
+    target = tmp_path / "outside" / "planted"
+    target.parent.mkdir()
+    lock = published / LOCK_FILE
+    if lock.exists() or lock.is_symlink():
+        lock.unlink()
+    lock.symlink_to(target)
+    before = snapshot(published)
+    doc = fail("invalid_index", "registry", "build", published)
+    assert "symbolic link" in doc["error"]["message"]
+    assert not target.exists() and snapshot(published) == before

@@ -12,7 +12,6 @@ from tests.support.fakegithub import FakeGitHub
 from tests.support.servers import StaticFileServer
 
 
-
 @pytest.fixture
 def regdir(tmp_path: Path) -> RegistryDir:
     return RegistryDir(tmp_path / "index", "acme")

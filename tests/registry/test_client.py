@@ -76,13 +76,13 @@ def test_identity_and_json(ops: Ops) -> None:
     assert registry.name == "acme" and registry.source == "https://registry.example/idx/"  # normalised
     assert registry.insecure is True and registry.declared is False and registry.exempt is False
     assert registry.to_json() == {"name": "acme", "source": "https://registry.example/idx/", "priority": 7,
-                                  "insecure": True, "workspace": False}
+                                  "insecure": True, "workspace": False, "signed": False}
 
 
 def test_plain_http_off_loopback_is_refused_when_read_not_when_configured(ops: Ops) -> None:
     registry = ops.registry(RegistryConfig("plain", "http://registry.example/idx/"))  # constructing is fine
     with pytest.raises(PkgmgrError) as exc:
-        registry.reader
+        registry.reader  # noqa: B018 - reading the property raises
     assert exc.value.code == "invalid_config" and exc.value.message.startswith("registry plain: ")
     assert exc.value.details == {"registry": "plain"}
     assert ops.registry(RegistryConfig("plain", "http://registry.example/idx/", insecure=True)).reader is not None

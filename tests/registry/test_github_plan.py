@@ -102,7 +102,7 @@ def test_plan_then_fetch_one_asset(session: Session, fake_github: FakeGitHub) ->
     assert fetched.kind == "github" and fetched.locator == "acme/gh-tool" and fetched.verified is False
     assert fetched.archive is not None and fetched.archive.read_bytes() == data
     assert fetched.sha256 == sha(data) and fetched.source_url == url and fetched.label == "github:acme/gh-tool"
-    assert fetched.direct and fetched.expected is None
+    assert fetched.direct and fetched.expects.entry is None
     key = "acme/gh-tool@v1.1.0/gh-tool-1.1.0.tar.gz"
     assert reporter.events == [("started", key, "gh-tool-1.1.0.tar.gz", len(data)), ("finished", key)]
 

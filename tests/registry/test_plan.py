@@ -5,25 +5,25 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.install.options import InstallOptions
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import parse_ref
 from pkgmgr.registry.memory import Memory
 from pkgmgr.registry.plan import make_planner
-from pkgmgr.store.install import InstallOptions
+from pkgmgr.registry.session import Session
 from tests.registry.helpers import RegistryDir, archive_bytes
 from tests.support.fakegithub import FakeGitHub
 from tests.support.servers import StaticFileServer
 
 
-def ctx(home: Path, *registries: RegistryConfig, offline: bool = False) -> SimpleNamespace:
+def ctx(home: Path, *registries: RegistryConfig, offline: bool = False) -> Session:
     config = Config(network=NetworkSettings(retries=1), registries=tuple(registries))
-    return SimpleNamespace(home=home, config=config, offline=offline, warn=lambda message: None)
+    return Session(home, config, offline=offline, warn=lambda message: None)
 
 
 def test_registry_plan_and_fetch(home: Path, regdir: RegistryDir, static_server: StaticFileServer) -> None:
@@ -37,7 +37,7 @@ def test_registry_plan_and_fetch(home: Path, regdir: RegistryDir, static_server:
     assert fetched.sha256 == published.sha256 and fetched.verified and fetched.tier == "official"
     assert fetched.source_url == f"{static_server.url}/{published.url}"
     assert fetched.archive is not None and fetched.archive.read_bytes() == published.data
-    assert fetched.expected is not None and fetched.expected.permissions == ("session.read",)
+    assert fetched.expects.entry is not None and fetched.expects.entry.permissions == ("session.read",)
 
 
 def test_fetches_are_thread_safe(home: Path, regdir: RegistryDir, static_server: StaticFileServer) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -94,7 +94,7 @@ def test_checksum_changed_attack(reg: RegistryDir, client: Client) -> None:
 
 
 def test_freeze_attack_expired_registry(reg: RegistryDir, client: Client) -> None:
-    reg.expires = (datetime.now(timezone.utc) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    reg.expires = (datetime.now(UTC) - timedelta(days=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
     reg.publish("demo-ext", "0.2.0")
     client.refused("registry_expired", "ext", "update", "--all")
     client.refused("registry_expired", "ext", "install", "demo-ext@0.2.0")

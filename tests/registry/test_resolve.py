@@ -75,3 +75,15 @@ def test_entry_without_versions() -> None:
     with pytest.raises(PkgmgrError) as exc:
         select_version(Entry("demo-ext", "", None, "community", ()), Request())
     assert exc.value.code == "version_not_found"
+
+
+def test_build_metadata_is_ignored_as_the_manifest_check_ignores_it() -> None:
+    """One host-version check (issue 12): `min 2.0.0+build.7` on host 2.0.0 is compatible at
+    resolution too, as `manifest.check_host` has always said."""
+    from pkgmgr.registry.resolve import skip_reason
+    from pkgmgr.versions import host_satisfies, parse_host_version
+
+    host = parse_host_version("2.0.0")
+    assert host is not None and host_satisfies(host, "2.0.0+build.7") and not host_satisfies(host, "2.0.1")
+    assert skip_reason(v("1.0.0", host="2.0.0+build.7"), Request(host_version="2.0.0")) is None
+    assert skip_reason(v("1.0.0", host="2.0.1"), Request(host_version="2.0.0+build.9")) is not None

@@ -11,6 +11,7 @@ from typing import Iterator
 
 import pytest
 
+from pkgmgr.cli.workspace_registries import session_for
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.net.cache import DownloadCache
@@ -18,7 +19,7 @@ from pkgmgr.net.github import GitHub
 from pkgmgr.net.http import HttpClient
 from pkgmgr.registry.client import Registries
 from pkgmgr.registry.memory import Memory
-from pkgmgr.registry.session import Session, session_for
+from pkgmgr.registry.session import Session
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.workspace import Workspace
 from tests.registry.helpers import RegistryDir

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -10,7 +10,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.registry.model import Entry, RegistryMeta, VersionEntry
 from pkgmgr.registry.trust import check_entry, check_meta, known_versions
 
-NOW = datetime(2026, 6, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
 def meta(serial: int = 5, expires: datetime | None = None) -> RegistryMeta:
@@ -26,12 +26,12 @@ def test_rollback() -> None:
 
 
 def test_expired() -> None:
-    past = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    past = datetime(2026, 1, 1, tzinfo=UTC)
     with pytest.raises(PkgmgrError) as exc:
         check_meta(meta(expires=past), label="acme", remembered_serial=None, allow_expired=False, now=NOW)
     assert exc.value.code == "registry_expired"
     check_meta(meta(expires=past), label="acme", remembered_serial=None, allow_expired=True, now=NOW)
-    check_meta(meta(expires=datetime(2027, 1, 1, tzinfo=timezone.utc)), label="acme", remembered_serial=None,
+    check_meta(meta(expires=datetime(2027, 1, 1, tzinfo=UTC)), label="acme", remembered_serial=None,
                allow_expired=False, now=NOW)
 
 

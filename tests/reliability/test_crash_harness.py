@@ -36,13 +36,12 @@ from typing import Any, Callable
 
 import pytest
 
-from tests.reliability.helpers import (Saved, cli_json, doctor_problems, mixed_units, only_leftovers, record,
-                                       visible)
+from tests.reliability.helpers import Saved, cli_json, doctor_problems, mixed_units, only_leftovers, record, visible
 from tests.support.cli import run_subprocess
+from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, copy_release_crew
 from tests.hosts.test_crash import POINTS as HOST_POINTS
-from tests.support.stores import store_root
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
@@ -301,7 +300,7 @@ BIG_BYTES = 3 * 1024 * 1024
 RANDOM_KILLS = 6  # per scenario
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def big_archive(version: str) -> bytes:
     """A .tar.gz of BIG_FILES incompressible files, BIG_BYTES in all (the same bytes every run)."""
     rng = random.Random(f"{BIG}-{version}")

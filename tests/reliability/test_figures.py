@@ -22,6 +22,10 @@ ROWS = [
     {"kind": "state-damage", "fault": "flip-not-utf8", "table": "extensions", "column": "name", "detected": True,
      "clean": True, "anomalies": 0},
     {"kind": "disk-fault", "fault": "erofs", "detected": True, "clean": True, "anomalies": 0},
+    {"kind": "power_loss", "command": "switch", "point": "end", "cut": "at-exit", "state": "new", "repaired": True,
+     "anomalies": []},
+    {"kind": "power_loss", "command": "switch", "point": "install.after_commit", "cut": "at-exit", "state": "?",
+     "repaired": False, "anomalies": ["doctor --check: install: ..."]},
 ]
 
 
@@ -40,6 +44,10 @@ def test_every_section_is_rendered(tmp_path: Path) -> None:
     assert "**2 runs over 2 kinds**" in text and "| flip-not-utf8 | 1 | 1 | 1 | 0 |" in text
     assert "| erofs | 1 | 1 | 1 | 0 |" in text
     assert "adversarial archives" in text
+    assert "**2 power cuts** over 2 runs" in text
+    assert "| switch | 2 | 2 | 1 new | 1 | 1 | `install.after_commit` |" in text
+    assert "| power loss | 2 | 1 | 1 |" in text and "| read-only filesystem | 1 | 1 | 0 |" in text
+    assert "| process kill (SIGKILL) | 3 | 3 | 0 |" in text and "| damaged rows | 1 | 1 | 0 |" in text
     assert figures.main([]) == 2
     doc = tmp_path / "doc.md"
     doc.write_text(f"# Title\n\n{figures.BEGIN}\nold figures\n{figures.END}\n\nafter\n", encoding="utf-8")

@@ -9,9 +9,11 @@ import pytest
 
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.store.install import (InstallOptions, commit, get_installed, list_installed, prepare, remove,
-                                  same_source, set_enabled)
-from pkgmgr.store.model import Expected, Fetched
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.plan import Expectations, Expected, Fetched
+from pkgmgr.install.scope_destination import ScopeDestination, remove, set_enabled
+from pkgmgr.install.verify import prepare
+from pkgmgr.store.install import get_installed, list_installed, same_source
 from pkgmgr.store.scope import Scope, global_scope
 from tests.support.builders import minimal_manifest, write_extension
 
@@ -33,14 +35,14 @@ def source(tmp_path: Path, version: str = "0.1.0", **extra) -> Path:
 def registry(directory: Path, *, tier: str = "community", name: str = "acme", expected: Expected | None = None
              ) -> Fetched:
     return Fetched(kind="registry", locator=name, directory=directory, verified=tier != "unverified", tier=tier,
-                   registry=name, source_url=f"https://{name}.example/x.tar.gz", expected=expected)
+                   registry=name, source_url=f"https://{name}.example/x.tar.gz", expects=Expectations(entry=expected))
 
 
 def run(scope: Scope, fetched: Fetched, options: InstallOptions = InstallOptions()):
     with scope.writer(1):
         staging = scope.new_staging()
         prepared = prepare(fetched, staging, config=CONFIG, options=options)
-        return commit(scope, prepared, options)
+        return ScopeDestination(scope).switch(prepared, options)
 
 
 def test_official_tier_keeps_grants_and_max_scope(tmp_path: Path, scope: Scope) -> None:

@@ -392,3 +392,28 @@ def test_scope_writer_releases_on_exit_and_on_error(home: Path) -> None:
     with ExclusiveLock(scope.lock_path, timeout=0):  # free
         pass
     scope.close()
+
+
+# --- the lock file must be a regular file, reached without a link (issue 12) ------------------------
+
+
+def test_a_symlinked_lock_file_is_refused_and_its_target_never_created(tmp_path: Path) -> None:
+    from pkgmgr.store.lock import UnsafeLockFile, is_held
+
+    target = tmp_path / "elsewhere" / "created-by-the-attack"
+    target.parent.mkdir()
+    link = tmp_path / "state.lock"
+    link.symlink_to(target)
+    with pytest.raises(UnsafeLockFile) as caught:
+        ExclusiveLock(link, 0).acquire()
+    assert caught.value.code == "state_inconsistent" and "symbolic link" in caught.value.message
+    assert not target.exists() and not is_held(link)
+
+
+def test_a_fifo_as_lock_file_is_refused_without_blocking(tmp_path: Path) -> None:
+    from pkgmgr.store.lock import UnsafeLockFile
+
+    fifo = tmp_path / "state.lock"
+    os.mkfifo(fifo)
+    with pytest.raises(UnsafeLockFile, match="not a regular file"):
+        ExclusiveLock(fifo, 0).acquire()

@@ -9,7 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.store.recovery import check_scope, orphans, remove_leftovers, repair_scope, staging_is_empty
+from pkgmgr.doctor import check_scope
+from pkgmgr.store.recovery import (
+    orphans,
+    remove_leftovers,
+    repair_scope,
+    staging_is_empty,
+)
 from pkgmgr.store.scope import global_scope
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
 

@@ -16,7 +16,6 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.scope import Scope, discover_workspace, global_scope
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, install, ok, tree
 
-
 # --- roots ---------------------------------------------------------------------------------------
 
 

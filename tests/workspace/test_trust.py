@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.config import RegistryConfig
-from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.scope import discover_workspace
 from pkgmgr.workspace import trust
 from tests.workspace.helpers import write_local_tool
@@ -62,10 +61,10 @@ def test_different_parts_never_share_a_digest(paths: list, registries: list, man
     if lock is not None:
         variants.append((manifest + lock, None, paths, registries))
         variants.append((manifest + lock[:1], lock[1:], paths, registries))
-    for m, l, ps, rs in variants:
-        if (m, l, tuple(ps), tuple(rs)) == (manifest, lock, tuple(paths), tuple(registries)):
+    for m, lk, ps, rs in variants:
+        if (m, lk, tuple(ps), tuple(rs)) == (manifest, lock, tuple(paths), tuple(registries)):
             continue
-        other = trust.compute(m, l, Path("/nonexistent"), [], trees=tuple(ps), registry_dirs=tuple(rs)).digest
+        other = trust.compute(m, lk, Path("/nonexistent"), [], trees=tuple(ps), registry_dirs=tuple(rs)).digest
         assert other != base
 
 

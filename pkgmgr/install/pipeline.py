@@ -1,4 +1,15 @@
-"""`ext install`: plan every ref, check policy, fetch in parallel, then commit one by one.
+"""The install pipeline: plan -> fetch -> verify -> stage -> switch, for a batch of refs.
+
+Every ref is planned (`pkgmgr.install.plan`) and checked against policy, fetched in parallel,
+staged and verified (`pkgmgr.install.verify`), then switched to by a `Destination`
+(`pkgmgr.install.destination`; pkgmgr's scope store by default). The pipeline calls nothing
+else of the store or the activations.
+
+Refs are committed in argument order under one hold of the destination's writer lock. Every ref
+is resolved, fetched, verified and checked against the destination first; when one fails there,
+nothing is committed (the others are reported as held) unless `keep_going`, where a failing ref
+does not stop the others. Either way the first failure in argument order becomes the command's
+error with the others' outcomes beside it (SPEC 4).
 
 Refs are committed in argument order under one hold of the scope's writer lock; a failing
 ref does not stop the others, and the first failure in argument order becomes the command's
@@ -7,19 +18,26 @@ error with the others' outcomes beside it (SPEC 4).
 
 from __future__ import annotations
 
+import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.install.destination import Destination
+from pkgmgr.install.options import InstallOptions
+from pkgmgr.install.plan import Fetched, Plan, plan_path
+from pkgmgr.install.host_routing import HostRouting
+from pkgmgr.install.verify import Verified, prepare
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.sources import Plan, plan_path
-from pkgmgr.store.install import InstallOptions, Outcome, Prepared, commit, get_installed, prepare
-from pkgmgr.store.model import Fetched
-from pkgmgr.store.scope import Scope
+
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
+    from pkgmgr.store.install import Outcome
+    from pkgmgr.store.scope import Scope
 
 Confirm = Callable[[dict[str, Any]], bool]
 Announce = Callable[[dict[str, Any]], None]  # shows a summary before its ref is committed (SPEC 7)
@@ -48,27 +66,28 @@ class BatchResult:
         return next((r.error for r in self.results if r.error is not None), None)
 
 
-def check_consent(plan: Plan, *, config: Any, options: InstallOptions, interactive: bool) -> None:
-    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked."""
+def check_consent(plan: Plan, *, config: Config, options: InstallOptions, interactive: bool) -> None:
+    """SPEC 7: an unverified source needs --allow-unverified, and --yes where nobody can be asked;
+    a person at a terminal is asked instead (SPEC 11: the question before a refusal)."""
     if not plan.needs_consent:
         return
     what = f"{plan.label} ({plan.kind}{', tier ' + plan.tier if plan.tier else ''})"
     if not config.allow_unverified:
         raise PkgmgrError(f"{what} is not verified by a registry and policy.allow_unverified is false",
-                          code="unverified_source")
-    if not options.allow_unverified:
-        raise PkgmgrError(f"{what} is not verified by a registry", code="unverified_source",
+                          code=Code.UNVERIFIED_SOURCE)
+    if not options.allow_unverified and (options.yes or not interactive):  # a terminal is asked instead
+        raise PkgmgrError(f"{what} is not verified by a registry", code=Code.UNVERIFIED_SOURCE,
                           hint="pass --allow-unverified to install it anyway")
     if not options.yes and not interactive:
         raise PkgmgrError(f"{what} is not verified and nobody can be asked to confirm it",
-                          code="unverified_source", hint="pass --yes together with --allow-unverified")
+                          code=Code.UNVERIFIED_SOURCE, hint="pass --yes together with --allow-unverified")
 
 
 def install(
     scope: Scope,
     refs: Sequence[str] = (),
     *,
-    config: Any,
+    config: Config,
     options: InstallOptions,
     planner: Planner | None = None,
     planned: Sequence[Plan] | None = None,
@@ -77,13 +96,20 @@ def install(
     reporter: Reporter | None = None,
     lock_timeout: float = 30.0,
     announce: Announce | None = None,
+    destination: Destination | None = None,
+    keep_going: bool = True,
 ) -> BatchResult:
     """Install `refs` into `scope`, each planned by `planner` — or, instead of `refs`, the
     `planned` refs of a caller that resolved already (update and sync; two may share a ref text:
     two assets of one release). `confirm` asks the operator about an
     unverified source (showing its summary); `announce` shows every other ref's summary just
-    before it is committed — what it grants, runs and needs from the network (SPEC 7)."""
+    before it is committed — what it grants, runs and needs from the network (SPEC 7).
+    `destination` is where verified trees go: by default `scope`'s store for Compozy's trees and
+    the host's folder for terva's, Eva's and Vera's (`install.host_routing.HostRouting`).
+    Without `keep_going` (`ext install` unless --keep-going) a ref that fails before the first
+    commit leaves every ref uncommitted (module docstring)."""
     reporter = reporter or Reporter()
+    target: Destination = destination if destination is not None else HostRouting(scope, options.host)
     if planned is not None:
         refs = [plan.ref.text for plan in planned]
     batch = BatchResult([RefResult(ref) for ref in refs])
@@ -97,11 +123,7 @@ def install(
         try:
             ref = parse_ref(text)
             if ref.kind == "name" and not ref.spec:
-                current = get_installed(scope, ref.name or "") if options.host in (None, "compozy") else None
-                if current is None and options.host != "compozy":  # an install in another host's folder
-                    from pkgmgr.hosts.records import find_installed
-
-                    current = find_installed(scope, ref.name or "", options.host)
+                current = target.installed(ref.name or "")
                 if current is not None:
                     result.status, result.name, result.version = "skipped", current.name, current.version
                     result.message = (f"{current.name} {current.version} is already installed; "
@@ -130,9 +152,14 @@ def install(
     fetched = fetch_all(plans, config=config, reporter=reporter, batch=batch)
     if not fetched:
         return batch
+    if not keep_going and batch.first_error is not None:
+        for index, item in fetched.items():  # verified all the same: every ref's outcome is reported
+            _preview(batch.results[index], item, config=config, options=options, destination=target)
+        _hold(batch, plans)
+        return batch
     if options.dry_run:
         for index, item in fetched.items():
-            if _preview(batch.results[index], item, config=config, options=options, scope=scope):
+            if _preview(batch.results[index], item, config=config, options=options, destination=target):
                 batch.results[index].status = "planned"
         return batch
     shown: set[int] = set()  # summaries the operator saw at a prompt
@@ -145,15 +172,23 @@ def install(
                 del fetched[index]
             elif not confirm(result.summary or {}):
                 result.status = "failed"
-                result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code="unverified_source")
+                result.error = PkgmgrError(f"{result.name} {result.version}: not confirmed", code=Code.UNVERIFIED_SOURCE)
                 del fetched[index]
+        if not keep_going and _hold(batch, plans):
+            return batch
         if not fetched:
             return batch
     try:
-        with scope.writer(lock_timeout):
-            prepared = prepare_all(scope, fetched, config=config, options=options)
+        with target.writer(lock_timeout):
+            prepared = prepare_all(target, fetched, config=config, options=options)
+            if not keep_going and _refused(target, batch, prepared, options=options):
+                for staging, _ in prepared.values():
+                    target.discard(staging)
+                _hold(batch, plans)
+                return batch
+            target.make_durable([item for _, item in prepared.values() if not isinstance(item, PkgmgrError)])
             for index in fetched:
-                _commit_one(scope, batch.results[index], prepared[index], options=options,
+                _commit_one(target, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)
     except PkgmgrError as error:  # the lock or the state database: what was not committed fails with it
         for index in fetched:
@@ -163,23 +198,66 @@ def install(
     return batch
 
 
-Staged = tuple[Path, "Prepared | PkgmgrError"]
+Staged = tuple[Path, "Verified | PkgmgrError"]
 
 
-def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, options: InstallOptions,
+def _hold(batch: BatchResult, plans: dict[int, Plan]) -> bool:
+    """When a ref failed, mark every ref still pending as held (not installed) and say so."""
+    failed = next((r for r in batch.results if r.status == "failed"), None)
+    if failed is None:
+        return False
+    for index, plan in plans.items():
+        result = batch.results[index]
+        if result.status == "pending":
+            result.status, result.name, result.version = "skipped", result.name or plan.name, \
+                result.version or plan.version
+            result.message = (f"{result.name or result.ref} not installed: {failed.ref} failed, so nothing "
+                              "was installed (--keep-going installs the refs that succeed)")
+    return True
+
+
+def _refused(destination: Destination, batch: BatchResult, staged: dict[int, Staged], *,
+             options: InstallOptions) -> bool:
+    """Run, reading only, the checks a switch would refuse a verified ref with (its verification's
+    own failure, `source_conflict`, `bundle_missing`); each failure lands in its result."""
+    refused = False
+    for index, (_, verified) in staged.items():
+        result = batch.results[index]
+        try:
+            if isinstance(verified, PkgmgrError):
+                raise verified
+            result.name, result.version = verified.name, verified.version
+            destination.check_switch(verified, options)
+        except PkgmgrError as error:
+            result.status, result.error, refused = "failed", error, True
+    return refused
+
+
+def _without_staging(error: PkgmgrError, staging: Path, item: Fetched) -> PkgmgrError:
+    """The error with the private staging path replaced by what the user named (SPEC 11:
+    messages never show internal paths)."""
+    label = item.label or item.locator
+    for internal in (f"{staging}{os.sep}tree", str(staging)):
+        if internal in error.message:
+            error.message = error.message.replace(internal, label)
+            error.args = (error.message,)
+    return error
+
+
+def prepare_all(destination: Destination, fetched: dict[int, Fetched], *, config: Config, options: InstallOptions,
                 ) -> dict[int, Staged]:
     """Extract and validate every fetched ref, each in its own staging directory (writer lock
     held), several at a time: creating files waits on the disk, and one ref's waits overlap
     another's work. Returns index -> (staging directory, Prepared or the error it raised)."""
 
     def one(item: Fetched) -> Staged:
-        staging = scope.new_staging()
+        staging = destination.new_staging()
         try:
             return staging, prepare(item, staging, config=config, options=options)
         except PkgmgrError as error:
-            return staging, error
+            return staging, _without_staging(error, staging, item)
         except BaseException:
-            scope.discard(staging)
+            destination.discard(staging)
             raise
 
     staged: dict[int, Staged] = {}
@@ -202,12 +280,12 @@ def prepare_all(scope: Scope, fetched: dict[int, Fetched], *, config: Any, optio
                 failure = failure or exc
     if failure is not None:  # no staging directory is left behind
         for staging, _ in staged.values():
-            scope.discard(staging)
+            destination.discard(staging)
         raise failure
     return staged
 
 
-def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: InstallOptions,
+def _commit_one(destination: Destination, result: RefResult, staged: Staged, *, options: InstallOptions,
                 announce: Announce | None) -> None:
     """Commit one prepared ref (writer lock held) and drop its staging directory; a failure
     (its preparation's included) lands in `result`."""
@@ -217,15 +295,15 @@ def _commit_one(scope: Scope, result: RefResult, staged: Staged, *, options: Ins
             raise prepared
         result.summary = prepared.summary()
         result.name, result.version = prepared.name, prepared.version
-        outcome = commit(scope, prepared, options, announce)
+        outcome = destination.switch(prepared, options, announce)
         result.outcome, result.status = outcome, outcome.action
     except PkgmgrError as error:
         result.status, result.error = "failed", error
     finally:
-        scope.discard(staging)
+        destination.discard(staging)
 
 
-def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
+def fetch_all(plans: dict[int, Plan], *, config: Config, reporter: Reporter, batch: BatchResult) -> dict[int, Fetched]:
     """Download every plan in parallel (a bounded pool); failures land in their result."""
     fetched: dict[int, Fetched] = {}
     if not plans:
@@ -248,25 +326,25 @@ def fetch_all(plans: dict[int, Plan], *, config: Any, reporter: Reporter, batch:
 
 def _call(plan: Plan, reporter: Reporter) -> Fetched | PkgmgrError:
     try:
-        return plan.fetch(reporter)
+        return plan.fetch_expected(reporter)
     except PkgmgrError as error:
         return error
 
 
-def _preview(result: RefResult, item: Fetched, *, config: Any, options: InstallOptions,
-             scope: Scope | None = None) -> bool:
+def _preview(result: RefResult, item: Fetched, *, config: Config, options: InstallOptions,
+             destination: Destination | None = None) -> bool:
     """Validate and summarise in a throw-away directory outside the scope (a dry run, or what a
-    prompt shows); write nothing. With `scope` (a dry run), also check that the scope's
-    activations of the extension keep their bundle and profile. False, with the error in
+    prompt shows); write nothing. With `destination` (a dry run), also check what its switch
+    would refuse (a scope's activations keep their bundle and profile). False, with the error in
     `result`, when it would fail."""
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
-            prepared: Prepared = prepare(item, Path(tmp), config=config, options=options)
-            if scope is not None:
-                from pkgmgr.activation.lifecycle import check_kept
-
-                check_kept(scope, prepared.name, prepared.version, prepared.bundles,
-                           deactivate_missing=options.deactivate_missing)
+            try:
+                prepared: Verified = prepare(item, Path(tmp), config=config, options=options)
+            except PkgmgrError as error:
+                raise _without_staging(error, Path(tmp), item) from None
+            if destination is not None:
+                destination.check_switch(prepared, options)
         except PkgmgrError as error:
             result.status, result.error = "failed", error
             return False

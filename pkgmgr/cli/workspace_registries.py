@@ -1,12 +1,17 @@
 """What a command run inside a workspace takes from it: the registries of an approved pkgmgr.toml,
-for the commands that work on the workspace's own scope."""
+for the commands that work on the workspace's own scope; and the `Session` a command's context
+assembles from them and the configuration (the one place a CLI `Context` becomes a session)."""
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.session import Session
 
 
 def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
@@ -39,3 +44,16 @@ def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
                  "('pkgmgr trust --show')")
         return ()
     return ws.manifest.registries
+
+
+def session_for(ctx: Any, *, allow_expired: bool = False,
+                extra_registries: Sequence[RegistryConfig] | None = None, dry_run: bool = False) -> Session:
+    """A Session from the CLI context (home, config, --offline, warnings on stderr). Inside a
+    workspace, the registries its approved pkgmgr.toml declares join the configured ones. A
+    `dry_run` session writes nothing (not even the rollback memory)."""
+    from pkgmgr.registry.session import Session
+
+    if extra_registries is None:
+        extra_registries = trusted_registries(ctx)
+    return Session(ctx.home, ctx.config, offline=ctx.offline, allow_expired=allow_expired, warn=ctx.warn,
+                   extra_registries=extra_registries, record=not dry_run)

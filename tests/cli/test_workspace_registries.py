@@ -9,9 +9,9 @@ from types import SimpleNamespace
 
 import pytest
 
+from pkgmgr.cli.workspace_registries import trusted_registries
 from pkgmgr.config import RegistryConfig
 from pkgmgr.workspace import trust
-from pkgmgr.workspace.context import trusted_registries
 from pkgmgr.workspace.workspace import Workspace
 from tests.workspace.helpers import write_local_tool
 

@@ -1,6 +1,6 @@
-"""Archives of a local-directory registry: copied into the content-addressed download cache
-while hashed, with the same rules as a download (exact size, sha256 compared in constant time)
-so the file that is extracted is the file that was verified."""
+"""Archives copied from a local file (a directory registry, a shared cache) into the
+content-addressed download cache while hashed, with the same rules as a download (exact size,
+sha256 compared in constant time), so the file that is extracted is the file that was verified."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import pytest
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.net.cache import DownloadCache
 from pkgmgr.net.hashing import CHUNK
-from pkgmgr.registry.localcopy import copy_verified
+from pkgmgr.net.localcopy import copy_verified
 
 LABEL = "demo-ext 0.1.0"
 

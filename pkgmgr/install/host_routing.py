@@ -1,0 +1,72 @@
+"""The pipeline's default destination: pkgmgr's scope store for Compozy's trees, the host's
+folder (`pkgmgr.hosts.destination.HostDestination`) for terva's, Eva's and Vera's (SPEC 13).
+
+Which host a tree is for is known once it is verified (`--host`, the registry entry's `host`,
+a declaration's `host = "..."`, or the manifest file the tree carries), so this destination
+routes each verified tree to the destination of its host; the pipeline sees one `Destination`.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.install.destination import Announce, Destination
+from pkgmgr.install.scope_destination import ScopeDestination
+
+if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.store.install import Outcome
+    from pkgmgr.store.scope import Scope
+
+
+class HostRouting:
+    """One scope's destinations, every host's: a verified tree goes to its own host's."""
+
+    def __init__(self, scope: Scope, host: str | None = None) -> None:
+        self.scope = scope
+        self.host = host  # --host: whose installs `installed` looks at (None: any host's)
+        self.compozy = ScopeDestination(scope)
+
+    @property
+    def label(self) -> str:
+        return self.compozy.label
+
+    def writer(self, timeout: float) -> AbstractContextManager[object]:
+        return self.compozy.writer(timeout)
+
+    def new_staging(self) -> Path:
+        return self.compozy.new_staging()
+
+    def discard(self, staging: Path) -> None:
+        self.compozy.discard(staging)
+
+    def installed(self, name: str) -> Any:
+        current = self.compozy.installed(name) if self.host in (None, "compozy") else None
+        if current is None and self.host != "compozy":  # an install in another host's folder
+            from pkgmgr.hosts.records import find_installed
+
+            current = find_installed(self.scope, name, self.host)
+        return current
+
+    def for_tree(self, verified: Any) -> Destination:
+        """The destination of `verified`'s host."""
+        from pkgmgr.hosts.install import HostPrepared
+
+        if isinstance(verified, HostPrepared):
+            from pkgmgr.hosts.destination import HostDestination
+
+            return HostDestination(self.scope, verified.host.name)
+        return self.compozy
+
+    def check_switch(self, verified: Any, options: InstallOptions) -> None:
+        self.for_tree(verified).check_switch(verified, options)
+
+    def make_durable(self, verified: list[Any]) -> None:
+        from pkgmgr.install.verify import Verified
+
+        self.compozy.make_durable([item for item in verified if isinstance(item, Verified)])
+
+    def switch(self, verified: Any, options: InstallOptions, announce: Announce | None = None) -> Outcome:
+        return self.for_tree(verified).switch(verified, options, announce)

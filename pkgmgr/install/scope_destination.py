@@ -1,0 +1,101 @@
+"""pkgmgr's own scope store as a destination (the Compozy host): a verified tree becomes
+`extensions/<name>/<version>/` of a scope, recorded in its `state.db`, and the scope's
+activations of the extension are refreshed in the same transaction.
+
+This is where the store (`pkgmgr.store.install`) and the activations (`pkgmgr.activation`) are
+composed: the store takes the refresh and the removal guard as hooks and imports neither.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from contextlib import AbstractContextManager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.install.destination import Announce
+
+if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.verify import Verified
+    from pkgmgr.store.install import Outcome
+    from pkgmgr.store.model import Installed
+    from pkgmgr.store.scope import Scope
+
+
+class ScopeDestination:
+    """The `Destination` of one scope (global or a workspace's)."""
+
+    def __init__(self, scope: Scope) -> None:
+        self.scope = scope
+
+    @property
+    def label(self) -> str:
+        return f"{self.scope.kind} scope"
+
+    def writer(self, timeout: float) -> AbstractContextManager[object]:
+        return self.scope.writer(timeout)
+
+    def new_staging(self) -> Path:
+        return self.scope.new_staging()
+
+    def discard(self, staging: Path) -> None:
+        self.scope.discard(staging)
+
+    def installed(self, name: str) -> Installed | None:
+        from pkgmgr.store.install import get_installed
+
+        return get_installed(self.scope, name)
+
+    def check_switch(self, verified: Verified, options: InstallOptions) -> None:
+        from pkgmgr.activation.lifecycle import check_kept
+        from pkgmgr.store.install import check_replace, get_installed
+
+        current = get_installed(self.scope, verified.name)
+        if current is not None:
+            check_replace(current, verified, options)  # source_conflict, reading only
+        check_kept(self.scope, verified.name, verified.version, verified.bundles,
+                   deactivate_missing=options.deactivate_missing)
+
+    def make_durable(self, verified: list[Verified]) -> None:
+        from pkgmgr.store.install import make_durable
+
+        make_durable(self.scope, list(verified))
+
+    def switch(self, verified: Verified, options: InstallOptions, announce: Announce | None = None) -> Outcome:
+        from pkgmgr.activation.lifecycle import refresh_on_switch
+        from pkgmgr.store.install import commit
+
+        scope = self.scope
+
+        def refresh(conn: sqlite3.Connection, installed: Installed) -> list[dict[str, Any]]:
+            return refresh_on_switch(conn, scope, installed, verified.bundles,
+                                     deactivate_missing=options.deactivate_missing,
+                                     confirm_always=options.confirm_always)
+
+        return commit(scope, verified, options, announce, on_switch=refresh)
+
+
+def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:
+    """Remove an installed extension (writer lock held). Raises not_found and
+    extension_has_active_bundles (unless `deactivate`, which deactivates them in the same step)."""
+    from pkgmgr.activation.lifecycle import guard_removal
+    from pkgmgr.store.install import remove as store_remove
+
+    def guard(conn: sqlite3.Connection, current: Installed) -> list[dict[str, Any]]:
+        return guard_removal(conn, scope, current, deactivate=deactivate, action="remove")
+
+    return store_remove(scope, name, before_delete=guard)
+
+
+def set_enabled(scope: Scope, name: str, enabled: bool, *, deactivate: bool = False,
+                ) -> tuple[Installed, list[dict[str, Any]]]:
+    """Enable or disable an installed extension; disabling one with activations raises
+    extension_has_active_bundles unless `deactivate`."""
+    from pkgmgr.activation.lifecycle import guard_removal
+    from pkgmgr.store.install import set_enabled as store_set_enabled
+
+    def guard(conn: sqlite3.Connection, current: Installed) -> list[dict[str, Any]]:
+        return guard_removal(conn, scope, current, deactivate=deactivate, action="disable")
+
+    return store_set_enabled(scope, name, enabled, before_disable=guard)

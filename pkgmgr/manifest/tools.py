@@ -1,0 +1,121 @@
+"""`[resources.tools.<name>]`: the rules of Compozy's `validateToolConfigs` and
+`resolveManifestToolDescriptor` (internal/extension manifest_tool_config.go,
+resource_publication.go; internal/tools id.go, tool.go) that decide whether a manifest tool
+loads. Pure: `(key path, message)` problems out, never raises.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pkgmgr.manifest.network import go_trim_space
+from pkgmgr.manifest.templates import is_env_name
+
+RISKS = ("read", "mutating", "open_world", "destructive")
+VISIBILITIES = ("internal", "operator", "session", "model")
+BACKENDS = ("extension_host", "mcp")
+RESERVED_NAMESPACE = "compozy__"
+_SEGMENT = re.compile(r"[a-z][a-z0-9_]*")
+_CAPABILITY = re.compile(r"[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)+")  # validateDottedIdentifiers
+
+
+def segmented_id_problem(text: str) -> str | None:
+    """`tools.validateSegmentedID`: at most 64 characters, `__`-separated segments that start
+    with a-z, hold a-z, 0-9 and `_`, and neither start nor end with `_`; no `___`."""
+    if not text:
+        return "is required"
+    if len(text) > 64:
+        return f"{text!r} is longer than 64 characters"
+    if "___" in text:
+        return f"{text!r}: '___' is an ambiguous separator"
+    for segment in text.split("__"):
+        if not segment or segment.startswith("_") or segment.endswith("_") or not _SEGMENT.fullmatch(segment):
+            return f"{text!r}: each __-separated segment starts with a-z and holds a-z, 0-9 and _"
+    return None
+
+
+def canonical_segment(raw: str) -> str:
+    """`tools.CanonicalIDSegment`: lower-cased, every run of other characters one `_`."""
+    out: list[str] = []
+    for char in go_trim_space(raw.lower()):
+        if "a" <= char <= "z" or "0" <= char <= "9":
+            out.append(char)
+        elif out and out[-1] != "_":
+            out.append("_")
+    return "".join(out).strip("_")
+
+
+def tool_problems(extension: str, tools: Any) -> Iterator[tuple[str, str]]:
+    """Problems of the `[resources.tools]` table of extension `extension`."""
+    if not isinstance(tools, dict):
+        return
+    namespace = f"ext__{canonical_segment(extension)}__"
+    seen: dict[str, str] = {}
+    for raw_name in sorted(tools):
+        name, tool = go_trim_space(raw_name), tools[raw_name]
+        if not name or not isinstance(tool, dict):
+            continue  # blank names are dropped (normalizeTools); other shapes are the schema's
+        key = f"resources.tools.{name}"
+        explicit = tool.get("id")
+        tool_id = go_trim_space(explicit) if isinstance(explicit, str) and go_trim_space(explicit) else (
+            namespace + canonical_segment(name))
+        problem = segmented_id_problem(tool_id)
+        if problem:
+            yield f"{key}.id", problem
+        elif tool_id.startswith(RESERVED_NAMESPACE):
+            yield f"{key}.id", f"{tool_id!r}: extension tools cannot claim the {RESERVED_NAMESPACE} namespace"
+        elif not tool_id.startswith(namespace):
+            yield f"{key}.id", f"{tool_id!r}: extension tools stay under the {namespace!r} namespace"
+        elif tool_id in seen:
+            yield f"{key}.id", f"duplicate tool id {tool_id!r}, also declared by resources.tools.{seen[tool_id]}"
+        seen.setdefault(tool_id, name)
+        yield from _backend(key, tool)
+        for field in ("input_schema", "output_schema"):  # toolspkg: a schema is a JSON object
+            if field in tool and tool[field] is not None and not isinstance(tool[field], dict):
+                yield f"{key}.{field}", "must be a JSON Schema object"
+        for field, choices in (("risk", RISKS), ("visibility", VISIBILITIES)):
+            value = tool.get(field)
+            if isinstance(value, str) and go_trim_space(value) and go_trim_space(value) not in choices:
+                yield f"{key}.{field}", f"{value!r} must be one of {', '.join(choices)}"
+        for index, env in enumerate(tool.get("requires_env") if isinstance(tool.get("requires_env"), list) else []):
+            if isinstance(env, str) and go_trim_space(env) and not is_env_name(go_trim_space(env)):
+                yield f"{key}.requires_env[{index}]", f"{env!r} is not an environment variable name"
+        capabilities = tool.get("required_capabilities")
+        for index, capability in enumerate(capabilities if isinstance(capabilities, list) else []):
+            if isinstance(capability, str) and go_trim_space(capability) and not _CAPABILITY.fullmatch(
+                    go_trim_space(capability)):
+                yield f"{key}.required_capabilities[{index}]", f"{capability!r} is not a capability identifier"
+        toolsets = tool.get("toolsets")
+        for index, toolset in enumerate(toolsets if isinstance(toolsets, list) else []):
+            if isinstance(toolset, str) and (problem := segmented_id_problem(go_trim_space(toolset))):
+                yield f"{key}.toolsets[{index}]", problem
+
+
+def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """`manifestToolBackend` and `manifestToolHandler`."""
+    backend = tool.get("backend") if isinstance(tool.get("backend"), dict) else {}
+
+    def text(table: dict[str, Any], field: str) -> str:
+        value = table.get(field)
+        return go_trim_space(value) if isinstance(value, str) else ""
+
+    kind = text(backend, "kind")
+    if not kind:
+        yield f"{key}.backend.kind", "is required (extension_host or mcp)"
+    elif kind not in BACKENDS:
+        yield f"{key}.backend.kind", f"{kind!r}: extension manifest tools support extension_host or mcp backends"
+    elif kind == "mcp":
+        for field in ("server", "tool"):
+            if not text(backend, field):
+                yield f"{key}.backend.{field}", "is required for an mcp backend"
+    else:
+        nested, top = text(backend, "handler"), text(tool, "handler")
+        if top and nested and top != nested:
+            yield f"{key}.handler", "handler and backend.handler conflict"
+        handler = top or nested
+        if not handler:
+            yield f"{key}.handler", "an extension_host backend needs a handler"
+        elif any(char <= " " or char in "/\\{}" for char in handler):
+            yield f"{key}.handler", f"{handler!r} contains unsupported characters"

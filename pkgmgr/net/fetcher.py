@@ -1,0 +1,43 @@
+"""The fetcher port: what registry readers and planners may ask of the network.
+
+As python-tuf's ngclient `FetcherInterface`, a reader never sees the transport: it gets a
+`Fetcher` (`Session.http`; `pkgmgr.net.http.HttpClient` in production, anything with these two
+methods in a test or a future OCI path) whose guarantees are:
+
+- only `PkgmgrError` escapes, with the network codes of SPEC 11 (`network_error`,
+  `http_error`, `not_found`, `auth_required`, `rate_limited`, `usage` for a refused URL) and
+  `archive_too_large` / `checksum_mismatch` for a body that breaks its bounds; `ValueError` or
+  `RuntimeError` mean a bug in the caller, and a local disk failure stays an `OSError`;
+- lengths are capped while streaming: `max_bytes` (and an exact `expected_size`) stop reading at
+  the first byte too many, never after buffering the body;
+- `download` returns only a file whose sha256 (when expected) was verified, in the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from pkgmgr.net.cache import DownloadCache
+    from pkgmgr.net.http import Downloaded, SmallResponse
+    from pkgmgr.progress import Reporter
+
+
+class Fetcher(Protocol):
+    """The network as registry readers see it (see the module docstring for the guarantees)."""
+
+    def get_small(self, url: str, *, etag: str | None = None, last_modified: str | None = None, max_bytes: int,
+                  accept: str | None = None, insecure: bool = False,
+                  extra_headers: Mapping[str, str] | None = None) -> SmallResponse:
+        """A small document (status 200 with its body, or 304 when the validators still hold)."""
+        ...
+
+    def download(self, url: str, *, expected_sha256: str | None, expected_size: int | None,
+                 cache: DownloadCache, reporter: Reporter, key: str, label: str, max_bytes: int,
+                 accept: str | None = None, insecure: bool = False,
+                 extra_headers: Mapping[str, str] | None = None) -> Downloaded:
+        """An archive into `cache`, verified while it streams."""
+        ...
+
+    def close(self) -> None: ...

@@ -1,0 +1,357 @@
+"""Reading a signed registry (SPEC 5.4a): The Update Framework, verified by python-tuf's
+`ngclient` — never re-implemented here.
+
+`NetFetcher` is ngclient's `FetcherInterface` over pkgmgr's own network layer: the HTTP client
+(caps while streaming, timeouts, minimum rate, deadline, retries, the token rule) and the
+registry cache (ETags; offline, the cache answers). `SignedReader` wraps a registry's plain
+reader: it refreshes the top-level metadata once per operation (root rotation, versions,
+expiry, signatures), then serves every file the registry reads — `registry.toml`, entry
+files, `index.json` — only as a TUF target whose length and hashes the signed targets
+metadata names. Archives named by a relative url are targets too (`check_archive`); external
+ones are covered by the entry's signed sha256 and size.
+
+The trusted metadata lives per registry source in `<home>/tuf/<key>/` (ngclient's own
+`metadata_dir`, holding `root.json` and `root_history/`). It is written only with metadata
+ngclient accepted; a body the registry cache keeps is likewise stored only after the
+verification that decides whether it is used. This module imports `tuf`: import it only when a
+signed registry is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import tempfile
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, TypeVar
+from urllib.parse import unquote, urlsplit
+
+from tuf.api import exceptions as tuf_errors
+from tuf.api.metadata import Metadata, Root
+from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
+
+from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.registry.cache import CachedFile, FileCache
+from pkgmgr.registry.model import MIB
+from pkgmgr.registry.sources import GitHubReader, Reader, cached_read, is_missing
+from pkgmgr.registry.trustroot import METADATA_DIR, tuf_dir
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.session import Session
+
+T = TypeVar("T")
+# ngclient's own caps for metadata whose length nothing signed declares (root, timestamp)
+CONFIG = UpdaterConfig(max_root_rotations=64, root_max_length=512 * 1024, timestamp_max_length=16 * 1024,
+                       snapshot_max_length=2 * MIB, targets_max_length=16 * MIB, prefix_targets_with_hash=False)
+
+
+LOCK_TIMEOUT = 60.0  # seconds another process may hold a registry's trusted metadata
+
+
+class NetError(tuf_errors.DownloadError):
+    """A pkgmgr network failure inside ngclient, carried out unchanged (`error`)."""
+
+    def __init__(self, error: PkgmgrError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+class NetFetcher(FetcherInterface):
+    """ngclient's fetcher: files of one registry, through pkgmgr's HTTP client or from its
+    directory. `download_bytes` passes ngclient's maximum length down as the HTTP client's cap,
+    so an endless body stops at max + 1 bytes. Metadata bodies are revalidated with the
+    registry cache's validators and kept there only when `keep()` is called after ngclient
+    accepted them."""
+
+    def __init__(self, session: Session, cache: FileCache, base_url: str, *, directory: Path | None,
+                 insecure: bool, immutable: bool) -> None:
+        self.session = session
+        self.cache = cache
+        self.base_url = base_url
+        self.directory = directory
+        self.insecure = insecure
+        self.immutable = immutable
+        self._fresh: dict[str, CachedFile] = {}
+        self._lock = threading.Lock()
+
+    def rel(self, url: str) -> str:
+        if not url.startswith(self.base_url):
+            raise NetError(PkgmgrError(f"{url}: outside the registry", code="registry_signature_invalid"))
+        return unquote(url[len(self.base_url):])
+
+    def _fetch(self, url: str) -> Iterator[bytes]:
+        return iter([self.get(url, CONFIG.targets_max_length, conditional=False)])
+
+    @contextlib.contextmanager
+    def download_file(self, url: str, max_length: int) -> Iterator[IO[bytes]]:
+        with tempfile.TemporaryFile() as handle:
+            handle.write(self.get(url, max_length, conditional=False))
+            handle.seek(0)
+            yield handle
+
+    def download_bytes(self, url: str, max_length: int) -> bytes:
+        """A metadata file (ngclient calls this for metadata only)."""
+        return self.get(url, max_length, conditional=True)
+
+    def get(self, url: str, max_length: int, *, conditional: bool) -> bytes:
+        """The body at `url`, at most `max_length` bytes. Raises DownloadHTTPError(404) for a
+        file the registry does not have, DownloadLengthMismatchError for a longer body and
+        NetError for any other failure."""
+        rel = self.rel(url)
+        if self.directory is not None:
+            return self._read_file(rel, max_length)
+        if self.session.offline and rel.endswith(".root.json") and self.cache.load(rel) is None:
+            raise tuf_errors.DownloadHTTPError(f"{rel}: not cached", 404)  # offline: no newer root known
+        try:
+            if conditional:
+                body, fresh = cached_read(self.session, self.cache, rel, url, max_length, lambda raw: raw,
+                                          insecure=self.insecure, immutable=self.immutable)
+            else:
+                response = self.session.http.get_small(url, max_bytes=max_length, insecure=self.insecure)
+                body, fresh = response.body, None
+        except ValidationFailed:  # cached_read's refusal of a body over the cap
+            raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes") from None
+        except PkgmgrError as error:
+            if error.code == "archive_too_large":
+                raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes") from None
+            if is_missing(error):
+                raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
+            raise NetError(error) from None
+        if body is None:
+            raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404)
+        if fresh is not None:
+            with self._lock:
+                self._fresh[rel] = fresh
+        return body
+
+    def _read_file(self, rel: str, max_length: int) -> bytes:
+        assert self.directory is not None
+        path = self.directory / rel
+        root = self.directory.resolve()
+        try:
+            inside = path.resolve().is_relative_to(root)
+        except (OSError, RuntimeError):
+            inside = False
+        if not inside:
+            raise NetError(PkgmgrError(f"{rel} resolves outside the registry directory",
+                                       code="registry_signature_invalid"))
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(max_length + 1)
+        except FileNotFoundError:
+            raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
+        except OSError as exc:
+            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code="internal")) from None
+        if len(data) > max_length:
+            raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
+        return data
+
+    def keep(self) -> None:
+        """Cache the metadata bodies fetched so far (ngclient accepted them)."""
+        with self._lock:
+            fresh, self._fresh = self._fresh, {}
+        for rel, item in fresh.items():
+            self.cache.store(rel, item)
+
+
+def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
+    """The SPEC 5.4a code of an ngclient failure: rollback, expiry, else a bad signature."""
+    if isinstance(exc, NetError):
+        return exc.error
+    if isinstance(exc, PkgmgrError):
+        return exc
+    details = {"registry": label, "reason": str(exc) or type(exc).__name__}
+    if isinstance(exc, tuf_errors.ExpiredMetadataError):
+        return PkgmgrError(f"registry {label}: its signed metadata has expired ({exc})", code="registry_expired",
+                           details=details, hint="the maintainers must re-sign it ('pkgmgr registry sign')")
+    if isinstance(exc, tuf_errors.BadVersionNumberError):
+        return PkgmgrError(f"registry {label}: signed metadata older than what this client trusts ({exc}): "
+                           "a rollback or a mix of versions", code="registry_rollback", details=details)
+    if isinstance(exc, tuf_errors.DownloadHTTPError) and exc.status_code in (403, 404):
+        return PkgmgrError(f"registry {label}: its TUF metadata is missing ({exc}); a signed registry may not be "
+                           "served unsigned", code="registry_signature_invalid", details=details)
+    if isinstance(exc, tuf_errors.DownloadLengthMismatchError):
+        return PkgmgrError(f"registry {label}: signed metadata over its length ({exc})",
+                           code="registry_signature_invalid", details=details)
+    if isinstance(exc, tuf_errors.RepositoryError):
+        return PkgmgrError(f"registry {label}: signature verification failed ({exc})",
+                           code="registry_signature_invalid", details=details)
+    if isinstance(exc, tuf_errors.DownloadError):
+        return PkgmgrError(f"registry {label}: {exc}", code="network_error", details=details)
+    if isinstance(exc, OSError):
+        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code="internal", details=details)
+    return PkgmgrError(f"registry {label}: invalid signed metadata ({exc})", code="registry_signature_invalid",
+                       details=details)
+
+
+def base_url_of(reader: Reader) -> tuple[str, Path | None]:
+    """(the base URL of the registry's files, its directory for a local registry)."""
+    if reader.spec.kind == "dir":
+        assert reader.spec.path is not None
+        return reader.spec.path.absolute().as_uri() + "/", reader.spec.path.absolute()
+    if isinstance(reader, GitHubReader):  # the raw host at the commit this operation reads
+        url = reader.file_url(METADATA_DIR)
+        return url[: -len(METADATA_DIR)], None
+    return reader.spec.base_url or "", None
+
+
+class SignedReader(Reader):
+    """A registry's files as TUF targets (module docstring)."""
+
+    def __init__(self, plain: Reader, session: Session, cache: FileCache, *, label: str,
+                 bootstrap: bytes | None = None) -> None:
+        self.plain = plain
+        self.spec = plain.spec
+        self.insecure = plain.insecure
+        self.session = session
+        self.cache = cache
+        self.label = label
+        self.bootstrap = bootstrap
+        self.metadata_dir = tuf_dir(session.home, plain.spec.text)
+        self._updater: Updater | None = None
+        self._fetcher: NetFetcher | None = None
+        self._error: PkgmgrError | None = None
+        self._fresh: dict[str, CachedFile] = {}
+        self._lock = threading.RLock()
+
+    def updater(self) -> Updater:
+        """ngclient's Updater, refreshed (once per operation; a failure is raised again)."""
+        with self._lock:
+            if self._error is not None:
+                raise self._error
+            if self._updater is None:
+                try:
+                    self._updater = self._refreshed()
+                except Exception as exc:  # noqa: BLE001 - every ngclient failure has a SPEC code
+                    self._error = tuf_error(exc, self.label)
+                    raise self._error from None
+            return self._updater
+
+    def _refreshed(self) -> Updater:
+        base, directory = base_url_of(self.plain)
+        self._fetcher = NetFetcher(self.session, self.cache, base, directory=directory, insecure=self.insecure,
+                                   immutable=isinstance(self.plain, GitHubReader))
+        bootstrap = self.bootstrap
+        if bootstrap is None and not (self.metadata_dir / "root.json").exists():
+            raise PkgmgrError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
+                              code="registry_signature_invalid", details={"registry": self.label},
+                              hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
+                                   f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
+        self.metadata_dir.mkdir(parents=True, exist_ok=True)
+        with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
+            updater = Updater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
+                              config=CONFIG, bootstrap=bootstrap)
+            updater.refresh()
+        self._fetcher.keep()
+        return updater
+
+    @contextlib.contextmanager
+    def _metadata_lock(self) -> Iterator[None]:
+        from pkgmgr.store.lock import ExclusiveLock, LockTimeout
+
+        lock = ExclusiveLock(self.metadata_dir.with_name(self.metadata_dir.name + ".lock"), LOCK_TIMEOUT)
+        try:
+            lock.acquire()
+        except LockTimeout:
+            raise PkgmgrError(f"registry {self.label}: another pkgmgr is updating its trusted metadata; gave up "
+                              f"after {LOCK_TIMEOUT:g} s", code="locked") from None
+        try:
+            yield
+        finally:
+            lock.release()
+
+    def persist_root(self) -> None:
+        """Trust `bootstrap` from now on, reading nothing (ngclient stores it as root.json)."""
+        assert self.bootstrap is not None
+        self.metadata_dir.mkdir(parents=True, exist_ok=True)
+        base, _ = base_url_of(self.plain) if self.spec.kind != "github" else ("github:", None)
+        try:
+            Updater(str(self.metadata_dir), base + METADATA_DIR + "/", config=CONFIG, bootstrap=self.bootstrap)
+        except Exception as exc:  # noqa: BLE001
+            raise tuf_error(exc, self.label) from None
+
+    def targetinfo(self, rel: str) -> Any:
+        updater = self.updater()
+        with self._lock:
+            try:
+                return updater.get_targetinfo(rel)
+            except Exception as exc:  # noqa: BLE001
+                raise tuf_error(exc, self.label) from None
+
+    def read(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        info = self.targetinfo(rel)
+        if info is None:
+            return None  # not a signed target: the registry has no such file
+        if info.length > cap:
+            raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")])
+        cached = self.cache.load(rel)
+        if cached is not None and _matches(info, cached.body):
+            return parse(cached.body)
+        assert self._fetcher is not None
+        url = self._fetcher.base_url + rel
+        try:
+            body = self._fetcher.get(url, info.length, conditional=False)
+            info.verify_length_and_hashes(body)
+        except Exception as exc:  # noqa: BLE001
+            error = tuf_error(exc, self.label)
+            if error.code == "registry_signature_invalid":
+                error.message = f"registry {self.label}: {rel} is not the file its signed metadata names ({exc})"
+                error.args = (error.message,)
+            raise error from None
+        value = parse(body)
+        with self._lock:
+            self._fresh[rel] = CachedFile(url, body)
+        return value
+
+    def keep(self, rel: str) -> None:
+        with self._lock:
+            fresh = self._fresh.pop(rel, None)
+        if fresh is not None:
+            self.cache.store(rel, fresh)
+
+    def locate(self, url: str) -> Any:
+        return self.plain.locate(url)
+
+    def describe(self) -> str:
+        return self.plain.describe()
+
+    def check_archive(self, url: str, sha256: str, size: int, label: str) -> None:
+        """An archive named by a relative url is a target: its signed length and sha256 must be
+        the entry's (which the download then enforces). An absolute url is covered by the
+        entry's own sha256 and size, which are signed with the entry file."""
+        if urlsplit(url).scheme:
+            return
+        rel = os.path.normpath(url).replace(os.sep, "/")
+        info = self.targetinfo(rel)
+        signed = None if info is None else info.hashes.get("sha256")
+        if info is None or info.length != size or signed != sha256:
+            raise PkgmgrError(f"registry {self.label}: {label}: the archive {rel} is not the target its signed "
+                              "metadata names", code="registry_signature_invalid",
+                              details={"registry": self.label, "file": rel})
+
+
+def _matches(info: Any, body: bytes) -> bool:
+    try:
+        info.verify_length_and_hashes(body)
+    except tuf_errors.LengthOrHashMismatchError:
+        return False
+    return True
+
+
+def root_sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def check_root(data: bytes, label: str) -> Metadata[Root]:
+    """Parse a root metadata file and check it is signed by its own threshold of keys.
+    Raises registry_signature_invalid."""
+    try:
+        root = Metadata[Root].from_bytes(data)
+        root.verify_delegate(Root.type, root)
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, it is not a trusted root
+        raise PkgmgrError(f"registry {label}: not a valid TUF root ({exc})", code="registry_signature_invalid",
+                          details={"registry": label}) from None
+    return root
