@@ -558,7 +558,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import diff_listings, tree_checksum_and_listing
     from pkgmgr.cli import host_cmds
 
-    hosted = host_cmds.verify(ctx, args)  # other hosts' installs (SPEC 13)
+    hosted = host_cmds.verify(ctx, args, cmd_verify)  # other hosts' installs (SPEC 13)
     if hosted is not None:
         return hosted
     if args.all:
@@ -622,7 +622,7 @@ def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Outpu
     from pkgmgr.cli import host_cmds
     from pkgmgr.install.scope_destination import set_enabled
 
-    hosted = host_cmds.set_enabled(ctx, args, enabled)  # other hosts' installs (SPEC 13)
+    hosted = host_cmds.set_enabled(ctx, args, enabled, cmd_enable if enabled else cmd_disable)  # other hosts' installs (SPEC 13)
     if hosted is not None:
         return hosted
     scope = target_scope(ctx)
@@ -664,7 +664,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.install.scope_destination import remove
     from pkgmgr.store.install import get_installed
 
-    hosted = host_cmds.remove(ctx, args)  # other hosts' installs (SPEC 13)
+    hosted = host_cmds.remove(ctx, args, cmd_remove)  # other hosts' installs (SPEC 13)
     if hosted is not None:
         return hosted
     if args.save:

@@ -12,7 +12,7 @@ import argparse
 import copy
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
@@ -22,6 +22,10 @@ from pkgmgr.fsutil import user_path
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
     from pkgmgr.hosts.records import HostInstalled
+
+# ext_cmds' own command for the names no other host holds (passed in: no command module imports another)
+Command = Callable[[Context, argparse.Namespace], Output]
+
 
 def register(commands: Commands) -> None:
     p = commands.command("hosts", cmd_hosts, "show the agent hosts pkgmgr installs into",
@@ -302,7 +306,8 @@ def verify_rows(ctx: Context, rows: list[HostInstalled]) -> list[dict[str, Any]]
     return results
 
 
-def verify(ctx: Context, args: argparse.Namespace) -> Output | None:
+def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:
+    """`ext verify` of other hosts' installs; `compozy` (ext_cmds' own command) verifies the rest."""
     host = getattr(args, "host", None)
     if args.all:
         if host == "compozy":
@@ -313,9 +318,7 @@ def verify(ctx: Context, args: argparse.Namespace) -> Output | None:
         results = verify_rows(ctx, rows)
         rest = None
         if host is None:
-            from pkgmgr.cli.ext_cmds import cmd_verify
-
-            rest = cmd_verify(ctx, _with_host(args, "compozy"))
+            rest = compozy(ctx, _with_host(args, "compozy"))
         return _merge(rest, _verify_output(results)) if rest is not None else _verify_output(results)
     found = resolve(ctx, list(args.names), host)
     if not found:
@@ -323,9 +326,7 @@ def verify(ctx: Context, args: argparse.Namespace) -> Output | None:
     results = verify_rows(ctx, [found[n] for n in args.names if n in found])
     others = [n for n in args.names if n not in found]
     if others:
-        from pkgmgr.cli.ext_cmds import cmd_verify
-
-        return _merge(cmd_verify(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(results))
+        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(results))
     return _verify_output(results)
 
 
@@ -374,7 +375,7 @@ def _note_lines(ctx: Context, items: list[Any]) -> list[str]:
     return [line for item in items for line in getattr(item, "notes", ())]
 
 
-def remove(ctx: Context, args: argparse.Namespace) -> Output | None:
+def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:
     from pkgmgr.hosts import install
 
     scope = target_scope(ctx)
@@ -411,13 +412,11 @@ def remove(ctx: Context, args: argparse.Namespace) -> Output | None:
                                    p.lines(notes)), error)
     others = [n for n in args.names if n not in found]
     if others:
-        from pkgmgr.cli.ext_cmds import cmd_remove
-
-        return _merge(cmd_remove(ctx, _with_host(_rest(args, others), "compozy")), hosted)
+        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), hosted)
     return hosted
 
 
-def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output | None:
+def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: Command) -> Output | None:
     from pkgmgr.hosts import install
 
     scope = target_scope(ctx)
@@ -446,10 +445,7 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output
                                p.lines(notes)), error)
     others = [n for n in args.names if n not in found]
     if others:
-        from pkgmgr.cli.ext_cmds import cmd_disable, cmd_enable
-
-        command = cmd_enable if enabled else cmd_disable
-        return _merge(command(ctx, _with_host(_rest(args, others), "compozy")), hosted)
+        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), hosted)
     return hosted
 
 

@@ -17,6 +17,8 @@ Contract:
   installed (e.g. `bundle_missing`), reading only: what a dry run can know.
 - `make_durable(verified)` puts the staged trees' data on disk before any is switched to (one
   flush for a batch: SPEC 4 "Durability").
+- A verified tree is a `Verified` (Compozy's) or a `pkgmgr.hosts.install.HostPrepared`
+  (another host's); a destination refuses a tree of another host than its own.
 - `switch(verified, options, announce)` makes the verified tree current atomically (the old state
   or the new one after a crash), calls `announce(summary)` once it is certain to change
   something and before it does, and returns the `Outcome`. Raises `PkgmgrError` only.
@@ -30,6 +32,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from pkgmgr.hosts.install import HostPrepared
+    from pkgmgr.hosts.records import HostInstalled
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
     from pkgmgr.store.install import Outcome
@@ -52,9 +56,11 @@ class Destination(Protocol):
 
     def discard(self, staging: Path) -> None: ...
 
-    def installed(self, name: str) -> Installed | None: ...
+    def installed(self, name: str) -> Installed | HostInstalled | None: ...
 
-    def check_switch(self, verified: Verified, options: InstallOptions) -> None: ...
-    def make_durable(self, verified: list[Verified]) -> None: ...
+    # a tree is `Verified` (Compozy's) or `HostPrepared` (terva's, Eva's, Vera's: SPEC 13)
+    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None: ...
+    def make_durable(self, verified: list[Verified | HostPrepared]) -> None: ...
 
-    def switch(self, verified: Verified, options: InstallOptions, announce: Announce | None = None) -> Outcome: ...
+    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
+               announce: Announce | None = None) -> Outcome: ...

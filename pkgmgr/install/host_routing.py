@@ -43,7 +43,7 @@ class HostRouting:
         self.compozy.discard(staging)
 
     def installed(self, name: str) -> Any:
-        current = self.compozy.installed(name) if self.host in (None, "compozy") else None
+        current: Any = self.compozy.installed(name) if self.host in (None, "compozy") else None
         if current is None and self.host != "compozy":  # an install in another host's folder
             from pkgmgr.hosts.records import find_installed
 
@@ -64,9 +64,7 @@ class HostRouting:
         self.for_tree(verified).check_switch(verified, options)
 
     def make_durable(self, verified: list[Any]) -> None:
-        from pkgmgr.install.verify import Verified
-
-        self.compozy.make_durable([item for item in verified if isinstance(item, Verified)])
+        self.compozy.make_durable(verified)  # Compozy's trees; a host's are flushed at its switch
 
     def switch(self, verified: Any, options: InstallOptions, announce: Announce | None = None) -> Outcome:
         return self.for_tree(verified).switch(verified, options, announce)

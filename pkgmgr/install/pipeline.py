@@ -27,15 +27,16 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.destination import Destination
+from pkgmgr.install.host_routing import HostRouting
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched, Plan, plan_path
-from pkgmgr.install.host_routing import HostRouting
 from pkgmgr.install.verify import Verified, prepare
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
+    from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
 
@@ -198,7 +199,7 @@ def install(
     return batch
 
 
-Staged = tuple[Path, "Verified | PkgmgrError"]
+Staged = tuple[Path, "Verified | HostPrepared | PkgmgrError"]
 
 
 def _hold(batch: BatchResult, plans: dict[int, Plan]) -> bool:
@@ -340,7 +341,7 @@ def _preview(result: RefResult, item: Fetched, *, config: Config, options: Insta
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
             try:
-                prepared: Verified = prepare(item, Path(tmp), config=config, options=options)
+                prepared: Verified | HostPrepared = prepare(item, Path(tmp), config=config, options=options)
             except PkgmgrError as error:
                 raise _without_staging(error, Path(tmp), item) from None
             if destination is not None:

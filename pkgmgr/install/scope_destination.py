@@ -13,9 +13,11 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.destination import Announce
 
 if TYPE_CHECKING:
+    from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
     from pkgmgr.store.install import Outcome
@@ -47,33 +49,46 @@ class ScopeDestination:
 
         return get_installed(self.scope, name)
 
-    def check_switch(self, verified: Verified, options: InstallOptions) -> None:
+    def _compozy(self, verified: Verified | HostPrepared) -> Verified:
+        """The tree, when it is Compozy's; another host's goes to that host's destination."""
+        from pkgmgr.install.verify import Verified
+
+        if not isinstance(verified, Verified):
+            raise PkgmgrError(f"{verified.name} is a {verified.host.name} extension, not a Compozy one",
+                              code=Code.INVALID_ARCHIVE)
+        return verified
+
+    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
         from pkgmgr.activation.lifecycle import check_kept
         from pkgmgr.store.install import check_replace, get_installed
 
+        verified = self._compozy(verified)
         current = get_installed(self.scope, verified.name)
         if current is not None:
             check_replace(current, verified, options)  # source_conflict, reading only
         check_kept(self.scope, verified.name, verified.version, verified.bundles,
                    deactivate_missing=options.deactivate_missing)
 
-    def make_durable(self, verified: list[Verified]) -> None:
+    def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
+        from pkgmgr.install.verify import Verified
         from pkgmgr.store.install import make_durable
 
-        make_durable(self.scope, list(verified))
+        make_durable(self.scope, [item for item in verified if isinstance(item, Verified)])
 
-    def switch(self, verified: Verified, options: InstallOptions, announce: Announce | None = None) -> Outcome:
+    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
+               announce: Announce | None = None) -> Outcome:
         from pkgmgr.activation.lifecycle import refresh_on_switch
         from pkgmgr.store.install import commit
 
+        tree = self._compozy(verified)
         scope = self.scope
 
         def refresh(conn: sqlite3.Connection, installed: Installed) -> list[dict[str, Any]]:
-            return refresh_on_switch(conn, scope, installed, verified.bundles,
+            return refresh_on_switch(conn, scope, installed, tree.bundles,
                                      deactivate_missing=options.deactivate_missing,
                                      confirm_always=options.confirm_always)
 
-        return commit(scope, verified, options, announce, on_switch=refresh)
+        return commit(scope, tree, options, announce, on_switch=refresh)
 
 
 def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:

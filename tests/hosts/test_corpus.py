@@ -66,7 +66,7 @@ def judge(host: str, path: Path, layout: str, name: str | None, *, loads: bool) 
 
 
 def test_every_case_says_what_decides_it() -> None:
-    for host, case in ALL:
+    for _host, case in ALL:
         assert case["verdict"] in ("load", "refuse"), case["id"]
         assert case["decided_by"] and case["from"], case["id"]
         if expected_refusal(case):

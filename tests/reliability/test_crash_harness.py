@@ -36,12 +36,12 @@ from typing import Any, Callable
 
 import pytest
 
+from tests.hosts.test_crash import POINTS as HOST_POINTS
 from tests.reliability.helpers import Saved, cli_json, doctor_problems, mixed_units, only_leftovers, record, visible
 from tests.support.cli import run_subprocess
 from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
 from tests.workspace.helpers import BUNDLED, STORY_MANIFEST, Team, copy_release_crew
-from tests.hosts.test_crash import POINTS as HOST_POINTS
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "fixtures"
