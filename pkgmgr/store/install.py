@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -104,7 +104,13 @@ def prepare(fetched: Fetched, staging: Path, *, config: Any, options: InstallOpt
     record = None
     if fetched.archive is not None:
         record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
-        root = extract_archive(fetched.archive, staging, config.limits, record=record)
+        # a local archive is hashed while it is extracted: read from disk once
+        import hashlib
+
+        digest = hashlib.sha256() if fetched.sha256 is None and fetched.kind == "archive" else None
+        root = extract_archive(fetched.archive, staging, config.limits, record=record, digest=digest)
+        if digest is not None:
+            fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
         root = copy_source_tree(fetched.directory, staging / "tree")
     else:  # a bug in the caller
