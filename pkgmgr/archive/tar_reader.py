@@ -66,7 +66,12 @@ class _ForwardStream:
     def seek(self, position: int, whence: int = 0) -> int:
         if whence != 0 or position < self._position:
             raise corrupt("tar data out of order")
-        for _ in self.chunks(position - self._position):
+        skip = position - self._position
+        if skip <= len(self._buffer) - self._offset:  # within the chunk at hand (padding, mostly)
+            self._offset += skip
+            self._position = position
+            return position
+        for _ in self.chunks(skip):
             pass
         return position
 
@@ -77,6 +82,12 @@ class _ForwardStream:
             raise corrupt("unbounded read of tar data")
         if size > MAX_HEADER_BYTES:
             raise too_large("tar header record size", MAX_HEADER_BYTES, configurable=False)
+        end = self._offset + size
+        if end <= len(self._buffer):  # within the chunk at hand: one slice
+            piece = self._buffer[self._offset:end]
+            self._offset = end
+            self._position += size
+            return piece
         return b"".join(self.chunks(size))
 
     def unread(self, data: bytes) -> None:
