@@ -7,7 +7,7 @@ metadata, the declared name, the grant ceiling, the lock's tree checksum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -90,7 +90,13 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Path, Tre
     record = None
     if fetched.archive is not None:
         record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
-        root = extract_archive(fetched.archive, staging, config.limits, record=record)
+        # a local archive is hashed while it is extracted: read from disk once
+        import hashlib
+
+        digest = hashlib.sha256() if fetched.sha256 is None and fetched.kind == "archive" else None
+        root = extract_archive(fetched.archive, staging, config.limits, record=record, digest=digest)
+        if digest is not None:
+            fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
         root = copy_source_tree(fetched.directory, staging / "tree")
     else:  # a bug in the caller
