@@ -78,13 +78,14 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     and bundle validation errors, incompatible_host, metadata_mismatch, invalid_config (another
     name than declared), grant_not_allowed and checksum_mismatch (the lock's tree checksum).
     """
-    root, record = stage(fetched, staging, config=config)
+    fetched, root, record = stage(fetched, staging, config=config)
     return verify(fetched, root, staging, record, config=config, options=options)
 
 
-def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Path, TreeRecord | None]:
-    """Extract the archive (or copy the directory) into `staging`; the manifest root and, for an
-    archive, the tree checksum recorded while extracting."""
+def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, Path, TreeRecord | None]:
+    """Extract the archive (or copy the directory) into `staging`; `fetched` (with the sha256 of
+    a local archive, taken while it was read), the manifest root and, for an archive, the tree
+    checksum recorded while extracting."""
     from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive
 
     record = None
@@ -102,7 +103,7 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Path, Tre
     else:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     crashpoint("install.after_extract")
-    return root, record
+    return fetched, root, record
 
 
 def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | None, *, config: Config,
