@@ -1,13 +1,16 @@
-"""`python -m bench [NAME...] [--json] [--smoke] [--repeat N] [--list] [--keep]`."""
+"""`python -m bench [NAME...] [--json] [--smoke] [--repeat N] [--list] [--keep] [--report [FILE]]`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from bench.harness import machine, render, run_benchmark
 from bench.registry import discover
+
+DOC = Path(__file__).resolve().parents[1] / "docs" / "performance.md"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +26,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, metavar="N", help="alternating runs per benchmark (5)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and their targets")
     parser.add_argument("--keep", action="store_true", help="keep the work directories (for profiling)")
+    parser.add_argument("--report", nargs="?", const=DOC, type=Path, metavar="FILE",
+                        help="rewrite the summary table of every target in FILE (docs/performance.md), "
+                             "keeping its before column")
     parser.add_argument("--fail-on-miss", action="store_true", help="exit 3 when a target is not met")
     args = parser.parse_args(argv)
 
@@ -45,6 +51,13 @@ def main(argv: list[str] | None = None) -> int:
                           "results": [r.to_json() for r in results]}, indent=2))
     else:
         print(render(results, info, smoke=args.smoke, repeat=args.repeat))
+    if args.report is not None:
+        if args.smoke:
+            parser.error("--report needs timed runs, not --smoke")
+        from bench.report import write_report
+
+        write_report(args.report, results, info)
+        print(f"summary table written to {args.report}", file=sys.stderr)
     if any(r.error for r in results):
         return 1
     if args.fail_on_miss and any(r.met is False for r in results):

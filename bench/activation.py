@@ -1,13 +1,14 @@
-"""`activation`: activate a profile of 200 agents, 200 jobs and 50 layouts (SPEC 12: < 1 s).
+"""`activation`: activate a profile of 200 agents, 200 jobs and 50 layouts (SPEC 12: < 0.5 s as
+a fresh process).
 
 Setup (untimed): generate the extension, install it into a private home. Subject: `pkgmgr
-bundle activate bench-crew --confirm-network-requirement D` in this process (resolve, validate
-the bundle files again, check the scope rules, project ~660 resources in one transaction);
-each run starts from a deactivated state. Baseline: parsing and validating the same bundle files
-with the bundle codec alone (`load_bundles`), the floor any activation pays because it
-validates what it projects; the ratio shows what activating adds on top. The target is
-absolute. After the timed runs, a cold activation through a fresh `python -m pkgmgr` process is
-measured too (interpreter start-up and imports included), for reference.
+bundle activate bench-crew --confirm-network-requirement D` as a fresh process (start-up,
+resolve, validate the bundle files again, check the scope rules, project ~660 resources in one
+transaction); each run starts from a deactivated state. Baseline: parsing and validating the
+same bundle files with the bundle codec alone (`load_bundles`, in the harness's process), the
+floor any activation pays because it validates what it projects; the ratio is informative. The
+target is absolute. After the timed runs the activation in-process (no start-up) is measured
+too, for reference.
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import json
 import statistics
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any, Iterator
 
-from bench.registry import Case, Env, Target, benchmark
+from bench.registry import BenchError, Case, Env, Target, benchmark
+from bench.support import clean_env, pkgmgr_command
 
 NAME = "bench-crew"
 AGENTS, JOBS, LAYOUTS, TRIGGERS, CHANNELS = 200, 200, 50, 20, 10
@@ -116,8 +117,8 @@ def network_digest() -> str:
     return digest({"required": True, "mode": "live", "channel_scopes": SCOPES})
 
 
-@benchmark("activation", target=Target("< 1 s", max_seconds=1.0),
-           summary=f"bundle activate: {AGENTS} agents, {JOBS} jobs, {LAYOUTS} layouts (in-process)")
+@benchmark("activation", target=Target("< 0.5 s, fresh process", max_seconds=0.5),
+           summary=f"bundle activate: {AGENTS} agents, {JOBS} jobs, {LAYOUTS} layouts (fresh process)")
 def activation(env: Env) -> Iterator[Case]:
     from pkgmgr.activation.ids import activation_id
     from pkgmgr.bundles import load_bundles
@@ -131,10 +132,14 @@ def activation(env: Env) -> Iterator[Case]:
     installed_dir = home / "extensions" / NAME / "0.1.0"
     reserved = load_config(home).reserved_agent_names
 
+    command = [str(c) for c in (*pkgmgr_command(), "--home", home, "bundle", "activate", NAME,
+                                "--confirm-network-requirement", digest, "-o", "json")]
+    variables = clean_env(env.workdir)
+
     def activate() -> None:
-        document = json.loads(env.pkgmgr("bundle", "activate", NAME, "--confirm-network-requirement", digest,
-                                         "-o", "json"))
-        assert document["activation"]["status"] == "active"
+        proc = subprocess.run(command, env=variables, cwd=env.workdir, capture_output=True, check=True)
+        if json.loads(proc.stdout)["activation"]["status"] != "active":
+            raise BenchError(f"not activated: {proc.stdout[:500]!r}")
 
     def deactivate() -> None:
         env.pkgmgr("bundle", "deactivate", act, "-o", "json", expect=(0, 5))  # 5: nothing to deactivate yet
@@ -142,20 +147,14 @@ def activation(env: Env) -> Iterator[Case]:
     def validate() -> None:
         load_bundles(installed_dir, ("bundles",), reserved_agent_names=reserved)
 
-    def cold() -> dict[str, Any]:
+    def in_process() -> dict[str, Any]:
         times = []
         for _ in range(3):
             deactivate()
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "pkgmgr", "--home", str(home), "bundle", "activate", NAME,
-                            "--confirm-network-requirement", digest, "-o", "json"],
-                           check=True, capture_output=True)
+            env.pkgmgr("bundle", "activate", NAME, "--confirm-network-requirement", digest, "-o", "json")
             times.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", "pass"], check=True)
-        python = time.perf_counter() - start
-        return {"cold CLI activation (fresh `python -m pkgmgr`, median of 3)": f"{statistics.median(times):.3f} s",
-                "bare interpreter start-up": f"{python:.3f} s"}
+        return {"the activation in-process (no start-up), median of 3": f"{statistics.median(times):.3f} s"}
 
     resources = AGENTS * 2 + AGENTS // 4 + JOBS + LAYOUTS + TRIGGERS + CHANNELS
     yield Case(subject=activate, reset=deactivate, baseline=validate,
@@ -164,4 +163,4 @@ def activation(env: Env) -> Iterator[Case]:
                                  f"{CHANNELS} channels",
                       "resources projected": resources,
                       "target": "absolute (SPEC 12); the ratio is informative only"},
-               after=cold)
+               after=in_process)

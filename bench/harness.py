@@ -35,6 +35,7 @@ class Result:
     notes: list[str] = field(default_factory=list)
     met: bool | None = None
     error: str | None = None
+    load: tuple[float, float] | None = None  # 1-minute load average when the benchmark started and ended
 
     @property
     def median(self) -> float | None:
@@ -68,7 +69,7 @@ class Result:
                           "cpu_median_s": _median(self.baseline_cpu)}
                          if self.baseline else None),
             "ratio": self.ratio, "cpu_ratio": self.cpu_ratio, "met": self.met, "facts": self.facts,
-            "notes": self.notes, "error": self.error,
+            "notes": self.notes, "error": self.error, "load_average_1min": self.load,
         }
 
 
@@ -94,6 +95,7 @@ def _timed(action: Callable[[], Any], reset: Callable[[], Any] | None) -> tuple[
 def run_benchmark(bench: Benchmark, *, repeat: int, smoke: bool, keep: bool = False) -> Result:
     """Set up, warm up, run `repeat` alternating pairs (one pass in a smoke run), tear down."""
     result = Result(bench.name, bench.summary, bench.target.text, smoke)
+    load_start = _load()
     workdir = Path(tempfile.mkdtemp(prefix=f"pkgmgr-bench-{bench.name}-"))
     setup = bench.setup(Env(workdir, smoke))
     try:
@@ -142,11 +144,17 @@ def run_benchmark(bench: Benchmark, *, repeat: int, smoke: bool, keep: bool = Fa
         result.notes.append(traceback.format_exc(limit=5))
     finally:
         setup.close()  # after a failure: runs the generator's `finally` blocks
+        if load_start is not None:
+            result.load = (load_start, _load() or load_start)
         if keep:
             result.notes.append(f"work directory kept: {workdir}")
         else:
             shutil.rmtree(workdir, ignore_errors=True)
     return result
+
+
+def _load() -> float | None:
+    return os.getloadavg()[0] if hasattr(os, "getloadavg") else None
 
 
 def _finish(setup: Any) -> None:

@@ -53,13 +53,13 @@ def _start_up_case(env: Env, args: list[str], label: str) -> Case:
                 facts={"command": label}, verdict=verdict, min_repeat=RUNS)
 
 
-@benchmark("startup-version", target=Target("<= 2x python3 -c pass", max_ratio=2.0),
+@benchmark("startup-version", target=Target("<= 1.5x python3 -c pass", max_ratio=1.5),
            summary="pkgmgr --version in a fresh process")
 def startup_version(env: Env) -> Iterator[Case]:
     yield _start_up_case(env, ["--version"], "pkgmgr --version")
 
 
-@benchmark("startup-list", target=Target("<= 4x python3 -c pass", max_ratio=4.0),
+@benchmark("startup-list", target=Target("<= 3x python3 -c pass", max_ratio=3.0),
            summary=f"pkgmgr ext list -o json with {INSTALLED} extensions installed, in a fresh process")
 def startup_list(env: Env) -> Iterator[Case]:
     count = 5 if env.smoke else INSTALLED

@@ -11,6 +11,10 @@ extras, so nothing here imports from `tests/`.
   whether it was conditional, body bytes sent) so a benchmark can count and classify them.
 - `write_archive`: a reproducible `.tar.gz` of `<name>-<version>/...` (sorted members, as
   `pkgmgr ext pack` writes them).
+- `write_wheel`, `write_simple_index`: the same files as a wheel, and a PEP 503 index of
+  wheels with `#sha256=` fragments (uv's side of the install benchmarks).
+- `FreshDirs`: a new directory for every timed run, all deleted after the last round (SPEC
+  12: deleting the previous run's tree just before a timed run costs the side that runs next).
 - `write_registry`: a registry index directory (`registry.toml`, sharded entries,
   `index.json`) written directly, fast enough for 10,000 entries; `publish` and
   `bench_registry` fill one with small generated extensions.
@@ -24,11 +28,13 @@ import hashlib
 import io
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tarfile
 import tempfile
 import threading
+import zipfile
 from dataclasses import dataclass
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -97,6 +103,8 @@ class _Server(ThreadingHTTPServer):
         try:
             if not path.is_relative_to(self.root):
                 raise FileNotFoundError(rel)
+            if path.is_dir():  # a PEP 503 project page, as nginx's `index index.html`
+                path = path / "index.html"
             handle = open(path, "rb")
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             self._record({**hit, "s": 404, "n": 0})
@@ -119,7 +127,7 @@ class _Server(ThreadingHTTPServer):
             h.send_response(200)
             for key, value in headers.items():
                 h.send_header(key, value)
-            h.send_header("Content-Type", "application/octet-stream")
+            h.send_header("Content-Type", "text/html" if path.suffix == ".html" else "application/octet-stream")
             h.send_header("Content-Length", str(st.st_size))
             h.end_headers()
             if h.command != "HEAD" and st.st_size:
@@ -250,6 +258,47 @@ def file_digest(path: Path) -> tuple[str, int]:
     return digest.hexdigest(), path.stat().st_size
 
 
+def write_wheel(path_dir: Path, name: str, version: str, files: dict[str, bytes]) -> tuple[Path, str, int]:
+    """A pure-Python wheel holding `files` under the package `<name with _>/`, with its
+    dist-info (METADATA, WHEEL, RECORD): (path, sha256, size)."""
+    import base64
+
+    dist = name.replace("-", "_")
+    info = f"{dist}-{version}.dist-info"
+    members = {f"{dist}/{rel}": data for rel, data in sorted(files.items())}
+    members[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n".encode()
+    members[f"{info}/WHEEL"] = b"Wheel-Version: 1.0\nGenerator: bench\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+    record = []
+    for rel, data in members.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+        record.append(f"{rel},sha256={digest},{len(data)}")
+    record.append(f"{info}/RECORD,,")
+    members[f"{info}/RECORD"] = ("\n".join(record) + "\n").encode()
+    path = Path(path_dir) / f"{dist}-{version}-py3-none-any.whl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED, compresslevel=6) as zf:
+        for rel, data in members.items():
+            zf.writestr(zipfile.ZipInfo(rel, (1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+    sha, size = file_digest(path)
+    return path, sha, size
+
+
+def write_simple_index(root: Path, wheels: Sequence[tuple[str, Path, str]]) -> None:
+    """A PEP 503 index at `root/simple/`: one page per project linking its wheel (served from
+    `root/`) with a `#sha256=` fragment. `wheels`: (project name, wheel path under root, sha256)."""
+    links = []
+    for name, wheel, sha in wheels:
+        project = root / "simple" / name
+        project.mkdir(parents=True, exist_ok=True)
+        rel = wheel.relative_to(root).as_posix()
+        (project / "index.html").write_text(
+            f'<!DOCTYPE html>\n<html><body>\n<a href="../../{rel}#sha256={sha}">{wheel.name}</a>\n</body></html>\n',
+            encoding="utf-8")
+        links.append(f'<a href="{name}/">{name}</a>')
+    (root / "simple" / "index.html").write_text(
+        "<!DOCTYPE html>\n<html><body>\n" + "\n".join(links) + "\n</body></html>\n", encoding="utf-8")
+
+
 # --------------------------------------------------------------------------- registries
 
 
@@ -362,6 +411,43 @@ def clean_env(workdir: Path, **extra: str) -> dict[str, str]:
 
 
 def which(program: str) -> str | None:
-    import shutil
-
     return shutil.which(program)
+
+
+def uv_binary() -> str | None:
+    """The `uv` of the test extras (the PyPI package ships the binary), else one on PATH."""
+    try:
+        import uv  # type: ignore[import-not-found]
+
+        return str(uv.find_uv_bin())
+    except (ImportError, FileNotFoundError):
+        return shutil.which("uv")
+
+
+class FreshDirs:
+    """`next()`: a new, empty directory under `base` for one timed run (created untimed);
+    `cleanup()` deletes them all once the rounds are over. Deleting the previous run's tree
+    just before a timed run taxes whichever side runs next (the ext4 journal is still
+    committing the deletes), so nothing is deleted between runs."""
+
+    def __init__(self, base: Path, prefix: str) -> None:
+        self.base, self.prefix = Path(base), prefix
+        self.made: list[Path] = []
+
+    def next(self, template: Path | None = None) -> Path:
+        path = self.base / f"{self.prefix}-{len(self.made):03d}"
+        if template is not None:
+            shutil.copytree(template, path, symlinks=True)
+        else:
+            path.mkdir(parents=True)
+        self.made.append(path)
+        return path
+
+    @property
+    def last(self) -> Path:
+        return self.made[-1]
+
+    def cleanup(self) -> None:
+        for path in self.made:
+            shutil.rmtree(path, ignore_errors=True)
+        self.made.clear()

@@ -1,11 +1,12 @@
-"""`sync`: `pkgmgr sync` of an already-synced workspace with 50 extensions takes <= 0.3 s (issue 8).
+"""`sync`: `pkgmgr sync` of an already-synced workspace with 50 extensions takes <= 0.2 s as a
+fresh process (SPEC 12).
 
 The workspace declares 50 extensions from a team registry (static HTTP on loopback) and one
 path extension, and activates the bundle of one of them; setup approves it (`pkgmgr trust`)
-and syncs it once. The timed subject is a second `sync` in this process — the operation the
-target is about: check the approval and the store, read pkgmgr.toml and pkgmgr.lock, compare
-with the installed records, nothing to do. The same command as a fresh process (start-up
-included) is reported after the timed runs, and the verdict checks that a synced workspace
+and syncs it once. The timed subject is a second `sync` as a fresh process (start-up included,
+what SPEC 12 counts): check the approval and the store, read pkgmgr.toml and pkgmgr.lock,
+compare with the installed records, nothing to do. The operation alone (in-process) is
+reported after the timed runs, and the verdict checks that a synced workspace
 costs no registry request at all.
 """
 
@@ -23,8 +24,8 @@ from bench.support import StaticServer, bench_registry, clean_env, pkgmgr_comman
 EXTENSIONS = 50
 
 
-@benchmark("sync", target=Target("<= 0.3 s", max_seconds=0.3),
-           summary=f"pkgmgr sync of an already-synced workspace with {EXTENSIONS} extensions (in-process)")
+@benchmark("sync", target=Target("<= 0.2 s, fresh process", max_seconds=0.2),
+           summary=f"pkgmgr sync of an already-synced workspace with {EXTENSIONS} extensions (fresh process)")
 def sync(env: Env) -> Iterator[Case]:
     count = 5 if env.smoke else EXTENSIONS
     registry, names, _ = bench_registry(env.workdir, "bench-ws", count)
@@ -47,8 +48,13 @@ def sync(env: Env) -> Iterator[Case]:
         server.take_hits()
         outcome: dict[str, Any] = {}
 
+        command = [str(c) for c in (*pkgmgr_command(), "--home", home, "--workspace", ws, "sync", "--yes",
+                                    "-o", "json")]
+        variables = clean_env(env.workdir)
+
         def again() -> None:
-            outcome["doc"] = json.loads(env.pkgmgr("--workspace", ws, "sync", "--yes", "-o", "json", home=home))
+            proc = subprocess.run(command, env=variables, cwd=env.workdir, capture_output=True, check=True)
+            outcome["doc"] = json.loads(proc.stdout)
 
         def verdict() -> tuple[bool, str]:
             hits = server.take_hits()
@@ -58,16 +64,13 @@ def sync(env: Env) -> Iterator[Case]:
             return ok, ("nothing to do, and no request reached the registry" if ok
                         else f"{len(hits)} registry requests; changes: {changed}")
 
-        def fresh() -> dict[str, Any]:
-            command = [str(c) for c in (*pkgmgr_command(), "--home", home, "--workspace", ws, "sync", "--yes",
-                                        "-o", "json")]
-            variables = clean_env(env.workdir)
+        def in_process() -> dict[str, Any]:
             times = []
             for _ in range(5):
                 start = time.perf_counter()
-                subprocess.run(command, env=variables, cwd=env.workdir, capture_output=True, check=True)
+                env.pkgmgr("--workspace", ws, "sync", "--yes", "-o", "json", home=home)
                 times.append(time.perf_counter() - start)
-            return {"as a fresh process (start-up included), median of 5": f"{statistics.median(times) * 1000:.0f} ms"}
+            return {"the operation in-process (no start-up), median of 5": f"{statistics.median(times) * 1000:.0f} ms"}
 
         yield Case(subject=again, facts={"workspace": f"{count} registry extensions + 1 path extension, synced"},
-                   after=fresh, verdict=verdict)
+                   after=in_process, verdict=verdict, min_repeat=9)

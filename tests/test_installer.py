@@ -15,6 +15,7 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.pipeline import check_consent, install
 from pkgmgr.install.plan import Fetched, Plan, plan_path
+from pkgmgr.install.verify import prepare
 from pkgmgr.refs import Ref, parse_ref
 from pkgmgr.store.install import list_installed
 from pkgmgr.store.scope import global_scope
@@ -65,7 +66,15 @@ def test_plan_path_kinds(tmp_path: Path) -> None:
     as_archive = plan_path(parse_ref(str(archive)))
     fetched = as_archive.fetch(None)  # type: ignore[arg-type]
     assert (as_archive.kind, fetched.kind, fetched.archive) == ("archive", "archive", archive)
-    assert fetched.sha256 == hashlib.sha256(archive.read_bytes()).hexdigest()
+    assert fetched.sha256 is None  # a local archive is hashed while it is extracted (read once)
+    good = tar_gz(tmp_path / "good.tar.gz", {"good/extension.toml": "name = 'good-ext'\nversion = '0.1.0'\n"
+                                                                     "min_compozy_version = '0.5.0'\n",
+                                             "good/README.md": "x" * 5000})
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    prepared = prepare(plan_path(parse_ref(str(good))).fetch(None), staging,  # type: ignore[arg-type]
+                       config=CONFIG, options=TRUSTING)
+    assert prepared.fetched.sha256 == hashlib.sha256(good.read_bytes()).hexdigest()
     with pytest.raises(PkgmgrError) as caught:
         plan_path(parse_ref(str(tmp_path / "missing")))
     assert caught.value.code == "not_found"

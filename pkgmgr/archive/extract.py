@@ -15,7 +15,7 @@ from typing import Any, BinaryIO, Iterator
 
 from pkgmgr.archive.discover import find_manifest_root
 from pkgmgr.archive.errors import too_large
-from pkgmgr.archive.files import DIR_MODE, empty_directory
+from pkgmgr.archive.files import CHUNK, DIR_MODE, empty_directory
 from pkgmgr.archive.staging import Staging
 from pkgmgr.archive.tar_reader import extract_tar_gz
 from pkgmgr.config import Limits
@@ -26,11 +26,13 @@ _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any = None) -> Path:
+def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any = None, digest: Any = None) -> Path:
     """Extract `archive` into `staging` (an existing, empty, private directory) and return the
     manifest root inside it (`find_manifest_root`), with mode 0755 like every directory made.
     A `checksum.TreeRecord` given as `record` sees every file written (the tree checksum
-    without reading the tree back).
+    without reading the tree back). A hashlib object given as `digest` is fed every byte of the
+    archive file, in order: a .tar.gz is hashed while it is inflated (the file is read once); a
+    zip, whose reader seeks, is hashed before it is extracted.
 
     Raises `not_found` (no such file), `invalid_archive` (not a .tar.gz/.zip, corrupt, no
     manifest), `unsafe_archive` (a member SPEC 3 refuses, named in the message) or
@@ -47,7 +49,14 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
             if kind == "zip":
                 from pkgmgr.archive.zip_reader import extract_zip  # zipfile only when needed
 
+                if digest is not None:
+                    _hash_rest(raw, digest)
+                    raw.seek(0)
                 extract_zip(raw, size, target)
+            elif digest is not None:
+                hashing = _HashingReader(raw, digest)
+                extract_tar_gz(hashing, target, size=size)  # type: ignore[arg-type]
+                _hash_rest(raw, digest)  # whatever follows the gzip data
             else:
                 extract_tar_gz(raw, target, size=size)
             target.finish()
@@ -57,6 +66,24 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
     except BaseException:
         empty_directory(staging)
         raise
+
+
+class _HashingReader:
+    """`read(n)` of a raw file that feeds every byte read to `digest` (hashlib releases the GIL:
+    with ReadAhead, hashing overlaps the extraction too)."""
+
+    def __init__(self, raw: BinaryIO, digest: Any) -> None:
+        self._raw, self._digest = raw, digest
+
+    def read(self, size: int = -1) -> bytes:
+        data = self._raw.read(size)
+        self._digest.update(data)
+        return data
+
+
+def _hash_rest(raw: BinaryIO, digest: Any) -> None:
+    while chunk := raw.read(CHUNK):
+        digest.update(chunk)
 
 
 @contextlib.contextmanager

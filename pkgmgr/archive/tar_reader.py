@@ -66,7 +66,12 @@ class _ForwardStream:
     def seek(self, position: int, whence: int = 0) -> int:
         if whence != 0 or position < self._position:
             raise corrupt("tar data out of order")
-        for _ in self.chunks(position - self._position):
+        skip = position - self._position
+        if skip <= len(self._buffer) - self._offset:  # within the chunk at hand (padding, mostly)
+            self._offset += skip
+            self._position = position
+            return position
+        for _ in self.chunks(skip):
             pass
         return position
 
@@ -77,6 +82,12 @@ class _ForwardStream:
             raise corrupt("unbounded read of tar data")
         if size > MAX_HEADER_BYTES:
             raise too_large("tar header record size", MAX_HEADER_BYTES, configurable=False)
+        end = self._offset + size
+        if end <= len(self._buffer):  # within the chunk at hand: one slice
+            piece = self._buffer[self._offset:end]
+            self._offset = end
+            self._position += size
+            return piece
         return b"".join(self.chunks(size))
 
     def unread(self, data: bytes) -> None:
@@ -109,9 +120,53 @@ class _ForwardStream:
             yield piece
 
 
+_OCTAL_FIELD_BYTES = b"01234567 \0"
+_FAST_TYPES = (tarfile.REGTYPE, tarfile.DIRTYPE)
+
+
+def _octal(field: bytes) -> int:
+    """tarfile's `nti` for a field of octal digits, spaces and NULs (ValueError otherwise)."""
+    end = field.find(b"\0")
+    return int((field if end < 0 else field[:end]).strip() or b"0", 8)
+
+
 class _StrictTarInfo(tarfile.TarInfo):
     """tarfile takes a bad header after the first one for the end of the archive and stops
     silently; we refuse the archive instead."""
+
+    @classmethod
+    def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
+        """tarfile's `frombuf`, quicker for the common header: a regular file or a directory
+        whose number fields are plain octal and whose checksum is the unsigned one (what
+        every tar writer emits). It builds the same TarInfo; any other header, or any doubt,
+        goes to tarfile's own parser, which also raises its errors."""
+        if (len(buf) != tarfile.BLOCKSIZE or buf[156:157] not in _FAST_TYPES
+                or buf[100:156].translate(None, _OCTAL_FIELD_BYTES)
+                or buf[329:345].translate(None, _OCTAL_FIELD_BYTES)):
+            return super().frombuf(buf, encoding, errors)
+        try:
+            chksum = _octal(buf[148:156])
+            numbers = (_octal(buf[100:108]), _octal(buf[108:116]), _octal(buf[116:124]), _octal(buf[124:136]),
+                       _octal(buf[136:148]), _octal(buf[329:337]), _octal(buf[337:345]))
+        except ValueError:
+            return super().frombuf(buf, encoding, errors)
+        if chksum != 256 + sum(buf) - sum(buf[148:156]):
+            return super().frombuf(buf, encoding, errors)  # a signed checksum, or a bad one
+        nts = tarfile.nts  # type: ignore[attr-defined]
+        obj = cls()
+        obj.name = nts(buf[0:100], encoding, errors)
+        obj.mode, obj.uid, obj.gid, obj.size, obj.mtime, obj.devmajor, obj.devminor = numbers
+        obj.chksum = chksum
+        obj.type = buf[156:157]
+        obj.linkname = nts(buf[157:257], encoding, errors)
+        obj.uname = nts(buf[265:297], encoding, errors)
+        obj.gname = nts(buf[297:329], encoding, errors)
+        prefix = nts(buf[345:500], encoding, errors)
+        if obj.type == tarfile.DIRTYPE:
+            obj.name = obj.name.rstrip("/")
+        if prefix:
+            obj.name = prefix + "/" + obj.name
+        return obj
 
     @classmethod
     def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:

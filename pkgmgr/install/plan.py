@@ -133,13 +133,10 @@ def plan_path(ref: Ref) -> Plan:
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
         return Plan(ref, "path", str(path), verified=False, fetch=lambda reporter: fetched)
     if stat.S_ISREG(info.st_mode):
-        from pkgmgr.net.hashing import file_sha256
-
         _require_archive(path, ref.text)
 
-        def fetch(reporter: Reporter) -> Fetched:
-            return Fetched(kind="archive", locator=str(path), archive=path, sha256=file_sha256(path),
-                           source_url=str(path), label=ref.text)
+        def fetch(reporter: Reporter) -> Fetched:  # sha256 None: taken while extracting (install.verify.prepare)
+            return Fetched(kind="archive", locator=str(path), archive=path, source_url=str(path), label=ref.text)
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
     raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")

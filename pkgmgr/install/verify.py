@@ -7,7 +7,7 @@ metadata, the declared name, the grant ceiling, the lock's tree checksum.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -85,7 +85,7 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     """
     from pkgmgr.hosts.install import prepare_hosted
 
-    root, record = stage(fetched, staging, config=config)
+    fetched, root, record = stage(fetched, staging, config=config)
     hosted = prepare_hosted(fetched, root, staging, options=options)  # None: the tree is Compozy's
     if hosted is not None:
         return hosted
@@ -93,10 +93,11 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     return verify(fetched, root, staging, record, config=config, options=options)
 
 
-def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Path | None, TreeRecord | None]:
-    """Extract the archive (or copy the directory) into `staging`; the manifest root and, for an
-    archive, the tree checksum recorded while extracting. An Eva script (a lone `.exs` file,
-    SPEC 13) is not extracted: the root is None and `prepare_hosted` copies it."""
+def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, Path | None, TreeRecord | None]:
+    """Extract the archive (or copy the directory) into `staging`; `fetched` (with the sha256 of
+    a local archive, taken while it was read), the manifest root and, for an archive, the tree
+    checksum recorded while extracting. An Eva script (a lone `.exs` file, SPEC 13) is not
+    extracted: the root is None and `prepare_hosted` copies it."""
     from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive
     from pkgmgr.hosts.install import is_script
 
@@ -104,13 +105,23 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Path | No
     root: Path | None = None
     if fetched.archive is not None and not is_script(fetched.archive):
         record = TreeRecord()  # the tree checksum while extracting, rather than reading it back
-        root = extract_archive(fetched.archive, staging, config.limits, record=record)
+        # a local archive is hashed while it is extracted: read from disk once
+        import hashlib
+
+        digest = hashlib.sha256() if fetched.sha256 is None and fetched.kind == "archive" else None
+        root = extract_archive(fetched.archive, staging, config.limits, record=record, digest=digest)
+        if digest is not None:
+            fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
         root = copy_source_tree(fetched.directory, staging / "tree")
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
+    elif fetched.sha256 is None and fetched.kind == "archive":  # an Eva script: hashed as it is
+        from pkgmgr.net.hashing import file_sha256
+
+        fetched = replace(fetched, sha256=file_sha256(fetched.archive))
     crashpoint("install.after_extract")
-    return root, record
+    return fetched, root, record
 
 
 def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | None, *, config: Config,

@@ -58,3 +58,34 @@ def test_min_repeat_and_the_cpu_ratio() -> None:
                            smoke=False)
     assert result.error is None and result.runs == 7 and len(result.cpu_ratios) <= 7
     assert result.to_json()["cpu_ratio"] == result.cpu_ratio
+
+
+def test_fresh_dirs_are_new_for_every_run_and_deleted_at_the_end(tmp_path: Path) -> None:
+    from bench.support import FreshDirs
+
+    template = tmp_path / "template"
+    template.mkdir()
+    (template / "config.toml").write_text("x = 1\n", encoding="utf-8")
+    dirs = FreshDirs(tmp_path, "home")
+    first, second = dirs.next(template), dirs.next(template)
+    assert first != second and (second / "config.toml").is_file() and dirs.last == second
+    dirs.cleanup()
+    assert not first.exists() and not second.exists()
+
+
+def test_report_keeps_the_before_column(tmp_path: Path) -> None:
+    from bench.harness import Result
+    from bench.report import END, START, write_report
+
+    doc = tmp_path / "performance.md"
+    doc.write_text(f"# Perf\n\n{START}\n\n| benchmark | target | peer / baseline | pkgmgr | ratio (cpu) | load | met "
+                   f"| before |\n|---|---|---|---|---|---|---|---|\n| `tiny` | x | y | 1 s | 1× | 1 | yes | 9 s, 3× |\n"
+                   f"| `other` | a | b | c | d | e | f | g |\n\n{END}\n\nafter\n", encoding="utf-8")
+    result = Result("tiny", "tiny", "<= 2x", smoke=False, subject=[0.5], subject_cpu=[0.4], baseline=[0.25],
+                    baseline_cpu=[0.2], baseline_label="peer", ratios=[2.0], cpu_ratios=[2.0], met=True,
+                    load=(1.0, 2.0))
+    write_report(doc, [result], {"cpu": "c", "cores": 2, "implementation": "CPython", "python": "3.11"})
+    text = doc.read_text(encoding="utf-8")
+    assert "| `tiny` | <= 2x | 250 ms: peer | 500 ms | 2.00× (2.00×) | 1.0–2.0 | yes | 9 s, 3× |" in text
+    assert "| `other` | a | b | c | d | e | f | g |" in text  # not run: kept
+    assert text.startswith("# Perf") and text.rstrip().endswith("after")
