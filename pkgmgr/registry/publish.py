@@ -499,5 +499,8 @@ def private_copy(source: Path) -> Iterator[Path]:
         except IsADirectoryError:
             raise PkgmgrError(f"{source}: is a directory; pack it first with 'pkgmgr ext pack {source}'",
                               code="invalid_archive", details={"path": str(source)}) from None
+        except shutil.SpecialFileError:  # a FIFO, socket or device: never opened (was exit 70)
+            raise PkgmgrError(f"{source}: not a .tar.gz or .zip archive (not a regular file)",
+                              code="invalid_archive", details={"path": str(source)}) from None
         os.chmod(target, 0o600)
         yield target
