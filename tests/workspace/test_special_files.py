@@ -187,8 +187,7 @@ def test_a_fifo_entry_or_index_of_a_configured_registry_is_refused(regdir: Regis
     assert not (home / "extensions").exists()  # nothing installed
 
 
-
-@pytest.mark.parametrize("rel", ["metadata/timestamp.json", "extensions/re/review-pack.toml"])
+@pytest.mark.parametrize("rel", ["metadata/timestamp.json", "extensions/re/review-pack.toml", "metadata/1.root.json"])
 def test_a_fifo_in_a_signed_directory_registry_is_refused(tmp_path: Path, home: Path, rel: str) -> None:
     """A signed registry read from a directory (SPEC 5.4a) reads its metadata and targets
     itself: a FIFO there is refused unread, as in a plain directory registry."""
@@ -199,8 +198,13 @@ def test_a_fifo_in_a_signed_directory_registry_is_refused(tmp_path: Path, home: 
     index.publish(packed(tmp_path, version="0.1.0"))
     if rel.startswith("extensions/"):  # added while sound: the entry is first read by the install
         assert run("registry", "add", "acme", index.path, "--root", index.root_file)[0].code == 0
+    root = tmp_path / "1.root.json"  # the root `registry add --root` pins, unless it is the FIFO
+    root.write_bytes(index.root_file.read_bytes())
+    if rel == "metadata/1.root.json":
+        root = index.root_file
     (index.path / rel).unlink()
     os.mkfifo(index.path / rel)
+
     def moved() -> tuple[dict, dict]:  # the home's files (not SQLite's own, nor directories) and the state's rows
         files = {k: v for k, v in snapshot(home).items()
                  if v != "dir" and not k.endswith(("state.db", "-wal", "-shm", ".lock"))}
@@ -208,7 +212,7 @@ def test_a_fifo_in_a_signed_directory_registry_is_refused(tmp_path: Path, home: 
 
     before = moved()
     command = ["ext", "install", "review-pack"] if rel.startswith("extensions/") else \
-        ["registry", "add", "acme", index.path, "--root", index.root_file]
+        ["registry", "add", "acme", index.path, "--root", root]
     error = refused("invalid_index", *command)
     assert rel in error["message"] and "FIFO" in error["message"]
     assert moved() == before
