@@ -112,13 +112,18 @@ def test_activation_needs_a_generation_with_bundles(tmp_path: Path, home: Path,
     assert activate()["activation"]["status"] == "active"
 
 
-def test_a_reserved_agent_name_installs_but_is_refused_at_activation(tmp_path: Path, home: Path) -> None:
-    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates
-    make_ext(tmp_path / "src", scopes=None, agents=("Coordinator",), profiles=[profile(agents=("Coordinator",))])
+@pytest.mark.parametrize("spelling", ["Coordinator", "coord\u200binator", "ｃｏｏｒｄｉｎａｔｏｒ", "co\u043erdinator",
+                                      "coordinato\u0301r"])
+def test_a_reserved_agent_name_installs_but_is_refused_at_activation(spelling: str, tmp_path: Path,
+                                                                      home: Path) -> None:
+    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates;
+    # a look-alike spelling (a zero-width space, fullwidth letters, a Cyrillic о, a combining
+    # mark) is the reserved name too (issue 13 item 13: `agent_key`)
+    make_ext(tmp_path / "src", scopes=None, agents=(spelling,), profiles=[profile(agents=(spelling,))])
     installed(tmp_path / "src")
     document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
     (problem,) = document["error"]["details"]["problems"]
-    assert problem["name"] == "Coordinator" and "reserved by the host" in problem["message"]
+    assert problem["name"] == spelling and "reserved by the host" in problem["message"]
 
 
 def test_an_awaiting_activation_projects_no_agent_so_it_does_not_conflict(tmp_path: Path, home: Path) -> None:
