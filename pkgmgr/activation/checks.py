@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
-from pkgmgr.bundles.names import agent_key
+from pkgmgr.bundles.names import agent_key, mixed_script_problem
 from pkgmgr.errors import PkgmgrError
 
 if TYPE_CHECKING:
@@ -149,6 +149,10 @@ def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str 
         owner = visible.owner(agent.name, exclude=activation)
         if owner is None and getattr(agent, "reserved", False):
             owner = "name reserved by the host (config host.reserved_agent_names)"
+        mixed = mixed_script_problem(agent.name)
+        if owner is None and mixed is not None:
+            findings.append(Finding("agent_conflict", "agent", agent.name, mixed, f"{agent.path}/AGENT.md", "name"))
+            continue
         if owner is not None:
             findings.append(Finding("agent_conflict", "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",

@@ -17,7 +17,7 @@ from typing import Any, Callable, ClassVar, Collection
 
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.model import AgentSpec
-from pkgmgr.bundles.names import agent_name_problem
+from pkgmgr.bundles.names import agent_key, agent_name_problem
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
@@ -367,7 +367,8 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
         AgentSpec(
             name=go_trim_space(front["name"]),
             path=path,
-            reserved=go_trim_space(front["name"]).lower() in {name.lower() for name in reserved_agent_names},
+            # by the confusable-safe key (issue 13 item 13): a look-alike of a reserved name is reserved
+            reserved=agent_key(go_trim_space(front["name"])) in {agent_key(name) for name in reserved_agent_names},
             front_matter=front,
             body=body,
             soul=soul,

@@ -37,6 +37,36 @@ _IGNORABLE_RANGES = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x18
                      (0xE0000, 0xE0FFF))
 
 
+# Scripts that East Asian writing mixes, with each other and with Latin (TR39's "Highly
+# Restrictive" level): counted as one, "CJK"
+_CJK = {"HIRAGANA", "KATAKANA", "KATAKANA-HIRAGANA", "HALFWIDTH", "CJK", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC"}
+
+
+def letter_scripts(name: str) -> set[str]:
+    """The scripts of the letters of `name` (after NFKC, so fullwidth Latin is Latin), as the
+    first word of each letter's Unicode name; Han, Hangul, kana and Bopomofo count as one, "CJK"."""
+    scripts = set()
+    for char in unicodedata.normalize("NFKC", name):
+        if not unicodedata.category(char).startswith("L"):
+            continue
+        words = unicodedata.name(char, "UNKNOWN").split()
+        script = words[0] if words[0] not in {"MODIFIER", "SMALL", "CAPITAL"} or len(words) < 3 else words[2]
+        scripts.add("CJK" if script in _CJK else script)
+    return scripts
+
+
+def mixed_script_problem(value: str) -> str | None:
+    """Why an agent name that mixes scripts is refused (pkgmgr's rule, SPEC 8: a Latin name with
+    one Armenian or Cyrillic letter is a look-alike no mapping can list in full), or None."""
+    scripts = letter_scripts(value)
+    if scripts <= {"CJK", "LATIN"}:  # East Asian names mix with Latin (TR39 "Highly Restrictive")
+        return None
+    if len(scripts) > 1:
+        return (f"agent name {value!r} mixes scripts ({', '.join(sorted(s.title() for s in scripts))}): "
+                "pkgmgr's rule against look-alike agent names")
+    return None
+
+
 def name_problem(value: str, what: str) -> str | None:
     """Why `value` cannot name a `what`, or None."""
     if not value.strip():

@@ -196,8 +196,13 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
         probe = Registry(RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256="0" * 64), session)
         if args.root:
             path = user_path(args.root)
-            try:
-                data = path.read_bytes()
+            from pkgmgr.fsutil import NotRegularFile, read_regular
+
+            try:  # often the registry's own metadata/1.root.json: never blocks on a FIFO
+                data = read_regular(path, limit=4 * 1024 * 1024, follow_symlinks=True)
+            except NotRegularFile as exc:
+                raise PkgmgrError(f"--root {args.root}: is {exc.kind}, not a regular file", code="invalid_index",
+                                  details={"path": str(path)}) from None
             except OSError as exc:
                 raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code="not_found") from None
         else:

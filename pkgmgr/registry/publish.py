@@ -158,7 +158,7 @@ def bump_serial(registry_raw: bytes) -> bytes:
     """`registry.toml` with `serial` + 1, its comments and layout kept."""
     import tomlkit
 
-    doc = tomlkit.parse(registry_raw.decode("utf-8"))
+    doc = tomlkit.parse(registry_raw.decode("utf-8").removeprefix("\ufeff"))  # a BOM is accepted; tomlkit refuses it
     table = doc["registry"]
     table["serial"] = int(table["serial"]) + 1
     return _dumps(doc)
@@ -354,7 +354,7 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
 
     path = state.entry_file(facts.name)
     if facts.name in state.entries:
-        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8"))
+        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8").removeprefix("\ufeff"))
     doc = tomlkit.document()
     doc["name"] = facts.name
     doc["description"] = description if description is not None else facts.description
@@ -457,7 +457,7 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
                                        "versions": [v.version for v in entry.versions]})
         if found.yanked == yanked:
             return YankResult(name, found.version, yanked, False, state.meta.serial, rel)
-        doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8"))
+        doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8").removeprefix("\ufeff"))
         _version_item(doc, found.version)["yanked"] = yanked
         serial = _commit(state, name, doc)
     return YankResult(name, found.version, yanked, True, serial, rel)
@@ -507,6 +507,9 @@ def private_copy(source: Path) -> Iterator[Path]:
             raise PkgmgrError(f"{source}: no such archive", code="not_found", details={"path": str(source)}) from None
         except IsADirectoryError:
             raise PkgmgrError(f"{source}: is a directory; pack it first with 'pkgmgr ext pack {source}'",
+                              code="invalid_archive", details={"path": str(source)}) from None
+        except shutil.SpecialFileError:  # a FIFO, socket or device: never opened (was exit 70)
+            raise PkgmgrError(f"{source}: not a .tar.gz or .zip archive (not a regular file)",
                               code="invalid_archive", details={"path": str(source)}) from None
         os.chmod(target, 0o600)
         yield target

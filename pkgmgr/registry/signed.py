@@ -138,11 +138,15 @@ class NetFetcher(FetcherInterface):
         if not inside:
             raise NetError(PkgmgrError(f"{rel} resolves outside the registry directory",
                                        code="registry_signature_invalid"))
+        from pkgmgr.fsutil import NotRegularFile, read_regular
+
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(max_length + 1)
+            data = read_regular(path, limit=max_length)  # never blocks on a FIFO, no final link (SPEC 10)
         except FileNotFoundError:
             raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
+        except NotRegularFile as exc:
+            raise NetError(PkgmgrError(f"registry file {rel} is {exc.kind}, not a regular file; registry files "
+                                       "must be regular files", code="invalid_index")) from None
         except OSError as exc:
             raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code="internal")) from None
         if len(data) > max_length:

@@ -112,13 +112,38 @@ def test_activation_needs_a_generation_with_bundles(tmp_path: Path, home: Path,
     assert activate()["activation"]["status"] == "active"
 
 
-def test_a_reserved_agent_name_installs_but_is_refused_at_activation(tmp_path: Path, home: Path) -> None:
-    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates
-    make_ext(tmp_path / "src", scopes=None, agents=("Coordinator",), profiles=[profile(agents=("Coordinator",))])
+@pytest.mark.parametrize("spelling", ["Coordinator", "coord\u200binator", "ｃｏｏｒｄｉｎａｔｏｒ", "co\u043erdinator",
+                                      "coordinato\u0301r"])
+def test_a_reserved_agent_name_installs_but_is_refused_at_activation(spelling: str, tmp_path: Path,
+                                                                      home: Path) -> None:
+    # Compozy loads a bundle whose agent takes a reserved name and refuses it when it activates;
+    # a look-alike spelling (a zero-width space, fullwidth letters, a Cyrillic о, a combining
+    # mark) is the reserved name too (issue 13 item 13: `agent_key`)
+    make_ext(tmp_path / "src", scopes=None, agents=(spelling,), profiles=[profile(agents=(spelling,))])
     installed(tmp_path / "src")
     document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
     (problem,) = document["error"]["details"]["problems"]
-    assert problem["name"] == "Coordinator" and "reserved by the host" in problem["message"]
+    assert problem["name"] == spelling and "reserved by the host" in problem["message"]
+
+
+@pytest.mark.parametrize("spelling", ["planner\u0578", "p\u04cfanner", "St\u03b5\u03bbios", "rev\u0456ewer"])
+def test_an_agent_name_mixing_scripts_is_refused_at_activation(spelling: str, tmp_path: Path, home: Path) -> None:
+    # a look-alike no mapping lists (Armenian ո, Cyrillic palochka ӏ): a name that mixes Latin with
+    # another script is refused (pkgmgr's rule, issue 13 item 13), and nothing is projected
+    make_ext(tmp_path / "src", scopes=None, agents=(spelling,), profiles=[profile(agents=(spelling,))])
+    installed(tmp_path / "src")
+    document = refused("agent_conflict", 6, home, "bundle", "activate", NAME)
+    (problem,) = document["error"]["details"]["problems"]
+    assert problem["name"] == spelling and "mixes scripts" in problem["message"]
+    assert ok("bundle", "list")["activations"] == []
+
+
+@pytest.mark.parametrize("spelling", ["\u03a3\u03c4\u03ad\u03bb\u03b9\u03bf\u03c2", "\u65e5\u672c\u8a9e\u306e\u30a8\u30fc\u30b8\u30a7\u30f3\u30c8",
+                                      "agent-\u65e5\u672c", "\u00e9quipe"])
+def test_an_agent_name_in_one_writing_system_activates(spelling: str, tmp_path: Path, home: Path) -> None:
+    make_ext(tmp_path / "src", scopes=None, agents=(spelling,), profiles=[profile(agents=(spelling,))])
+    installed(tmp_path / "src")
+    assert activate()["activation"]["status"] == "active"
 
 
 def test_an_awaiting_activation_projects_no_agent_so_it_does_not_conflict(tmp_path: Path, home: Path) -> None:

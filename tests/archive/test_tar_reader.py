@@ -210,3 +210,13 @@ def test_pax_redos_archive_is_refused_quickly_by_every_command(tmp_path: Path, h
             assert json.loads(result.stdout)["error"]["code"] == code
     assert not (home / "extensions").exists() or list((home / "extensions").iterdir()) == []
     assert sorted(p.relative_to(index) for p in index.rglob("*")) == before
+    # `registry validate --fetch` (the generated CI workflow) inspects each listed archive the same way
+    from tests.registry.helpers import archive_bytes
+
+    good = tmp_path / "demo-0.1.0.tar.gz"
+    good.write_bytes(archive_bytes("demo", "0.1.0"))
+    assert run_subprocess(["registry", "publish", good, "--index", index], timeout=60).code == 0
+    (index / "archives" / "demo-0.1.0.tar.gz").write_bytes(several.read_bytes())
+    result = run_subprocess(["registry", "validate", index, "--fetch", "-o", "json"], timeout=60)
+    assert result.code == 3, result
+    assert ("unsafe_archive", "versions[0]") in [(p["code"], p["key"]) for p in json.loads(result.stdout)["problems"]]

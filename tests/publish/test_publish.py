@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import os
 import tarfile
 import threading
 import tomllib
@@ -138,6 +139,7 @@ def test_an_entry_named_otherwise_is_invalid_index(tmp_path: Path, index: Path) 
     ("unsafe", "unsafe_archive"),
     ("no-manifest", "invalid_archive"),
     ("missing", "not_found"),
+    ("fifo", "invalid_archive"),  # never opened (was exit 70)
 ])
 def test_an_invalid_archive_is_refused(tmp_path: Path, index: Path, case: str, code: str) -> None:
     archive = tmp_path / f"{case}.tar.gz"
@@ -155,6 +157,8 @@ def test_an_invalid_archive_is_refused(tmp_path: Path, index: Path, case: str, c
         archive = _tar(archive, {"../evil.txt": b"x", "x/extension.toml": b""})
     elif case == "no-manifest":
         archive = _tar(archive, {"x/README.md": b"nothing here"})
+    elif case == "fifo":
+        os.mkfifo(archive)
     before = snapshot(index)
     fail(code, "registry", "publish", archive, "--index", index)
     assert snapshot(index) == before

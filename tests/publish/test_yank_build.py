@@ -57,6 +57,21 @@ def test_yank_keeps_comments_and_matches_pep440_versions(tmp_path: Path, index: 
     assert entry_text(index, "review-pack").startswith("# keep me\n")
 
 
+
+def test_an_index_whose_files_start_with_a_byte_order_mark_is_published_and_yanked(tmp_path: Path,
+                                                                                   index: Path) -> None:
+    """The client and `registry validate` accept a UTF-8 BOM in registry.toml and entries (issue
+    13's over-strict fix); publish and yank edit them with tomlkit, which refuses one (was exit 70)."""
+    registry = index / "registry.toml"
+    registry.write_bytes(b"\xef\xbb\xbf" + registry.read_bytes())
+    ok("registry", "publish", packed(tmp_path, version="0.1.0"), "--index", index)
+    set_entry_text(index, "review-pack", "\ufeff" + entry_text(index, "review-pack"))
+    ok("registry", "publish", packed(tmp_path, version="0.2.0"), "--index", index)
+    set_entry_text(index, "review-pack", "\ufeff" + entry_text(index, "review-pack"))
+    assert ok("registry", "yank", index, "review-pack", "0.1.0")["serial"] == 3
+    assert versions(index) == {"0.1.0": True, "0.2.0": False}
+    assert ok("registry", "validate", index)
+
 def test_yank_refusals(published: Path) -> None:
     before = snapshot(published)
     fail("not_found", "registry", "yank", published, "no-such-ext", "0.1.0")

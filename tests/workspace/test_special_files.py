@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.fsutil import NotRegularFile, open_regular_fd, read_regular
-from tests.registry.helpers import RegistryDir
+from tests.registry.helpers import RegistryDir, state_snapshot
 from tests.support.cli import Result, run_subprocess
 from tests.workspace.helpers import js, ok, write_local_tool
 
@@ -185,6 +185,38 @@ def test_a_fifo_entry_or_index_of_a_configured_registry_is_refused(regdir: Regis
     assert "FIFO" in failed["error"]["message"]
     assert (home / "config.toml").read_bytes() == config
     assert not (home / "extensions").exists()  # nothing installed
+
+
+@pytest.mark.parametrize("rel", ["metadata/timestamp.json", "extensions/re/review-pack.toml", "metadata/1.root.json"])
+def test_a_fifo_in_a_signed_directory_registry_is_refused(tmp_path: Path, home: Path, rel: str) -> None:
+    """A signed registry read from a directory (SPEC 5.4a) reads its metadata and targets
+    itself: a FIFO there is refused unread, as in a plain directory registry."""
+    from tests.publish.helpers import packed
+    from tests.support.signed import signed_index
+
+    index = signed_index(tmp_path / "signed")
+    index.publish(packed(tmp_path, version="0.1.0"))
+    if rel.startswith("extensions/"):  # added while sound: the entry is first read by the install
+        assert run("registry", "add", "acme", index.path, "--root", index.root_file)[0].code == 0
+    root = tmp_path / "1.root.json"  # the root `registry add --root` pins, unless it is the FIFO
+    root.write_bytes(index.root_file.read_bytes())
+    if rel == "metadata/1.root.json":
+        root = index.root_file
+    (index.path / rel).unlink()
+    os.mkfifo(index.path / rel)
+
+    def moved() -> tuple[dict, dict]:  # the home's files (not SQLite's own, nor directories) and the state's rows
+        files = {k: v for k, v in snapshot(home).items()
+                 if v != "dir" and not k.endswith(("state.db", "-wal", "-shm", ".lock"))}
+        return files, state_snapshot(home)
+
+    before = moved()
+    command = ["ext", "install", "review-pack"] if rel.startswith("extensions/") else \
+        ["registry", "add", "acme", index.path, "--root", root]
+    error = refused("invalid_index", *command)
+    assert rel in error["message"] and "FIFO" in error["message"]
+    assert moved() == before
+    assert not (home / "extensions").exists()
 
 
 # --- the repository root as the extension; a linked pkgmgr.toml ---------------------------------
