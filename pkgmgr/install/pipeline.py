@@ -2,17 +2,14 @@
 
 Every ref is planned (`pkgmgr.install.plan`) and checked against policy, fetched in parallel,
 staged and verified (`pkgmgr.install.verify`), then switched to by a `Destination`
-(`pkgmgr.install.destination`; pkgmgr's scope store by default). The pipeline calls nothing
+(`pkgmgr.install.destination`; by default `install.host_routing.HostRouting`: pkgmgr's scope
+store for Compozy trees, each other host's directory for its own). The pipeline calls nothing
 else of the store or the activations.
 
 Refs are committed in argument order under one hold of the destination's writer lock. Every ref
 is resolved, fetched, verified and checked against the destination first; when one fails there,
 nothing is committed (the others are reported as held) unless `keep_going`, where a failing ref
 does not stop the others. Either way the first failure in argument order becomes the command's
-error with the others' outcomes beside it (SPEC 4).
-
-Refs are committed in argument order under one hold of the scope's writer lock; a failing
-ref does not stop the others, and the first failure in argument order becomes the command's
 error with the others' outcomes beside it (SPEC 4).
 """
 
