@@ -4,7 +4,6 @@ of these imports it from here (stdlib only: cheap enough for `pkgmgr --version`)
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 
@@ -34,6 +33,8 @@ CHUNK = 1024 * 1024
 
 def file_digest(path: Path) -> tuple[str, int]:
     """(sha256 hex, size) of a file, streamed. Raises OSError."""
+    import hashlib  # not at import: loading OpenSSL costs start-up that `ext list` need not pay
+
     digest = hashlib.sha256()
     size = 0
     with open(path, "rb") as handle:

@@ -1,5 +1,6 @@
 """Start-up cost (SPEC 12): `pkgmgr --version` and `ext list -o json` import neither requests,
-rich nor jsonschema. Checked in a fresh interpreter, after running the real entry point."""
+rich nor jsonschema, and a read whose registry files all answer 304 (or `--offline`) imports no
+HTTP stack. Checked in a fresh interpreter, after running the real entry point."""
 
 from __future__ import annotations
 
@@ -11,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from tests.cli.helpers import FIXTURES, install
+from tests.registry.conftest import regdir, static_server  # noqa: F401 - shared fixtures
+from tests.registry.helpers import RegistryDir
+from tests.support.servers import StaticFileServer
 
 HEAVY = ("requests", "rich", "jsonschema")
+HTTP_STACK = ("requests", "urllib3", "charset_normalizer", "idna")  # only for a request that is not a 304
+DEFERRED = ("hashlib",)  # OpenSSL's load: neither command hashes anything (stdlib modules pinned out)
 TUF = ("tuf", "securesystemslib", "cryptography")  # only when a signed registry is read or signed (SPEC 5.4a)
 WRAPPER = """
 import contextlib, io, json, sys
@@ -40,7 +46,7 @@ def test_fast_commands_avoid_heavy_imports(args: tuple[str, ...], home: Path) ->
     assert report["code"] == 0
     if "list" in args:
         assert len(json.loads(report["stdout"])["extensions"]) == 3
-    assert [name for name in HEAVY + TUF if name in report["loaded"]] == []
+    assert [name for name in HEAVY + TUF + HTTP_STACK + DEFERRED if name in report["loaded"]] == []
 
 
 def test_tuf_is_imported_only_for_a_signed_registry(home: Path, tmp_path: Path) -> None:
@@ -61,3 +67,22 @@ def test_the_wrapper_would_notice_a_heavy_import() -> None:
     install(FIXTURES / "review-pack")
     report = run_and_list_modules("ext", "list")  # human output renders a rich table
     assert "rich" in report["loaded"]
+
+
+@pytest.mark.parametrize("args", [("ext", "search", "demo"), ("--offline", "ext", "search", "demo"),
+                                  ("ext", "info", "demo-ext")])
+def test_a_warm_read_imports_no_http_stack(args: tuple[str, ...], home: Path, regdir: RegistryDir,
+                                           static_server: StaticFileServer) -> None:
+    regdir.publish("demo-ext", "0.1.0")
+    assert run_and_list_modules("registry", "add", "acme", static_server.url + "/")["code"] == 0
+    cold = run_and_list_modules(*args[-3:], "-o", "json")  # fills the registry cache (bodies: requests)
+    assert cold["code"] == 0 and "requests" in cold["loaded"]  # the wrapper would notice
+    static_server.clear()
+    warm = run_and_list_modules(*args, "-o", "json")
+    assert warm["code"] == 0 and warm["stdout"] == cold["stdout"]
+    assert [name for name in HTTP_STACK + HEAVY + TUF if name in warm["loaded"]] == []
+    sent = static_server.requests
+    if "--offline" in args:
+        assert sent == []
+    else:  # revalidated: every request conditional, every answer a 304 the stdlib path took
+        assert sent and all(r.headers.get("if-none-match") or r.headers.get("if-modified-since") for r in sent)

@@ -262,15 +262,10 @@ class HttpClient:
         pool_size: int | None = None,
         notify: Callable[[str], None] | None = None,
     ) -> None:
-        import requests
-        import requests.adapters
-        import urllib3.exceptions
-
         if token is not None:
             token = token.strip() or None
         if token is not None and any(ch.isspace() or ord(ch) < 0x20 or ord(ch) >= 0x7F for ch in token):
             raise PkgmgrError("the GitHub token contains invalid characters", code="invalid_config")
-        self._requests = requests
         self._settings = settings
         self._token = token
         self._token_origins = frozenset(_origin_of_entry(h) for h in token_hosts)
@@ -279,26 +274,48 @@ class HttpClient:
         self._sleep = sleep
         self._notify = notify
         self._attempts = max(1, int(settings.retries))
-        size = pool_size or max(10, 2 * int(settings.parallel))
-        self._adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=size, max_retries=0)
-        self._adapter.poolmanager.pool_classes_by_scheme = _header_deadline_pools(float(settings.read_timeout))
+        self._pool_size = pool_size or max(10, 2 * int(settings.parallel))
         self._headers = {"User-Agent": user_agent, "Accept": "*/*"}
-        self._body_errors: tuple[type[BaseException], ...] = (
-            urllib3.exceptions.HTTPError,
-            requests.RequestException,
-            OSError,
-        )
-        self._send_errors: tuple[type[BaseException], ...] = (
-            requests.RequestException,
-            urllib3.exceptions.HTTPError,
-            ValueError,
-            OSError,
-        )
-        self._timeout_errors: tuple[type[BaseException], ...] = (
-            requests.exceptions.ReadTimeout,
-            urllib3.exceptions.ReadTimeoutError,
-            TimeoutError,
-        )
+        self._stack_lock = threading.Lock()
+        self._plain = _PlainPool(self._pool_size)
+
+    def __getattr__(self, name: str) -> Any:
+        """The requests stack (`_requests`, `_adapter` and the exception tuples) is imported and
+        built on first use: a command whose every answer is a 304 never needs it (`_plain_304`)."""
+        if name not in _STACK_ATTRIBUTES:
+            raise AttributeError(name)
+        self._load_stack()
+        return self.__dict__[name]
+
+    def _load_stack(self) -> None:
+        with self._stack_lock:
+            if "_requests" in self.__dict__:
+                return
+            import requests
+            import requests.adapters
+            import urllib3.exceptions
+
+            settings = self._settings
+            adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=self._pool_size, max_retries=0)
+            adapter.poolmanager.pool_classes_by_scheme = _header_deadline_pools(float(settings.read_timeout))
+            self._adapter = adapter
+            self._body_errors: tuple[type[BaseException], ...] = (
+                urllib3.exceptions.HTTPError,
+                requests.RequestException,
+                OSError,
+            )
+            self._send_errors: tuple[type[BaseException], ...] = (
+                requests.RequestException,
+                urllib3.exceptions.HTTPError,
+                ValueError,
+                OSError,
+            )
+            self._timeout_errors: tuple[type[BaseException], ...] = (
+                requests.exceptions.ReadTimeout,
+                urllib3.exceptions.ReadTimeoutError,
+                TimeoutError,
+            )
+            self._requests = requests  # last: its presence means the stack is complete
 
     @property
     def has_token(self) -> bool:
@@ -316,7 +333,10 @@ class HttpClient:
 
     def close(self) -> None:
         """Close every pooled connection (the client stays usable; pools reopen on demand)."""
-        self._adapter.close()
+        self._plain.close()
+        adapter = self.__dict__.get("_adapter")
+        if adapter is not None:
+            adapter.close()
 
     # ------------------------------------------------------------------ public API
 
@@ -344,10 +364,14 @@ class HttpClient:
         conditional = bool(etag or last_modified)
 
         def attempt() -> SmallResponse:
-            resp = self._open(url, headers, insecure=insecure, allow_304=conditional)
+            # a conditional GET goes out through the standard library while requests is not loaded
+            # (`_plain_send`): a 304, what a warm read gets, then never imports it
+            plain = conditional and "_requests" not in self.__dict__
+            resp = self._open(url, headers, insecure=insecure, allow_304=conditional, plain=plain)
             try:
                 final = resp.url
-                resp_headers = self._requests.structures.CaseInsensitiveDict(resp.headers)
+                resp_headers = resp.headers if isinstance(resp, _PlainResponse) else \
+                    self._requests.structures.CaseInsensitiveDict(resp.headers)
                 if resp.status_code == 304:
                     return SmallResponse(
                         304,
@@ -509,6 +533,85 @@ class HttpClient:
         verify: Any = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         return {"proxies": proxies, "verify": verify}
 
+    def _plain_send(self, url: str, sent: Mapping[str, str]) -> _PlainResponse | None:
+        """Send one GET with the standard library's `http.client` (no requests, urllib3,
+        charset_normalizer or idna imported) and return its response, whatever the status, for
+        `_open` to treat exactly as one from requests: redirects, the status mapping, caps,
+        decoding, the minimum rate and the deadline are the same code. `sent` holds the token
+        only for its origins (`_headers_for`). `connect_timeout` bounds connecting and the TLS
+        handshake, `read_timeout` each read and the status line and headers in all (the
+        watchdog), as `_header_deadline_pools` does; a timeout is the same retried
+        `network_error` as requests' would be. The CA bundle is the one requests would use
+        (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, else certifi). None — requests sends the request —
+        when a proxy variable is set (for a non-loopback host) or the request fails before any
+        response (refused, reset, TLS, a kept-alive connection the server closed): requests then
+        reports the failure as it always has."""
+        import socket
+
+        parts = urlsplit(url)
+        scheme = parts.scheme.lower()
+        try:
+            host = parts.hostname
+            port = parts.port or (443 if scheme == "https" else 80)
+        except ValueError:
+            return None
+        if scheme not in ("http", "https") or not host or (not is_loopback_host(host) and _proxy_in_environment()):
+            return None
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        key = (scheme, host, port)
+        shown = redact_url(url)
+        conn = self._plain.take(key)
+        try:
+            if conn is None:
+                conn = self._plain_connect(scheme, host, port)
+            conn.sock.settimeout(float(self._settings.read_timeout))
+            sock = conn.sock
+
+            def abort() -> None:
+                try:
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)  # ends a blocked read
+                except (OSError, TypeError):
+                    pass
+
+            token = _WATCHDOG.arm(float(self._settings.read_timeout), abort)
+            try:
+                conn.request("GET", target, headers=dict(sent))
+                resp = conn.getresponse()
+            except BaseException:
+                if not _WATCHDOG.disarm(token):
+                    raise TimeoutError("no complete response headers in time") from None
+                raise
+            if not _WATCHDOG.disarm(token):
+                resp.close()
+                raise TimeoutError("no complete response headers in time")
+        except _Transient:
+            self._plain.discard(conn)
+            raise
+        except TimeoutError:
+            self._plain.discard(conn)
+            raise _Transient(self._error("network_error", f"{shown}: timed out waiting for the server", url)) from None
+        except Exception:  # noqa: BLE001 - nothing was received: requests sends it and reports what it finds
+            self._plain.discard(conn)
+            return None
+        return _PlainResponse(resp, conn, url, lambda: self._plain.give(key, conn))
+
+    def _plain_connect(self, scheme: str, host: str, port: int) -> Any:
+        import http.client
+
+        connect = float(self._settings.connect_timeout)
+        conn: Any
+        if scheme == "https":
+            conn = http.client.HTTPSConnection(host, port, timeout=connect, context=self._plain.tls_context())
+        else:
+            conn = http.client.HTTPConnection(host, port, timeout=connect)
+        try:
+            conn.connect()
+        except TimeoutError:
+            conn.close()
+            shown = redact_url(f"{scheme}://{host}:{port}/")
+            raise _Transient(self._error("network_error", f"{shown}: timed out connecting", shown)) from None
+        return conn
+
     def _check_online(self, url: str) -> None:
         if self.offline:
             raise PkgmgrError(
@@ -548,21 +651,27 @@ class HttpClient:
             headers = {**self._headers, **{k: v for k, v in base.items() if k.lower() not in _CROSS_ORIGIN_DROP}}
         return headers
 
-    def _open(self, url: str, headers: Mapping[str, str], *, insecure: bool, allow_304: bool) -> Any:
-        """Send GET, following redirects by hand; return a streaming 200 (or allowed 304)."""
-        requests = self._requests
+    def _open(self, url: str, headers: Mapping[str, str], *, insecure: bool, allow_304: bool,
+              plain: bool = False) -> Any:
+        """Send GET, following redirects by hand; return a streaming 200 (or allowed 304). With
+        `plain`, the first hop is sent by `_plain_send` (requests sends it when that cannot)."""
         first_origin = origin(url)
         on_first_origin = True
         seen = {url}
         current = url
         timeout = (self._settings.connect_timeout, self._settings.read_timeout)
-        for _hop in range(MAX_REDIRECTS + 1):
-            try:
-                on_first_origin = on_first_origin and origin(current) == first_origin
-                request = requests.Request("GET", current, headers=self._headers_for(current, on_first_origin, headers))
-                resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout, **self._transport(current))
-            except self._send_errors as exc:
-                raise self._transport_error(exc, current) from None
+        for hop in range(MAX_REDIRECTS + 1):
+            resp: Any = self._plain_send(current, self._headers_for(current, True, headers)) if plain and not hop else None
+            if resp is None:
+                requests = self._requests
+                try:
+                    on_first_origin = on_first_origin and origin(current) == first_origin
+                    request = requests.Request("GET", current,
+                                               headers=self._headers_for(current, on_first_origin, headers))
+                    resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout,
+                                              **self._transport(current))
+                except self._send_errors as exc:
+                    raise self._transport_error(exc, current) from None
             if resp.status_code in REDIRECT_STATUSES:
                 location = resp.headers.get("Location")
                 self._release(resp)
@@ -771,6 +880,211 @@ class HttpClient:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+_STACK_ATTRIBUTES = frozenset({"_requests", "_adapter", "_body_errors", "_send_errors", "_timeout_errors"})
+
+
+def _proxy_in_environment() -> bool:
+    """Whether any `*_proxy` variable is set (requests would consult it): the stdlib path then
+    steps aside for every non-loopback host, whatever `no_proxy` says."""
+    return any(name.lower().endswith("_proxy") and name.lower() != "no_proxy" and value
+               for name, value in os.environ.items())
+
+
+class _Headers(dict):
+    """Response headers looked up case-insensitively (as requests' `CaseInsensitiveDict`),
+    repeated fields joined with ", " (as urllib3 joins them)."""
+
+    def __init__(self, pairs: list[tuple[str, str]]) -> None:
+        super().__init__()
+        self._names: dict[str, str] = {}
+        for name, value in pairs:
+            lower = name.lower()
+            if lower in self._names:
+                first = self._names[lower]
+                super().__setitem__(first, f"{dict.__getitem__(self, first)}, {value}")
+            else:
+                self._names[lower] = name
+                super().__setitem__(name, value)
+
+    def __getitem__(self, name: str) -> str:
+        return dict.__getitem__(self, self._names.get(name.lower(), name))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._names
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self[name] if name in self else default
+
+
+class _BrokenBody(OSError):
+    """A body http.client or zlib could not read (`_describe` names the cause, as it names
+    urllib3's `ProtocolError`/`DecodeError` causes)."""
+
+
+class _PlainResponse:
+    """An `http.client` response with the surface of a streaming requests one that `_open`,
+    `_check_status`, `_iter_body` and `_release` use: `status_code`, `url`, case-insensitive
+    `headers`, `raw.read1(amt, decode_content=...)` (gzip and deflate decoded in bounded steps,
+    as urllib3 does; a body shorter than its Content-Length is an error, as urllib3's
+    `enforce_content_length`), and `close()`, which gives a fully read connection back to the
+    pool and closes any other."""
+
+    length_remaining = None  # `_release`: nothing to drain, `close()` decides
+
+    def __init__(self, resp: Any, conn: Any, url: str, reuse: Callable[[], None]) -> None:
+        self._resp = resp
+        self._conn = conn
+        self._reuse = reuse
+        self.url = url
+        self.status_code = int(resp.status)
+        self.headers = _Headers(resp.getheaders())
+        self.raw = self
+        encoding = self.headers.get("Content-Encoding", "").strip().lower()
+        self._encoding = encoding if encoding in ("gzip", "x-gzip", "deflate") else None
+        self._decoder: Any = None
+        self._members = 0
+        self._tail = b""
+        self._done = False
+        self._swallow = False
+
+    def read1(self, amt: int, decode_content: bool = True) -> bytes:
+        import http.client
+        import zlib
+
+        if self._swallow:
+            return b""
+        try:
+            if not decode_content or self._encoding is None:
+                return self._read_raw(amt)
+            return self._read_decoded(amt, zlib)
+        except (http.client.HTTPException, zlib.error) as exc:
+            raise _BrokenBody(exc) from exc
+
+    def _read_raw(self, amt: int) -> bytes:
+        import http.client
+
+        resp = self._resp
+        if amt <= 0:
+            return b""
+        left = resp.length
+        data = resp.read1(amt)
+        if not data:
+            if left:  # the server closed before its Content-Length
+                raise http.client.IncompleteRead(b"", left)
+            self._done = True
+        elif resp.length == 0:
+            self._done = True
+        return data
+
+    def _read_decoded(self, amt: int, zlib: Any) -> bytes:
+        while True:
+            if self._decoder is None:
+                if self._encoding == "deflate":
+                    self._decoder = zlib.decompressobj()
+                else:
+                    self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            data, self._tail = (self._tail, b"") if self._tail else (self._read_raw(amt), b"")
+            if not data:
+                return b""
+            try:
+                out = self._decoder.decompress(data, amt)
+            except zlib.error:
+                if self._encoding == "deflate" and self._members == 0 and not self._decoder.eof:
+                    self._encoding, self._members = "raw-deflate", 1  # urllib3 retries as raw deflate
+                    self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._tail = data
+                    continue
+                if self._members > 0 and self._encoding != "raw-deflate":
+                    self._swallow = True  # trailing garbage after a gzip member: ignored, as urllib3
+                    return b""
+                raise
+            self._tail = self._decoder.unconsumed_tail
+            if self._decoder.eof and self._decoder.unused_data and self._encoding in ("gzip", "x-gzip"):
+                self._tail = self._decoder.unused_data + self._tail  # another gzip member
+                self._decoder = None
+                self._members += 1
+            if out:
+                return bytes(out)
+
+    def close(self) -> None:
+        resp = self._resp
+        complete = self._done or resp.isclosed() or (resp.length == 0 and not resp.chunked)  # 0: a 304 too
+        will_close = resp.will_close
+        resp.close()
+        if complete and not will_close:
+            self._reuse()
+        else:
+            self._conn.close()
+
+
+class _PlainPool:
+    """Idle keep-alive `http.client` connections by (scheme, host, port), shared by threads; one
+    the server closed meanwhile (readable while idle) is dropped when taken."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._lock = threading.Lock()
+        self._idle: dict[tuple[str, str, int], list[Any]] = {}
+        self._tls: dict[str, Any] = {}
+
+    def take(self, key: tuple[str, str, int]) -> Any:
+        import select
+
+        while True:
+            with self._lock:
+                idle = self._idle.get(key)
+                conn = idle.pop() if idle else None
+            if conn is None:
+                return None
+            readable = True
+            try:
+                readable = conn.sock is None or bool(select.select([conn.sock], [], [], 0)[0])
+            except (OSError, ValueError):
+                pass
+            if not readable:
+                return conn
+            conn.close()
+
+    def give(self, key: tuple[str, str, int], conn: Any) -> None:
+        with self._lock:
+            idle = self._idle.setdefault(key, [])
+            if len(idle) < self._size:
+                idle.append(conn)
+                return
+        conn.close()
+
+    def discard(self, conn: Any) -> None:
+        if conn is not None:
+            conn.close()
+
+    def tls_context(self) -> Any:
+        """The verifying context for the CA bundle requests would use now."""
+        import ssl
+
+        where = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
+        if not where:
+            import certifi
+
+            where = certifi.where()
+        with self._lock:
+            context = self._tls.get(where)
+            if context is None:
+                if os.path.isdir(where):
+                    context = ssl.create_default_context(capath=where)
+                else:
+                    context = ssl.create_default_context(cafile=where)
+                context.minimum_version = ssl.TLSVersion.TLSv1_2
+                self._tls[where] = context
+            return context
+
+    def close(self) -> None:
+        with self._lock:
+            idle = [conn for conns in self._idle.values() for conn in conns]
+            self._idle.clear()
+        for conn in idle:
+            conn.close()
 
 
 class _Watchdog:

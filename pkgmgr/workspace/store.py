@@ -10,7 +10,6 @@ by earlier versions is ignored (never read, migrated nor deleted).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import sqlite3
 from pathlib import Path
@@ -26,6 +25,8 @@ LEGACY_DIR = ".pkgmgr"  # the in-tree store of earlier versions
 
 def store_id(workspace: Path) -> str:
     """The id of the store of `workspace` (its canonical absolute path)."""
+    import hashlib  # not at import: `ext list` outside a workspace never needs OpenSSL
+
     return hashlib.sha256(os.fsencode(str(Path(workspace).resolve()))).hexdigest()[:32]
 
 
