@@ -563,7 +563,7 @@ class HttpClient:
         conn = self._plain.take(key)
         try:
             if conn is None:
-                conn = self._plain_connect(scheme, host, port)
+                conn = self._plain_connect(scheme, host, port, url)
             conn.sock.settimeout(float(self._settings.read_timeout))
             sock = conn.sock
 
@@ -595,7 +595,7 @@ class HttpClient:
             return None
         return _PlainResponse(resp, conn, url, lambda: self._plain.give(key, conn))
 
-    def _plain_connect(self, scheme: str, host: str, port: int) -> Any:
+    def _plain_connect(self, scheme: str, host: str, port: int, url: str) -> Any:
         import http.client
 
         connect = float(self._settings.connect_timeout)
@@ -608,8 +608,7 @@ class HttpClient:
             conn.connect()
         except TimeoutError:
             conn.close()
-            shown = redact_url(f"{scheme}://{host}:{port}/")
-            raise _Transient(self._error("network_error", f"{shown}: timed out connecting", shown)) from None
+            raise _Transient(self._error("network_error", f"{redact_url(url)}: timed out connecting", url)) from None
         return conn
 
     def _check_online(self, url: str) -> None:
