@@ -22,14 +22,21 @@ Contract:
 - `switch(verified, options, announce)` makes the verified tree current atomically (the old state
   or the new one after a crash), calls `announce(summary)` once it is certain to change
   something and before it does, and returns the `Outcome`. Raises `PkgmgrError` only.
+- A `BatchDestination` also has `switch_all(verified_list, options, announce_list)`: every tree
+  of a batch made current in one step (all or none, also after a crash), returning one `Outcome`
+  each; a refused ref raises `SwitchRefused(index, error)` with nothing committed. The pipeline
+  uses it for a batch that is not `--keep-going` when every tree goes to one such destination
+  (the scope store, Compozy's); the other hosts' destinations switch ref by ref.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pkgmgr.errors import PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.install import HostPrepared
@@ -64,3 +71,19 @@ class Destination(Protocol):
 
     def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
                announce: Announce | None = None) -> Outcome: ...
+
+
+class SwitchRefused(Exception):  # noqa: N818 - carries the PkgmgrError of the refused ref
+    """`switch_all` committed nothing: the ref at `index` was refused with `error`."""
+
+    def __init__(self, index: int, error: PkgmgrError) -> None:
+        super().__init__(error.message)
+        self.index, self.error = index, error
+
+
+@runtime_checkable
+class BatchDestination(Destination, Protocol):
+    """A destination that can switch a whole batch at once (module docstring)."""
+
+    def switch_all(self, verified: Sequence[Verified | HostPrepared], options: InstallOptions,
+                   announce: Sequence[Announce | None]) -> list[Outcome]: ...

@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.install.destination import Announce, Destination
+from pkgmgr.install.destination import Announce, BatchDestination, Destination
 from pkgmgr.install.scope_destination import ScopeDestination
 
 if TYPE_CHECKING:
@@ -59,6 +59,13 @@ class HostRouting:
 
             return HostDestination(self.scope, verified.host.name)
         return self.compozy
+
+    def batch_destination(self, verified: list[Any]) -> BatchDestination | None:
+        """The destination that can switch all of `verified` at once: the scope store when every
+        tree is Compozy's; None when a tree is another host's (those switch ref by ref)."""
+        from pkgmgr.hosts.install import HostPrepared
+
+        return None if any(isinstance(item, HostPrepared) for item in verified) else self.compozy
 
     def check_switch(self, verified: Any, options: InstallOptions) -> None:
         self.for_tree(verified).check_switch(verified, options)

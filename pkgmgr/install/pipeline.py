@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import Destination
+from pkgmgr.install.destination import BatchDestination, Destination, SwitchRefused
 from pkgmgr.install.host_routing import HostRouting
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched, Plan, plan_path
@@ -185,6 +185,11 @@ def install(
                 _hold(batch, plans)
                 return batch
             target.make_durable([item for _, item in prepared.values() if not isinstance(item, PkgmgrError)])
+            whole = None if keep_going else _batch_destination(target, prepared)
+            if whole is not None:  # one transaction for every ref: all or nothing (SPEC 4)
+                _commit_all(whole, batch, prepared, plans, options=options,
+                            announces={i: None if i in shown else announce for i in prepared})
+                return batch
             for index in fetched:
                 _commit_one(target, batch.results[index], prepared[index], options=options,
                             announce=None if index in shown else announce)
@@ -281,6 +286,49 @@ def prepare_all(destination: Destination, fetched: dict[int, Fetched], *, config
             destination.discard(staging)
         raise failure
     return staged
+
+
+def _batch_destination(target: Destination, staged: dict[int, Staged]) -> BatchDestination | None:
+    """The destination switching every prepared tree at once, if one does (the scope store for a
+    batch of Compozy trees with distinct names); None: switch ref by ref."""
+    trees = [item for _, item in staged.values()]
+    if any(isinstance(item, PkgmgrError) for item in trees):
+        return None
+    names = [item.name for item in trees if not isinstance(item, PkgmgrError)]
+    if len(set(names)) != len(names):
+        return None
+    route = getattr(target, "batch_destination", None)
+    if route is not None:
+        found: BatchDestination | None = route(trees)
+        return found
+    return target if isinstance(target, BatchDestination) else None
+
+
+def _commit_all(destination: BatchDestination, batch: BatchResult, staged: dict[int, Staged], plans: dict[int, Plan],
+                *, options: InstallOptions, announces: dict[int, Announce | None]) -> None:
+    """Commit every prepared ref in one step (writer lock held) and drop the staging
+    directories; a refusal lands in its ref's result and holds the others (nothing committed)."""
+    indexes = list(staged)
+    trees: list[Verified | HostPrepared] = []
+    for index in indexes:
+        tree = staged[index][1]
+        assert not isinstance(tree, PkgmgrError)
+        result = batch.results[index]
+        result.summary = tree.summary()
+        result.name, result.version = tree.name, tree.version
+        trees.append(tree)
+    try:
+        outcomes = destination.switch_all(trees, options, [announces[i] for i in indexes])
+        for index, outcome in zip(indexes, outcomes, strict=True):
+            result = batch.results[index]
+            result.outcome, result.status = outcome, outcome.action
+    except SwitchRefused as refused:
+        result = batch.results[indexes[refused.index]]
+        result.status, result.error = "failed", refused.error
+        _hold(batch, plans)
+    finally:
+        for staging, _ in staged.values():
+            destination.discard(staging)
 
 
 def _commit_one(destination: Destination, result: RefResult, staged: Staged, *, options: InstallOptions,

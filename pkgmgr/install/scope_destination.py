@@ -9,18 +9,19 @@ composed: the store takes the refresh and the removal guard as hooks and imports
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import Announce
+from pkgmgr.install.destination import Announce, SwitchRefused
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
-    from pkgmgr.store.install import Outcome
+    from pkgmgr.store.install import OnSwitch, Outcome
     from pkgmgr.store.model import Installed
     from pkgmgr.store.scope import Scope
 
@@ -77,10 +78,14 @@ class ScopeDestination:
 
     def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
                announce: Announce | None = None) -> Outcome:
-        from pkgmgr.activation.lifecycle import refresh_on_switch
         from pkgmgr.store.install import commit
 
         tree = self._compozy(verified)
+        return commit(self.scope, tree, options, announce, on_switch=self._refresh(tree, options))
+
+    def _refresh(self, tree: Verified, options: InstallOptions) -> OnSwitch:
+        from pkgmgr.activation.lifecycle import refresh_on_switch
+
         scope = self.scope
 
         def refresh(conn: sqlite3.Connection, installed: Installed) -> list[dict[str, Any]]:
@@ -88,7 +93,21 @@ class ScopeDestination:
                                      deactivate_missing=options.deactivate_missing,
                                      confirm_always=options.confirm_always)
 
-        return commit(scope, tree, options, announce, on_switch=refresh)
+        return refresh
+
+    def switch_all(self, verified: Sequence[Verified | HostPrepared], options: InstallOptions,
+                   announce: Sequence[Announce | None]) -> list[Outcome]:
+        """Switch to every tree of a batch in one transaction (`store.install.commit_all`): every
+        row and every activation refresh commit together or not at all. Raises `SwitchRefused`
+        (naming the ref) when one is refused; nothing is committed then."""
+        from pkgmgr.store.install import BatchRefused, Switch, commit_all
+
+        trees = [self._compozy(item) for item in verified]
+        switches = [Switch(tree, announce[i], self._refresh(tree, options)) for i, tree in enumerate(trees)]
+        try:
+            return commit_all(self.scope, switches, options)
+        except BatchRefused as refused:
+            raise SwitchRefused(refused.index, refused.error) from None
 
 
 def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:

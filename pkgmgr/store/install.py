@@ -197,68 +197,147 @@ def commit(scope: Scope, prepared: Staged, options: SwitchOptions,
     (SPEC 7: what an install grants, runs and needs, shown before it acts). `on_switch` runs in
     the transaction with the new row and returns the activations it changed; what it raises rolls
     the switch back."""
-    from pkgmgr.archive.checksum import checksum_hex
-    from pkgmgr.versions import (
-        same_version,  # here: `ext list` imports this module, not packaging
-    )
-
-    name, version = prepared.name, prepared.version
-    current = get_installed(scope, name)
-    if current is not None and check_replace(current, prepared, options):
-        if current.pinned != options.pin:
-            with transaction(scope.db):
-                scope.db.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
-            current = get_installed(scope, name)
-            assert current is not None
-        remove_tree(prepared.staging)
-        return Outcome("unchanged", current, current.version)
-    if announce is not None:
-        announce(prepared.summary())
-    rel = f"extensions/{name}/{version}"
-    if current is not None and current.path == rel:
-        rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
-    parent, _, leaf = rel.rpartition("/")
-    first_of_name = not (scope.root / parent).is_dir()
-    target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
-    if os.path.lexists(target):
-        remove_tree(target)  # an orphan of an interrupted writer: nothing references it
-    if not prepared.durable:
-        durable_tree(prepared.root)  # the tree's data on disk before any name points at it
-    os.rename(prepared.root, target)
-    fsync_dirs(target.parent)  # the rename on disk before the commit that names it
-    if first_of_name:  # and the directories made for it
-        fsync_dirs(target.parent.parent, scope.root)
-    crashpoint("install.after_rename")
-    row = _row(prepared, rel, options, current)
-    conn = scope.db
     try:
+        return commit_all(scope, [Switch(prepared, announce, on_switch)], options)[0]
+    except BatchRefused as refused:
+        raise refused.error from None
+
+
+@dataclass
+class Switch:
+    """One ref of a batch `commit_all` switches to."""
+
+    prepared: Staged
+    announce: Callable[[dict[str, Any]], None] | None = None
+    on_switch: OnSwitch | None = None
+
+
+class BatchRefused(Exception):  # noqa: N818 - carries the PkgmgrError of the ref that refused
+    """`commit_all` committed nothing: the ref at `index` was refused with `error`."""
+
+    def __init__(self, index: int, error: PkgmgrError) -> None:
+        super().__init__(error.message)
+        self.index, self.error = index, error
+
+
+@dataclass
+class _Move:
+    switch: Switch
+    current: Installed | None
+    rel: str = ""
+    target: Path | None = None
+
+
+def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions) -> list[Outcome]:
+    """Switch to every tree of a batch at once (writer lock held; names distinct): each tree is
+    renamed in (after the batch's flush), then ONE transaction writes every row and runs every
+    `on_switch`, then, the commit durable, the old trees go. What one ref raises (before the first
+    rename, or in the transaction) removes every renamed tree: the old state stands for every ref,
+    and `BatchRefused` names the ref."""
+    from pkgmgr.archive.checksum import checksum_hex
+    from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
+
+    moves: list[_Move] = []
+    unchanged: dict[int, Installed] = {}
+    for index, switch in enumerate(switches):
+        current = get_installed(scope, switch.prepared.name)
+        try:
+            if current is not None and check_replace(current, switch.prepared, options):
+                unchanged[index] = current
+        except PkgmgrError as error:
+            raise BatchRefused(index, error) from None
+        moves.append(_Move(switch, current))
+    for index, move in enumerate(moves):
+        if index not in unchanged and move.switch.announce is not None:
+            move.switch.announce(move.switch.prepared.summary())
+    renamed: list[Path] = []
+    conn = scope.db
+    failed = -1
+    try:
+        for index, move in enumerate(moves):
+            if index in unchanged:
+                continue
+            failed = index
+            prepared, current = move.switch.prepared, move.current
+            rel = f"extensions/{prepared.name}/{prepared.version}"
+            if current is not None and current.path == rel:
+                rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
+            parent, _, leaf = rel.rpartition("/")
+            first_of_name = not (scope.root / parent).is_dir()
+            target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
+            if os.path.lexists(target):
+                remove_tree(target)  # an orphan of an interrupted writer: nothing references it
+            if not prepared.durable:
+                durable_tree(prepared.root)  # the tree's data on disk before any name points at it
+            os.rename(prepared.root, target)
+            renamed.append(target)
+            move.rel, move.target = rel, target
+            fsync_dirs(target.parent)  # the rename on disk before the commit that names it
+            if first_of_name:  # and the directories made for it
+                fsync_dirs(target.parent.parent, scope.root)
+            crashpoint("install.after_rename")
+        activations: dict[int, list[dict[str, Any]]] = {}
+        installed: dict[int, Installed] = {}
+        if len(unchanged) == len(moves) and all(c.pinned == options.pin for c in unchanged.values()):
+            return [Outcome("unchanged", c, c.version) for c in _drop_staging(moves, unchanged)]
         with transaction(conn):
-            columns = ", ".join(row)
-            placeholders = ", ".join("?" for _ in row)
-            conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})",
-                         tuple(row.values()))
-            installed = get_installed(scope, name)
-            assert installed is not None
-            activations = on_switch(conn, installed) if on_switch is not None else []
+            for index, move in enumerate(moves):
+                failed = index
+                name = move.switch.prepared.name
+                if index in unchanged:
+                    current = unchanged[index]
+                    if current.pinned != options.pin:
+                        conn.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
+                    continue
+                row = _row(move.switch.prepared, move.rel, options, move.current)
+                columns = ", ".join(row)
+                placeholders = ", ".join("?" for _ in row)
+                conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})",
+                             tuple(row.values()))
+                new = get_installed(scope, name)
+                assert new is not None
+                installed[index] = new
+                on_switch = move.switch.on_switch
+                activations[index] = on_switch(conn, new) if on_switch is not None else []
+            failed = -1
             crashpoint("install.before_commit")
-    except BaseException:
+    except BaseException as exc:
         # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
-        # tree is an orphan; remove it now rather than leave it to the next writer
-        remove_tree(target)
+        # trees are orphans; remove them now rather than leave them to the next writer
+        for target in renamed:
+            remove_tree(target)
+        if isinstance(exc, PkgmgrError):
+            raise BatchRefused(max(failed, 0), exc) from None
         raise
     crashpoint("install.after_commit")
-    # the commit is durable here (synchronous = FULL, store/db.py): only now may the old tree go
-    if current is not None and current.path != rel:
-        remove_tree(scope.root / current.path)
-        crashpoint("install.after_old_removed")
-    remove_tree(prepared.staging)
-    if current is None:
-        action = "installed"
-    elif same_version(current.version, version):
-        action = "reinstalled"
-    else:
-        action = "switched"
-    return Outcome(action, installed, current.version if current else None, activations)
+    # the commit is durable here (synchronous = FULL, store/db.py): only now may the old trees go
+    outcomes: list[Outcome] = []
+    for index, move in enumerate(moves):
+        prepared, current = move.switch.prepared, move.current
+        if index in unchanged:
+            remove_tree(prepared.staging)
+            now = get_installed(scope, prepared.name)
+            assert now is not None
+            outcomes.append(Outcome("unchanged", now, now.version))
+            continue
+        if current is not None and current.path != move.rel:
+            remove_tree(scope.root / current.path)
+            crashpoint("install.after_old_removed")
+        remove_tree(prepared.staging)
+        if current is None:
+            action = "installed"
+        elif same_version(current.version, prepared.version):
+            action = "reinstalled"
+        else:
+            action = "switched"
+        outcomes.append(Outcome(action, installed[index], current.version if current else None, activations[index]))
+    return outcomes
+
+
+def _drop_staging(moves: list[_Move], unchanged: dict[int, Installed]) -> list[Installed]:
+    for move in moves:
+        remove_tree(move.switch.prepared.staging)
+    return [unchanged[index] for index in range(len(moves))]
 
 
 def tree_is_intact(installed: Installed) -> bool:

@@ -310,3 +310,58 @@ def _raise_at(label: str):
         if name == label:
             raise RuntimeError(f"injected failure at {label}")
     return crashpoint
+
+
+# --- a batch commits in one transaction (SPEC 4 "ext install") -------------------------------------
+
+
+def _trees(home: Path, name: str) -> list[Path]:
+    return [p for p in home.rglob(f"extensions/{name}/*")]
+
+
+def test_a_batch_whose_second_refresh_conflicts_installs_neither(active: str, src: Path, tmp_path: Path,
+                                                                 home: Path) -> None:
+    """The first ref is new and fine; the second's activation refresh raises agent_conflict in
+    the batch's one transaction: neither is installed, no tree of either is left (python-tuf's
+    "nothing moved")."""
+    make_ext(tmp_path / "other", name="other-ext", scopes=None, agents=("writer",),
+             profiles=[profile(agents=("writer",), layouts=())])
+    installed(tmp_path / "other")
+    activate("other-ext")
+    make_ext(tmp_path / "third", name="third-ext", scopes=None, with_bundle=False)
+    make_ext(src, version="0.2.0", agents=("planner", "writer"), profiles=[profile(agents=("planner", "writer"))])
+    before, trees = state(home), sorted(_trees(home, NAME))
+    document = fail("agent_conflict", 6, "ext", "install", tmp_path / "third", src, "--allow-unverified", "--yes")
+    assert state(home) == before
+    assert _trees(home, "third-ext") == [] and sorted(_trees(home, NAME)) == trees
+    assert [s["name"] for s in document["skipped"]] == ["third-ext"]
+    # --keep-going keeps the old behaviour: the one that succeeds is installed
+    cli("ext", "install", tmp_path / "third", src, "--allow-unverified", "--yes", "--keep-going")
+    listed = {e["name"]: e["version"] for e in ok("ext", "list")["extensions"]}
+    assert listed == {"other-ext": "0.1.0", "third-ext": "0.1.0", NAME: "0.1.0"}
+
+
+@pytest.mark.parametrize("label", ["install.after_rename", "install.before_commit"])
+def test_a_failure_between_the_renames_and_the_commit_leaves_the_old_state_for_both(
+        label: str, active: str, src: Path, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pkgmgr.store.install as store_install
+
+    make_ext(tmp_path / "third", name="third-ext", scopes=None, with_bundle=False)
+    make_ext(src, version="0.2.0", files={"README.md": "only the docs changed\n"})
+    before, trees = state(home), sorted(_trees(home, NAME))
+    hits: list[str] = []
+
+    def crashpoint(name: str) -> None:
+        hits.append(name)
+        if name == label and (label != "install.after_rename" or hits.count(name) == 2):
+            raise RuntimeError(f"injected failure at {label}")
+
+    monkeypatch.setattr(store_install, "crashpoint", crashpoint)
+    result = cli("ext", "install", tmp_path / "third", src, "--allow-unverified", "--yes")
+    assert result.code != 0
+    assert hits.count("install.after_rename") == 2 and "install.after_commit" not in hits
+    assert state(home) == before
+    assert _trees(home, "third-ext") == [] and sorted(_trees(home, NAME)) == trees
+    monkeypatch.setattr(store_install, "crashpoint", lambda name: None)
+    document = ok("ext", "install", tmp_path / "third", src, "--allow-unverified", "--yes")
+    assert sorted(r["name"] for r in document["installed"]) == sorted(["third-ext", NAME])

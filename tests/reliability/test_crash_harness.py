@@ -187,6 +187,12 @@ SCENARIOS = [
              ("memory.before_commit", *DOWNLOAD, "writer.locked", "install.after_extract", "install.after_rename",
               "activation.mid_projection", "install.before_commit", "install.after_commit",
               "install.after_old_removed")),
+    # a batch: a new ref and a switch of an activated one, committed in one transaction (SPEC 4
+    # "ext install"): a kill leaves the old state for both refs or the new one for both
+    Scenario("install-batch", _activated,
+             lambda w: ["ext", "install", FIXTURES / "review-pack", f"{BUNDLED}@0.2.0", *UNVERIFIED],
+             ("install.after_extract", "install.after_rename", "activation.mid_projection", "install.before_commit",
+              "install.after_commit", "install.after_old_removed")),
     Scenario("remove", _activated, lambda w: ["ext", "remove", BUNDLED, "--deactivate"],
              ("writer.locked", "remove.mid_deactivate", "remove.before_commit", "remove.after_commit",
               "remove.after_tree_removed")),
