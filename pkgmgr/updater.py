@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 @dataclass
 class UpdateItem:
     """The outcome for one extension. status: updated | unchanged | pinned | failed |
+    skipped (held: another update of the batch failed, so none was committed) |
     available (--check) | planned (--dry-run)."""
 
     name: str
@@ -238,11 +239,13 @@ class Updater:
 
         batch = install(self.scope, config=config, options=self.options,
                         planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
-                        reporter=reporter, lock_timeout=lock_timeout, announce=announce)
+                        reporter=reporter, lock_timeout=lock_timeout, announce=announce, keep_going=False)
         for (item, _), result in zip(plans, batch.results):
             item.summary = result.summary
             if result.status == "failed":
                 item.status, item.error = "failed", result.error
+            elif result.status == "skipped":  # held: another update of the batch failed (SPEC 4)
+                item.status, item.reason = "skipped", result.message
             elif result.status == "planned":
                 item.status, item.target = "planned", result.version or item.target
             elif result.outcome is not None and result.outcome.action == "unchanged":

@@ -122,6 +122,8 @@ def outdated(ctx: Context) -> Output:
 def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "nothing installed to update") -> Output:
     data: dict[str, Any] = {status: [i.to_json() for i in report.by_status(status)]
                             for status in ("updated", "unchanged", "pinned", "failed")}
+    if report.by_status("skipped"):  # held by another update's failure: nothing was committed
+        data["skipped"] = [i.to_json() for i in report.by_status("skipped")]
     if check:
         data["available"] = [i.to_json() for i in report.by_status("available")]
     if dry_run:

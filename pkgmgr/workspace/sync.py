@@ -380,7 +380,7 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         plans.append(dataclasses.replace(plan, expects=dataclasses.replace(plan.expects, name=item.name,
                                                                               host=item.declared.host)))
     batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
-                    lock_timeout=lock_timeout, announce=announce)
+                    lock_timeout=lock_timeout, announce=announce, keep_going=False)  # all or nothing (SPEC 4)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error

@@ -204,3 +204,21 @@ def test_search_of_an_empty_registry_and_of_one_without_index(tmp_path: Path) ->
     result = human("ext", "search", "--registry", "empty")
     assert "warning: registry empty has no index.json; it cannot be searched" in result.stderr
     assert ok("ext", "search", "--registry", "empty")["results"] == []
+
+
+# --- an update batch is all or nothing (SPEC 4 "ext install": update follows the same rule) -------
+
+
+def test_an_update_batch_with_one_failure_updates_nothing(tmp_path: Path) -> None:
+    regdir = RegistryDir(tmp_path / "index", "local")
+    for name in ("a-ext", "b-ext"):
+        regdir.publish(name, "1.0.0")
+    ok("registry", "add", "local", regdir.root, "--priority", "10")
+    ok("ext", "install", "a-ext", "b-ext")
+    regdir.publish("a-ext", "1.1.0")
+    regdir.publish("b-ext", "1.1.0", sha256="0" * 64)  # its download fails verification
+    document = fail("checksum_mismatch", "ext", "update", "--all")
+    assert [i["name"] for i in document["failed"]] == ["b-ext"] and document["updated"] == []
+    (held,) = document["skipped"]
+    assert held["name"] == "a-ext" and "nothing was installed" in held["reason"]
+    assert {e["name"]: e["version"] for e in ok("ext", "list")["extensions"]} == {"a-ext": "1.0.0", "b-ext": "1.0.0"}

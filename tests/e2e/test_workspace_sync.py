@@ -223,3 +223,17 @@ def test_a_release_holding_another_extension_installs_nothing(github: FakeGitHub
     assert 'hint: declare it as gh-tool = { github = "acme/gh-tool@v0.2.0" }' in human.stderr, human
     assert installed(ws) == {}  # not even under its own name: the host never sees it
     assert not (ws / "pkgmgr.lock").exists()
+
+
+def test_a_sync_batch_with_one_failure_installs_nothing(github: FakeGitHub, tmp_path: Path) -> None:
+    """The sync's installs are one batch (SPEC 4: sync follows ext install's rule): the good
+    release is held when the other holds another extension than declared."""
+    ws = tmp_path / "user-home" / "ws"
+    github.add_repo("acme", "odd-tool")
+    github.add_release("acme", "odd-tool", "v0.1.0", assets={"odd-tool-0.1.0.tar.gz": archive_bytes("gh-tool", "0.1.0")})
+    declare(ws, '[extensions]\ngh-tool = { github = "acme/gh-tool@v0.1.0" }\n'
+                'other-tool = { github = "acme/odd-tool@v0.1.0" }\n')
+    document = fail("invalid_config", "sync", "--workspace", ws)
+    assert document["installed"] == []
+    assert installed(ws) == {}
+    assert not (ws / "pkgmgr.lock").exists()
