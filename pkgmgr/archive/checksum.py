@@ -25,7 +25,9 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import stat
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -179,12 +181,31 @@ def _entries(root: str) -> Iterator[tuple[str, str, str, int]]:
                 yield rel, "special", entry.path, 0
 
 
-def _digest(entries: Iterable[tuple[str, str, str, int]]) -> tuple[str, dict[str, str]]:
+def install_checksum_and_listing(path: Path, overrides: Mapping[str, bytes] | None = None,
+                                 ) -> tuple[str, dict[str, str]]:
+    """`tree_checksum_and_listing` of an install that may be one file (an Eva script: named by
+    its base name) and whose `overrides` (relative path -> bytes) are hashed instead of those
+    files' content (a field the host rewrites, left out)."""
+    info = os.lstat(path)
+    if stat.S_ISDIR(info.st_mode):
+        entries = sorted(_entries(os.fspath(path)), key=_byte_order)
+    else:
+        kind = "file" if stat.S_ISREG(info.st_mode) else "link" if stat.S_ISLNK(info.st_mode) else "special"
+        entries = [(path.name, kind, os.fspath(path), info.st_mode)]
+    return _digest(entries, overrides or {})
+
+
+def _digest(entries: Iterable[tuple[str, str, str, int]], overrides: Mapping[str, bytes] | None = None,
+            ) -> tuple[str, dict[str, str]]:
     tree = hashlib.sha256()
     listing: dict[str, str] = {}
     for rel, kind, path, st_mode in entries:
         name = os.fsencode(rel)
-        if kind == "file":
+        if kind == "file" and overrides and rel in overrides:
+            label, data = mode_label(st_mode), overrides[rel]
+            tree.update(record_header(name, label.encode(), len(data)) + data + b",")
+            listing[rel] = f"{label}:{hashlib.sha256(data).hexdigest()}"
+        elif kind == "file":
             label = mode_label(st_mode)
             tree, content = _file_record(tree, name, label.encode(), path, rel)
             listing[rel] = f"{label}:{content}"

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import hashlib
 import os
 import stat
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,63 +156,11 @@ class Problems:
 
 def tree_checksum(path: Path, overrides: dict[str, bytes] | None = None) -> tuple[str, dict[str, str]]:
     """SPEC 3 format 2 over the files of `path` (a directory; or one file, named by its base
-    name), links and special files fed as `pkgmgr.archive.checksum` feeds them. `overrides`:
-    relative path -> the bytes to hash instead of that file's content (a host-rewritten field
-    left out)."""
-    from pkgmgr.archive.checksum import PREFIX, record_header
-    from pkgmgr.archive.files import mode_label
+    name), as `pkgmgr.archive.checksum` computes every tree checksum. `overrides`: relative path
+    -> the bytes to hash instead of that file's content (a host-rewritten field left out)."""
+    from pkgmgr.archive.checksum import install_checksum_and_listing
 
-    overrides = overrides or {}
-    entries = sorted(_entries(path), key=lambda e: os.fsencode(e[0]))
-    tree = hashlib.sha256()
-    listing: dict[str, str] = {}
-    for rel, kind, full, st_mode in entries:
-        name = os.fsencode(rel)
-        if kind == "file":
-            label = mode_label(st_mode)
-            data = overrides[rel] if rel in overrides else _read(full, rel)
-            tree.update(record_header(name, label.encode(), len(data)) + data + b",")
-            listing[rel] = f"{label}:{hashlib.sha256(data).hexdigest()}"
-        elif kind == "link":
-            target = os.fsencode(os.readlink(full))
-            tree.update(record_header(name, b"link", len(target)) + target + b",")
-            listing[rel] = f"link:{hashlib.sha256(target).hexdigest()}"
-        else:
-            tree.update(record_header(name, b"special", 0) + b",")
-            listing[rel] = "special"
-    return PREFIX + tree.hexdigest(), listing
-
-
-def _read(path: str, rel: str) -> bytes:
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-
-    try:
-        return read_regular(path, limit=1 << 62)
-    except NotRegularFile as exc:
-        raise PkgmgrError(f"{rel!r} is {exc.kind}", code="tree_modified", details={"path": rel}) from None
-
-
-def _entries(path: Path) -> Iterable[tuple[str, str, str, int]]:
-    info = os.lstat(path)
-    if not stat.S_ISDIR(info.st_mode):
-        kind = "file" if stat.S_ISREG(info.st_mode) else "link" if stat.S_ISLNK(info.st_mode) else "special"
-        yield path.name, kind, str(path), info.st_mode
-        return
-    stack = [(str(path), "")]
-    while stack:
-        directory, prefix = stack.pop()
-        with os.scandir(directory) as scan:
-            items = list(scan)
-        for entry in items:
-            rel = prefix + entry.name
-            if entry.is_dir(follow_symlinks=False):
-                stack.append((entry.path, rel + "/"))
-            elif entry.is_symlink():
-                yield rel, "link", entry.path, 0
-            elif entry.is_file(follow_symlinks=False):
-                yield rel, "file", entry.path, entry.stat(follow_symlinks=False).st_mode
-            else:
-                yield rel, "special", entry.path, 0
+    return install_checksum_and_listing(path, overrides)
 
 
 # --- filesystem mechanics --------------------------------------------------------------------------
