@@ -9,11 +9,10 @@ the host's own staging folder and renamed into place there (`commit_hosted`).
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.install.destination import ScopeStaging
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.records import HostInstalled
@@ -23,7 +22,7 @@ if TYPE_CHECKING:
 Announce = Any  # Callable[[dict[str, Any]], None]
 
 
-class HostDestination:
+class HostDestination(ScopeStaging):
     """The `Destination` of one host's folder in one scope (global or a workspace's)."""
 
     def __init__(self, scope: Scope, host: str) -> None:
@@ -33,15 +32,6 @@ class HostDestination:
     @property
     def label(self) -> str:
         return f"{self.host} {self.scope.kind} folder"
-
-    def writer(self, timeout: float) -> AbstractContextManager[object]:
-        return self.scope.writer(timeout)
-
-    def new_staging(self) -> Path:
-        return self.scope.new_staging()
-
-    def discard(self, staging: Path) -> None:
-        self.scope.discard(staging)
 
     def installed(self, name: str) -> HostInstalled | None:
         from pkgmgr.hosts.records import find_installed

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from pkgmgr.install.verify import Verified
     from pkgmgr.store.install import Outcome
     from pkgmgr.store.model import Installed
+    from pkgmgr.store.scope import Scope
 
 Announce = Callable[[dict[str, Any]], None]
 
@@ -87,3 +88,19 @@ class BatchDestination(Destination, Protocol):
 
     def switch_all(self, verified: Sequence[Verified | HostPrepared], options: InstallOptions,
                    announce: Sequence[Announce | None]) -> list[Outcome]: ...
+
+
+class ScopeStaging:
+    """What every destination in this project shares: the scope's writer lock and its private
+    staging directory (a host's install is recorded in the scope's `state.db` too)."""
+
+    scope: Scope
+
+    def writer(self, timeout: float) -> AbstractContextManager[object]:
+        return self.scope.writer(timeout)
+
+    def new_staging(self) -> Path:
+        return self.scope.new_staging()
+
+    def discard(self, staging: Path) -> None:
+        self.scope.discard(staging)

@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import Announce, SwitchRefused
+from pkgmgr.install.destination import Announce, ScopeStaging, SwitchRefused
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.install import HostPrepared
@@ -26,7 +24,7 @@ if TYPE_CHECKING:
     from pkgmgr.store.scope import Scope
 
 
-class ScopeDestination:
+class ScopeDestination(ScopeStaging):
     """The `Destination` of one scope (global or a workspace's)."""
 
     def __init__(self, scope: Scope) -> None:
@@ -35,15 +33,6 @@ class ScopeDestination:
     @property
     def label(self) -> str:
         return f"{self.scope.kind} scope"
-
-    def writer(self, timeout: float) -> AbstractContextManager[object]:
-        return self.scope.writer(timeout)
-
-    def new_staging(self) -> Path:
-        return self.scope.new_staging()
-
-    def discard(self, staging: Path) -> None:
-        self.scope.discard(staging)
 
     def installed(self, name: str) -> Installed | None:
         from pkgmgr.store.install import get_installed
