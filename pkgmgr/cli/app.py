@@ -187,22 +187,9 @@ TOP_ALIASES = frozenset({"install", "uninstall", "update", "list"})
 
 def expand_aliases(argv: list[str]) -> list[str]:
     """`pkgmgr install ...` is `pkgmgr ext install ...`; `ext add ...` is `ext install --save ...`."""
-    from pkgmgr.cli.commands import VALUE_OPTIONS
+    from pkgmgr.cli.commands import word_positions
 
-    words: list[int] = []
-    skip = False
-    for index, arg in enumerate(argv):
-        if skip:
-            skip = False
-            continue
-        if arg in ("-h", "--help", "--"):
-            break
-        if arg.startswith("-"):
-            skip = arg in VALUE_OPTIONS
-            continue
-        words.append(index)
-        if len(words) == 2:
-            break
+    words = word_positions(argv)
     if not words:
         return argv
     first = words[0]

@@ -36,13 +36,12 @@ MODULES = {
 VALUE_OPTIONS = frozenset({"-o", "--home", "--workspace", "--scope", "--lock-timeout"})
 
 
-def command_words(argv: Sequence[str]) -> tuple[str | None, str | None]:
-    """The top-level command `argv` names, when it is one of `MODULES`, and the word after it
-    (a group's command; None when help is asked for before it or the top-level word is unknown:
-    then everything is registered)."""
-    words: list[str] = []
+def word_positions(argv: Sequence[str]) -> list[int]:
+    """Where the first two words of `argv` that are not options (nor a value option's value) are,
+    stopping at help or `--`."""
+    positions: list[int] = []
     skip = False
-    for arg in argv:
+    for index, arg in enumerate(argv):
         if skip:
             skip = False
             continue
@@ -51,9 +50,17 @@ def command_words(argv: Sequence[str]) -> tuple[str | None, str | None]:
         if arg.startswith("-"):
             skip = arg in VALUE_OPTIONS
             continue
-        words.append(arg)
-        if len(words) == 2:
+        positions.append(index)
+        if len(positions) == 2:
             break
+    return positions
+
+
+def command_words(argv: Sequence[str]) -> tuple[str | None, str | None]:
+    """The top-level command `argv` names, when it is one of `MODULES`, and the word after it
+    (a group's command; None when help is asked for before it or the top-level word is unknown:
+    then everything is registered)."""
+    words = [argv[index] for index in word_positions(argv)]
     if not words or words[0] not in MODULES:
         return None, None
     return words[0], words[1] if len(words) > 1 else None
