@@ -45,14 +45,19 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help' for usage")
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must not be negative")
-    return value
+def non_negative(unit: str) -> Callable[[str], float]:
+    """An argparse type: a number of `unit` (seconds, days), not negative."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number of {unit}") from None
+        if value < 0:
+            raise argparse.ArgumentTypeError("must not be negative")
+        return value
+
+    return parse
 
 
 def global_options() -> argparse.ArgumentParser:
@@ -69,7 +74,7 @@ def global_options() -> argparse.ArgumentParser:
     group.add_argument("--no-progress", action="store_true", default=sup, help="never draw progress bars")
     group.add_argument("--offline", action="store_true", default=sup, help="use cached registry data only")
     group.add_argument("--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
-    group.add_argument("--lock-timeout", metavar="SECONDS", type=_positive_float, default=sup,
+    group.add_argument("--lock-timeout", metavar="SECONDS", type=non_negative("seconds"), default=sup,
                        help="wait this long for another writer (default 30)")
     return parent
 

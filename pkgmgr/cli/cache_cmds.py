@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pkgmgr.cli.app import non_negative
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import PkgmgrError
@@ -30,17 +31,9 @@ def register(commands: Commands) -> None:
                       "Remove every cached archive and registry file, or with --older-than only those unused for "
                       "that many days. Installed extensions are not affected; the next install downloads again.",
                       "pkgmgr cache clean\npkgmgr cache clean --older-than 30")
-    p.add_argument("--older-than", type=_days, metavar="DAYS", help="only what was not used for DAYS days")
+    p.add_argument("--older-than", type=non_negative("days"), metavar="DAYS", help="only what was not used for DAYS days")
 
 
-def _days(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of days") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must not be negative")
-    return value
 
 
 def _last_used(path: Path) -> float:
