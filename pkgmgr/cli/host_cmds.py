@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import copy
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
@@ -391,21 +392,11 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         hosted: Output = Output({"planned": planned}, lambda p: p.lines(
             f"would remove {d['name']} ({d['host']}, {d['path']})" for d in planned))
     else:
-        removed, error, items = [], None, []
-        with scope.writer(ctx.lock_timeout):
-            for name in args.names:
-                row = found.get(name)
-                if row is None:
-                    continue
-                try:
-                    item = install.remove(scope, row, options=_host_options(ctx, args))
-                except PkgmgrError as exc:
-                    error = error or exc
-                    continue
-                items.append(item)
-                removed.append({"name": item.name, "version": item.version or None, "host": item.host,
-                                "scope": scope.kind, "path": str(item.directory), "notes": list(item.notes),
-                                **({"trust": item.trust} if item.trust else {})})
+        items, error = _each(ctx, scope, args.names, found,
+                             lambda row: install.remove(scope, row, options=_host_options(ctx, args)))
+        removed = [{"name": item.name, "version": item.version or None, "host": item.host,
+                    "scope": scope.kind, "path": str(item.directory), "notes": list(item.notes),
+                    **({"trust": item.trust} if item.trust else {})} for item in items]
         notes = _note_lines(ctx, items)
         hosted = Output({"removed": removed, "deactivated": []},
                         lambda p: (p.done([f"removed {r['name']} ({r['host']}, {r['path']})" for r in removed]),
@@ -416,6 +407,24 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
     return hosted
 
 
+def _each(ctx: Context, scope: Any, names: Sequence[str], found: dict[str, Any],
+          action: Callable[[Any], Any]) -> tuple[list[Any], PkgmgrError | None]:
+    """`action` on each named host install `found` holds, in order, under the scope's writer lock;
+    what it did, and the first failure (the others still run)."""
+    items: list[Any] = []
+    error: PkgmgrError | None = None
+    with scope.writer(ctx.lock_timeout):
+        for name in names:
+            row = found.get(name)
+            if row is None:
+                continue
+            try:
+                items.append(action(row))
+            except PkgmgrError as exc:
+                error = error or exc
+    return items, error
+
+
 def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: Command) -> Output | None:
     from pkgmgr.hosts import install
 
@@ -424,21 +433,11 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: 
     if not found:
         return None
     verb = "enabled" if enabled else "disabled"
-    done, error, items = [], None, []
-    with scope.writer(ctx.lock_timeout):
-        for name in args.names:
-            row = found.get(name)
-            if row is None:
-                continue
-            try:
-                item = install.set_enabled(scope, row, enabled, options=_host_options(ctx, args))
-            except PkgmgrError as exc:
-                error = error or exc
-                continue
-            items.append(item)
-            done.append({"name": item.name, "version": item.version or None, "host": item.host, "scope": scope.kind,
-                         "enabled": item.enabled, "path": str(item.directory), "notes": list(item.notes),
-                         **({"trust": item.trust} if item.trust else {})})
+    items, error = _each(ctx, scope, args.names, found,
+                         lambda row: install.set_enabled(scope, row, enabled, options=_host_options(ctx, args)))
+    done = [{"name": item.name, "version": item.version or None, "host": item.host, "scope": scope.kind,
+             "enabled": item.enabled, "path": str(item.directory), "notes": list(item.notes),
+             **({"trust": item.trust} if item.trust else {})} for item in items]
     notes = _note_lines(ctx, items)
     hosted = Output({verb: done, "deactivated": []},
                     lambda p: (p.done([f"{verb} {d['name']} ({d['host']}, {d['path']})" for d in done]),
