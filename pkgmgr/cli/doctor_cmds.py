@@ -99,7 +99,7 @@ def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
         if finding.check != "install":
             continue
         from pkgmgr.cli.ext_cmds import _reinstall_hint
-        from pkgmgr.store.install import get_installed
+        from pkgmgr.store.switch import get_installed
 
         item = get_installed(scope, finding.message.split(" ", 1)[0])
         if item is not None:

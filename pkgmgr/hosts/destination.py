@@ -16,8 +16,8 @@ from pkgmgr.install.destination import ScopeStaging
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.records import HostInstalled
-    from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import Outcome
 
 Announce = Any  # Callable[[dict[str, Any]], None]
 

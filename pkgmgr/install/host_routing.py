@@ -17,8 +17,8 @@ from pkgmgr.install.scope_destination import ScopeDestination
 
 if TYPE_CHECKING:
     from pkgmgr.install.options import InstallOptions
-    from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import Outcome
 
 
 class HostRouting:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any, Collection
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
 
 
