@@ -129,24 +129,22 @@ def mutate(document: Any, ops: list[tuple[int, str, Any]]) -> Any:
     return doc
 
 
-@pytest.mark.parametrize("name", SCHEMAS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(data=st.data())
-def test_the_fast_path_never_accepts_what_jsonschema_refuses(name: str, data: st.DataObject) -> None:
-    seed = data.draw(st.sampled_from(SEEDS[name]))
-    document = mutate(seed, data.draw(st.lists(OPS, min_size=1, max_size=4)))
-    if surely_valid(document, name):
+def assert_same_verdict(document: Any, name: str) -> None:
+    """The fast path says "valid" exactly when jsonschema, checking date-time as strictly, does;
+    and never where the validator pkgmgr runs (whatever formats it checks) finds a problem."""
+    fast = surely_valid(document, name)
+    assert fast == STRICT_DATES[name].is_valid(document), document
+    if fast:
         assert validator(name).is_valid(document), document
         assert schema_problems(document, name, file="x", code="invalid_index") == []
 
 
 @pytest.mark.parametrize("name", SCHEMAS)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_the_fast_path_and_jsonschema_agree(name: str, data: st.DataObject) -> None:
     seed = data.draw(st.sampled_from(SEEDS[name]))
-    document = mutate(seed, data.draw(st.lists(OPS, min_size=0, max_size=4)))
-    assert surely_valid(document, name) == STRICT_DATES[name].is_valid(document), document
+    assert_same_verdict(mutate(seed, data.draw(st.lists(OPS, min_size=0, max_size=4))), name)
 
 
 def corpus() -> list[tuple[str, str, Any]]:
@@ -192,9 +190,7 @@ def test_the_corpus_has_documents_of_every_kind() -> None:
 
 @pytest.mark.parametrize(("where", "name", "document"), CORPUS, ids=[where for where, _, _ in CORPUS])
 def test_the_fast_path_and_jsonschema_agree_on_the_corpus(where: str, name: str, document: Any) -> None:
-    assert surely_valid(document, name) == STRICT_DATES[name].is_valid(document)
-    if surely_valid(document, name):
-        assert validator(name).is_valid(document)
+    assert_same_verdict(document, name)
 
 
 @pytest.mark.parametrize("odd", [(1, 2), Decimal("-1"), Decimal("1"), {1, 2}, b"x", object()])
