@@ -83,7 +83,9 @@ def surely_valid(instance: Any, name: str) -> bool:
     common case, and the one that must not pay for importing it); False means "ask it"."""
     try:
         fast_validator(name)(instance)
-    except (ValueError, TypeError, RecursionError):  # `Invalid`; a value no decoder makes; too deep
+    # `Invalid` (a ValueError); a TypeError from a value no decoder makes (a set among unique
+    # items); nested too deeply for the generated code's recursion: jsonschema decides
+    except (ValueError, TypeError, RecursionError):
         return False
     return True
 
