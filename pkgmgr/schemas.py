@@ -1,15 +1,17 @@
 """JSON Schema gate: compiled-once validators over `schemas/*.schema.json`.
 
-jsonschema is imported only when a document is not surely valid by the fast, conservative
-check of `pkgmgr.fastschema` (a valid document never pays for the import, ~0.2 s), so it is
-what explains invalid documents; read-only commands (`ext list`, `--version`) never load it.
+Every document is first checked by the schema's generated validator (`pkgmgr/_schemas_generated/`,
+made by fastjsonschema at build time: `python -m pkgmgr.schemas_codegen`); jsonschema is imported
+only when that says "invalid" (a valid document never pays for the import, ~0.2 s), so it is what
+explains invalid documents; read-only commands (`ext list`, `--version`) never load it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
-from typing import Any
+from typing import Any, Callable
 
 from pkgmgr.errors import Problem
 from pkgmgr.jsonutil import key_path
@@ -34,10 +36,8 @@ def validator(name: str) -> Any:
 @cache
 def validator_class() -> Any:
     """Draft 2020-12 with `pattern` matching whole values, as ECMA-262 does and Python's `$`
-    does not (`fastschema.whole_value_pattern`)."""
+    does not (`whole_value_pattern`)."""
     from jsonschema import Draft202012Validator, ValidationError, validators
-
-    from pkgmgr.fastschema import whole_value_pattern
 
     def pattern(checker: Any, value: str, instance: Any, schema: Any) -> Any:
         if checker.is_type(instance, "string") and whole_value_pattern(value).search(instance) is None:
@@ -47,24 +47,47 @@ def validator_class() -> Any:
 
 
 @cache
-def fast_check(name: str) -> Any:
-    """The jsonschema-free predicate of schema `name` (`pkgmgr.fastschema`): True means surely
-    valid; None when the schema uses a keyword it does not implement."""
-    from pkgmgr.fastschema import compile_schema
+def whole_value_pattern(pattern: str) -> re.Pattern[str]:
+    """A schema `pattern` compiled with ECMA-262's meaning of `$` (the end of the string), which
+    Python's `$` does not have: it also matches before a final newline, so `^[0-9a-f]{64}$`
+    accepted a hash followed by a newline. Every `$` outside a character class becomes `\\Z`.
+    jsonschema searches with it (`validator_class`); the generated validators compile each
+    pattern the same way (`pkgmgr.schemas_codegen` refuses to write one that does not)."""
+    out, in_class, escaped = [], False, False
+    for char in pattern:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char == "$":
+            char = r"\Z"
+        out.append(char)
+    return re.compile("".join(out))
 
-    return compile_schema(load_schema(name))
+
+@cache
+def fast_validator(name: str) -> Callable[[Any], Any]:
+    """The generated validator of schema `name` (`pkgmgr/_schemas_generated/<name>.py`): it
+    returns a valid document and raises `Invalid` for any other."""
+    from importlib import import_module
+
+    return import_module(f"pkgmgr._schemas_generated.{name}").validate
 
 
 def surely_valid(instance: Any, name: str) -> bool:
     """True when `instance` is valid against schema `name` without asking jsonschema (the
     common case, and the one that must not pay for importing it); False means "ask it"."""
-    check = fast_check(name)
-    if check is None:
-        return False
     try:
-        return bool(check(instance))
-    except RecursionError:  # nested too deeply for the fast path: jsonschema decides
+        fast_validator(name)(instance)
+    # `Invalid` (a ValueError); a TypeError from a value no decoder makes (a set among unique
+    # items); nested too deeply for the generated code's recursion: jsonschema decides
+    except (ValueError, TypeError, RecursionError):
         return False
+    return True
 
 
 def _describe(error: Any) -> str:

@@ -86,3 +86,24 @@ def test_a_warm_read_imports_no_http_stack(args: tuple[str, ...], home: Path, re
         assert sent == []
     else:  # revalidated: every request conditional, every answer a 304 the stdlib path took
         assert sent and all(r.headers.get("if-none-match") or r.headers.get("if-modified-since") for r in sent)
+
+
+@pytest.mark.parametrize("fixture", ["review-pack", "marketing-linear"])
+def test_validating_a_valid_extension_imports_no_schema_library(fixture: str, home: Path) -> None:
+    """The generated validators (`pkgmgr/_schemas_generated/`) decide a valid manifest, bundle
+    and layout: neither jsonschema nor fastjsonschema (a build tool) is loaded."""
+    report = run_and_list_modules("ext", "validate", str(FIXTURES / fixture), "-o", "json")
+    assert report["code"] == 0, report["stdout"]
+    assert [name for name in ("jsonschema", "fastjsonschema") if name in report["loaded"]] == []
+
+
+def test_a_generated_validator_loads_only_itself() -> None:
+    """Nor decimal (the generated code's `Decimal` is a stand-in), whatever else a command loads."""
+    code = ("import json, sys\nfrom pkgmgr.schemas import schema_problems, surely_valid\n"
+            "doc = {'registry': {'format': 1, 'name': 'r', 'serial': 1, 'expires': '2027-01-01T00:00:00Z'}}\n"
+            "assert surely_valid(doc, 'registry') and schema_problems(doc, 'registry', file='f', code='c') == []\n"
+            "print(json.dumps(sorted({name.split('.')[0] for name in sys.modules})))")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 0, proc.stderr
+    loaded = json.loads(proc.stdout)
+    assert [name for name in ("jsonschema", "fastjsonschema", "decimal") if name in loaded] == []

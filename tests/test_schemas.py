@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+from importlib import import_module
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.errors import Problem
-from pkgmgr.fastschema import compile_schema, whole_value_pattern
 from pkgmgr.resources_data import schemas_dir
-from pkgmgr.schemas import load_schema, schema_problems, validator, validator_class
+from pkgmgr.schemas import fast_validator, load_schema, schema_problems, validator, validator_class, whole_value_pattern
 
 NAMES = sorted(p.name.removesuffix(".schema.json") for p in schemas_dir().glob("*.schema.json"))
 
@@ -138,16 +140,89 @@ def test_the_schemas_have_patterns_to_check() -> None:
 def test_each_pattern_refuses_a_valid_value_with_a_trailing_newline(name: str, where: str, pattern: str,
                                                                     data: st.DataObject) -> None:
     """Python's `$` also matches before a final newline: `sha256 = "<hex>\\n"` passed `registry
-    validate` and made every client exit 70. Both validators must refuse it."""
+    validate` and made every client exit 70. Both validators must refuse it: jsonschema's, and the
+    generated one's regex (`REGEX_PATTERNS[pattern].search`, what its code runs for `pattern`)."""
     value = data.draw(st.from_regex(whole_value_pattern(pattern), fullmatch=True))
-    fast, strict = compile_schema({"pattern": pattern}), validator_class()({"pattern": pattern})
-    assert fast(value) and strict.is_valid(value), value
+    fast = import_module(fast_validator(name).__module__).REGEX_PATTERNS[pattern]
+    strict = validator_class()({"pattern": pattern})
+    assert fast.search(value) and strict.is_valid(value), value
     for suffix in ("\n", "\r\n", " "):
         assert not strict.is_valid(value + suffix), (pattern, value)
-        assert not fast(value + suffix), (pattern, value)
+        assert not fast.search(value + suffix), (pattern, value)
 
 
 def test_a_hash_with_a_trailing_newline_is_a_schema_problem() -> None:
     entry = {"name": "demo-ext", "versions": [{"version": "1.0.0", "sha256": "a" * 64 + "\n"}]}
     problems = schema_problems(entry, "registry_entry", file="e.toml", code="invalid_index")
     assert any(p.key == "versions[0].sha256" and "does not match" in p.message for p in problems), problems
+
+
+def _unguarded_nesting(pattern: str) -> list[str]:
+    """The unbounded repetitions of `pattern` that hold another one without a literal to start
+    each round (`(a+)+`, `(a*b?)*`): the shape that makes a backtracking engine take exponential
+    time. `(\\.a+)*` is fine: each round must begin with a `.`, so there is one way to split."""
+    from re import _constants as c
+    from re import _parser as parser
+
+    def items(node: Any) -> list[Any]:
+        return list(node.data) if hasattr(node, "data") else list(node)
+
+    def unbounded(node: Any) -> bool:
+        for op, av in items(node):
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT) and (av[1] == c.MAXREPEAT or unbounded(av[2])):
+                return True
+            if op is c.SUBPATTERN and unbounded(av[3]) or op is c.BRANCH and any(unbounded(b) for b in av[1]):
+                return True
+        return False
+
+    def starts_with_literal(node: Any) -> bool:
+        first = items(node)[:1]
+        if not first:
+            return False
+        op, av = first[0]
+        return op is c.LITERAL or op is c.SUBPATTERN and starts_with_literal(av[3])
+
+    found: list[str] = []
+
+    def walk(node: Any) -> None:
+        for op, av in items(node):
+            if op in (c.MAX_REPEAT, c.MIN_REPEAT):
+                if av[1] == c.MAXREPEAT and unbounded(av[2]) and not starts_with_literal(av[2]):
+                    found.append(str(av[2]))
+                walk(av[2])
+            elif op is c.SUBPATTERN:
+                walk(av[3])
+            elif op is c.BRANCH:
+                for branch in av[1]:
+                    walk(branch)
+
+    walk(parser.parse(pattern))
+    return found
+
+
+def test_the_nesting_check_would_notice_a_catastrophic_pattern() -> None:
+    assert _unguarded_nesting(r"^(a+)+$") and _unguarded_nesting(r"^([a-z]*-?)*$")
+    assert not _unguarded_nesting(r"^(\*|[a-z][a-z0-9_-]*)(\.(\*|[a-z][a-z0-9_-]*))*$")
+
+
+@pytest.mark.parametrize(("name", "where", "pattern"), PATTERNS, ids=[f"{n}{w}" for n, w, _ in PATTERNS])
+def test_no_pattern_can_take_super_linear_time(name: str, where: str, pattern: str) -> None:
+    assert _unguarded_nesting(pattern) == [], pattern
+
+
+def _node(schema: Any, where: str) -> dict[str, Any]:
+    node = schema
+    for key, index in re.findall(r"/([^/\[]+)|\[(\d+)\]", where):
+        node = node[key] if key else node[int(index)]
+    return node
+
+
+@pytest.mark.parametrize(("name", "where", "pattern"), PATTERNS, ids=[f"{n}{w}" for n, w, _ in PATTERNS])
+def test_every_pattern_sees_a_bounded_value(name: str, where: str, pattern: str) -> None:
+    """A pattern either matches a bounded length itself or sits beside a `maxLength` (which the
+    generated validators check first: tests/test_schemas_codegen.py)."""
+    from re import _constants as c
+    from re import _parser as parser
+
+    bounded = parser.parse(pattern).getwidth()[1] < c.MAXREPEAT
+    assert bounded or "maxLength" in _node(load_schema(name), where), pattern

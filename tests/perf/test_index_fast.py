@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from pkgmgr.errors import ValidationFailed
 from pkgmgr.registry import index_format
-from tests.perf.test_fastschema import OPS, SEEDS, mutate
+from tests.perf.test_schema_fast_path import OPS, SEEDS, mutate
 
 
 def slow(raw: bytes, monkeypatch: pytest.MonkeyPatch) -> index_format.Index:
