@@ -175,6 +175,18 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
         PRIMARY KEY (host, name)
     );
     """,
+    # 8: the trees a writer is moving in or out of extensions/ (SPEC 4 `pending`): recorded before
+    # the rename (`in`) or in the transaction that stops naming a tree (`out`), dropped once the
+    # move is done; the next writer removes the trees a dead command left recorded here, and only those
+    """
+    CREATE TABLE IF NOT EXISTS pending_trees (
+        path TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        pending TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    );
+    """,
 )
 
 
@@ -344,6 +356,7 @@ _MOMENT = UTC_MOMENT
 SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
 RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
 STATUSES = frozenset({"active", "awaiting_confirmation"})
+PENDING_MOVES = frozenset({"in", "out"})  # pending_trees.pending: being renamed in; no longer named, to be deleted
 
 Rule = Callable[[Any], bool]
 
@@ -406,6 +419,10 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
         "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
         "sha256": _optional(_match(_HEX64)), "verified": _flag, "tree_sha256": _match(_TREE_SHA),
         "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
+    }),
+    "pending_trees": ("path", {
+        "path": _text, "name": _NAME, "version": _version, "pending": lambda v: v in PENDING_MOVES,
+        "recorded_at": _WHEN,
     }),
     "workspace_stores": ("id", {"path": _text}),
     "trust_approvals": ("workspace", {"digest": _text}),
