@@ -262,6 +262,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
         # SPEC 4: each tree is recorded as pending before it is renamed in, so that only what this
         # command moved is ever taken for its leftover
         pending.record_moving_in(scope, [_tree(moves[i].rel, moves[i].switch.prepared) for i in moving], now_utc())
+        crashpoint("install.after_pending")
         for index in moving:
             failed = index
             move = moves[index]

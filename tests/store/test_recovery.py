@@ -20,6 +20,7 @@ from pkgmgr.store.recovery import (
 )
 from pkgmgr.store.scope import global_scope
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
+from tests.reliability.helpers import pending_rows
 
 
 def record_pending(home: Path, rel: str, pending: str = "in") -> None:
@@ -83,18 +84,10 @@ def test_doctor_repairs_leftovers_and_lists_them(home: Path) -> None:
     assert tree(home / ".staging") == []
     assert sorted(p.name for p in (home / "extensions").iterdir()) == ["review-pack"]
     assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
-    assert _pending_rows(home) == []
+    assert pending_rows(home) == []
     assert ok("doctor", "--check")["ok"] is True
     assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
     assert human("doctor").stdout.startswith("all invariants hold: global")
-
-
-def _pending_rows(home: Path) -> list[tuple[str, str]]:
-    conn = sqlite3.connect(home / "state.db")
-    try:
-        return conn.execute("SELECT path, pending FROM pending_trees ORDER BY path").fetchall()
-    finally:
-        conn.close()
 
 
 def test_a_tree_state_db_does_not_name_is_reported_and_never_deleted(home: Path) -> None:
@@ -142,7 +135,7 @@ def test_readers_leave_leftovers_alone(home: Path) -> None:
     ok("ext", "status", "review-pack")
     ok("ext", "verify", "review-pack")
     assert tree(home) == before
-    assert len(_pending_rows(home)) == 2
+    assert len(pending_rows(home)) == 2
 
 
 def test_the_next_writer_removes_leftovers(home: Path) -> None:
@@ -152,7 +145,7 @@ def test_the_next_writer_removes_leftovers(home: Path) -> None:
     assert tree(home / ".staging") == []
     assert sorted(p.name for p in (home / "extensions").iterdir()) == ["prompt-enhancer", "review-pack"]
     assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
-    assert _pending_rows(home) == []
+    assert pending_rows(home) == []
 
 
 @pytest.mark.parametrize("writer", [["ext", "disable", "review-pack"], ["ext", "remove", "prompt-enhancer"]])
@@ -169,7 +162,7 @@ def test_a_pending_row_whose_tree_is_gone_is_dropped(home: Path) -> None:
     record_pending(home, "extensions/review-pack/0.2.0", "in")
     assert ok("doctor", "--check")["ok"] is True  # nothing on disk to repair
     install(FIXTURES / "prompt-enhancer")
-    assert _pending_rows(home) == []
+    assert pending_rows(home) == []
 
 
 def test_a_damaged_pending_path_deletes_nothing(home: Path) -> None:
