@@ -56,8 +56,6 @@ def survey(scope: "Scope") -> Survey:
     found = Survey()
     if scope.staging_dir.is_dir():
         found.leftovers.extend(sorted(scope.staging_dir.iterdir()))
-    if not scope.extensions_dir.is_dir():
-        return found
     conn = scope.reader()
     referenced: set[str] = set()
     pending: set[str] = set()
@@ -65,6 +63,8 @@ def survey(scope: "Scope") -> Survey:
         referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
         pending = set(recorded(conn))
         found.pending_rows = sorted(pending)
+    if not scope.extensions_dir.is_dir():
+        return found
     for name_dir in sorted(scope.extensions_dir.iterdir()):
         if name_dir.is_symlink() or not name_dir.is_dir():
             found.unrecorded.append(name_dir)
@@ -106,7 +106,8 @@ def remove_leftovers(scope: "Scope") -> list[str]:
         if parent.parent == scope.extensions_dir and not any(parent.iterdir()):
             parent.rmdir()  # the name's last tree: its directory goes too, as `store.install.remove` does
     if found.pending_rows:
-        fsync_dirs(scope.extensions_dir, *{(scope.root / rel).parent for rel in found.pending_rows if (scope.root / rel).parent.is_dir()})
+        fsync_dirs(*{path for path in (scope.extensions_dir, *((scope.root / rel).parent for rel in found.pending_rows))
+                     if path.is_dir()})
         settle(scope, found.pending_rows)
     return removed
 
