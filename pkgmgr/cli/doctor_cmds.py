@@ -35,7 +35,7 @@ def register(commands: "Commands") -> None:
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.doctor import check_scope
+    from pkgmgr.doctor import check_scope, repair_hosts
     from pkgmgr.store.recovery import rebuild_scope, repair_scope
     from pkgmgr.store.scope import global_scope
     from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
@@ -56,6 +56,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             repaired.extend(rebuild_scope(scope, ctx.lock_timeout))
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
+            repaired.extend(repair_hosts(scope, ctx.lock_timeout))
         found = check_scope(scope, config=ctx.config)
         findings.extend(found)
         labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
