@@ -220,17 +220,28 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
 
 def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Connection | None:
     """Open `state.db` for reading only: `mode=ro`, or `immutable=1` when its directory cannot be
-    written (a read-only filesystem: SQLite could not create the -shm file a WAL reader needs).
-    None when the schema is older than this pkgmgr's and the directory is writable (the caller
-    migrates it with `connect`). Raises like `connect`."""
+    written (a read-only filesystem: SQLite could not create the -shm file a WAL reader needs) and
+    no -wal and -shm were left there (with both, `mode=ro` reads the commits the -wal holds, which
+    the database file alone may not: read immutable it can even look malformed). None when the
+    schema is older than this pkgmgr's and the directory is writable (the caller migrates it with
+    `connect`). Raises like `connect`."""
     from urllib.parse import quote
 
     writable = os.access(path.parent, os.W_OK)
-    uri = f"file:{quote(str(path))}?" + ("mode=ro" if writable else "immutable=1")
+    sides = all(os.path.exists(f"{path}{side}") for side in ("-wal", "-shm"))
+    modes = ["mode=ro"] if writable else (["mode=ro", "immutable=1"] if sides else ["immutable=1"])
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0, check_same_thread=False)
-        _configure(conn)
-        version = schema_version(conn)
+        for attempt, mode in enumerate(modes):
+            conn = sqlite3.connect(f"file:{quote(str(path))}?{mode}", uri=True, isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
+            _configure(conn)
+            try:
+                version = schema_version(conn)
+                break
+            except sqlite3.DatabaseError:
+                conn.close()
+                if attempt == len(modes) - 1:
+                    raise
         if version == 0 and must_hold_data:
             conn.close()
             raise lost_database(path, "is empty")

@@ -308,10 +308,10 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             crashpoint("install.before_commit")
     except BaseException as exc:
         # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
-        # trees are leftovers; remove them now rather than leave them to the next writer
-        for target in renamed:
-            remove_tree(target)
-        _settle_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
+        # trees are leftovers; remove them now rather than leave them to the next writer (which
+        # removes them, recorded as pending, when the disk refuses now: the first error is the one
+        # the command reports)
+        _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
         if isinstance(exc, PkgmgrError):
             raise BatchRefused(max(failed, 0), exc) from None
         raise
@@ -372,11 +372,13 @@ def _replaced(moves: Sequence[_Move], moving: Sequence[int]) -> list[Installed]:
     return [old for old, rel in ((moves[i].current, moves[i].rel) for i in moving) if old is not None and old.path != rel]
 
 
-def _settle_quietly(scope: Scope, paths: list[str], removed: list[Path]) -> None:
-    """Forget the pending rows of a refused batch's trees, now removed; a disk that fails here
-    leaves the rows, which the next writer drops (their trees are gone)."""
+def _remove_quietly(scope: Scope, paths: list[str], renamed: list[Path]) -> None:
+    """Remove a refused batch's renamed trees and forget their pending rows; a disk that fails
+    here leaves trees and rows to the next writer."""
     try:
-        fsync_dirs(*{path.parent for path in removed})
+        for target in renamed:
+            remove_tree(target)
+        fsync_dirs(*{path.parent for path in renamed})
         pending.settle(scope, paths)
     except (PkgmgrError, sqlite3.Error, OSError):
         pass

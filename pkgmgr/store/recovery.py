@@ -206,6 +206,8 @@ def database_problem(scope: "Scope") -> Finding | None:
             return None
         results = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
     except PkgmgrError as error:  # not a database this pkgmgr can open, or none beside installed trees
+        if error.code == "io_error":
+            raise  # the disk fails, not the state: exit 9 with the path (SPEC 11)
         return Finding(scope.kind, "sqlite", error.message + (f"; {error.hint}" if error.hint else ""))
     except sqlite3.DatabaseError as exc:
         results = [str(exc)]
