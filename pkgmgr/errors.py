@@ -288,10 +288,15 @@ def io_error(exc: BaseException, path: object = None) -> PkgmgrError | None:
         message, other = str(exc), None
         where = path
         full, read_only = _filesystem_state(path)
+        failing = _os_error_opening(path) if number in (errno.EIO, errno.EACCES) else None
         if number in (errno.EIO, errno.EACCES) and full:  # SQLite says "disk I/O error" when -shm cannot grow
             number, message = errno.ENOSPC, f"No space left on device (SQLite: {message})"
         elif number == errno.EACCES and read_only:  # CANTOPEN: say why the file cannot be opened
             number = errno.EROFS
+        elif failing is not None:  # SQLite hides the OS's errno: the OS says it again (a failing device: EIO)
+            number, message = failing.errno, f"{failing.strerror} (SQLite: {message})"
+        elif number == errno.ENOSPC:  # SQLITE_FULL: in the OS's words too
+            message = f"No space left on device (SQLite: {message})"
     else:
         return None
     if number not in _IO_HINTS:
@@ -304,6 +309,24 @@ def io_error(exc: BaseException, path: object = None) -> PkgmgrError | None:
                  "os_message": message},
         hint=_IO_HINTS[number] + " (nothing was committed)",
     )
+
+
+def _os_error_opening(path: object) -> OSError | None:
+    """The OS's own error opening the database file (or, when it is missing, its directory) for
+    reading, when it is one `io_error` knows; None when it opens."""
+    import os
+
+    if path is None:
+        return None
+    for candidate in (str(path), os.path.dirname(str(path)) or "."):
+        try:
+            os.close(os.open(candidate, os.O_RDONLY))
+            return None
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            return exc if exc.errno in _IO_HINTS else None
+    return None
 
 
 def _filesystem_state(path: object) -> tuple[bool, bool]:

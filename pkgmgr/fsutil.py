@@ -105,17 +105,25 @@ def atomic_write_text(path: Path, text: str, *, mode: int = 0o644) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
+# what a failing flush says: never ignored (a lost write must fail the command, not vanish)
+_FLUSH_FAILED = frozenset({errno.EIO, errno.ENOSPC, errno.EDQUOT})
+
+
 def fsync_dir(path: Path) -> None:
     """Make a directory's entries durable (a file renamed into it, one removed from it). Where
-    directories cannot be fsynced (some filesystems say EINVAL) there is nothing to do."""
+    directories cannot be fsynced (some filesystems say EINVAL) there is nothing to do; a
+    device that fails (EIO, ENOSPC) raises, naming the directory."""
     try:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
-    except OSError:
+    except OSError as exc:
+        if exc.errno in _FLUSH_FAILED:
+            raise
         return
     try:
         os.fsync(fd)
-    except OSError:
-        pass
+    except OSError as exc:
+        if exc.errno in _FLUSH_FAILED:
+            raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     finally:
         os.close(fd)
 
@@ -144,8 +152,10 @@ def fsync_tree(path: Path) -> None:
                 os.close(fd)
         try:
             os.fsync(dir_fd)
-        except OSError:
-            pass  # directories that cannot be fsynced (EINVAL on some filesystems)
+        except OSError as exc:
+            if exc.errno in _FLUSH_FAILED:
+                raise OSError(exc.errno, exc.strerror, os.fspath(os.path.join(path, _current))) from None
+            # else a directory that cannot be fsynced (EINVAL on some filesystems)
 
 
 # The power-loss harness (tests/reliability/test_power_loss.py) turns the durability steps off

@@ -19,11 +19,13 @@ def register(commands: "Commands") -> None:
         "Check every invariant of the global scope and of every workspace store recorded in the global state "
         "whose workspace still exists (with the current workspace's, when it has one): "
         "the SQLite integrity check, each installed tree against its recorded checksum, activations and "
-        "their projected resources, and leftovers of interrupted commands. Without --check, leftovers and "
-        "orphaned version directories (and partial downloads older than a day) are removed first, and what "
-        "was done is listed; nothing is removed while state.db is missing, empty or cannot be read. --rebuild "
-        "sets such a state.db aside and records the installed trees found from their manifests and tree "
-        "checksums (provenance unknown; activations are not reconstructed). Exit 0 when every "
+        "their projected resources, leftovers of interrupted commands, and trees state.db does not name. Without "
+        "--check, leftovers (staging contents, trees an interrupted command recorded as pending, pending host "
+        "installs, partial downloads older than a day) are removed or settled first, and what was done is "
+        "listed; a tree state.db does not name is never removed, and nothing is removed while state.db is "
+        "missing, empty or cannot be read. --rebuild sets such a state.db aside and records the installed "
+        "trees found from their manifests and tree checksums (provenance unknown; activations are not "
+        "reconstructed); beside a sound state.db it records the trees no row names. Exit 0 when every "
         "invariant holds, 4 (state_inconsistent) otherwise.",
         "pkgmgr doctor --check\npkgmgr doctor -o json\npkgmgr doctor --rebuild",
     )
@@ -31,11 +33,11 @@ def register(commands: "Commands") -> None:
     mode.add_argument("--check", action="store_true", help="report only; repair nothing")
     mode.add_argument("--rebuild", action="store_true",
                       help="when state.db is missing, empty or unreadable, set it aside and record the installed "
-                           "trees found (provenance unknown)")
+                           "trees found; else record the trees it does not name (provenance unknown)")
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.doctor import check_scope
+    from pkgmgr.doctor import check_scope, repair_hosts
     from pkgmgr.store.recovery import rebuild_scope, repair_scope
     from pkgmgr.store.scope import global_scope
     from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
@@ -56,6 +58,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
             repaired.extend(rebuild_scope(scope, ctx.lock_timeout))
         if not args.check:
             repaired.extend(repair_scope(scope, ctx.lock_timeout))
+            repaired.extend(repair_hosts(scope, ctx.lock_timeout))
         found = check_scope(scope, config=ctx.config)
         findings.extend(found)
         labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))

@@ -346,12 +346,16 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
     except BaseException:
         _roll_back(scope, host, current, name, tx)
         raise
+    if current is not None and current.directory != place and os.path.lexists(current.directory):
+        # Eva: a script that became a directory, or the reverse. The old one goes into the
+        # transaction directory right after the new one is in (two names cannot switch in one
+        # step), so that no kill after this leaves the host a tree no row names (SPEC 4);
+        # `recover` finishes the switch from the pending row
+        os.rename(current.directory, tx / "replaced")
     fsync_dir(place.parent)
     crashpoint("host.install.after_rename")
     records.save(scope, new)
     crashpoint("host.install.after_commit")
-    if current is not None and current.directory != place:
-        remove_tree(current.directory)  # Eva: a script that became a directory, or the reverse
     remove_tree(tx)
     notes, trust = _after_change(host, scope, folder, options)
     action = "installed" if current is None else "reinstalled" if same_version_or_equal(current, new) else "switched"
@@ -610,6 +614,32 @@ def recover(scope: Any, host: Host) -> list[str]:
     if staging.is_dir() and not os.path.islink(staging):
         for leftover in staging.iterdir():
             remove_tree(leftover)
+    return done
+
+
+def interrupted(scope: Any) -> list[str]:
+    """What killed writers left of host installs in this scope, for `doctor --check` (reads only):
+    each row still pending, and what lies in the staging folder of a host with rows."""
+    from pkgmgr.hosts.detect import for_host
+
+    found = [f"{item.host} {item.name}: an interrupted {(item.pending or {}).get('action', 'switch')} is pending"
+             for item in records.list_rows(scope) if item.pending is not None]
+    for name in sorted({item.host for item in records.list_rows(scope)}):
+        staging = _folder(for_host(name), scope).parent / STAGING  # type: ignore[arg-type]
+        if staging.is_dir() and not staging.is_symlink():
+            found.extend(f"{name}: {staging / leftover.name} is a leftover of an interrupted command"
+                         for leftover in sorted(staging.iterdir()))
+    return found
+
+
+def recover_all(scope: Any) -> list[str]:
+    """`recover` for every host with rows in this scope (writer lock held): `doctor`'s repair."""
+    from pkgmgr.hosts.detect import for_host
+
+    done: list[str] = []
+    for name in sorted({item.host for item in records.list_rows(scope)}):
+        host: Host = for_host(name)  # type: ignore[assignment]
+        done.extend(f"{name}: {line}" for line in recover(scope, host))
     return done
 
 

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import replace
 from pathlib import Path
@@ -72,6 +73,8 @@ def _read(root: Path, path: Path) -> bytes:
         with open(path, "rb") as handle:
             return handle.read(MAX_MANIFEST_BYTES + 1)
     except OSError as exc:
+        if exc.errno == errno.EIO:
+            raise  # the device fails, not the manifest: io_error (exit 9) with the path, where it is caught
         raise ValidationFailed([Problem(INVALID, file, "", f"cannot be read: {exc.strerror or exc}")]) from exc
 
 

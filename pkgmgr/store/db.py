@@ -175,6 +175,18 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
         PRIMARY KEY (host, name)
     );
     """,
+    # 8: the trees a writer is moving in or out of extensions/ (SPEC 4 `pending`): recorded before
+    # the rename (`in`) or in the transaction that stops naming a tree (`out`), dropped once the
+    # move is done; the next writer removes the trees a dead command left recorded here, and only those
+    """
+    CREATE TABLE IF NOT EXISTS pending_trees (
+        path TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        pending TEXT NOT NULL,
+        recorded_at TEXT NOT NULL
+    );
+    """,
 )
 
 
@@ -208,17 +220,28 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
 
 def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Connection | None:
     """Open `state.db` for reading only: `mode=ro`, or `immutable=1` when its directory cannot be
-    written (a read-only filesystem: SQLite could not create the -shm file a WAL reader needs).
-    None when the schema is older than this pkgmgr's and the directory is writable (the caller
-    migrates it with `connect`). Raises like `connect`."""
+    written (a read-only filesystem: SQLite could not create the -shm file a WAL reader needs) and
+    no -wal and -shm were left there (with both, `mode=ro` reads the commits the -wal holds, which
+    the database file alone may not: read immutable it can even look malformed). None when the
+    schema is older than this pkgmgr's and the directory is writable (the caller migrates it with
+    `connect`). Raises like `connect`."""
     from urllib.parse import quote
 
     writable = os.access(path.parent, os.W_OK)
-    uri = f"file:{quote(str(path))}?" + ("mode=ro" if writable else "immutable=1")
+    sides = all(os.path.exists(f"{path}{side}") for side in ("-wal", "-shm"))
+    modes = ["mode=ro"] if writable else (["mode=ro", "immutable=1"] if sides else ["immutable=1"])
     try:
-        conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=30.0, check_same_thread=False)
-        _configure(conn)
-        version = schema_version(conn)
+        for attempt, mode in enumerate(modes):
+            conn = sqlite3.connect(f"file:{quote(str(path))}?{mode}", uri=True, isolation_level=None, timeout=30.0,
+                                   check_same_thread=False)
+            _configure(conn)
+            try:
+                version = schema_version(conn)
+                break
+            except sqlite3.DatabaseError:
+                conn.close()
+                if attempt == len(modes) - 1:
+                    raise
         if version == 0 and must_hold_data:
             conn.close()
             raise lost_database(path, "is empty")
@@ -344,6 +367,7 @@ _MOMENT = UTC_MOMENT
 SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
 RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
 STATUSES = frozenset({"active", "awaiting_confirmation"})
+PENDING_MOVES = frozenset({"in", "out"})  # pending_trees.pending: being renamed in; no longer named, to be deleted
 
 Rule = Callable[[Any], bool]
 
@@ -406,6 +430,10 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
         "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
         "sha256": _optional(_match(_HEX64)), "verified": _flag, "tree_sha256": _match(_TREE_SHA),
         "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
+    }),
+    "pending_trees": ("path", {
+        "path": _text, "name": _NAME, "version": _version, "pending": lambda v: v in PENDING_MOVES,
+        "recorded_at": _WHEN,
     }),
     "workspace_stores": ("id", {"path": _text}),
     "trust_approvals": ("workspace", {"digest": _text}),

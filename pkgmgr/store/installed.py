@@ -115,13 +115,15 @@ def json_column(row: sqlite3.Row, column: str, kind: type) -> Any:
     return value
 
 
-def check_path(row: sqlite3.Row) -> str:
-    """The `path` of a (checked) row of `extensions`: `extensions/<name>/<version>`, or that with
-    `~<tree prefix>` (a forced reinstall); `state_inconsistent` otherwise, so that a damaged path
-    never makes the tree it names look like a leftover."""
+def check_path(row: sqlite3.Row, table: str = "extensions") -> str:
+    """The `path` of a (checked) row of `extensions` or `pending_trees`: `extensions/<name>/<version>`,
+    or that with `~<tree prefix>` (a forced reinstall); `state_inconsistent` otherwise, so that a
+    damaged path never makes the tree it names look like a leftover, nor another tree like a
+    pending one."""
     from pkgmgr.store.db import damaged_row
 
     name, version, path = row["name"], row["version"], row["path"]
     if not re.fullmatch(rf"extensions/{re.escape(name)}/{re.escape(version)}(?:~[0-9a-f]{{12}})?", path):
-        raise damaged_row("extensions", name, "path", f"{path!r} is not the directory of {name} {version}")
+        raise damaged_row(table, path if table != "extensions" else name, "path",
+                          f"{path!r} is not the directory of {name} {version}")
     return path

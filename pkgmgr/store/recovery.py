@@ -1,8 +1,9 @@
 """Leftovers of interrupted writers, and the invariants `pkgmgr doctor` checks.
 
 `remove_leftovers` runs at the start of every write, under the scope's lock: it empties
-`.staging/` and removes version directories that no committed row references (a crash
-between the rename and the commit, or before the old version was removed).
+`.staging/` and removes the trees a dead writer recorded in `pending_trees` (a crash between the
+rename and the commit, or before the old version was removed: `store.pending`). A tree that no
+row names at all is never deleted: `doctor --check` reports it and `doctor --rebuild` records it.
 """
 
 from __future__ import annotations
@@ -35,28 +36,55 @@ class Finding:
         return {"scope": self.scope, "check": self.check, "message": self.message, "repairable": self.repairable}
 
 
-def _referenced_paths(conn: sqlite3.Connection) -> set[str]:
+@dataclass
+class Survey:
+    """What `extensions/` and `.staging/` hold besides the installs state.db names."""
+
+    leftovers: list[Path] = field(default_factory=list)  # a dead writer's: staging, pending trees, empty name dirs
+    unrecorded: list[Path] = field(default_factory=list)  # trees (or files) no row names: never deleted
+    pending_rows: list[str] = field(default_factory=list)  # every pending row, settled once its tree is gone
+
+
+def survey(scope: "Scope") -> Survey:
+    """Sort what lies in the scope's directories (SPEC 4): `.staging/` contents and the trees
+    `pending_trees` records are leftovers (of a writer that died, when no writer holds the lock);
+    a tree neither `extensions` nor `pending_trees` names is unrecorded. Reads only."""
     from pkgmgr.store.db import rows
     from pkgmgr.store.installed import check_path
+    from pkgmgr.store.pending import recorded
 
-    return {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
+    found = Survey()
+    if scope.staging_dir.is_dir():
+        found.leftovers.extend(sorted(scope.staging_dir.iterdir()))
+    conn = scope.reader()
+    referenced: set[str] = set()
+    pending: set[str] = set()
+    if conn is not None:
+        referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
+        pending = set(recorded(conn))
+        found.pending_rows = sorted(pending)
+    if not scope.extensions_dir.is_dir():
+        return found
+    for name_dir in sorted(scope.extensions_dir.iterdir()):
+        if name_dir.is_symlink() or not name_dir.is_dir():
+            found.unrecorded.append(name_dir)
+            continue
+        trees = sorted(name_dir.iterdir())
+        if not trees and not any(rel.startswith(f"{_rel(scope, name_dir)}/") for rel in referenced):
+            found.leftovers.append(name_dir)  # an empty directory holds no tree: a remove that died
+        for tree in trees:
+            rel = _rel(scope, tree)
+            if rel in pending and rel not in referenced:
+                found.leftovers.append(tree)
+            elif rel not in referenced:
+                found.unrecorded.append(tree)
+    return found
 
 
 def orphans(scope: "Scope") -> list[Path]:
-    """Directories under `.staging/` and version directories no row references."""
-    found: list[Path] = []
-    if scope.staging_dir.is_dir():
-        found.extend(sorted(scope.staging_dir.iterdir()))
-    if scope.extensions_dir.is_dir():
-        conn = scope.reader()
-        referenced = _referenced_paths(conn) if conn is not None else set()
-        owners = {path.rsplit("/", 1)[0] for path in referenced}
-        for name_dir in sorted(scope.extensions_dir.iterdir()):
-            if name_dir.is_symlink() or not name_dir.is_dir() or _rel(scope, name_dir) not in owners:
-                found.append(name_dir)  # the whole directory: no install lives in it
-                continue
-            found.extend(v for v in sorted(name_dir.iterdir()) if _rel(scope, v) not in referenced)
-    return found
+    """What a writer that died left: `.staging/` contents, the trees it recorded as pending, empty
+    name directories (never a tree state.db does not name)."""
+    return survey(scope).leftovers
 
 
 def _rel(scope: "Scope", path: Path) -> str:
@@ -64,12 +92,23 @@ def _rel(scope: "Scope", path: Path) -> str:
 
 
 def remove_leftovers(scope: "Scope") -> list[str]:
-    """Remove every orphan (caller holds the writer lock); returns what was removed."""
+    """Remove what dead writers left (caller holds the writer lock), then forget their pending
+    rows; returns what was removed."""
+    from pkgmgr.store.pending import settle
+
+    found = survey(scope)
     removed = []
-    for path in orphans(scope):
+    for path in found.leftovers:
         remove_tree(path)
         removed.append(_rel(scope, path))
         crashpoint("recovery.mid_cleanup")
+        parent = path.parent
+        if parent.parent == scope.extensions_dir and not any(parent.iterdir()):
+            parent.rmdir()  # the name's last tree: its directory goes too, as `store.switch.remove` does
+    if found.pending_rows:
+        fsync_dirs(*{path for path in (scope.extensions_dir, *((scope.root / rel).parent for rel in found.pending_rows))
+                     if path.is_dir()})
+        settle(scope, found.pending_rows)
     return removed
 
 
@@ -91,8 +130,6 @@ def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequen
     activations': `pkgmgr.doctor` composes them) once every row is known to be sound. Rows that are
     damaged are listed and nothing else is checked (every other check would believe them); a live
     writer's staging and the version directories it moves are not leftovers (its lock is held)."""
-    from pkgmgr.store.lock import is_held
-
     findings: list[Finding] = []
     if not scope.root.exists():
         return findings
@@ -110,12 +147,30 @@ def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequen
         findings.extend(_check_installs(scope, conn, verify_trees))
         for check in row_checks:
             findings.extend(check(scope, conn))
-    writing = is_held(scope.lock_path)
-    leftovers = orphans(scope)
-    if not (writing or is_held(scope.lock_path)):
-        for path in leftovers:
-            findings.append(Finding(scope.kind, "leftover", f"{_rel(scope, path)} is not referenced by any install",
-                                    True))
+    findings.extend(_directory_findings(scope, conn))
+    return findings
+
+
+def _directory_findings(scope: "Scope", conn: sqlite3.Connection | None) -> list[Finding]:
+    """Leftovers (repairable) and unrecorded trees (reported, never deleted), unless a writer is at
+    work: it holds the lock, or committed while the directories were read (its staging and the
+    trees it moves are not leftovers)."""
+    from pkgmgr.store.lock import is_held
+
+    def version() -> int | None:
+        return int(conn.execute("PRAGMA data_version").fetchone()[0]) if conn is not None else None
+
+    before = version()
+    if is_held(scope.lock_path):
+        return []
+    found = survey(scope)
+    if is_held(scope.lock_path) or version() != before:
+        return []
+    findings = [Finding(scope.kind, "leftover", f"{_rel(scope, path)} is a leftover of an interrupted command", True)
+                for path in found.leftovers]
+    findings.extend(Finding(scope.kind, "unrecorded", f"{_rel(scope, path)} is not named by state.db: left in place "
+                            "(run 'pkgmgr doctor --rebuild' to record it, or remove it by hand)")
+                    for path in found.unrecorded)
     return findings
 
 
@@ -123,7 +178,7 @@ def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
     """Every row of the state tables that does not decode to what pkgmgr writes, one finding each."""
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.store.db import ROW_RULES, check_row
-    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.installed import Installed, check_path
 
     findings = []
     for table in ROW_RULES:
@@ -131,6 +186,8 @@ def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
             try:
                 if table == "extensions":
                     Installed.from_row(row, scope.kind, scope.root)
+                elif table == "pending_trees":
+                    check_path(check_row(table, row), table)
                 else:
                     check_row(table, row)
             except PkgmgrError as error:
@@ -149,6 +206,8 @@ def database_problem(scope: "Scope") -> Finding | None:
             return None
         results = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
     except PkgmgrError as error:  # not a database this pkgmgr can open, or none beside installed trees
+        if error.code == "io_error":
+            raise  # the disk fails, not the state: exit 9 with the path (SPEC 11)
         return Finding(scope.kind, "sqlite", error.message + (f"; {error.hint}" if error.hint else ""))
     except sqlite3.DatabaseError as exc:
         results = [str(exc)]
@@ -213,8 +272,9 @@ def _manifest_problems(item: Installed) -> list[str]:
 
 
 def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
-    """What `pkgmgr doctor` repairs safely: leftovers and orphaned version directories; nothing
-    while the database is missing, empty, unreadable or holds a damaged row, nor through a link."""
+    """What `pkgmgr doctor` repairs safely: `.staging/` contents and the trees dead writers
+    recorded as pending (never a tree no row names); nothing while the database is missing,
+    empty, unreadable or holds a damaged row, nor through a link."""
     if not scope.root.exists() or scope.layout_problem() is not None or database_problem(scope) is not None:
         return []  # nothing is removed on the word of a database that cannot be read, nor through a link
     conn = scope.reader()
@@ -234,14 +294,17 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
     installed trees exist, set it aside (renamed, never deleted) and record each tree found from
     its own manifest and tree checksum, provenance unknown and not verified (the newest version of
     a name when several are there; the others are reported and left in place). Activations were
-    only in the database and are not reconstructed. Nothing happens to a sound database.
+    only in the database and are not reconstructed. A sound database keeps every row: only the
+    trees it does not name at all are recorded, each of a name it has no install of.
     Raises `locked` when another writer holds the scope."""
     import pkgmgr.store.db as dbmod
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
-    if not scope.root.is_dir() or not scope.has_trees() or database_problem(scope) is None:
+    if not scope.root.is_dir() or not scope.has_trees():
         return []
+    if database_problem(scope) is None:
+        return _adopt_unrecorded(scope, timeout)
     scope.close()
     lock = ExclusiveLock(scope.lock_path, timeout)
     try:
@@ -252,22 +315,54 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
     try:
         done = [Finding(scope.kind, "rebuild", f"set aside the unusable state.db as {name}", True)
                 for name in _set_aside(scope)]
-        rows, notes = _records_of_trees(scope)
+        trees = [tree for name_dir in sorted(scope.extensions_dir.iterdir())
+                 if name_dir.is_dir() and not name_dir.is_symlink() for tree in sorted(name_dir.iterdir())]
         conn = dbmod.connect(scope.db_path)
         try:
-            with dbmod.transaction(conn):
-                for row in rows:
-                    columns = ", ".join(row)
-                    conn.execute(f"INSERT INTO extensions ({columns}) VALUES ({', '.join('?' for _ in row)})",
-                                 tuple(row.values()))
+            return done + _record_trees(scope, conn, trees)
         finally:
             conn.close()
-        done.extend(Finding(scope.kind, "rebuild", f"recorded {row['name']} {row['version']} from {row['path']} "
-                            "(provenance unknown, not verified)", True) for row in rows)
-        done.extend(Finding(scope.kind, "rebuild", note, True) for note in notes)
-        return done
     finally:
         lock.release()
+
+
+def _adopt_unrecorded(scope: Scope, timeout: float) -> list[Finding]:
+    """`doctor --rebuild` beside a sound state.db: under the writer lock, record the trees no row
+    names (`survey`) of names with no install; a tree of an installed name is reported and left
+    in place (one install per name), as is anything that is not a directory."""
+    conn = scope.reader()
+    if conn is None or damaged_rows(scope, conn) or not survey(scope).unrecorded:
+        return []
+    from pkgmgr.store.switch import list_installed
+
+    with scope.writer(timeout):
+        installed = {item.name: item for item in list_installed(scope)}
+        trees, notes = [], []
+        for path in survey(scope).unrecorded:
+            rel = _rel(scope, path)
+            current = installed.get(path.parent.name) if path.parent != scope.extensions_dir else None
+            if path.parent == scope.extensions_dir or path.is_symlink() or not path.is_dir():
+                notes.append(f"left {rel} alone: not a directory of installed trees")
+            elif current is not None:
+                notes.append(f"left {rel} alone: {current.name} is installed at {current.version} ({current.path})")
+            else:
+                trees.append(path)
+        return _record_trees(scope, scope.db, trees) + [Finding(scope.kind, "rebuild", note, True) for note in notes]
+
+
+def _record_trees(scope: Scope, conn: sqlite3.Connection, trees: list[Path]) -> list[Finding]:
+    """One transaction inserting the rows `_records_of_trees` makes of `trees`; what was done."""
+    import pkgmgr.store.db as dbmod
+
+    rows, notes = _records_of_trees(scope, trees)
+    with dbmod.transaction(conn):
+        for row in rows:
+            columns = ", ".join(row)
+            conn.execute(f"INSERT INTO extensions ({columns}) VALUES ({', '.join('?' for _ in row)})",
+                         tuple(row.values()))
+    done = [Finding(scope.kind, "rebuild", f"recorded {row['name']} {row['version']} from {row['path']} "
+                    "(provenance unknown, not verified)", True) for row in rows]
+    return done + [Finding(scope.kind, "rebuild", note, True) for note in notes]
 
 
 def _set_aside(scope: Scope) -> list[str]:
@@ -286,8 +381,9 @@ def _set_aside(scope: Scope) -> list[str]:
     return moved[:1]
 
 
-def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]:
-    """One `extensions` row per name found under extensions/, and what was not adopted and why."""
+def _records_of_trees(scope: Scope, trees: list[Path]) -> tuple[list[dict[str, object]], list[str]]:
+    """One `extensions` row per name among `trees` (version directories under extensions/: the
+    newest valid one of each name), and what was not adopted and why."""
     from pkgmgr.archive import tree_checksum_and_listing
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.manifest import read_manifest
@@ -295,16 +391,19 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
     from pkgmgr.versions import version_key
 
     rows, notes = [], []
-    for name_dir in sorted(p for p in scope.extensions_dir.iterdir() if p.is_dir() and not p.is_symlink()):
+    by_name: dict[str, list[Path]] = {}
+    for tree in trees:
+        by_name.setdefault(tree.parent.name, []).append(tree)
+    for name, candidates in sorted(by_name.items()):
         found = []
-        for tree in sorted(p for p in name_dir.iterdir() if p.is_dir() and not p.is_symlink()):
+        for tree in sorted(p for p in candidates if p.is_dir() and not p.is_symlink()):
             rel = _rel(scope, tree)
             try:
                 manifest = read_manifest(tree)
             except PkgmgrError as error:
                 notes.append(f"left {rel} alone: its manifest does not validate ({error.message.splitlines()[0]})")
                 continue
-            if manifest.name != name_dir.name or tree.name.split("~", 1)[0] != manifest.version:
+            if manifest.name != name or tree.name.split("~", 1)[0] != manifest.version:
                 notes.append(f"left {rel} alone: it holds {manifest.name} {manifest.version}")
                 continue
             found.append((version_key(manifest.version), rel, tree, manifest))

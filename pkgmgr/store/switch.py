@@ -4,8 +4,9 @@ The store's end of SPEC 4's sequence (staging and verification are `pkgmgr.insta
 rename a verified tree into `extensions/<name>/<version>/` -> one SQLite transaction switches the
 current version, records provenance and runs the caller's `on_switch` hook (the activation
 refresh, composed by `pkgmgr.install.scope_destination`) -> the old version directory is removed.
-A crash anywhere leaves the old or the new state; what it leaves on disk is an orphan that the
-next writer removes. Against power loss the order is dpkg's: the tree is flushed before the
+A crash anywhere leaves the old or the new state; each tree it moves is recorded in
+`pending_trees` first (`store.pending`), so what it leaves on disk is a pending tree the next
+writer removes, and nothing else. Against power loss the order is dpkg's: the tree is flushed before the
 rename, its directory after it, and the commit is durable (synchronous = FULL) before the old
 tree is deleted. Nothing here imports a layer above the store.
 """
@@ -20,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
@@ -234,7 +236,6 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
     `on_switch`, then, the commit durable, the old trees go. What one ref raises (before the first
     rename, or in the transaction) removes every renamed tree: the old state stands for every ref,
     and `BatchRefused` names the ref."""
-    from pkgmgr.archive.checksum import checksum_hex
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
     moves: list[_Move] = []
@@ -253,25 +254,28 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
     renamed: list[Path] = []
     conn = scope.db
     failed = -1
+    moving = [index for index in range(len(moves)) if index not in unchanged]
     try:
-        for index, move in enumerate(moves):
-            if index in unchanged:
-                continue
+        for index in moving:
             failed = index
-            prepared, current = move.switch.prepared, move.current
-            rel = f"extensions/{prepared.name}/{prepared.version}"
-            if current is not None and current.path == rel:
-                rel = f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}"  # a forced reinstall of the same version
+            moves[index].rel = _free_place(scope, moves[index].switch.prepared, moves[index].current)
+        failed = -1
+        # SPEC 4: each tree is recorded as pending before it is renamed in, so that only what this
+        # command moved is ever taken for its leftover
+        pending.record_moving_in(scope, [_tree(moves[i].rel, moves[i].switch.prepared) for i in moving], now_utc())
+        crashpoint("install.after_pending")
+        for index in moving:
+            failed = index
+            move = moves[index]
+            prepared, rel = move.switch.prepared, move.rel
             parent, _, leaf = rel.rpartition("/")
             first_of_name = not (scope.root / parent).is_dir()
             target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
-            if os.path.lexists(target):
-                remove_tree(target)  # an orphan of an interrupted writer: nothing references it
             if not prepared.durable:
                 durable_tree(prepared.root)  # the tree's data on disk before any name points at it
             os.rename(prepared.root, target)
             renamed.append(target)
-            move.rel, move.target = rel, target
+            move.target = target
             fsync_dirs(target.parent)  # the rename on disk before the commit that names it
             if first_of_name:  # and the directories made for it
                 fsync_dirs(target.parent.parent, scope.root)
@@ -300,12 +304,15 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
                 on_switch = move.switch.on_switch
                 activations[index] = on_switch(conn, new) if on_switch is not None else []
             failed = -1
+            pending.drop(conn, [moves[i].rel for i in moving])
+            pending.record(conn, [_tree(old.path, old) for old in _replaced(moves, moving)], pending.OUT, now_utc())
             crashpoint("install.before_commit")
     except BaseException as exc:
         # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
-        # trees are orphans; remove them now rather than leave them to the next writer
-        for target in renamed:
-            remove_tree(target)
+        # trees are leftovers; remove them now rather than leave them to the next writer (which
+        # removes them, recorded as pending, when the disk refuses now: the first error is the one
+        # the command reports)
+        _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
         if isinstance(exc, PkgmgrError):
             raise BatchRefused(max(failed, 0), exc) from None
         raise
@@ -331,7 +338,51 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
         else:
             action = "switched"
         outcomes.append(Outcome(action, installed[index], current.version if current else None, activations[index]))
+    replaced = _replaced(moves, moving)
+    if replaced:
+        fsync_dirs(*{(scope.root / old.path).parent for old in replaced})  # gone on disk before their rows go
+        pending.settle(scope, [old.path for old in replaced])
     return outcomes
+
+
+def _free_place(scope: Scope, prepared: Staged, current: Installed | None) -> str:
+    """Where a tree is renamed to: `extensions/<name>/<version>`, or that with `~<tree prefix>`
+    when the first is the current install's directory (a forced reinstall of the same version)
+    or is taken by a tree state.db does not name, which is never replaced (SPEC 4). Raises
+    `state_inconsistent` when both are taken."""
+    from pkgmgr.archive.checksum import checksum_hex
+
+    rel = f"extensions/{prepared.name}/{prepared.version}"
+    candidates = (rel, f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}")
+    for candidate in candidates:
+        if (current is None or current.path != candidate) and not os.path.lexists(scope.root / candidate):
+            return candidate
+    raise PkgmgrError(
+        f"{prepared.name} {prepared.version}: {' and '.join(str(scope.root / c) for c in candidates)} are taken by "
+        "trees state.db does not name; refusing to replace them",
+        code="state_inconsistent", details={"paths": [str(scope.root / c) for c in candidates]},
+        hint="run 'pkgmgr doctor --check' to list them; 'pkgmgr doctor --rebuild' records one, or remove them by hand")
+
+
+def _tree(path: str, item: Staged | Installed) -> tuple[str, str, str]:
+    return path, item.name, item.version
+
+
+def _replaced(moves: Sequence[_Move], moving: Sequence[int]) -> list[Installed]:
+    """The current installs whose trees the switch stops naming."""
+    return [old for old, rel in ((moves[i].current, moves[i].rel) for i in moving) if old is not None and old.path != rel]
+
+
+def _remove_quietly(scope: Scope, paths: list[str], renamed: list[Path]) -> None:
+    """Remove a refused batch's renamed trees and forget their pending rows; a disk that fails
+    here leaves trees and rows to the next writer."""
+    try:
+        for target in renamed:
+            remove_tree(target)
+        fsync_dirs(*{path.parent for path in renamed})
+        pending.settle(scope, paths)
+    except (PkgmgrError, sqlite3.Error, OSError):
+        pass
 
 
 def _drop_staging(moves: list[_Move], unchanged: dict[int, Installed]) -> list[Installed]:
@@ -402,6 +453,7 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     with transaction(conn):
         deactivated = before_delete(conn, current) if before_delete is not None else []
         conn.execute("DELETE FROM extensions WHERE name = ?", (name,))
+        pending.record(conn, [_tree(current.path, current)], pending.OUT, now_utc())
         crashpoint("remove.before_commit")
     crashpoint("remove.after_commit")
     remove_tree(scope.root / current.path)
@@ -409,6 +461,8 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     name_dir = scope.extensions_dir / name
     if name_dir.is_dir() and not any(name_dir.iterdir()):
         name_dir.rmdir()
+    fsync_dirs(scope.extensions_dir if not name_dir.is_dir() else name_dir)
+    pending.settle(scope, [current.path])
     return current, deactivated
 
 

@@ -71,11 +71,13 @@ def test_doctor_check_reports_what_no_longer_belongs_to_the_installed_version(ac
 def test_doctor_check_leaves_a_live_writers_staging_alone(act: str, home: Path) -> None:
     """A writer holding the scope's lock owns `.staging/` and the version directory it moves in."""
     from pkgmgr.store.lock import ExclusiveLock
+    from tests.store.test_recovery import record_pending
 
     (home / ".staging" / "tx-live" / "pkg").mkdir(parents=True)
     (home / "extensions" / NAME / "0.2.0").mkdir()
+    record_pending(home, f"extensions/{NAME}/0.2.0")
     with ExclusiveLock(home / "state.lock", 0):
         assert ok("doctor", "--check")["ok"] is True
     problems = fail("state_inconsistent", 4, "doctor", "--check")["error"]["details"]["problems"]
-    assert sorted(p["message"] for p in problems) == [".staging/tx-live is not referenced by any install",
-                                                      f"extensions/{NAME}/0.2.0 is not referenced by any install"]
+    assert sorted(p["message"] for p in problems) == [".staging/tx-live is a leftover of an interrupted command",
+                                                      f"extensions/{NAME}/0.2.0 is a leftover of an interrupted command"]

@@ -18,6 +18,7 @@ from pkgmgr.hosts.vera import digest
 from tests.hosts.helpers import (
     UNVERIFIED,
     Homes,
+    eva_directory,
     eva_script,
     ok,
     terva_extension,
@@ -71,6 +72,11 @@ CASES = [
     Case("terva-install", _nothing, _install(_terva_src), INSTALL),
     Case("terva-update", _terva_installed_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
     Case("eva-install", _nothing, _install(lambda tmp: eva_script(tmp / "src", "notes")), INSTALL),
+    # the script becomes a directory: the old tree is at another place, and a kill after the commit
+    # must not leave it in the scanned folder beside the new one (a tree no row names)
+    Case("eva-script-to-directory", _eva_installed,
+         lambda tmp: ["ext", "install", str(eva_directory(tmp / "dir" / "notes", "notes")), *UNVERIFIED, "--force"],
+         INSTALL),
     Case("vera-install", _nothing, _install(lambda tmp: vera_extension(tmp / "src" / "ctx")),
          ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
           "host.install.after_commit")),
@@ -154,4 +160,27 @@ def test_a_kill_leaves_the_old_or_the_new_install(tmp_path: Path, homes: Homes, 
     else:
         ok("adopt", "--host", case.name.split("-")[0])
     assert visible(homes) == new
+    records_agree(homes)
+
+
+@pytest.mark.parametrize("label", INSTALL)
+def test_doctor_lists_and_settles_a_killed_host_switch(tmp_path: Path, homes: Homes, label: str) -> None:
+    """SPEC 4: what a killed writer left (a pending row, its transaction directory) is a leftover
+    `doctor --check` lists without touching, and `doctor` settles it to the old or the new install."""
+    from tests.hosts.helpers import fail
+
+    _terva_installed_then_raised(tmp_path)
+    command = _install(lambda tmp: tmp / "src" / "hello")(tmp_path)
+    old = visible(homes)
+    assert run_subprocess(command, env={"PKGMGR_TEST_CRASH_AT": label}).code == -9
+    mid = visible(homes)
+    before = tree(homes.terva)
+    problems = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problems and all(p["check"] == "leftover" and p["repairable"] for p in problems), problems
+    assert any(p["message"].startswith("terva") for p in problems), problems
+    assert tree(homes.terva) == before
+    repaired = ok("doctor")
+    assert repaired["ok"] is True and repaired["repaired"], repaired
+    assert visible(homes) == mid and mid != {} and (mid == old or label != "host.install.after_pending")
+    assert ok("doctor", "--check")["ok"] is True
     records_agree(homes)

@@ -361,3 +361,24 @@ def test_a_server_asking_to_retry_after_120s_fails_at_once(home: Path, tmp_path:
         assert result.code == 7 and result.json["error"]["code"] == "http_error", result
         assert "asked to retry after 120 s" in result.stderr and result.json["error"]["details"]["retry_after"] == 120
         assert client.snapshot() == before and fault.count("/a.tar.gz") == 1  # no wait, no second try
+
+
+def test_a_retry_wait_longer_than_a_few_seconds_is_said_on_stderr(home: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 16 item 8 through the CLI: a 503 asking for 9 s is waited out, and stderr says so
+    before the wait (the client's sleep is recorded, not slept)."""
+    from pkgmgr.net.http import HttpClient
+
+    waits: list[float] = []
+    monkeypatch.setitem(HttpClient.__init__.__kwdefaults__, "sleep", waits.append)
+    reg = RegistryDir(tmp_path / "busy", "busy")
+    data = archive_bytes("demo-ext", "0.1.0")
+    with FaultServer() as fault, StaticFileServer(reg.root) as static:
+        url = fault.script("/a.tar.gz", Reply(503, b"busy", {"Retry-After": "9"}), Reply(200, data))
+        reg.publish("demo-ext", "0.1.0", url=url, data=data)
+        client = Client(home)
+        client.ok("registry", "add", "busy", static.url)
+        result = client.run("ext", "install", "demo-ext")
+        assert result.code == 0, result
+        assert waits == [9.0] and fault.count("/a.tar.gz") == 2
+        assert "retrying in 9 s (attempt 2 of" in result.stderr and url in result.stderr, result.stderr

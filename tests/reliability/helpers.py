@@ -99,6 +99,19 @@ def only_leftovers(problems: Sequence[dict[str, Any]]) -> bool:
     return all(p["check"] == "leftover" and p["repairable"] for p in problems)
 
 
+def pending_rows(store: Path) -> list[tuple[str, str]]:
+    """The `pending_trees` rows of the store at `store` (SPEC 4): (path, pending)."""
+    import sqlite3
+
+    if not (store / "state.db").exists():
+        return []
+    conn = sqlite3.connect(f"file:{store / 'state.db'}?mode=ro", uri=True)
+    try:
+        return conn.execute("SELECT path, pending FROM pending_trees ORDER BY path").fetchall()
+    finally:
+        conn.close()
+
+
 class Saved:
     """A copy of some directories (a home, a workspace), to put them back exactly as they were
     (SQLite's WAL side files included: nothing may hold the databases open meanwhile)."""

@@ -37,7 +37,17 @@ from typing import Any, Callable
 import pytest
 
 from tests.hosts.test_crash import POINTS as HOST_POINTS
-from tests.reliability.helpers import Saved, cli_json, doctor_problems, mixed_units, only_leftovers, record, visible
+from tests.reliability.helpers import (
+    Saved,
+    cli_json,
+    doctor_problems,
+    mixed_units,
+    only_leftovers,
+    pending_rows,
+    record,
+    visible,
+)
+from tests.store.test_recovery import record_pending
 from tests.support.cli import run_subprocess
 from tests.support.stores import store_root
 from tests.workspace.conftest import team  # noqa: F401 - shared fixture
@@ -134,6 +144,7 @@ def _leftovers(w: World) -> None:
         (staged / f"pkg/file-{index}").parent.mkdir(parents=True, exist_ok=True)
         (staged / f"pkg/file-{index}").write_text("half written")
     shutil.copytree(w.home / "extensions" / BUNDLED / "0.1.0", w.home / "extensions" / BUNDLED / "0.9.0")
+    record_pending(w.home, f"extensions/{BUNDLED}/0.9.0")  # recorded by the writer that died (SPEC 4)
 
 
 def _trusted(w: World) -> None:
@@ -171,7 +182,8 @@ def _sync(w: World) -> list[str]:
     return ["sync", "--workspace", str(w.ws)]
 
 
-INSTALL = ("install.after_extract", "install.after_rename", "install.before_commit", "install.after_commit")
+INSTALL = ("install.after_extract", "install.after_pending", "install.after_rename", "install.before_commit",
+           "install.after_commit")
 DOWNLOAD = ("cache.before_replace", "cache.after_replace")
 
 SCENARIOS = [
@@ -181,7 +193,8 @@ SCENARIOS = [
              ("db.migrate.before_commit", "memory.before_commit", "writer.locked"),
              neutral=lambda w: ["ext", "install", f"{BUNDLED}@0.1.0"]),
     Scenario("switch", _activated, lambda w: ["ext", "install", f"{BUNDLED}@0.2.0"],
-             ("cache.before_replace", "install.after_extract", "install.after_rename", "activation.mid_projection",
+             ("cache.before_replace", "install.after_extract", "install.after_pending", "install.after_rename",
+              "activation.mid_projection",
               "install.before_commit", "install.after_commit", "install.after_old_removed")),
     Scenario("update", _activated, lambda w: ["ext", "update", BUNDLED],
              ("memory.before_commit", *DOWNLOAD, "writer.locked", "install.after_extract", "install.after_rename",
@@ -191,8 +204,8 @@ SCENARIOS = [
     # "ext install"): a kill leaves the old state for both refs or the new one for both
     Scenario("install-batch", _activated,
              lambda w: ["ext", "install", FIXTURES / "review-pack", f"{BUNDLED}@0.2.0", *UNVERIFIED],
-             ("install.after_extract", "install.after_rename", "activation.mid_projection", "install.before_commit",
-              "install.after_commit", "install.after_old_removed")),
+             ("install.after_extract", "install.after_pending", "install.after_rename", "activation.mid_projection",
+              "install.before_commit", "install.after_commit", "install.after_old_removed")),
     Scenario("remove", _activated, lambda w: ["ext", "remove", BUNDLED, "--deactivate"],
              ("writer.locked", "remove.mid_deactivate", "remove.before_commit", "remove.after_commit",
               "remove.after_tree_removed")),
@@ -281,8 +294,10 @@ def check_after_kill(w: World, scenario: Scenario, seen: Observed) -> tuple[str,
         assert code == seen.reference_code, document
     assert doctor_problems(ws) == []
     assert w.snapshot(scenario) == seen.after
-    staging = (store_root(w.ws, w.home) if ws else w.home) / ".staging"
+    root = store_root(w.ws, w.home) if ws else w.home
+    staging = root / ".staging"
     assert not staging.exists() or not any(staging.iterdir())
+    assert pending_rows(root) == []  # every tree the killed command recorded is settled
     return state, len(problems)
 
 

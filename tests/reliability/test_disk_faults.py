@@ -1,4 +1,4 @@
-"""A failing disk (SPEC 11, exit 9 `io_error`): real conditions, not mocks — a tmpfs of 256 KiB that
+"""A failing disk (SPEC 11, exit 9 `io_error`): real conditions, not mocks — a tmpfs of 512 KiB that
 fills up, a filesystem remounted read-only, a root process without CAP_DAC_OVERRIDE on a
 store it may not write. Each failure names the path and the OS message, nothing is half-done (the
 state is the old one, `doctor --check` holds), and a read-only store can still be read.
@@ -42,12 +42,12 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs, unmounted afterwards whatever happened."""
+    """A 512 KiB tmpfs (a store of one install, its WAL included, takes ~250 KiB), unmounted afterwards whatever happened."""
     if shutil.which("mount") is None:
         pytest.skip("no mount(8) on this machine")
     point = tmp_path / "mnt"
     point.mkdir()
-    done = _run("mount", "-t", "tmpfs", "-o", "size=256k,mode=0755", "tmpfs", str(point))
+    done = _run("mount", "-t", "tmpfs", "-o", "size=512k,mode=0755", "tmpfs", str(point))
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
     try:
@@ -82,7 +82,7 @@ def test_disk_full_while_installing(tmpfs: Path, tmp_path: Path) -> None:
     home = tmpfs / "home"
     assert pkgmgr(home, "ext", "install", SMALL, *UNVERIFIED).code == 0
     big = write_extension(tmp_path / "big", minimal_manifest("big-ext", "1.0.0"),
-                          {"data/blob.bin": os.urandom(400_000)})
+                          {"data/blob.bin": os.urandom(600_000)})
     error = assert_io_error(pkgmgr(home, "ext", "install", big, *UNVERIFIED), home, "No space left on device")
     assert error["details"]["errno"] == "ENOSPC"
     assert state(home) == {"review-pack": True}
@@ -154,3 +154,131 @@ def test_permission_denied(tmp_path: Path) -> None:
     assert tree(home) == before
     assert_clean(home)
     record("disk-fault", fault="eacces", detected=True, clean=True, anomalies=0)
+
+
+# --- a failing device: real EIO from the kernel --------------------------------------------------------
+#
+# There is no device-mapper here (no `error` or `flakey` target), but ext4 itself can be made to
+# fail as a dying disk makes it fail: EXT4_IOC_SHUTDOWN (what xfstests' "godown" uses) puts the
+# mounted filesystem in the state ext4 enters when its device stops answering — every read, write,
+# open and fsync returns EIO from then on, and what the journal had not committed is lost (the
+# NOLOGFLUSH flag). The image is then unmounted and mounted again (the journal replays, as after a
+# reboot with the disk back) and checked: the old state, nothing half-done.
+
+EXT4_IOC_SHUTDOWN = 0x8004587D  # _IOR('X', 125, __u32)
+EXT4_GOING_FLAGS_NOLOGFLUSH = 2
+OLD = "0.1.0"
+
+
+def _shut_down(mount_point: Path) -> None:
+    import fcntl
+    import struct
+
+    fd = os.open(mount_point, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, EXT4_IOC_SHUTDOWN, struct.pack("I", EXT4_GOING_FLAGS_NOLOGFLUSH))
+    finally:
+        os.close(fd)
+
+
+@pytest.fixture
+def failing_disk(tmp_path: Path) -> Iterator[Any]:
+    """A loop-mounted ext4 image that `fail()` shuts down; `remount()` brings it back. Unmounted
+    afterwards whatever happened (a shut-down ext4 unmounts normally)."""
+    from tests.reliability.test_power_loss import Disk, DiskError, _unavailable
+
+    reason = _unavailable(tmp_path / "probe")
+    if reason is not None:
+        pytest.skip(f"failing device: {reason}")
+    disk = Disk(tmp_path / "disk.img", tmp_path / "mnt")
+    disk.make()
+    disk.mount(disk.image)
+    try:
+        try:
+            (disk.mnt / "probe").mkdir()
+            _shut_down(disk.mnt / "probe")
+        except OSError as exc:
+            pytest.skip(f"failing device: this kernel refuses EXT4_IOC_SHUTDOWN ({exc.strerror})")
+        disk.umount()
+        disk.mount(disk.image)
+        disk.fail = lambda: _shut_down(disk.mnt)  # type: ignore[attr-defined]
+        disk.remount = lambda: (disk.umount(), disk.mount(disk.image))  # type: ignore[attr-defined]
+        yield disk
+    finally:
+        try:
+            disk.umount()
+        except DiskError:
+            _run("umount", "-l", str(disk.mnt))
+
+
+def _raised(source: Path) -> Path:
+    """The copy of review-pack at `source` (outside the failing disk: it stays readable) raised to 0.2.0."""
+    manifest = source / "extension.toml"
+    manifest.write_text(manifest.read_text().replace(f'version = "{OLD}"', 'version = "0.2.0"'))
+    return source
+
+
+def _stopped_then_failed(disk: Any, home: Path, label: str, *args: Any) -> Result:
+    """Run pkgmgr until it reaches crash point `label` (PKGMGR_TEST_STOP_AT: it stops itself),
+    shut the disk down while it waits, then let it go on against the failed device."""
+    import signal
+    import tempfile
+
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        child = subprocess.Popen([sys.executable, "-m", "pkgmgr", *map(str, args), "-o", "json"], stdout=out,
+                                 stderr=err, env={**os.environ, "PKGMGR_HOME": str(home),
+                                                  "PKGMGR_TEST_STOP_AT": label}, cwd=disk.image.parent)
+        try:
+            _, status = os.waitpid(child.pid, os.WUNTRACED)
+            assert os.WIFSTOPPED(status), f"{label} was not reached (status {status})"
+            disk.fail()
+            os.kill(child.pid, signal.SIGCONT)
+            child.wait(timeout=120)
+        finally:
+            if child.poll() is None:
+                child.kill()
+                child.wait()
+        out.seek(0)
+        err.seek(0)
+        return Result(child.returncode, out.read(), err.read())
+
+
+EIO_CASES = [
+    # (the case, the crash point at which the disk fails (None: before the command starts), the
+    # path the error names, below the home: the first file that failed; "" for the home itself,
+    # where the failing flush was of pkgmgr's private staging)
+    ("install-on-a-failed-disk", None, "state.lock"),
+    ("verify-on-a-failed-disk", None, "state.db"),
+    ("switch-failing-after-extract", "install.after_extract", ""),
+    ("switch-failing-after-rename", "install.after_rename", "state.db"),
+    ("switch-failing-in-the-commit", "install.before_commit", "state.db"),
+]
+
+
+@pytest.mark.parametrize("case, label, where", EIO_CASES, ids=[c for c, _, _ in EIO_CASES])
+def test_a_failing_device_is_io_error_and_nothing_is_half_done(case: str, label: str | None, where: str,
+                                                               failing_disk: Any, tmp_path: Path) -> None:
+    home = failing_disk.mnt / "home"
+    source = tmp_path / "rp"
+    shutil.copytree(SMALL, source)
+    assert pkgmgr(home, "ext", "install", source, *UNVERIFIED).code == 0
+    failing_disk.remount()  # everything of the setup on the image
+    before = tree(home)
+    if label is None:
+        failing_disk.fail()
+        args = ["ext", "verify", "--all"] if case.startswith("verify") else ["ext", "install", OTHER, *UNVERIFIED]
+        result = pkgmgr(home, *args)
+    else:
+        result = _stopped_then_failed(failing_disk, home, label, "ext", "install", _raised(source), *UNVERIFIED)
+    error = assert_io_error(result, home, "Input/output error")
+    assert error["details"]["errno"] == "EIO" and error["details"]["path"] == str(home / where).rstrip("/"), error
+    failing_disk.remount()  # the disk is back: what reached it is what a reboot finds
+    assert pkgmgr(home, "ext", "status", "review-pack").json["version"] == OLD  # the old state
+    check = pkgmgr(home, "doctor", "--check")
+    problems = check.json["problems"] if check.code else []
+    assert all(p["check"] == "leftover" and p["repairable"] for p in problems), check  # nothing but leftovers
+    if problems:
+        assert pkgmgr(home, "doctor").code == 0
+    assert_clean(home)
+    assert tree(home) == before  # nothing moved: the failed command's trees are gone, the old one intact
+    record("disk-fault", fault=f"eio-{case}", detected=True, clean=True, anomalies=0)

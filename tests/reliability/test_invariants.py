@@ -1,7 +1,7 @@
 """`pkgmgr doctor` in a workspace store: each invariant broken by hand, one at a time, is listed
 by `doctor --check` (exit 4, state_inconsistent) under the workspace scope while the global scope
-stays clean; `doctor` repairs only what is safe (leftovers, orphaned version directories) and
-says so. The global-scope cases live in tests/store/test_recovery.py and
+stays clean; `doctor` repairs only what is safe (leftovers: staging, trees recorded as pending) and
+says so (an unrecorded tree is reported, never removed). The global-scope cases live in tests/store/test_recovery.py and
 tests/activation/test_invariants.py."""
 
 from __future__ import annotations
@@ -32,6 +32,13 @@ def _version_dir(store: Path) -> Path:
     return store / "extensions" / NAME / "0.1.0"
 
 
+def _pending_copy(store: Path, version: str) -> None:
+    """A tree a writer recorded in pending_trees and renamed in, then died (SPEC 4)."""
+    shutil.copytree(_version_dir(store), _version_dir(store).with_name(version))
+    _sql("INSERT INTO pending_trees (path, name, version, pending, recorded_at) VALUES "
+         f"('extensions/{NAME}/{version}', '{NAME}', '{version}', 'in', '2026-12-01T00:00:00Z')")(store)
+
+
 BREAKS: dict[str, tuple[Callable[[Path], None], str, str, bool]] = {
     # name: (break it, the check that reports it, a fragment of its message, repairable); the
     # activation whose files or resources went wrong is reported too (check "activation")
@@ -45,9 +52,11 @@ BREAKS: dict[str, tuple[Callable[[Path], None], str, str, bool]] = {
     "projected-while-awaiting": (_sql("UPDATE activations SET status = 'awaiting_confirmation'"), "resource",
                                  "without an active, confirmed activation", False),
     "staging-leftover": (lambda s: (s / ".staging" / "tx-crashed" / "pkg").mkdir(parents=True), "leftover",
-                         "not referenced by any install", True),
-    "orphaned-version-dir": (lambda s: shutil.copytree(_version_dir(s), _version_dir(s).with_name("0.0.9")),
-                             "leftover", "not referenced by any install", True),
+                         "leftover of an interrupted command", True),
+    "pending-version-dir": (lambda s: _pending_copy(s, "0.0.9"), "leftover", "leftover of an interrupted command",
+                            True),
+    "unrecorded-version-dir": (lambda s: shutil.copytree(_version_dir(s), _version_dir(s).with_name("0.0.9")),
+                               "unrecorded", "not named by state.db", False),
     "sqlite-damaged": (lambda s: damage_a_page(s / "state.db", "resources_kind_name"), "sqlite", "malformed",
                        False),
 }

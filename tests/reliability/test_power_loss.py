@@ -19,7 +19,9 @@ default) never lands at a random moment; instead each run is cut twice:
 
 Each cut must show the old or the new state (as `ext list`, `bundle list`, `resources list`
 and pkgmgr.lock show them; a sync's steps each old or new), complete: `doctor --check` clean,
-or only repairable leftovers that `doctor` removes, then `ext verify --all` passing. Skipped
+or only repairable leftovers that `doctor` removes (a tree no row names, not even as pending, is
+an anomaly: SPEC 4 never deletes one, so a cut must never leave one), `pending_trees` then empty,
+and `ext verify --all` passing. Skipped
 where loop devices or mount are unavailable (not root, no mkfs.ext4, a container without
 /dev/loop-control). PKGMGR_TEST_DURABILITY=off (pkgmgr/fsutil.py) restores the ordering before
 issue 16 — no syncfs, no directory fsync, synchronous = NORMAL — and this harness then fails.
@@ -44,11 +46,13 @@ from tests.reliability.helpers import (
     doctor_problems,
     mixed_units,
     only_leftovers,
+    pending_rows,
     record,
     visible,
 )
 from tests.support.cli import run_cli, run_subprocess
 from tests.support.servers import StaticFileServer
+from tests.support.stores import store_root
 from tests.workspace.helpers import (
     BUNDLED,
     STORY_MANIFEST,
@@ -207,10 +211,11 @@ class Scenario:
 
 SCENARIOS = [
     Scenario("install", _registry, lambda w: ["ext", "install", f"{BUNDLED}@0.1.0"],
-             ("install.after_extract", "install.after_rename", "install.before_commit", "install.after_commit")),
+             ("install.after_extract", "install.after_pending", "install.after_rename", "install.before_commit",
+              "install.after_commit")),
     Scenario("switch", _activated, lambda w: ["ext", "install", f"{BUNDLED}@0.2.0"],
-             ("install.after_rename", "activation.mid_projection", "install.before_commit", "install.after_commit",
-              "install.after_old_removed")),
+             ("install.after_pending", "install.after_rename", "activation.mid_projection", "install.before_commit",
+              "install.after_commit", "install.after_old_removed")),
     Scenario("update", _activated, lambda w: ["ext", "update", BUNDLED],
              ("install.after_rename", "install.after_commit", "install.after_old_removed")),
     Scenario("remove", _activated, lambda w: ["ext", "remove", BUNDLED, "--deactivate"],
@@ -255,6 +260,9 @@ def _check_cut(w: World, scenario: Scenario, old: dict[str, Any], new: dict[str,
             problems = doctor_problems(scope)
         if problems:
             anomalies.append("doctor --check: " + "; ".join(f"{p['check']}: {p['message']}" for p in problems)[:600])
+        store = store_root(scope, w.home) if scope is not None else w.home
+        if repaired and not problems and pending_rows(store):
+            anomalies.append(f"pending_trees after doctor: {pending_rows(store)}")
     verify_args = ["ext", "verify", "--all", "-o", "json"]
     if workspace is not None:
         verify_args = ["--scope", "workspace", "--workspace", str(workspace), *verify_args]

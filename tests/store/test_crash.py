@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.helpers import FIXTURES, UNVERIFIED, install, ok
+from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, install, ok
+from tests.reliability.helpers import pending_rows
 from tests.support.cli import run_subprocess
 
 
@@ -48,3 +49,28 @@ def test_crash_during_a_remove(point: str, committed: bool, home: Path) -> None:
     ok("doctor")
     assert ok("doctor", "--check")["ok"] is True
     assert (home / "extensions" / "review-pack").exists() is not committed
+
+
+@pytest.mark.parametrize("point", ["install.after_pending", "install.before_commit", "install.after_old_removed"])
+def test_a_kill_leaves_pending_trees_only_and_the_next_writer_spares_unrecorded_ones(
+        point: str, tmp_path: Path, home: Path) -> None:
+    """SPEC 4: what a killed switch leaves is recorded in pending_trees, and the next writer removes
+    exactly that; a tree state.db never named (here 0.0.1, copied in by hand) survives it all."""
+    source = tmp_path / "rp"
+    shutil.copytree(FIXTURES / "review-pack", source)
+    install(source)
+    stranger = home / "extensions" / "review-pack" / "0.0.1"
+    shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", stranger)
+    manifest = source / "extension.toml"
+    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    crash("ext", "install", source, *UNVERIFIED, at=point)
+    recorded = {path for path, _ in pending_rows(home)}
+    assert "extensions/review-pack/0.0.1" not in recorded
+    install(FIXTURES / "prompt-enhancer")  # the next writer
+    assert pending_rows(home) == []
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == [
+        "0.0.1", "0.2.0" if point in ("install.after_commit", "install.after_old_removed") else "0.1.0"]
+    assert stranger.is_dir() and ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
+    [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problem["check"] == "unrecorded" and problem["message"].startswith("extensions/review-pack/0.0.1 ")
+

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import shutil
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -15,19 +16,47 @@ from pkgmgr.store.recovery import (
     remove_leftovers,
     repair_scope,
     staging_is_empty,
+    survey,
 )
 from pkgmgr.store.scope import global_scope
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
+from tests.reliability.helpers import pending_rows
+
+
+def record_pending(home: Path, rel: str, pending: str = "in") -> None:
+    """A row of `pending_trees`, as a writer writes it before it moves `rel` (SPEC 4)."""
+    _, name, version = rel.split("/")
+    conn = sqlite3.connect(home / "state.db")
+    with conn:
+        conn.execute("INSERT INTO pending_trees (path, name, version, pending, recorded_at) VALUES (?, ?, ?, ?, ?)",
+                     (rel, name, version.split("~")[0], pending, "2026-12-01T00:00:00Z"))
+    conn.close()
 
 
 def plant_leftovers(home: Path) -> list[str]:
-    """What a crashed writer leaves: a staging directory and version directories no row references."""
+    """What a crashed writer leaves: a staging directory, a tree it recorded before renaming it in,
+    and one it stopped naming (a removed install) but had not deleted yet."""
     staged = home / ".staging" / "tx-crashed" / "pkg"
     staged.mkdir(parents=True)
     (staged / "extension.toml").write_text("half written")
     shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", home / "extensions" / "review-pack" / "0.2.0")
+    record_pending(home, "extensions/review-pack/0.2.0", "in")
     (home / "extensions" / "ghost" / "1.0.0").mkdir(parents=True)
-    return [".staging/tx-crashed", "extensions/ghost", "extensions/review-pack/0.2.0"]
+    record_pending(home, "extensions/ghost/1.0.0", "out")
+    return [".staging/tx-crashed", "extensions/ghost/1.0.0", "extensions/review-pack/0.2.0"]
+
+
+def plant_unrecorded(home: Path) -> list[str]:
+    """Trees state.db does not name at all (copied in by hand, or by a pkgmgr before SPEC 4's
+    pending records): another version of an installed name, a name with no install, a stray file."""
+    shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", home / "extensions" / "review-pack" / "0.3.0")
+    shutil.copytree(FIXTURES / "prompt-enhancer", home / "extensions" / "prompt-enhancer" / "0.1.0")
+    (home / "extensions" / "stray-file").write_text("x")
+    return ["extensions/prompt-enhancer/0.1.0", "extensions/review-pack/0.3.0", "extensions/stray-file"]
+
+
+def unrecorded_message(rel: str) -> str:
+    return f"{rel} is not named by state.db: left in place (run 'pkgmgr doctor --rebuild' to record it, or remove it by hand)"
 
 
 def test_doctor_check_reports_leftovers_and_changes_nothing(home: Path) -> None:
@@ -37,7 +66,7 @@ def test_doctor_check_reports_leftovers_and_changes_nothing(home: Path) -> None:
     document = fail("state_inconsistent", "doctor", "--check")
     assert document["error"]["exit_code"] == 4
     problems = document["error"]["details"]["problems"]
-    assert [p["message"] for p in problems] == [f"{path} is not referenced by any install" for path in expected]
+    assert [p["message"] for p in problems] == [f"{path} is a leftover of an interrupted command" for path in expected]
     assert all(p["check"] == "leftover" and p["repairable"] and p["scope"] == "global" for p in problems)
     assert document["problems"] == problems and document["repaired"] == [] and document["ok"] is False
     assert tree(home) == before
@@ -55,9 +84,47 @@ def test_doctor_repairs_leftovers_and_lists_them(home: Path) -> None:
     assert tree(home / ".staging") == []
     assert sorted(p.name for p in (home / "extensions").iterdir()) == ["review-pack"]
     assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
+    assert pending_rows(home) == []
     assert ok("doctor", "--check")["ok"] is True
     assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
     assert human("doctor").stdout.startswith("all invariants hold: global")
+
+
+def test_a_tree_state_db_does_not_name_is_reported_and_never_deleted(home: Path) -> None:
+    """SPEC 4: with a sound state.db, a version directory no row names — not even as pending —
+    is not a leftover: `doctor --check` and `doctor` report it, no writer deletes it."""
+    install(FIXTURES / "review-pack")
+    unrecorded = plant_unrecorded(home)
+    before = tree(home)
+    for args in (["doctor", "--check"], ["doctor"]):
+        document = fail("state_inconsistent", *args)
+        assert [(p["check"], p["message"], p["repairable"]) for p in document["problems"]] == [
+            ("unrecorded", unrecorded_message(rel), False) for rel in unrecorded]
+        assert document["repaired"] == []
+        assert tree(home) == before
+    install(FIXTURES / "marketing-linear")  # a writer
+    ok("ext", "remove", "marketing-linear")  # and another
+    assert tree(home) == before
+    assert [(e["name"], e["version"]) for e in ok("ext", "list")["extensions"]] == [("review-pack", "0.1.0")]
+
+
+def test_doctor_rebuild_adopts_an_unrecorded_tree_beside_a_sound_database(home: Path) -> None:
+    install(FIXTURES / "review-pack")
+    status = ok("ext", "status", "review-pack")
+    unrecorded = plant_unrecorded(home)
+    before = tree(home)
+    document = fail("state_inconsistent", "doctor", "--rebuild")
+    assert [r["message"] for r in document["repaired"]] == [
+        "recorded prompt-enhancer 0.1.0 from extensions/prompt-enhancer/0.1.0 (provenance unknown, not verified)",
+        "left extensions/review-pack/0.3.0 alone: review-pack is installed at 0.1.0 (extensions/review-pack/0.1.0)",
+        "left extensions/stray-file alone: not a directory of installed trees"]
+    assert [p["message"] for p in document["problems"]] == [unrecorded_message(rel) for rel in unrecorded[1:]]
+    assert tree(home) == before  # recorded where it lies; nothing moved, nothing deleted
+    adopted = ok("ext", "status", "prompt-enhancer")
+    assert (adopted["provenance"]["source"], adopted["provenance"]["verified"], adopted["path"]) == (
+        "unknown", False, str(home / "extensions/prompt-enhancer/0.1.0"))
+    assert ok("ext", "status", "review-pack") == status  # a sound row is never rewritten
+    assert ok("ext", "verify", "prompt-enhancer")["verified"][0]["ok"] is True
 
 
 def test_readers_leave_leftovers_alone(home: Path) -> None:
@@ -68,6 +135,7 @@ def test_readers_leave_leftovers_alone(home: Path) -> None:
     ok("ext", "status", "review-pack")
     ok("ext", "verify", "review-pack")
     assert tree(home) == before
+    assert len(pending_rows(home)) == 2
 
 
 def test_the_next_writer_removes_leftovers(home: Path) -> None:
@@ -77,6 +145,7 @@ def test_the_next_writer_removes_leftovers(home: Path) -> None:
     assert tree(home / ".staging") == []
     assert sorted(p.name for p in (home / "extensions").iterdir()) == ["prompt-enhancer", "review-pack"]
     assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.1.0"]
+    assert pending_rows(home) == []
 
 
 @pytest.mark.parametrize("writer", [["ext", "disable", "review-pack"], ["ext", "remove", "prompt-enhancer"]])
@@ -87,10 +156,38 @@ def test_every_writer_cleans_up(writer: list[str], home: Path) -> None:
     assert ok("doctor", "--check")["ok"] is True
 
 
+def test_a_pending_row_whose_tree_is_gone_is_dropped(home: Path) -> None:
+    """A writer that died after recording a tree but before renaming it (or after deleting it)."""
+    install(FIXTURES / "review-pack")
+    record_pending(home, "extensions/review-pack/0.2.0", "in")
+    assert ok("doctor", "--check")["ok"] is True  # nothing on disk to repair
+    install(FIXTURES / "prompt-enhancer")
+    assert pending_rows(home) == []
+
+
+def test_a_damaged_pending_path_deletes_nothing(home: Path) -> None:
+    """A flipped byte that makes a pending row name another tree (the current install's) never
+    makes that tree a leftover: the row is damaged, and every writer says so."""
+    install(FIXTURES / "review-pack")
+    record_pending(home, "extensions/review-pack/0.2.0", "in")
+    conn = sqlite3.connect(home / "state.db")
+    with conn:
+        conn.execute("UPDATE pending_trees SET path = 'extensions/review-pack/0.1.0/..'")
+    conn.close()
+    before = tree(home)
+    [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problem["check"] == "row" and "pending_trees" in problem["message"]
+    assert "is damaged: column path" in fail("state_inconsistent", "ext", "install", FIXTURES / "prompt-enhancer",
+                                             "--allow-unverified", "--yes")["error"]["message"]
+    fail("state_inconsistent", "doctor")
+    assert tree(home) == before
+
+
 def test_interrupted_install_between_rename_and_commit(home: Path) -> None:
-    """The new tree was renamed into place but the transaction never ran: the old state holds."""
+    """The new tree was recorded and renamed into place but the transaction never ran: the old state holds."""
     install(FIXTURES / "review-pack")
     shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", home / "extensions" / "review-pack" / "0.9.0")
+    record_pending(home, "extensions/review-pack/0.9.0", "in")
     (home / ".staging" / "tx-abc").mkdir()
     assert [(e["name"], e["version"]) for e in ok("ext", "list")["extensions"]] == [("review-pack", "0.1.0")]
     assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
@@ -110,11 +207,27 @@ def test_interrupted_switch_after_commit(home: Path, tmp_path: Path) -> None:
     manifest = source / "extension.toml"
     manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
     install(source)
-    shutil.copytree(kept, old)  # as if the process died before removing it
+    shutil.copytree(kept, old)  # as if the process died before removing it (and forgetting its row)
+    record_pending(home, "extensions/review-pack/0.1.0", "out")
     assert ok("ext", "status", "review-pack")["version"] == "0.2.0"
     fail("state_inconsistent", "doctor", "--check")
     install(FIXTURES / "prompt-enhancer")  # any writer
     assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.2.0"]
+
+
+def test_an_install_beside_an_unrecorded_tree_of_its_version_goes_elsewhere(home: Path) -> None:
+    """`extensions/<name>/<version>` is taken by a tree no row names: the install goes to the
+    `~<tree prefix>` directory and the stranger stays."""
+    install(FIXTURES / "marketing-linear")  # a sound store
+    shutil.copytree(FIXTURES / "review-pack", home / "extensions" / "review-pack" / "0.1.0")
+    (home / "extensions" / "review-pack" / "0.1.0" / "README.md").write_text("someone else's\n")
+    install(FIXTURES / "review-pack")
+    path = ok("ext", "status", "review-pack")["path"]
+    assert path.startswith(str(home / "extensions/review-pack/0.1.0~"))
+    assert (home / "extensions" / "review-pack" / "0.1.0" / "README.md").read_text() == "someone else's\n"
+    assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
+    [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problem["message"] == unrecorded_message("extensions/review-pack/0.1.0")
 
 
 def test_doctor_reports_what_it_cannot_repair(home: Path) -> None:
@@ -141,14 +254,17 @@ def test_doctor_on_a_fresh_home_creates_nothing(home: Path) -> None:
 def test_orphans_and_remove_leftovers(home: Path) -> None:
     install(FIXTURES / "review-pack")
     expected = plant_leftovers(home)
-    (home / "extensions" / "stray-file").write_text("x")
+    unrecorded = plant_unrecorded(home)
     scope = global_scope(home)
-    found = [p.relative_to(home).as_posix() for p in orphans(scope)]
-    assert sorted(found) == sorted([*expected, "extensions/stray-file"])
+    found = survey(scope)
+    assert [p.relative_to(home).as_posix() for p in found.leftovers] == expected
+    assert [p.relative_to(home).as_posix() for p in found.unrecorded] == unrecorded
+    assert orphans(scope) == found.leftovers
     assert not staging_is_empty(scope)
     with scope.writer(1):
-        assert sorted(scope.last_cleanup) == sorted(found)
+        assert scope.last_cleanup == expected
     assert orphans(scope) == [] and staging_is_empty(scope)
+    assert [p.relative_to(home).as_posix() for p in survey(scope).unrecorded] == unrecorded
     assert remove_leftovers(scope) == []
     assert repair_scope(scope, 1) == []
     scope.close()
