@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
@@ -109,23 +109,17 @@ class Updater:
 
     def _registry(self, installed: "Installed", item: UpdateItem) -> tuple[UpdateItem, "Plan | None"]:
         from pkgmgr.registry.plan import registry_plan
-        from pkgmgr.registry.resolve import Request, select_version
+        from pkgmgr.registry.resolve import Request, VersionNotFound, resolve
 
-        registry = self.session.registries.get(self.registry or installed.registry or installed.source)
-        entry = registry.entry(installed.name)
-        if entry is None:
-            raise PkgmgrError(f"{installed.name}: registry {registry.name} no longer lists it", code="not_found",
-                              details={"name": installed.name, "registry": registry.name})
         request = Request(pre=self.options.pre, host_version=self.session.config.host_version)
         try:
-            newest = select_version(entry, request, registry=registry.name, vanished=registry.vanished(entry.name))
-        except PkgmgrError as error:
-            if error.code != Code.VERSION_NOT_FOUND:
-                raise
-            item.reason = "no allowed version: " + error.message.split(":\n", 1)[-1].replace("\n", "; ")
+            resolved = resolve(self.session.registries, installed.name, request,
+                               registry=self.registry or installed.registry or installed.source, listed_before=True)
+        except VersionNotFound as error:
+            why = "; ".join(f"{s.version}: {s.reason}" for s in error.skipped) if error.skipped else error.message
+            item.reason = "no allowed version: " + why
             return item, None
-        finally:
-            registry.remember()
+        registry, entry, newest = resolved.registry, resolved.entry, resolved.version
         item.target = newest.version
         if not self._newer(installed, newest.version):
             item.reason = f"up to date (newest allowed in registry {registry.name}: {newest.version})"

@@ -170,22 +170,12 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
 # --- info ---------------------------------------------------------------------------------------
 
 
-def _find(session: "Session", name: str, registry_name: str | None) -> tuple[Any, Any]:
-    if registry_name is None:
-        return session.registries.lookup(name)
-    registry = session.registries.get(registry_name)
-    entry = registry.entry(name)
-    if entry is None:
-        raise PkgmgrError(f"{name}: registry {registry.name} does not list it", code="not_found")
-    return registry, entry
-
-
 def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.registry.resolve import Request, skip_reason
+    from pkgmgr.registry.resolve import find_entry, host_compatible
 
     session = _session(ctx, args)
     try:
-        registry, entry = _find(session, args.name, args.registry)
+        registry, entry = find_entry(session.registries, args.name, registry=args.registry)
         registry.remember()
     finally:
         session.close()
@@ -193,8 +183,7 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
     vanished = registry.vanished(entry.name)
     versions = []
     for version in entry.versions:
-        reason = skip_reason(version, Request(host_version=host))
-        versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
+        versions.append({**version.to_json(), "compatible": host_compatible(version, host)})
     data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
             "tier": entry.tier, "host": entry.host, "verified": entry.verified, "registry": registry.name, "source": registry.source,
             "latest": entry.latest, "versions": versions, "vanished": list(vanished), **registry.signature_json()}

@@ -373,12 +373,16 @@ class Registries:
             entry = registry.entry(name)
             if entry is not None:
                 return registry, entry
-        raise PkgmgrError(
+        raise NotListed(
             f"{name}: no registry lists this extension (looked in {', '.join(self.names())})",
             code="not_found",
             details={"name": name, "registries": self.names()},
             hint="'pkgmgr ext search' lists what the registries offer",
         )
+
+
+class NotListed(PkgmgrError):
+    """No configured registry lists a name (`Registries.lookup`): not_found."""
 
 
 def _by_priority(configs: Sequence[RegistryConfig]) -> list[RegistryConfig]:

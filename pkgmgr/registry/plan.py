@@ -12,8 +12,9 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
+from pkgmgr.registry.client import NotListed
 from pkgmgr.registry.model import Entry, VersionEntry
-from pkgmgr.registry.resolve import Request, select_version
+from pkgmgr.registry.resolve import Request, VersionNotFound, resolve, select_version
 
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
@@ -69,32 +70,22 @@ class RemotePlanner:
                        host_version=self.session.config.host_version)
 
     def plan_name(self, ref: "Ref") -> Plan:
-        """SPEC 5.3: the first registry listing the name answers; highest allowed version."""
+        """SPEC 5.3: the first registry listing the name answers; highest allowed version
+        (`registry.resolve.resolve`), with "did you mean" and the other registries that have
+        the version added to its errors."""
         assert ref.name is not None
         registries = self.session.registries
-        if self.registry is None:
-            try:
-                registry, entry = registries.lookup(ref.name)
-            except PkgmgrError as error:
-                if error.code == "not_found" and "registries" in error.details:
-                    suggest_close(error, ref.name, _listed_names(registries.ordered))
-                raise
-        else:
-            registry = registries.get(self.registry)
-            found = registry.entry(ref.name)
-            if found is None:
-                raise PkgmgrError(f"{ref.name}: registry {registry.name} does not list it", code="not_found",
-                                  details={"name": ref.name, "registry": registry.name})
-            entry = found
         request = self.request(ref)
         try:
-            version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(ref.name))
-        except PkgmgrError as error:
-            if error.code == "version_not_found":
-                _name_other_registry(error, registries.ordered, registry, ref, request)
+            resolved = resolve(registries, ref.name, request, registry=self.registry)
+        except NotListed as error:
+            suggest_close(error, ref.name, _listed_names(registries.ordered))
             raise
-        registry.remember()
-        return registry_plan(self.session, registry, entry, version, ref)
+        except VersionNotFound as error:
+            assert error.registry is not None
+            _name_other_registry(error, registries.ordered, error.registry, ref, request)
+            raise
+        return registry_plan(self.session, resolved.registry, resolved.entry, resolved.version, ref)
 
 
 def _listed_names(ordered: list[Registry]) -> list[str]:

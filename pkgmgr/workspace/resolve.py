@@ -169,21 +169,13 @@ class Resolver:
         return Item(declared, entry, kept=locked == entry)
 
     def resolve_registry(self, declared: Declared) -> Item:
-        from pkgmgr.registry.resolve import Request, select_version
+        from pkgmgr.registry.resolve import Request, resolve
 
-        registries = self.session.registries
-        if declared.registry is not None:
-            registry = registries.get(declared.registry)
-            entry = registry.entry(declared.name)
-            if entry is None:
-                raise PkgmgrError(f"registry {registry.name} does not list {declared.name}", code="not_found",
-                                  details={"key": f"extensions.{declared.name}.registry"})
-        else:
-            registry, entry = registries.lookup(declared.name)
         request = Request(spec=declared.spec, exact=declared.exact, pre=self.options.install.pre,
                           host_version=self.session.config.host_version)
-        version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(declared.name))
-        registry.remember()
+        resolved = resolve(self.session.registries, declared.name, request, registry=declared.registry,
+                           key=f"extensions.{declared.name}.registry")
+        registry, entry, version = resolved.registry, resolved.entry, resolved.version
         lock_entry = LockEntry(declared.name, version.version, self.lock_source(registry), version.url,
                                version.sha256, "", version.network_digest)
         item = Item(declared, lock_entry, kept=False)
