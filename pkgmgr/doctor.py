@@ -8,16 +8,16 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.store.recovery import Finding
+    from pkgmgr.errors import Problem
     from pkgmgr.store.scope import Scope
 
 
-def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> list[Finding]:
+def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> list[Problem]:
     """Every read-only invariant check of `scope`: installs, trees, leftovers, activations."""
     from pkgmgr.activation.invariants import check_activations
     from pkgmgr.store.recovery import check_store
 
-    def activations(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
+    def activations(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
         return check_activations(scope, conn, config)
 
     return check_store(scope, verify_trees=verify_trees, row_checks=(activations,))

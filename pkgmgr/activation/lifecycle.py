@@ -14,7 +14,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.activation.checks import (
-    Finding,
     VisibleAgents,
     activation_agent_owner,
     collect_visible,
@@ -24,7 +23,7 @@ from pkgmgr.activation.checks import (
 from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, Problem
 from pkgmgr.store.db import one_row, transaction
 from pkgmgr.store.db import rows as db_rows
 from pkgmgr.store.install import get_installed, login_user, now_utc
@@ -147,7 +146,7 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
 
 
 def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Bundle, profile: Profile, *, activation: str,
-                 visible: VisibleAgents | None = None) -> list[Finding]:
+                 visible: VisibleAgents | None = None) -> list[Problem]:
     """Scope rules for `profile` activated as `activation` against everything visible from
     `scope` (computed unless `visible` is given)."""
     if visible is None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import PkgmgrError
 
 HOSTS = ("compozy", "terva", "eva", "vera")
 AGENT_HOSTS = ("terva", "eva", "vera")  # the hosts behind this port (compozy is pkgmgr's own store)
@@ -130,25 +130,6 @@ class Host:
     def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
         """What the operator must know after a change in `folder` (trust, reloads)."""
         return []
-
-
-# --- problems ------------------------------------------------------------------------------------
-
-
-class Problems:
-    """Collects the problems of one manifest (every one is reported, SPEC 2)."""
-
-    def __init__(self, file: str, code: str = "invalid_manifest") -> None:
-        self.file = file
-        self.code = code
-        self.items: list[Problem] = []
-
-    def add(self, key: str, message: str, code: str | None = None) -> None:
-        self.items.append(Problem(code or self.code, self.file, key, message))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            raise ValidationFailed(self.items)
 
 
 # --- the tree checksum of an install ---------------------------------------------------------------

@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pkgmgr.errors import ProblemSink
 from pkgmgr.hosts import elixir, jsonfmt
-from pkgmgr.hosts.base import DISABLED, Found, Host, Judged, Problems
+from pkgmgr.hosts.base import DISABLED, Found, Host, Judged
 
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
@@ -97,7 +98,7 @@ class Eva(Host):
             script = root / DIRECTORY_ENTRY
             name = name_hint or root.name
             file = DIRECTORY_ENTRY
-        problems = Problems(file)
+        problems = ProblemSink(file, "invalid_manifest")
         why = name_problem(name)
         if why:
             problems.add("name", why)

@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged, Problems
+from pkgmgr.hosts.base import Found, Host, Judged
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
@@ -115,7 +115,7 @@ def _json_value_ok(value: Any) -> bool:
     return True
 
 
-def _contributions(problems: Problems, value: Any, ext_id: str) -> dict[str, Any]:
+def _contributions(problems: ProblemSink, value: Any, ext_id: str) -> dict[str, Any]:
     """contributions.ts parseExtensionContributions (every problem listed, not only the first)."""
     result: dict[str, Any] = {"watches": [], "sidecars": []}
     if value is _ABSENT:  # `undefined`: no contributions (null is an error below)
@@ -152,7 +152,7 @@ def _contributions(problems: Problems, value: Any, ext_id: str) -> dict[str, Any
     return result
 
 
-def _watch(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+def _watch(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     family = item.get("source_family")
     if not isinstance(family, str) or not _SOURCE_FAMILY.fullmatch(family):
         problems.add(f"{key}.source_family", f'watch "{local}" must declare a source_family matching '
@@ -169,7 +169,7 @@ def _watch(problems: Problems, item: dict[str, Any], key: str, local: str) -> No
         problems.add(f"{key}.flood", f'watch "{local}" flood must be one of {", ".join(FLOOD_POLICIES)}')
 
 
-def _sidecar(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+def _sidecar(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     command = item.get("command")
     if not (isinstance(command, list) and command and all(isinstance(p, str) and p.strip() for p in command)):
         problems.add(f"{key}.command", f'sidecar "{local}" command must be a non-empty array of non-empty strings')
@@ -213,7 +213,7 @@ class Vera(Host):
         return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        problems = Problems(MANIFEST)
+        problems = ProblemSink(MANIFEST, "invalid_manifest")
         directory = os.path.realpath(root)
         manifest_path = os.path.join(directory, MANIFEST)
         real = os.path.realpath(manifest_path)
@@ -263,7 +263,7 @@ class Vera(Host):
                 problems.add("capabilities", "every capability must be a non-empty string")
             if len(set(caps)) != len(caps):
                 problems.add("capabilities", "capabilities must be unique")
-        manifest_ok = not problems.items
+        manifest_ok = not problems.problems
         contributes = _contributions(problems, value.get("contributes", _ABSENT), ext_id if isinstance(ext_id, str) else "")
         if manifest_ok and isinstance(entrypoint, str):
             candidate = os.path.normpath(os.path.join(directory, entrypoint))
