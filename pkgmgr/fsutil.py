@@ -317,7 +317,7 @@ def _not_a_directory(exc: OSError, path: Path) -> Exception:
         return exc
     kind = "a symbolic link" if os.path.islink(path) else "not a directory"
     return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code="path_escapes_root",
-                       details={"path": str(path)},
+                       path=str(path),
                        hint=f"remove {path}; the next command creates what pkgmgr needs there")
 
 
@@ -327,7 +327,7 @@ def _check_owner(fd: int, path: Path) -> None:
     owner = foreign_owner(os.fstat(fd))
     if owner is not None:
         raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
-                          code="path_escapes_root", details={"path": str(path)},
+                          code="path_escapes_root", path=str(path),
                           hint="use a directory of your own (PKGMGR_HOME, --home)")
 
 
@@ -344,8 +344,8 @@ def refuse_links(directory: Path, names: tuple[str, ...]) -> None:
             continue
         if stat.S_ISLNK(info.st_mode):
             raise PkgmgrError(f"{path} is a symbolic link: pkgmgr does not write through it", code="path_escapes_root",
-                              details={"path": str(path)}, hint=f"remove {path}")
+                              path=str(path), hint=f"remove {path}")
         owner = foreign_owner(info)
         if owner is not None:
             raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
-                              code="path_escapes_root", details={"path": str(path)})
+                              code="path_escapes_root", path=str(path))

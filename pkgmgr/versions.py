@@ -26,6 +26,10 @@ def strip_v(text: str) -> str:
     return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
 
 
+class NotPep440(ValueError):
+    """A semantic version that is no PEP 440 version: pkgmgr's own rule (SPEC 2.2), not semver's."""
+
+
 def parse_semver(text: str) -> Version:
     """Parse a semantic version (a leading `v` stripped) that must also be a PEP 440 version.
 
@@ -46,7 +50,7 @@ def _parse_semver(text: str) -> Version:
     try:
         return Version(candidate)
     except InvalidVersion:
-        raise ValueError(
+        raise NotPep440(
             f"{_quote(text)} is a semantic version but not a PEP 440 version "
             "(use prereleases such as -alpha.N, -beta.N or -rc.N)"
         ) from None

@@ -92,7 +92,7 @@ def _open_archive(path: Path, limits: Limits) -> Iterator[tuple[BinaryIO, int, s
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
-        raise PkgmgrError(f"{path}: no such archive", code="not_found", details={"path": str(path)}) from None
+        raise PkgmgrError(f"{path}: no such archive", code="not_found", path=str(path)) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
@@ -113,4 +113,4 @@ def _open_archive(path: Path, limits: Limits) -> Iterator[tuple[BinaryIO, int, s
 
 def _not_an_archive(path: Path, why: str) -> PkgmgrError:
     return PkgmgrError(f"{path}: not a .tar.gz or .zip archive ({why})", code="invalid_archive",
-                       details={"path": str(path)})
+                       path=str(path))

@@ -69,9 +69,9 @@ def select_files(root: Path) -> list[SourceFile]:
     try:
         base = os.path.realpath(root, strict=True)
     except FileNotFoundError:
-        raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)}) from None
+        raise PkgmgrError(f"{root}: no such directory", code="not_found", path=str(root)) from None
     if not os.path.isdir(base):
-        raise PkgmgrError(f"{root}: not a directory", code="invalid_archive", details={"path": str(root)})
+        raise PkgmgrError(f"{root}: not a directory", code="invalid_archive", path=str(root))
     with NoFollowOpener() as opener:
         walker = _Walker(base, _ignore_spec(base, opener), opener)
         files = sorted(walker.walk(), key=lambda f: f.rel)

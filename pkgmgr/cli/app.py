@@ -372,9 +372,12 @@ UNREADABLE = frozenset({"network_error", "http_error", "rate_limited", "invalid_
 def registry_hint(error: PkgmgrError) -> None:
     """An unreadable registry's error names the commands that get past it (SPEC 11)."""
     name = error.details.get("registry")
-    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE or "registries" in error.details:
+    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE:
         return
-    from pkgmgr.registry.client import DEFAULT_NAME
+    from pkgmgr.registry.client import DEFAULT_NAME, NotListed, UnknownRegistry
+
+    if isinstance(error, (NotListed, UnknownRegistry)):  # no registry to drop: nothing listed, or none by that name
+        return
 
     if name == DEFAULT_NAME:
         return

@@ -202,7 +202,7 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
                 data = read_regular(path, limit=4 * 1024 * 1024, follow_symlinks=True)
             except NotRegularFile as exc:
                 raise PkgmgrError(f"--root {args.root}: is {exc.kind}, not a regular file", code="invalid_index",
-                                  details={"path": str(path)}) from None
+                                  path=str(path)) from None
             except OSError as exc:
                 raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code="not_found") from None
         else:

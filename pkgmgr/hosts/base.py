@@ -275,5 +275,5 @@ def _anchor(path: Path) -> Path:
             from pkgmgr.fsutil import owner_name
 
             raise PkgmgrError(f"{parent} is owned by {owner_name(info.st_uid)}, not by you: pkgmgr does not "
-                              "install below it", code="path_escapes_root", details={"path": str(parent)})
+                              "install below it", code="path_escapes_root", path=str(parent))
     return last

@@ -125,10 +125,7 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
     judged = host.judge(path, name_hint=_name_hint(fetched, host_name, root, staging, path, layout), layout=layout)
     judged = _check_expected(fetched, judged)
     tree_sha256, listing = host.checksum(path)
-    if fetched.expects.tree_sha256 is not None and tree_sha256 != fetched.expects.tree_sha256:
-        raise PkgmgrError(f"{judged.name} {judged.version}: the installed tree would have checksum {tree_sha256}, "
-                          f"but the lock records {fetched.expects.tree_sha256}", code="checksum_mismatch",
-                          details={"tree_sha256": tree_sha256, "expected": fetched.expects.tree_sha256})
+    fetched.expects.check_tree(f"{judged.name} {judged.version}", tree_sha256)
     return HostPrepared(fetched, path, staging, host, judged, tree_sha256, listing)
 
 
@@ -194,10 +191,7 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
             raise PkgmgrError(f"{expected.name} {expected.version}: the registry entry does not match the archive's "
                               "manifest: " + "; ".join(differences), code="metadata_mismatch",
                               details={"differences": differences})
-    if fetched.expects.name is not None and judged.name != fetched.expects.name:
-        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the {judged.host} extension {judged.name}, "
-                          f"not {fetched.expects.name}", code="invalid_config",
-                          details={"name": judged.name, "expected": fetched.expects.name})
+    fetched.expects.check_name(fetched.label or fetched.locator, judged.name, what=f"the {judged.host} extension")
     return judged
 
 

@@ -337,7 +337,7 @@ def _date_ok(text: str) -> bool:
 
 def _records_error(path: Path, why: str) -> PkgmgrError:
     return PkgmgrError(f"{path}: Vera's extension records {why}; pkgmgr does not write over records it cannot "
-                       "read", code="invalid_config", details={"path": str(path)},
+                       "read", code="invalid_config", path=str(path),
                        hint="repair or move the file (Vera's own 'vera ext' commands refuse it too)")
 
 
@@ -537,7 +537,7 @@ def registry_lock(timeout: float) -> Iterator[None]:
                 except (OSError, ValueError, AttributeError):
                     pass
                 raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
-                                  code="locked", details={"path": str(path)},
+                                  code="locked", path=str(path),
                                   hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
             time.sleep(0.05)
         except OSError as exc:

@@ -37,7 +37,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode, urljoin
 
 from pkgmgr.errors import PkgmgrError
@@ -47,6 +47,7 @@ if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.http import HttpClient, SmallResponse
     from pkgmgr.progress import Reporter
+    from pkgmgr.registry.session import Session
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -541,7 +542,7 @@ def render_manifest(sha256: str, size: int, *, title: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
-def push_archive(session: Any, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
+def push_archive(session: Session, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
     """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push and return the digest
     URL to record. Raises `usage` for a target that is not a tag reference."""
     ref = parse_oci(target, tag_ok=True)
@@ -554,9 +555,11 @@ def push_archive(session: Any, target: str, archive: Path, *, sha256: str, size:
     return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
 
 
-def client_for(session: Any) -> OciClient:
+def client_for(session: Session) -> OciClient:
     """The session's one `OciClient` (over its `HttpClient`)."""
-    return session._once("oci", lambda: OciClient(session.http))
+    # the distribution API needs `send` (PUT, HEAD, POST), which only `HttpClient` of the fetchers has:
+    # the session's fetcher is one unless a test gave it another
+    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http)))
 
 
 __all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci"]

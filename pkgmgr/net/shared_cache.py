@@ -16,9 +16,12 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.net.cache import DownloadCache
 
 ENV = "PKGMGR_SHARED_CACHE"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -36,7 +39,7 @@ def shared_root(env: Mapping[str, str] | None = None) -> Path | None:
     return path
 
 
-def fetch_shared(cache: Any, *, sha256: str, size: int, limit: int, label: str,
+def fetch_shared(cache: DownloadCache, *, sha256: str, size: int, limit: int, label: str,
                  warn: Callable[[str], None] | None = None, env: Mapping[str, str] | None = None) -> Path | None:
     """The archive with `sha256` and `size` in the local download `cache`, copied there from the
     shared cache when it holds it; None when it does not (or its copy does not match). The local

@@ -64,7 +64,7 @@ def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection
 
     path = Path(path)
     if not path.is_file():
-        raise PkgmgrError(f"{path}: no such archive", code="not_found", details={"path": str(path)})
+        raise PkgmgrError(f"{path}: no such archive", code="not_found", path=str(path))
     sha256, size = file_digest(path)
     with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-") as tmp:
         root = extract_archive(path, Path(tmp), limits)

@@ -348,7 +348,7 @@ class Registries:
         for registry in self.ordered:
             if registry.name == name:
                 return registry
-        error = PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
+        error = UnknownRegistry(f"no registry named {name!r} is configured", code="not_found",
                             details={"registry": name, "registries": self.names()},
                             hint="'pkgmgr registry list' shows the configured registries")
         from pkgmgr.errors import suggest_close
@@ -383,6 +383,10 @@ class Registries:
 
 class NotListed(PkgmgrError):
     """No configured registry lists a name (`Registries.lookup`): not_found."""
+
+
+class UnknownRegistry(PkgmgrError):
+    """No registry of that name is configured (`Registries.get`): not_found."""
 
 
 def _by_priority(configs: Sequence[RegistryConfig]) -> list[RegistryConfig]:

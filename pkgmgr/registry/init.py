@@ -111,7 +111,7 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
     if present:
         raise PkgmgrError(
             f"{root} already holds a registry index ({', '.join(present)}); nothing was written",
-            code="usage", details={"path": str(root), "existing": present},
+            code="usage", details={"existing": present}, path=str(root),
             hint="publish into it with 'pkgmgr registry publish ARCHIVE --index DIR', or choose an empty directory",
         )
     registry = _registry_toml(name, description)

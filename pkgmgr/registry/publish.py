@@ -97,7 +97,7 @@ def require_index(root: Path) -> None:
     """Raise `not_found` unless `root` holds a `registry.toml`."""
     if not (root / REGISTRY_FILE).is_file():
         what = "does not exist" if not root.exists() else "is not a registry index (no registry.toml)"
-        raise PkgmgrError(f"{root} {what}", code="not_found", details={"path": str(root)},
+        raise PkgmgrError(f"{root} {what}", code="not_found", path=str(root),
                           hint=f"create one with 'pkgmgr registry init {root}'")
 
 
@@ -504,12 +504,12 @@ def private_copy(source: Path) -> Iterator[Path]:
         try:
             shutil.copyfile(source, target)
         except FileNotFoundError:
-            raise PkgmgrError(f"{source}: no such archive", code="not_found", details={"path": str(source)}) from None
+            raise PkgmgrError(f"{source}: no such archive", code="not_found", path=str(source)) from None
         except IsADirectoryError:
             raise PkgmgrError(f"{source}: is a directory; pack it first with 'pkgmgr ext pack {source}'",
-                              code="invalid_archive", details={"path": str(source)}) from None
+                              code="invalid_archive", path=str(source)) from None
         except shutil.SpecialFileError:  # a FIFO, socket or device: never opened (was exit 70)
             raise PkgmgrError(f"{source}: not a .tar.gz or .zip archive (not a regular file)",
-                              code="invalid_archive", details={"path": str(source)}) from None
+                              code="invalid_archive", path=str(source)) from None
         os.chmod(target, 0o600)
         yield target

@@ -95,7 +95,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
     everything else is a problem in the report."""
     root = Path(root)
     if not root.is_dir():
-        raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)})
+        raise PkgmgrError(f"{root}: no such directory", code="not_found", path=str(root))
     report = Report(root, base=base)
     checker = _Checker(root, report)
     meta = checker.registry(now or datetime.now(UTC))

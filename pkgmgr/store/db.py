@@ -231,7 +231,7 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
                 return None
             raise PkgmgrError(f"{path}: schema version {version} needs migrating to {len(MIGRATIONS)}, which a "
                               "directory that cannot be written does not allow", code="io_error",
-                              details={"path": str(path), "errno": "EROFS", "os_message": "not writable"},
+                              details={"errno": "EROFS", "os_message": "not writable"}, path=str(path),
                               hint="run any pkgmgr command once where the store can be written")
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
@@ -263,7 +263,7 @@ def lost_database(path: Path, how: str) -> PkgmgrError:
         f"{path} {how}, but {path.parent / 'extensions'} holds installed trees: nothing can be "
         "trusted about them, and nothing was changed or deleted",
         code="state_inconsistent",
-        details={"path": str(path)},
+        path=str(path),
         hint="restore state.db from a backup, or run 'pkgmgr doctor --rebuild' to record the trees found "
              "(provenance unknown)",
     )

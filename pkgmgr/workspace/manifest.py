@@ -89,10 +89,10 @@ def manifest_file(root: Path) -> Path:
         raise FileNotFoundError(str(path)) from None
     except OSError as exc:  # a loop of links
         raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
-                          details={"path": str(path)}) from None
+                          path=str(path)) from None
     if not target.is_relative_to(Path(os.path.realpath(root))):
         raise PkgmgrError(f"{path} is a symbolic link to {target}, outside the workspace: pkgmgr.toml comes with "
-                          "the repository", code="invalid_config", details={"path": str(path)},
+                          "the repository", code="invalid_config", path=str(path),
                           hint="make it a file, or a link to a file inside the workspace")
     return target
 
@@ -107,12 +107,12 @@ def read_manifest_bytes(root: Path) -> bytes:
         return read_regular(target, limit=MAX_BYTES)
     except NotRegularFile as exc:
         raise PkgmgrError(f"{path} is {exc.kind}, not a regular file", code="invalid_config",
-                          details={"path": str(path)}) from None
+                          path=str(path)) from None
     except FileNotFoundError:
         raise
     except OSError as exc:
         raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
-                          details={"path": str(path)}) from None
+                          path=str(path)) from None
 
 
 def read_workspace_manifest(root: Path) -> WorkspaceManifest:
@@ -123,7 +123,7 @@ def read_workspace_manifest(root: Path) -> WorkspaceManifest:
         raw = read_manifest_bytes(root)
     except FileNotFoundError:
         raise PkgmgrError(f"{path} does not exist: this workspace declares nothing", code="not_found",
-                          details={"path": str(path)},
+                          path=str(path),
                           hint="start one with 'pkgmgr ext install NAME --save' (or write [extensions] NAME = \"SPEC\"); "
                                "--workspace DIR names another workspace") from None
     return parse_workspace_manifest(raw, root)

@@ -129,7 +129,7 @@ class Resolver:
         directory = self.ws.root / (declared.path or "")
         if not directory.is_dir():
             raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code="not_found",
-                              details={"key": f"extensions.{declared.name}.path"})
+                              key=f"extensions.{declared.name}.path")
         tree = self.ws.path_tree(declared.name)  # hashed for the trust digest: exactly what was approved
         if tree.startswith("invalid:"):
             from pkgmgr.archive import select_files
@@ -144,7 +144,7 @@ class Resolver:
         if manifest.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its manifest names "
                               f"{manifest.name}", code="invalid_config",
-                              details={"key": f"extensions.{declared.name}.path"})
+                              key=f"extensions.{declared.name}.path")
         entry = LockEntry(declared.name, manifest.version, f"path+{declared.path}", "", "", tree,
                           manifest.network_digest)
         return Item(declared, entry, kept=locked == entry)
@@ -162,7 +162,7 @@ class Resolver:
         if judged.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its {host.name} manifest "
                               f"names {judged.name}", code="invalid_config",
-                              details={"key": f"extensions.{declared.name}.path"})
+                              key=f"extensions.{declared.name}.path")
         install_path = locked.install_path if locked is not None and locked.host == host.name else ""
         entry = LockEntry(declared.name, judged.version, f"path+{declared.path}", "", "", tree, "", host=host.name,
                           install_path=install_path)

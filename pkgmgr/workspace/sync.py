@@ -26,7 +26,7 @@ from typing import Any, Callable
 from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.plan import Plan
+from pkgmgr.install.plan import NameMismatch, Plan
 from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
 from pkgmgr.store.install import list_installed
@@ -384,8 +384,8 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error
-        if error is not None and error.code == Code.INVALID_CONFIG and error.details.get("expected") == item.name:
-            name = error.details["name"]
+        if isinstance(error, NameMismatch) and error.expected == item.name:
+            name = error.actual
             github = f"{item.declared.github}@{item.declared.tag}" if item.declared.tag else item.declared.github
             source = f"github {github}" if github else item.declared.kind
             ref_result.error = PkgmgrError(

@@ -78,5 +78,5 @@ def _refuse_foreign(root: Path) -> None:
             continue  # a missing pkgmgr.toml is reported when it is read
         if owner is not None:
             raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not trust or sync a workspace "
-                              "another user controls", code="trust_required", details={"path": str(path)},
+                              "another user controls", code="trust_required", path=str(path),
                               hint="work in a copy of your own (e.g. a clone owned by you)")
