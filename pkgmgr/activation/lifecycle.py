@@ -21,8 +21,8 @@ from pkgmgr.activation.checks import (
     raise_findings,
     scope_findings,
 )
+from pkgmgr.activation.confirmation import scope_options, show_command
 from pkgmgr.activation.projection import Projection, project
-from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store.db import one_row, transaction

@@ -338,7 +338,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
     error = batch.first_error
     awaiting = [a for a in data["activations"] if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -363,7 +363,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
             p.lines(getattr(inst, "notes", ()))
         if data["activations"]:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.lines(activation_lines(data["activations"]))
         failed = [r for r in batch.results if r.status == "failed"]
@@ -526,7 +526,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             p.line()
             p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
         if activations:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.line()
             p.lines(activation_lines(activations))

@@ -122,7 +122,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     error = result.error
     awaiting = [a for a in result.activations if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
