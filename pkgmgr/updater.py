@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
 
@@ -38,7 +38,7 @@ class UpdateItem:
     target: str | None = None
     reason: str = ""
     error: PkgmgrError | None = None
-    installed: Any = None  # store.model.Installed after a commit
+    installed: Any = None  # store.installed.Installed after a commit
     summary: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -173,7 +173,7 @@ class Updater:
         # installs in other hosts' folders update the same way (SPEC 13)
         from pkgmgr.hosts import records
         from pkgmgr.progress import Reporter
-        from pkgmgr.store.install import get_installed, list_installed
+        from pkgmgr.store.switch import get_installed, list_installed
 
         reporter = reporter or Reporter()
         report = UpdateReport()

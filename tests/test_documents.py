@@ -231,9 +231,9 @@ def test_pkgmgrs_own_documents_accept_a_byte_order_mark(tmp_path) -> None:
     from pathlib import Path
 
     from pkgmgr.config import parse_config
-    from pkgmgr.registry.model import parse_entry, parse_index, parse_registry
+    from pkgmgr.registry.index_format import parse_entry, parse_index, parse_registry
+    from pkgmgr.workspace.declaration import parse_workspace_manifest
     from pkgmgr.workspace.lockfile import parse_lock
-    from pkgmgr.workspace.manifest import parse_workspace_manifest
     from tests.fuzz.strategies import as_toml
     from tests.fuzz.test_documents import CONFIG, ENTRY, LOCK, REGISTRY
 

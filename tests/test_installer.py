@@ -17,8 +17,8 @@ from pkgmgr.install.pipeline import check_consent, install
 from pkgmgr.install.plan import Fetched, Plan, plan_path
 from pkgmgr.install.verify import prepare
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.store.install import list_installed
 from pkgmgr.store.scope import global_scope
+from pkgmgr.store.switch import list_installed
 from tests.support.builders import minimal_manifest, tar_gz, write_extension
 
 CONFIG = Config()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pkgmgr import resources_data
-from pkgmgr.registry.model import parse_index, parse_registry
+from pkgmgr.registry.index_format import parse_index, parse_registry
 from pkgmgr.resources_data import default_registry_dir, schemas_dir
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,13 +17,13 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.pipeline import install
 from pkgmgr.progress import Reporter
+from pkgmgr.registry.index_format import entry_path
 from pkgmgr.registry.memory import Memory
-from pkgmgr.registry.model import entry_path
 from pkgmgr.registry.plan import RemotePlanner
 from pkgmgr.registry.session import Session
-from pkgmgr.store.install import get_installed
 from pkgmgr.store.lock import ExclusiveLock
 from pkgmgr.store.scope import global_scope
+from pkgmgr.store.switch import get_installed
 from pkgmgr.updater import UpdateItem, Updater, UpdateReport
 from tests.registry.conftest import fake_github, regdir, static_server  # noqa: F401 - shared fixtures
 from tests.registry.helpers import RegistryDir, archive_bytes

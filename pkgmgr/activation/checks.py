@@ -21,7 +21,7 @@ from pkgmgr.errors import PkgmgrError, Problem
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pkgmgr.bundles.model import Bundle, JobSpec, Profile, TriggerSpec
+    from pkgmgr.bundles.bundle import Bundle, JobSpec, Profile, TriggerSpec
 
 
 def static_agent_names(directory: Path, manifest: dict[str, Any]) -> list[str]:
@@ -103,7 +103,7 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
     """Add the agents visible in one scope to `into`: agents projected by its activations (one
     indexed query) and static agents of its enabled extensions other than `skip_static_of`."""
     from pkgmgr.store.db import rows
-    from pkgmgr.store.model import json_column
+    from pkgmgr.store.installed import json_column
 
     projected = rows(conn, "resources",
                      "SELECT r.id, r.name, r.activation_id, a.extension FROM resources r JOIN activations a "

@@ -8,7 +8,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from pkgmgr.errors import PkgmgrError, Problem
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import Scope
 
 if TYPE_CHECKING:

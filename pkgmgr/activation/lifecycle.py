@@ -20,21 +20,21 @@ from pkgmgr.activation.checks import (
     raise_findings,
     scope_findings,
 )
+from pkgmgr.activation.confirmation import scope_options, show_command
 from pkgmgr.activation.projection import Projection, project
-from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError, Problem
 from pkgmgr.store.db import one_row, transaction
 from pkgmgr.store.db import rows as db_rows
-from pkgmgr.store.install import get_installed, login_user, now_utc
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import Scope
+from pkgmgr.store.switch import get_installed, login_user, now_utc
 
 ACTIVE = "active"
 AWAITING = "awaiting_confirmation"
 
 if TYPE_CHECKING:
-    from pkgmgr.bundles.model import Bundle, Profile
+    from pkgmgr.bundles.bundle import Bundle, Profile
     from pkgmgr.config import Config
 
 

@@ -17,7 +17,7 @@ from pkgmgr.activation.ids import activation_id, resource_id
 from pkgmgr.jsonutil import canonical_json
 
 if TYPE_CHECKING:
-    from pkgmgr.bundles.model import Bundle, Profile
+    from pkgmgr.bundles.bundle import Bundle, Profile
 
 
 @dataclass(frozen=True)

@@ -84,7 +84,7 @@ class TreeWriter:
     O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) and given their final
     normalised mode with fchmod, independent of the umask. Directories get 0755 in `finish()`.
     No fsync here: the store makes the whole tree durable in one flush before renaming it into
-    place (`store.install.commit`, `fsutil.durable_tree`).
+    place (`store.switch.commit`, `fsutil.durable_tree`).
     """
 
     def __init__(self, root: Path, record: Any = None) -> None:

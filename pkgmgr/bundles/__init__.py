@@ -42,9 +42,9 @@ Compozy's loader decides (docs/compatibility.md names each function); in short:
 """
 
 from pkgmgr.bundles.agent import parse_agent_md
+from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, layout_scope_problems, parse_layout
 from pkgmgr.bundles.loader import load_bundles
-from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 
 __all__ = [
     "MAX_LAYOUT_BYTES",

@@ -15,8 +15,8 @@ import re
 from functools import cache
 from typing import Any, Callable, ClassVar, Collection
 
+from pkgmgr.bundles.bundle import AgentSpec
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
-from pkgmgr.bundles.model import AgentSpec
 from pkgmgr.bundles.names import agent_key, agent_name_problem
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.errors import Problem, ProblemSink

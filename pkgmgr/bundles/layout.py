@@ -19,7 +19,7 @@ from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space
 
 if TYPE_CHECKING:
-    from pkgmgr.bundles.model import LayoutSpec
+    from pkgmgr.bundles.bundle import LayoutSpec
 
 CODE = "invalid_layout"
 MAX_LAYOUT_BYTES = 4 * MIB

@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.bundles.agent import load_agent
+from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
-from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
 from pkgmgr.bundles.schedule import (
     check_fire_limit,

@@ -50,7 +50,7 @@ def _registry_dirs(ctx: Context) -> list[tuple[Path, str | None]]:
     """Each cached registry directory with the configured registry it belongs to (None: a
     registry no longer configured)."""
     from pkgmgr.registry.cache import cache_root
-    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.readers import parse_source
 
     root = ctx.home / "cache" / "registries"
     if not root.is_dir():

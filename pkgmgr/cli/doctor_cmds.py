@@ -100,7 +100,7 @@ def _reinstall_fixes(scope: Scope, findings: list[Problem]) -> list[str]:
         if finding.check != "install":
             continue
         from pkgmgr.cli.ext_cmds import _reinstall_hint
-        from pkgmgr.store.install import get_installed
+        from pkgmgr.store.switch import get_installed
 
         item = get_installed(scope, finding.name)
         if item is not None:

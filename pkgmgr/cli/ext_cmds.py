@@ -25,7 +25,7 @@ from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
 
 
 def register(commands: "Commands") -> "Commands":
@@ -338,7 +338,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
     error = batch.first_error
     awaiting = [a for a in data["activations"] if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -363,7 +363,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
             p.lines(getattr(inst, "notes", ()))
         if data["activations"]:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.lines(activation_lines(data["activations"]))
         failed = [r for r in batch.results if r.status == "failed"]
@@ -379,7 +379,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
 
 def _visible(ctx: Context) -> list["Installed"]:
     """Installed extensions visible in the chosen scope, workspace ones shadowing global ones."""
-    from pkgmgr.store.install import list_installed
+    from pkgmgr.store.switch import list_installed
 
     seen: dict[str, Installed] = {}
     for scope in visible_scopes(ctx):
@@ -389,7 +389,7 @@ def _visible(ctx: Context) -> list["Installed"]:
 
 
 def find_installed(ctx: Context, name: str) -> "Installed":
-    from pkgmgr.store.install import get_installed
+    from pkgmgr.store.switch import get_installed
 
     for scope in visible_scopes(ctx):
         item = get_installed(scope, name)
@@ -442,7 +442,7 @@ def _signature(ctx: Context, item: Any) -> dict[str, Any]:
     config = next((r for r in ctx.config.registries if r.name == item.registry), None)
     if config is None or not config.signed:
         return {"signed": False}
-    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.readers import parse_source
     from pkgmgr.registry.trustroot import trusted_state
 
     try:
@@ -526,7 +526,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             p.line()
             p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
         if activations:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.line()
             p.lines(activation_lines(activations))
@@ -662,7 +662,7 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
     from pkgmgr.install.scope_destination import remove
-    from pkgmgr.store.install import get_installed
+    from pkgmgr.store.switch import get_installed
 
     hosted = host_cmds.remove(ctx, args, cmd_remove)  # other hosts' installs (SPEC 13)
     if hosted is not None:

@@ -132,7 +132,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
     error = report.first_error
     awaiting = [a for a in report.activations if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -160,7 +160,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
             for item in planned:
                 p.lines(summary_lines(item.summary))
         if report.activations:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.lines(activation_lines(report.activations))
 

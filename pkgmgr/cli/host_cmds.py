@@ -56,7 +56,7 @@ def hosted_rows(ctx: Context, host: str | None = None) -> list[HostInstalled]:
 
 
 def _compozy(ctx: Context, name: str, scopes: list[Any]) -> Any:
-    from pkgmgr.store.install import get_installed
+    from pkgmgr.store.switch import get_installed
 
     for scope in scopes:
         item = get_installed(scope, name)
@@ -454,8 +454,8 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: 
 def cmd_hosts(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.hosts import records
     from pkgmgr.hosts.detect import for_host
-    from pkgmgr.store.install import list_installed
     from pkgmgr.store.scope import global_scope
+    from pkgmgr.store.switch import list_installed
 
     gscope = global_scope(ctx.home)
     project = _project(ctx)

@@ -108,7 +108,7 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
 
     from pkgmgr.config import RegistryConfig, edit_config
     from pkgmgr.registry.client import DEFAULT_NAME
-    from pkgmgr.registry.sources import check_source_allowed, parse_source
+    from pkgmgr.registry.readers import check_source_allowed, parse_source
 
     name = args.name
     if not REGISTRY_NAME_RE.fullmatch(name):
@@ -234,8 +234,8 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
 
 def _first_root(registry: Any) -> bytes:
     """`metadata/1.root.json` of a registry, through pkgmgr's network layer (or its directory)."""
+    from pkgmgr.registry.readers import make_reader
     from pkgmgr.registry.signed import CONFIG, NetFetcher, base_url_of, tuf_error
-    from pkgmgr.registry.sources import make_reader
     from pkgmgr.registry.trustroot import METADATA_DIR
 
     plain = make_reader(registry.spec, registry.session, registry.cache, insecure=registry.insecure)
@@ -304,7 +304,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.registry.model import format_datetime
+    from pkgmgr.registry.index_format import format_datetime
 
     session = _resolution_session(ctx, allow_expired=args.allow_expired)
     refreshed: list[dict[str, Any]] = []
@@ -491,10 +491,10 @@ def _expiries(args: argparse.Namespace) -> Any:
 
 
 def _index_name(index: Path) -> str:
-    from pkgmgr.registry import model
+    from pkgmgr.registry import index_format
 
-    raw = model.read_capped(index / model.REGISTRY_FILE, model.REGISTRY_MAX_BYTES, model.REGISTRY_FILE)
-    return model.parse_registry(raw, model.REGISTRY_FILE).name
+    raw = index_format.read_capped(index / index_format.REGISTRY_FILE, index_format.REGISTRY_MAX_BYTES, index_format.REGISTRY_FILE)
+    return index_format.parse_registry(raw, index_format.REGISTRY_FILE).name
 
 
 def _check_keys(args: argparse.Namespace, index: Path) -> None:

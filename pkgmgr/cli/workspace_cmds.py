@@ -122,7 +122,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     error = result.error
     awaiting = [a for a in result.activations if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -146,7 +146,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     when this user's store has the locked version installed, from that install (otherwise its
     permissions are checked when it is installed: the read-only set unless --allow-grants)."""
     from pkgmgr.manifest import parse_manifest, read_manifest
-    from pkgmgr.store.install import list_installed
+    from pkgmgr.store.switch import list_installed
 
     installed = {i.name: i for i in list_installed(ws.scope)}
     trees = {name: tree for name, _, tree in state.paths}
@@ -226,7 +226,7 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
 
 
 def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.store.install import login_user
+    from pkgmgr.store.switch import login_user
     from pkgmgr.workspace import trust
     from pkgmgr.workspace.workspace import Workspace
 

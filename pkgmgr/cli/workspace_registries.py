@@ -25,7 +25,7 @@ def trusted_registries(ctx: Any) -> tuple[RegistryConfig, ...]:
         return ()
 
     from pkgmgr.store.scope import discover_workspace
-    from pkgmgr.workspace.manifest import MANIFEST
+    from pkgmgr.workspace.declaration import MANIFEST
 
     root = getattr(ctx, "workspace_arg", None) or discover_workspace(Path.cwd())
     if not (root / MANIFEST).is_file():

@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from pkgmgr.install.destination import Announce
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
-    from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import Outcome
 
 
 class HostDestination(ScopeStaging):

@@ -275,10 +275,10 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
 def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
                   announce: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
-    a `store.install.Outcome` whose `installed` is the `HostInstalled`. Raises `source_conflict`
+    a `store.switch.Outcome` whose `installed` is the `HostInstalled`. Raises `source_conflict`
     (an extension pkgmgr did not install is there, or one from another source), `locked`
     (Vera's lock) and `path_escapes_root` (a link or another user's directory on the way)."""
-    from pkgmgr.store.install import Outcome, login_user, now_utc
+    from pkgmgr.store.switch import Outcome, login_user, now_utc
 
     host, judged, fetched = prepared.host, prepared.judged, prepared.fetched
     folder = _folder(host, scope)
@@ -502,7 +502,7 @@ def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> l
     judged by the host's rules and recorded with its tree checksum as it is now, without moving
     it. A Vera extension must still have the digest Vera recorded (`tree_modified` otherwise,
     unless `force`). Names: the ones to adopt, or every unmanaged one when empty."""
-    from pkgmgr.store.install import login_user, now_utc
+    from pkgmgr.store.switch import login_user, now_utc
 
     folder = _folder(host, scope)
     check_dirs(folder)

@@ -27,7 +27,7 @@ COLUMNS = ("host", "name", "version", "path", "layout", "enabled", "disabled_pat
 
 @dataclass(frozen=True)
 class HostInstalled:
-    """One row: a host install pkgmgr manages. Mirrors `store.model.Installed` where the CLI
+    """One row: a host install pkgmgr manages. Mirrors `store.installed.Installed` where the CLI
     reads both (name, version, scope, source_kind, sha256, verified, enabled, pinned)."""
 
     host: str

@@ -20,9 +20,9 @@ if TYPE_CHECKING:
     from pkgmgr.hosts.records import HostInstalled
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
-    from pkgmgr.store.install import Outcome
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import Outcome
 
 
 class HostRouting:

@@ -34,8 +34,8 @@ from pkgmgr.refs import Ref, parse_ref
 if TYPE_CHECKING:
     from pkgmgr.config import Config
     from pkgmgr.hosts.install import HostPrepared
-    from pkgmgr.store.install import Outcome
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import Outcome
 
 Confirm = Callable[[dict[str, Any]], bool]
 Announce = Callable[[dict[str, Any]], None]  # shows a summary before its ref is committed (SPEC 7)

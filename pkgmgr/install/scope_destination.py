@@ -2,7 +2,7 @@
 `extensions/<name>/<version>/` of a scope, recorded in its `state.db`, and the scope's
 activations of the extension are refreshed in the same transaction.
 
-This is where the store (`pkgmgr.store.install`) and the activations (`pkgmgr.activation`) are
+This is where the store (`pkgmgr.store.switch`) and the activations (`pkgmgr.activation`) are
 composed: the store takes the refresh and the removal guard as hooks and imports neither.
 """
 
@@ -19,9 +19,9 @@ if TYPE_CHECKING:
     from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.verify import Verified
-    from pkgmgr.store.install import OnSwitch, Outcome
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
+    from pkgmgr.store.switch import OnSwitch, Outcome
 
 
 class ScopeDestination(ScopeStaging):
@@ -35,7 +35,7 @@ class ScopeDestination(ScopeStaging):
         return f"{self.scope.kind} scope"
 
     def installed(self, name: str) -> Installed | None:
-        from pkgmgr.store.install import get_installed
+        from pkgmgr.store.switch import get_installed
 
         return get_installed(self.scope, name)
 
@@ -50,7 +50,7 @@ class ScopeDestination(ScopeStaging):
 
     def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
         from pkgmgr.activation.lifecycle import check_kept
-        from pkgmgr.store.install import check_replace, get_installed
+        from pkgmgr.store.switch import check_replace, get_installed
 
         verified = self._compozy(verified)
         current = get_installed(self.scope, verified.name)
@@ -61,13 +61,13 @@ class ScopeDestination(ScopeStaging):
 
     def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
         from pkgmgr.install.verify import Verified
-        from pkgmgr.store.install import make_durable
+        from pkgmgr.store.switch import make_durable
 
         make_durable(self.scope, [item for item in verified if isinstance(item, Verified)])
 
     def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
                announce: Announce | None = None) -> Outcome:
-        from pkgmgr.store.install import commit
+        from pkgmgr.store.switch import commit
 
         tree = self._compozy(verified)
         return commit(self.scope, tree, options, announce, on_switch=self._refresh(tree, options))
@@ -86,10 +86,10 @@ class ScopeDestination(ScopeStaging):
 
     def switch_all(self, verified: Sequence[Verified | HostPrepared], options: InstallOptions,
                    announce: Sequence[Announce | None]) -> list[Outcome]:
-        """Switch to every tree of a batch in one transaction (`store.install.commit_all`): every
+        """Switch to every tree of a batch in one transaction (`store.switch.commit_all`): every
         row and every activation refresh commit together or not at all. Raises `SwitchRefused`
         (naming the ref) when one is refused; nothing is committed then."""
-        from pkgmgr.store.install import BatchRefused, Switch, commit_all
+        from pkgmgr.store.switch import BatchRefused, Switch, commit_all
 
         trees = [self._compozy(item) for item in verified]
         switches = [Switch(tree, announce[i], self._refresh(tree, options)) for i, tree in enumerate(trees)]
@@ -103,7 +103,7 @@ def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, lis
     """Remove an installed extension (writer lock held). Raises not_found and
     extension_has_active_bundles (unless `deactivate`, which deactivates them in the same step)."""
     from pkgmgr.activation.lifecycle import guard_removal
-    from pkgmgr.store.install import remove as store_remove
+    from pkgmgr.store.switch import remove as store_remove
 
     def guard(conn: sqlite3.Connection, current: Installed) -> list[dict[str, Any]]:
         return guard_removal(conn, scope, current, deactivate=deactivate, action="remove")
@@ -116,7 +116,7 @@ def set_enabled(scope: Scope, name: str, enabled: bool, *, deactivate: bool = Fa
     """Enable or disable an installed extension; disabling one with activations raises
     extension_has_active_bundles unless `deactivate`."""
     from pkgmgr.activation.lifecycle import guard_removal
-    from pkgmgr.store.install import set_enabled as store_set_enabled
+    from pkgmgr.store.switch import set_enabled as store_set_enabled
 
     def guard(conn: sqlite3.Connection, current: Installed) -> list[dict[str, Any]]:
         return guard_removal(conn, scope, current, deactivate=deactivate, action="disable")

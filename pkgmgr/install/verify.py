@@ -18,10 +18,10 @@ from pkgmgr.install.plan import Expected, Fetched
 
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
-    from pkgmgr.bundles.model import Bundle
+    from pkgmgr.bundles.bundle import Bundle
     from pkgmgr.config import Config
     from pkgmgr.hosts.install import HostPrepared
-    from pkgmgr.manifest.model import Manifest
+    from pkgmgr.manifest.parsed import Manifest
 
 READ_ONLY_GRANTS = frozenset(
     {"logs.read", "memory.read", "model.read", "observe.read", "session.read", "skills.read", "tool.read"}

@@ -30,8 +30,8 @@ from pkgmgr.manifest.codec import (
 )
 from pkgmgr.manifest.durations import parse_go_duration, parse_go_duration_ns
 from pkgmgr.manifest.host import check_host
-from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Subprocess
 from pkgmgr.manifest.network import network_digest, network_json, normalize_network
+from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Subprocess
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
 from pkgmgr.manifest.templates import is_env_name, looks_secret, resolve_template
 from pkgmgr.manifest.validate import parse_manifest

@@ -10,7 +10,7 @@ from typing import Any
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
 from pkgmgr.manifest.generations import AUTO, CHOICES
-from pkgmgr.manifest.model import Manifest
+from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.manifest.paths import relative_path_problem
 from pkgmgr.manifest.validate import INVALID, parse_manifest
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.manifest.model import Manifest
+from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.versions import host_satisfies, parse_host_version
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pkgmgr.manifest.model import Manifest
+from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.manifest.paths import CONFIG_DIR, command_is_path
 
 SKILL_FILE = "SKILL.md"

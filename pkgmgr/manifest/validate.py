@@ -17,10 +17,10 @@ from typing import Any
 import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
-from pkgmgr.manifest.model import Bridge, Command, Hook, Manifest, Pairs, Subprocess
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
 from pkgmgr.manifest.normalize import normalize_document
+from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Pairs, Subprocess
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
 from pkgmgr.manifest.templates import (
     ENV_REFERENCE,

@@ -1,7 +1,7 @@
 """Registries (SPEC 5): the index model, sources (directory, static HTTP, GitHub), sparse
 cached reads, resolution, the protections of SPEC 5.4, and install plans for remote refs."""
 
-from pkgmgr.registry.model import (
+from pkgmgr.registry.index_format import (
     Entry,
     Index,
     IndexExtension,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import PkgmgrError, ValidationFailed
 from pkgmgr.registry.cache import FileCache, cache_root
-from pkgmgr.registry.model import (
+from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
     INDEX_MAX_BYTES,
@@ -41,8 +41,8 @@ from pkgmgr.registry.model import (
     parse_index,
     parse_registry,
 )
-from pkgmgr.registry.sources import Location, Reader, SourceSpec, check_source_allowed, make_reader, parse_source
-from pkgmgr.registry.trust import check_entry, check_meta, check_serial, sticky_yanks
+from pkgmgr.registry.metadata_checks import check_entry, check_meta, check_serial, sticky_yanks
+from pkgmgr.registry.readers import Location, Reader, SourceSpec, check_source_allowed, make_reader, parse_source
 
 if TYPE_CHECKING:
     from pkgmgr.registry.session import Session

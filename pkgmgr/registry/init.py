@@ -22,7 +22,7 @@ from pathlib import Path
 from pkgmgr import __version__
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.patterns import REGISTRY_NAME
-from pkgmgr.registry.model import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
+from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
 
 PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"

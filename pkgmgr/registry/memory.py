@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.registry.trust import known_versions
+from pkgmgr.registry.metadata_checks import known_versions
 
 
 class Memory:
@@ -54,7 +54,7 @@ class Memory:
         atomically. A version already known keeps its first sha256 (a change is refused before
         we get here) and, once seen yanked, stays yanked."""
         from pkgmgr.store.db import transaction
-        from pkgmgr.store.install import now_utc
+        from pkgmgr.store.switch import now_utc
 
         rows = list(versions)
         if serial is None and not rows:

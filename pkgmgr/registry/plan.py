@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from pkgmgr.errors import PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
 from pkgmgr.registry.client import NotListed
-from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, VersionNotFound, resolve, select_version
 
 if TYPE_CHECKING:

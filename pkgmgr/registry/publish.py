@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import atomic_write_bytes
 from pkgmgr.registry.artifact import ArchiveFacts
-from pkgmgr.registry.model import (
+from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
     REGISTRY_FILE,

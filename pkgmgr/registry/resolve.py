@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Collection
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
 
 if TYPE_CHECKING:

@@ -35,8 +35,8 @@ from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.cache import CachedFile, FileCache
-from pkgmgr.registry.model import MIB
-from pkgmgr.registry.sources import GitHubReader, Reader, cached_read, is_missing
+from pkgmgr.registry.index_format import MIB
+from pkgmgr.registry.readers import GitHubReader, Reader, cached_read, is_missing
 from pkgmgr.registry.trustroot import METADATA_DIR, tuf_dir
 
 if TYPE_CHECKING:

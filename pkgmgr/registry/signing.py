@@ -39,7 +39,7 @@ from tuf.api.serialization.json import JSONSerializer
 
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import atomic_write_bytes
-from pkgmgr.registry.model import INDEX_FILE, REGISTRY_FILE
+from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE
 from pkgmgr.registry.trustroot import METADATA_DIR
 
 ROLES = ("root", "targets", "snapshot", "timestamp")

@@ -29,7 +29,7 @@ from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
-from pkgmgr.registry.model import (
+from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
     INDEX_MAX_BYTES,
@@ -229,7 +229,7 @@ class _Checker:
     def urls(self, rel: str, doc: dict[str, Any] | None) -> None:
         """Plain http:// only for a loopback host (the parser leaves that to the client)."""
         from pkgmgr.net.http import is_loopback_host
-        from pkgmgr.registry.model import url_problem
+        from pkgmgr.registry.index_format import url_problem
 
         items = doc.get("versions") if isinstance(doc, dict) else None
         for index, item in enumerate(items if isinstance(items, list) else []):
@@ -448,7 +448,7 @@ def _show(value: Any) -> str:
     if value is None:
         return "absent"
     if isinstance(value, datetime):
-        from pkgmgr.registry.model import format_datetime
+        from pkgmgr.registry.index_format import format_datetime
 
         return str(format_datetime(value))
     return repr(value)

@@ -379,7 +379,7 @@ def _digest_or_empty(value: Any) -> bool:
 _NAME, _WHEN = _match(NAME_RE), _match(_MOMENT)
 
 # table -> (the column naming a row in messages, {column: rule}); columns without a rule are only
-# checked to be decodable. JSON columns are checked where they are decoded (`store.model`).
+# checked to be decodable. JSON columns are checked where they are decoded (`store.installed`).
 ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
     "extensions": ("name", {
         "name": _NAME, "version": _version, "path": _text, "enabled": _flag, "pinned": _flag,

@@ -19,13 +19,13 @@ from pkgmgr.errors import Problem
 from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
 
 def _referenced_paths(conn: sqlite3.Connection) -> set[str]:
     from pkgmgr.store.db import rows
-    from pkgmgr.store.model import check_path
+    from pkgmgr.store.installed import check_path
 
     return {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
 
@@ -111,7 +111,7 @@ def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     """Every row of the state tables that does not decode to what pkgmgr writes, one finding each."""
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.store.db import ROW_RULES, check_row
-    from pkgmgr.store.model import Installed
+    from pkgmgr.store.installed import Installed
 
     findings = []
     for table in ROW_RULES:
@@ -149,7 +149,7 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
     """Each install's directory exists and holds what its row records: the tree checksum and the
     file listing `ext verify` compares (so the two never disagree), and a manifest that says what
     the row says."""
-    from pkgmgr.store.install import list_installed
+    from pkgmgr.store.switch import list_installed
 
     findings = []
     for item in list_installed(scope):
@@ -281,7 +281,7 @@ def _records_of_trees(scope: Scope) -> tuple[list[dict[str, object]], list[str]]
     from pkgmgr.archive import tree_checksum_and_listing
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.manifest import read_manifest
-    from pkgmgr.store.install import _row
+    from pkgmgr.store.switch import _row
     from pkgmgr.versions import version_key
 
     rows, notes = [], []
@@ -337,7 +337,7 @@ class _AdoptOptions:
 
 @dataclass(frozen=True)
 class _Adopted:
-    """An installed tree found on disk, as `store.install._row` records it (a `Staged`)."""
+    """An installed tree found on disk, as `store.switch._row` records it (a `Staged`)."""
 
     fetched: _UnknownSource
     root: Path

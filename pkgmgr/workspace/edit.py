@@ -11,14 +11,14 @@ from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.refs import parse_ref
 from pkgmgr.workspace import trust
-from pkgmgr.workspace.lockfile import read_lock
-from pkgmgr.workspace.manifest import (
+from pkgmgr.workspace.declaration import (
     MANIFEST,
     manifest_file,
     parse_workspace_manifest,
     read_manifest_bytes,
     read_workspace_manifest,
 )
+from pkgmgr.workspace.lockfile import read_lock
 
 
 def declaration_for(ref_text: str, installed: Any, workspace: Path) -> Any:

@@ -18,10 +18,10 @@ from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expectations, Fetched, Plan
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
 from pkgmgr.versions import parse_specifier, version_key
+from pkgmgr.workspace.declaration import MANIFEST, Declared
 from pkgmgr.workspace.lockfile import LOCK, LockEntry
-from pkgmgr.workspace.manifest import MANIFEST, Declared
 from pkgmgr.workspace.workspace import Workspace
 
 

@@ -41,7 +41,7 @@ def workspace_scope(workspace: Path, home: Path) -> Scope:
 def _register(scope: Scope) -> None:
     """Record the store with its workspace's path in the global state, before it is created (a
     crash in between leaves a row whose store does not exist, which nothing reads)."""
-    from pkgmgr.store.install import now_utc
+    from pkgmgr.store.switch import now_utc
 
     assert scope.parent is not None and scope.workspace is not None
     home = scope.parent

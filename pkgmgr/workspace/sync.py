@@ -29,12 +29,12 @@ from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.plan import NameMismatch, Plan
 from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
-from pkgmgr.store.install import list_installed
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
+from pkgmgr.store.switch import list_installed
 from pkgmgr.versions import same_version
 from pkgmgr.workspace import trust
+from pkgmgr.workspace.declaration import MANIFEST, DeclaredActivation
 from pkgmgr.workspace.lockfile import LOCK, Lock, LockEntry, parse_lock
-from pkgmgr.workspace.manifest import MANIFEST, DeclaredActivation
 from pkgmgr.workspace.resolve import Item, Resolver, SyncOptions
 from pkgmgr.workspace.workspace import Workspace
 

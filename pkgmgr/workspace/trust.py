@@ -61,7 +61,7 @@ def path_trees(root: Path, path_extensions: list[tuple[str, str]]) -> tuple[tupl
 
 def registry_trees(root: Path, registries: Sequence[RegistryConfig]) -> tuple[tuple[str, str, str], ...]:
     """(registry, where, tree) of every declared directory registry, sorted by name."""
-    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.readers import parse_source
 
     out = []
     base = os.path.realpath(root)
@@ -191,7 +191,7 @@ def approved_digests(home: Path, workspace: Path) -> set[str]:
 
 def approve(home: Path, workspace: Path, digest: str, *, by: str, replace: bool = True) -> None:
     """Record the approval of `digest` (dropping older ones of this workspace when `replace`)."""
-    from pkgmgr.store.install import now_utc
+    from pkgmgr.store.switch import now_utc
 
     with _global(home, write=True) as conn:
         assert conn is not None
@@ -219,7 +219,7 @@ def write_keeping_approval(home: Path, workspace: Path, path: Path, data: bytes,
     leaves the workspace approved under whichever content is on disk. `after_write` runs
     between the write and the cleanup (the callers' crash points)."""
     from pkgmgr.fsutil import atomic_write_bytes
-    from pkgmgr.store.install import login_user
+    from pkgmgr.store.switch import login_user
 
     if trusted:
         approve(home, workspace, digest_after, by=login_user(), replace=False)

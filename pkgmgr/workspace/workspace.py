@@ -10,8 +10,8 @@ from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import foreign_owner
 from pkgmgr.store.scope import Scope
 from pkgmgr.workspace import trust
+from pkgmgr.workspace.declaration import MANIFEST, WorkspaceManifest, read_workspace_manifest
 from pkgmgr.workspace.lockfile import read_lock
-from pkgmgr.workspace.manifest import MANIFEST, WorkspaceManifest, read_workspace_manifest
 from pkgmgr.workspace.store import workspace_scope
 
 

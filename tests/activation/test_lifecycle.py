@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.store.install import login_user
+from pkgmgr.store.switch import login_user
 from tests.support.cli import run_cli
 from tests.support.stores import store_root
 
@@ -293,8 +293,8 @@ def test_plan_refresh_decides_from_rows_and_bundles_and_writes_nothing(without_r
     from pkgmgr.activation.lifecycle import load_installed_bundles, plan_refresh
     from pkgmgr.config import Config
     from pkgmgr.errors import PkgmgrError
-    from pkgmgr.store.install import get_installed
     from pkgmgr.store.scope import global_scope
+    from pkgmgr.store.switch import get_installed
 
     act = activate()["activation"]
     before = state(home)

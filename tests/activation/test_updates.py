@@ -296,7 +296,7 @@ def test_deactivate_removes_them_in_the_same_transaction(verb: str, active: str,
 
 def test_a_failing_removal_keeps_the_activation(active: str, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The guard deletes inside the removal's transaction: a failure after it rolls back both."""
-    import pkgmgr.store.install as store_install
+    import pkgmgr.store.switch as store_install
 
     before = state(home)
     monkeypatch.setattr(store_install, "crashpoint", _raise_at("remove.before_commit"))
@@ -344,7 +344,7 @@ def test_a_batch_whose_second_refresh_conflicts_installs_neither(active: str, sr
 @pytest.mark.parametrize("label", ["install.after_rename", "install.before_commit"])
 def test_a_failure_between_the_renames_and_the_commit_leaves_the_old_state_for_both(
         label: str, active: str, src: Path, tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pkgmgr.store.install as store_install
+    import pkgmgr.store.switch as store_install
 
     make_ext(tmp_path / "third", name="third-ext", scopes=None, with_bundle=False)
     make_ext(src, version="0.2.0", files={"README.md": "only the docs changed\n"})

@@ -12,8 +12,8 @@ from typing import Iterator
 
 import pytest
 
+from pkgmgr.workspace.declaration import parse_workspace_manifest
 from pkgmgr.workspace.lockfile import parse_lock
-from pkgmgr.workspace.manifest import parse_workspace_manifest
 from tests.registry.helpers import RegistryDir
 from tests.support.cli import run_cli
 from tests.support.fakegithub import FakeGitHub

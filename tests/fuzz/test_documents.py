@@ -20,9 +20,9 @@ from hypothesis import strategies as st
 from pkgmgr.config import Config, parse_config
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.manifest import Manifest, load_manifest_bytes
-from pkgmgr.registry.model import Entry, RegistryMeta, parse_entry, parse_registry
+from pkgmgr.registry.index_format import Entry, RegistryMeta, parse_entry, parse_registry
+from pkgmgr.workspace.declaration import WorkspaceManifest, parse_workspace_manifest
 from pkgmgr.workspace.lockfile import Lock, parse_lock
-from pkgmgr.workspace.manifest import WorkspaceManifest, parse_workspace_manifest
 from tests.bundles.test_fuzz import mutations
 from tests.fuzz.strategies import FUZZ, as_toml, edited, encoded, ran, toml_values
 from tests.manifest.helpers import full_manifest

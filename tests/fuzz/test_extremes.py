@@ -18,9 +18,9 @@ from pkgmgr.bundles import load_bundles, parse_layout
 from pkgmgr.config import Limits, parse_config
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.manifest import load_manifest_bytes
-from pkgmgr.registry.model import parse_entry, parse_index, parse_registry
+from pkgmgr.registry.index_format import parse_entry, parse_index, parse_registry
+from pkgmgr.workspace.declaration import parse_workspace_manifest
 from pkgmgr.workspace.lockfile import parse_lock
-from pkgmgr.workspace.manifest import parse_workspace_manifest
 from tests.archive.conftest import make_sandbox
 from tests.archive.corpus import MANIFEST, T, Z, tar_gz, zip_file
 from tests.bundles.test_fuzz import LIGHT_BUNDLE, VALID_AGENT, VALID_LAYOUT

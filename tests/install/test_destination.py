@@ -16,9 +16,9 @@ from pkgmgr.install.destination import Announce, Destination
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.pipeline import install
 from pkgmgr.install.verify import Verified
-from pkgmgr.store.install import Outcome
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import global_scope
+from pkgmgr.store.switch import Outcome
 from tests.support.builders import write_extension
 
 TRUSTING = InstallOptions(allow_unverified=True, yes=True)

@@ -81,7 +81,7 @@ def test_references_parse_and_tags_are_refused_in_entries() -> None:
 
 
 def test_an_entry_with_a_tag_url_is_invalid_index() -> None:
-    from pkgmgr.registry.model import url_problem
+    from pkgmgr.registry.index_format import url_problem
 
     assert url_problem("oci://ghcr.io/acme/demo@sha256:" + "b" * 64) is None
     assert "names a tag" in url_problem("oci://ghcr.io/acme/demo:latest")

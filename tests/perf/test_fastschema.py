@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pkgmgr.registry.model import _jsonable
+from pkgmgr.registry.index_format import _jsonable
 from pkgmgr.resources_data import schemas_dir
 from pkgmgr.schemas import fast_check, schema_problems, surely_valid, validator
 

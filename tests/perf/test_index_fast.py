@@ -10,14 +10,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.errors import ValidationFailed
-from pkgmgr.registry import model
+from pkgmgr.registry import index_format
 from tests.perf.test_fastschema import OPS, SEEDS, mutate
 
 
-def slow(raw: bytes, monkeypatch: pytest.MonkeyPatch) -> model.Index:
+def slow(raw: bytes, monkeypatch: pytest.MonkeyPatch) -> index_format.Index:
     with monkeypatch.context() as patch:
-        patch.setattr(model, "_index_fast", lambda doc: None)
-        return model.parse_index(raw)
+        patch.setattr(index_format, "_index_fast", lambda doc: None)
+        return index_format.parse_index(raw)
 
 
 def big_index() -> dict:
@@ -31,8 +31,8 @@ def big_index() -> dict:
 @pytest.mark.parametrize("doc", [*SEEDS["index"], big_index()], ids=["shipped", "generated"])
 def test_the_fast_path_gives_the_same_index(doc: dict, monkeypatch: pytest.MonkeyPatch) -> None:
     raw = json.dumps(doc).encode()
-    assert model._index_fast(json.loads(raw)) is not None
-    assert model.parse_index(raw) == slow(raw, monkeypatch)
+    assert index_format._index_fast(json.loads(raw)) is not None
+    assert index_format.parse_index(raw) == slow(raw, monkeypatch)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow,
@@ -45,7 +45,7 @@ def test_the_fast_path_steps_aside_for_any_problem(data: st.DataObject, monkeypa
     try:
         expected = slow(raw, monkeypatch)
     except ValidationFailed:
-        assert model._index_fast(json.loads(raw)) is None
+        assert index_format._index_fast(json.loads(raw)) is None
     else:
-        fast = model._index_fast(json.loads(raw))
+        fast = index_format._index_fast(json.loads(raw))
         assert fast is None or fast == expected

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pkgmgr.config import Limits
 from pkgmgr.registry.artifact import archive_suffix, inspect_archive, metadata_differences
-from pkgmgr.registry.model import VersionEntry
+from pkgmgr.registry.index_format import VersionEntry
 from tests.publish.helpers import ok, packed, variant
 from tests.support.builders import zip_dir
 

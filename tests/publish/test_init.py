@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from pkgmgr.registry.index_format import build_index
 from pkgmgr.registry.init import default_name, default_requirement
-from pkgmgr.registry.model import build_index
 from tests.publish.helpers import LOCK_FILE, fail, ok, snapshot
 
 

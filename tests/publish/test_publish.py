@@ -17,7 +17,7 @@ import pytest
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.registry import publish as publish_module
 from pkgmgr.registry.artifact import inspect_archive
-from pkgmgr.registry.model import build_index, parse_entry
+from pkgmgr.registry.index_format import build_index, parse_entry
 from pkgmgr.registry.publish import publish
 from tests.publish.helpers import (
     LOCK_FILE,

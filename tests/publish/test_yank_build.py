@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.registry.model import build_index
+from pkgmgr.registry.index_format import build_index
 from tests.publish.helpers import entry_text, fail, ok, packed, set_entry_text, snapshot
 
 

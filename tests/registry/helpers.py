@@ -14,7 +14,7 @@ from typing import Any
 import tomlkit
 
 from pkgmgr.errors import ValidationFailed
-from pkgmgr.registry.model import build_index, entry_path
+from pkgmgr.registry.index_format import build_index, entry_path
 from pkgmgr.versions import parse_semver
 
 HEX = "0123456789abcdef"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.errors import PkgmgrError, ValidationFailed
-from pkgmgr.registry.model import build_index
+from pkgmgr.registry.index_format import build_index
 from pkgmgr.registry.validate_index import validate_index
 from tests.registry.helpers import RegistryDir, archive_bytes
 from tests.support.cli import run_cli
@@ -93,7 +93,7 @@ def test_registry_add_reports_the_priority_it_recorded(tmp_path: Path, regdir: R
 
 @pytest.mark.parametrize("source", ["github:../index", "github:acme/..", "github:-acme/index", "github:acme/..@main"])
 def test_registry_add_refuses_what_is_no_github_repository(source: str) -> None:
-    from pkgmgr.registry.sources import parse_source
+    from pkgmgr.registry.readers import parse_source
 
     with pytest.raises(PkgmgrError) as exc:
         parse_source(source)

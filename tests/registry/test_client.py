@@ -13,8 +13,8 @@ import pytest
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError, ValidationFailed
 from pkgmgr.registry.client import DEFAULT_NAME, DEFAULT_PRIORITY, Registries, Registry, default_registry_config
+from pkgmgr.registry.index_format import entry_path
 from pkgmgr.registry.memory import Memory
-from pkgmgr.registry.model import entry_path
 from pkgmgr.registry.session import Session
 from pkgmgr.resources_data import default_registry_dir
 from tests.registry.helpers import RegistryDir

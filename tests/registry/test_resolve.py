@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry.model import Entry, VersionEntry
+from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, select_version
 
 

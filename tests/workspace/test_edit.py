@@ -9,8 +9,8 @@ import pytest
 
 from pkgmgr.errors import PkgmgrError, ValidationFailed
 from pkgmgr.workspace import trust
+from pkgmgr.workspace.declaration import read_workspace_manifest
 from pkgmgr.workspace.edit import declaration_for, edit_manifest, save_installed, save_removed
-from pkgmgr.workspace.manifest import read_workspace_manifest
 
 TEXT = """\
 # header comment

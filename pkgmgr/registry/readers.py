@@ -21,7 +21,7 @@ from urllib.parse import urljoin, urlsplit
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
 from pkgmgr.registry.cache import COMMIT_FILE, CachedFile, FileCache
-from pkgmgr.registry.model import MIB, read_capped
+from pkgmgr.registry.index_format import MIB, read_capped
 
 if TYPE_CHECKING:
     from pkgmgr.registry.session import Session

@@ -1,4 +1,4 @@
-"""store.install driven directly with `Fetched` values: what only registry sources reach
+"""store.switch driven directly with `Fetched` values: what only registry sources reach
 (tiers, registry provenance, metadata checks), and the commit sequence itself."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expectations, Expected, Fetched
 from pkgmgr.install.scope_destination import ScopeDestination, remove, set_enabled
 from pkgmgr.install.verify import prepare
-from pkgmgr.store.install import get_installed, list_installed, same_source
 from pkgmgr.store.scope import Scope, global_scope
+from pkgmgr.store.switch import get_installed, list_installed, same_source
 from tests.support.builders import minimal_manifest, write_extension
 
 CONFIG = Config()

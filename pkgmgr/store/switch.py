@@ -24,7 +24,7 @@ from pkgmgr.crash import crashpoint
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
-from pkgmgr.store.model import Installed
+from pkgmgr.store.installed import Installed
 
 if TYPE_CHECKING:
     from pkgmgr.store.scope import Scope

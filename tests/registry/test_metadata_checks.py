@@ -7,8 +7,8 @@ from datetime import UTC, datetime
 import pytest
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry.model import Entry, RegistryMeta, VersionEntry
-from pkgmgr.registry.trust import check_entry, check_meta, known_versions
+from pkgmgr.registry.index_format import Entry, RegistryMeta, VersionEntry
+from pkgmgr.registry.metadata_checks import check_entry, check_meta, known_versions
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 

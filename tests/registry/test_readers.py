@@ -9,8 +9,8 @@ import pytest
 
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.registry.readers import parse_source
 from pkgmgr.registry.session import Session
-from pkgmgr.registry.sources import parse_source
 from tests.registry.helpers import RegistryDir
 from tests.support.fakegithub import FakeGitHub
 from tests.support.servers import StaticFileServer

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from typing import Any, Mapping
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry.model import Entry, RegistryMeta, format_datetime
+from pkgmgr.registry.index_format import Entry, RegistryMeta, format_datetime
 from pkgmgr.versions import parse_semver
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.errors import PkgmgrError, ValidationFailed
-from pkgmgr.registry.model import (
+from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_MAX_BYTES,
     build_index,
@@ -248,7 +248,7 @@ def test_deeply_nested_json_is_an_index_error() -> None:
 @given(st.sampled_from(["format", "serial", "extensions", "name", "description", "tier", "latest", "versions",
                         "version", "yanked", "min_compozy_version", "extra"]), toml_values)
 def test_index_fast_check_never_accepts_what_the_schema_refuses(key: str, value: object) -> None:
-    from pkgmgr.registry.model import _index_shape_ok
+    from pkgmgr.registry.index_format import _index_shape_ok
     from pkgmgr.schemas import schema_problems
 
     doc = {"format": 1, "serial": 3, "extensions": [{"name": "demo-ext", "description": "", "tier": "community",
@@ -265,7 +265,7 @@ def test_index_fast_check_never_accepts_what_the_schema_refuses(key: str, value:
 @pytest.mark.parametrize("text", ['name = "demo-ext\\n"', 'version = "0.1.0\\n"'])
 def test_a_trailing_newline_is_not_part_of_a_name_or_version(text: str) -> None:
     # Python's `$` matches before a final newline: the checks must match the whole value
-    from pkgmgr.registry.model import is_extension_name
+    from pkgmgr.registry.index_format import is_extension_name
 
     assert not is_extension_name("demo-ext\n")
     entry = ('name = "demo-ext"\ntier = "community"\n[[versions]]\nversion = "0.1.0"\n'

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.errors import PkgmgrError, ValidationFailed
-from pkgmgr.workspace.manifest import Declared, parse_workspace_manifest, read_workspace_manifest
+from pkgmgr.workspace.declaration import Declared, parse_workspace_manifest, read_workspace_manifest
 
 FULL = b"""
 [registries]
