@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
@@ -189,7 +189,7 @@ class Updater:
                 if installed is None and host != "compozy":
                     installed = records.find_installed(self.scope, name, host)
                 if installed is None:
-                    error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code="not_found")
+                    error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code=Code.NOT_FOUND)
                     report.items.append(UpdateItem(name, None, "failed", error=error))
                 else:
                     targets.append(installed)

@@ -11,6 +11,8 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from pkgmgr.errors import Code
+
 if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext search` and friends skip it
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
@@ -130,7 +132,7 @@ def parse_host_version(text: str | None) -> Version | None:
     try:
         return parse_semver(text)
     except ValueError as exc:
-        raise PkgmgrError(f"host version: {exc}", code="invalid_config",
+        raise PkgmgrError(f"host version: {exc}", code=Code.INVALID_CONFIG,
                           hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
 
 

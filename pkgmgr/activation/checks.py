@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from pkgmgr.bundles.names import agent_key, mixed_script_problem
-from pkgmgr.errors import PkgmgrError, Problem
+from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -137,10 +137,10 @@ def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str 
             owner = "name reserved by the host (config host.reserved_agent_names)"
         mixed = mixed_script_problem(agent.name)
         if owner is None and mixed is not None:
-            findings.append(Problem.scope_rule("agent_conflict", "agent", agent.name, mixed, f"{agent.path}/AGENT.md", "name"))
+            findings.append(Problem.scope_rule(Code.AGENT_CONFLICT, "agent", agent.name, mixed, f"{agent.path}/AGENT.md", "name"))
             continue
         if owner is not None:
-            findings.append(Problem.scope_rule("agent_conflict", "agent", agent.name,
+            findings.append(Problem.scope_rule(Code.AGENT_CONFLICT, "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",
                                     f"{agent.path}/AGENT.md", "name"))
     referring: tuple[tuple[str, Sequence[JobSpec | TriggerSpec]], ...] = (("job", profile.jobs),
@@ -151,19 +151,19 @@ def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str 
                 import difflib
 
                 close = difflib.get_close_matches(item.agent, list(profile.agent_names()), n=1, cutoff=0.7)
-                findings.append(Problem.scope_rule("agent_reference_not_found", kind, item.name,
+                findings.append(Problem.scope_rule(Code.AGENT_REFERENCE_NOT_FOUND, kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
                                         "does not package and the scope does not have"
                                         + (f"; did you mean {close[0]!r}?" if close else ""), bundle_file,
                                         f"{profile_key}.{kind}s[{index}].agent"))
     for layout in profile.layouts:
         for problem in layout_scope_problems(layout, scope_kind, workspace_path):
-            findings.append(Problem.scope_rule("invalid_layout", "window_layout", layout.id,
+            findings.append(Problem.scope_rule(Code.INVALID_LAYOUT, "window_layout", layout.id,
                                                f"layout {layout.id!r}: {problem}", problem.file, problem.key))
     return findings
 
 
-ORDER = {"agent_conflict": 0, "agent_reference_not_found": 1, "invalid_layout": 2}
+ORDER: dict[str, int] = {Code.AGENT_CONFLICT: 0, Code.AGENT_REFERENCE_NOT_FOUND: 1, Code.INVALID_LAYOUT: 2}
 
 
 def raise_findings(findings: Iterable[Problem], what: str) -> None:

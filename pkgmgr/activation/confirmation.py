@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from typing import Any, Iterable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 
 def scope_options(scope: str | None, workspace: str | None) -> str:
@@ -44,6 +44,6 @@ def confirmation_error(awaiting: Iterable[dict[str, Any]]) -> PkgmgrError:
     message = lines[0] if len(lines) == 1 else f"{len(lines)} activations await confirmation:\n" + "\n".join(lines)
     return PkgmgrError(
         message,
-        code="confirmation_required",
+        code=Code.CONFIRMATION_REQUIRED,
         details={"activations": awaiting, "commands": [confirm_command(a) for a in awaiting]},
     )

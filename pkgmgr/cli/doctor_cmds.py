@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context, workspace_dir
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError, Problem
+from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -74,7 +74,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     if findings:
         error = PkgmgrError(
             f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
-            code="state_inconsistent",
+            code=Code.STATE_INCONSISTENT,
             details={"problems": data["problems"]},
             hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
                                     if args.check and any(f.check != "install" for f in findings) else [])) or None,

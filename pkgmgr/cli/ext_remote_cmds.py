@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -83,11 +83,11 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.updater import Updater
 
     if args.all and args.names:
-        raise PkgmgrError("name extensions or pass --all, not both", code="usage")
+        raise PkgmgrError("name extensions or pass --all, not both", code=Code.USAGE)
     if args.exit_code and not args.check:
-        raise PkgmgrError("--exit-code goes with --check", code="usage", hint="pkgmgr ext update --all --check --exit-code")
+        raise PkgmgrError("--exit-code goes with --check", code=Code.USAGE, hint="pkgmgr ext update --all --check --exit-code")
     if not args.all and not args.names:
-        raise PkgmgrError("name the extensions to update, or pass --all", code="usage",
+        raise PkgmgrError("name the extensions to update, or pass --all", code=Code.USAGE,
                           hint="pkgmgr ext update --all --check")
     scope = target_scope(ctx)
     session = _session(ctx, args)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 HOSTS = ("compozy", "terva", "eva", "vera")
 AGENT_HOSTS = ("terva", "eva", "vera")  # the hosts behind this port (compozy is pkgmgr's own store)
@@ -82,7 +82,7 @@ class Host:
             root = self.project_root(project)
             if root is None:
                 raise PkgmgrError(f"{self.name} has no project scope: it loads extensions only from "
-                                  f"{self.home() / 'extensions'}", code="usage",
+                                  f"{self.home() / 'extensions'}", code=Code.USAGE,
                                   hint="install it without --scope workspace")
             return root / "extensions"
         return self.home() / "extensions"
@@ -275,5 +275,5 @@ def _anchor(path: Path) -> Path:
             from pkgmgr.fsutil import owner_name
 
             raise PkgmgrError(f"{parent} is owned by {owner_name(info.st_uid)}, not by you: pkgmgr does not "
-                              "install below it", code="path_escapes_root", path=str(parent))
+                              "install below it", code=Code.PATH_ESCAPES_ROOT, path=str(parent))
     return last

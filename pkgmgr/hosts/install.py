@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
 from pkgmgr.hosts import records
 from pkgmgr.hosts.base import (
@@ -91,7 +91,7 @@ def _forced_host(fetched: Any, options: Any) -> str | None:
     if entry_host and entry_host != "compozy":
         if forced is not None and forced != entry_host:
             raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
-                              code="usage")
+                              code=Code.USAGE)
         return entry_host
     return forced
 
@@ -107,7 +107,7 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
     if root is None:
         if forced not in (None, "eva"):
             raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
-                              code="invalid_archive")
+                              code=Code.INVALID_ARCHIVE)
         script = staging / Path(fetched.archive).name
         shutil.copyfile(fetched.archive, script)
         os.chmod(script, 0o644)
@@ -189,7 +189,7 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
                                f"{judged.host} manifest says {sorted(set(judged.capabilities))}")
         if differences:
             raise PkgmgrError(f"{expected.name} {expected.version}: the registry entry does not match the archive's "
-                              "manifest: " + "; ".join(differences), code="metadata_mismatch",
+                              "manifest: " + "; ".join(differences), code=Code.METADATA_MISMATCH,
                               details={"differences": differences})
     fetched.expects.check_name(fetched.label or fetched.locator, judged.name, what=f"the {judged.host} extension")
     return judged
@@ -223,7 +223,7 @@ def _intact(host: Host, item: HostInstalled) -> bool:
 def conflict_error(host: Host, name: str, paths: list[Path]) -> PkgmgrError:
     listed = ", ".join(str(p) for p in paths)
     return PkgmgrError(f"{listed} already holds the {host.name} extension {name}, which pkgmgr did not install; "
-                       "refusing to overwrite it", code="source_conflict", details={"paths": [str(p) for p in paths]},
+                       "refusing to overwrite it", code=Code.SOURCE_CONFLICT, details={"paths": [str(p) for p in paths]},
                        hint=f"'pkgmgr adopt --host {host.name} {name}' takes it under management; --force replaces it")
 
 
@@ -257,7 +257,7 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
     from_same_source = _same_source(current, fetched)
     if not from_same_source and not options.force:
         raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                          f"refusing to replace it with {fetched.kind} {fetched.locator}", code="source_conflict",
+                          f"refusing to replace it with {fetched.kind} {fetched.locator}", code=Code.SOURCE_CONFLICT,
                           hint="pass --force to replace it")
     same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
     if not same:
@@ -268,7 +268,7 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
     if not (options.force or same_content):
         raise PkgmgrError(f"{name} {judged.version} is already installed with different content "
                           f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-                          code="source_conflict", hint="pass --force to replace it")
+                          code=Code.SOURCE_CONFLICT, hint="pass --force to replace it")
     return False
 
 
@@ -461,7 +461,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
     recover(scope, host)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:
-        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code="not_found")
+        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code=Code.NOT_FOUND)
     if current.enabled == enabled:
         return current
     updated = current.with_changes(enabled=enabled)
@@ -488,7 +488,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
         with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
             if vera.set_record_enabled(folder, current.name, enabled) is None:
                 raise PkgmgrError(f"Vera has no record of {current.name} in {folder.parent / vera.REGISTRY}",
-                                  code="state_inconsistent", hint="'pkgmgr ext install' it again with --force")
+                                  code=Code.STATE_INCONSISTENT, hint="'pkgmgr ext install' it again with --force")
     records.save(scope, updated)
     notes, trust = _after_change(host, scope, folder, options)
     return updated.with_changes(notes=tuple(notes), trust=trust)
@@ -519,22 +519,22 @@ def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> l
     for name in wanted:
         if name in managed:
             raise PkgmgrError(f"{name} is already managed by pkgmgr in {host.name}'s {scope.kind} folder",
-                              code="source_conflict")
+                              code=Code.SOURCE_CONFLICT)
         item = found.get(name)
         if item is None:
-            raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code="not_found",
+            raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code=Code.NOT_FOUND,
                               details={"found": sorted(found)})
         judged = host.judge(item.path, name_hint=name, layout=item.layout)
         if judged.name != name and host.name != "eva":
             raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
-                              "only under its extension's own name", code="invalid_manifest")
+                              "only under its extension's own name", code=Code.INVALID_MANIFEST)
         if host.name == "vera":
             from pkgmgr.hosts import vera
 
             recorded = vera_records.get(name)
             if recorded is not None and recorded["digest"] != vera.digest(item.path) and not force:
                 raise PkgmgrError(f"{item.path} changed since Vera recorded it (digest {recorded['digest']})",
-                                  code="tree_modified", hint="reinstall it, or pass --force to adopt it as it is")
+                                  code=Code.TREE_MODIFIED, hint="reinstall it, or pass --force to adopt it as it is")
         checksum, listing = host.checksum(item.path)
         row = HostInstalled(
             host=host.name, name=name, version=judged.version, path=item.path, layout=item.layout,

@@ -17,7 +17,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import Found, Host, Judged, tree_checksum
 
@@ -192,7 +192,7 @@ class Terva(Host):
         return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        problems = ProblemSink(MANIFEST, "invalid_manifest")
+        problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
         raw = _read_manifest(root)
         try:
             decoded = jsonfmt.decode(raw, pairs=True)
@@ -285,7 +285,7 @@ def _read_manifest(root: Path) -> bytes:
 def _invalid(message: str) -> PkgmgrError:
     from pkgmgr.errors import Problem, ValidationFailed
 
-    return ValidationFailed([Problem("invalid_manifest", MANIFEST, "", message)])
+    return ValidationFailed([Problem(Code.INVALID_MANIFEST, MANIFEST, "", message)])
 
 
 def _has_theme(root: Path) -> bool:
@@ -308,7 +308,7 @@ def _check_exec(exec_: str, root: Path, problems: ProblemSink, warnings: list[st
     resolved = os.path.realpath(candidate)
     if resolved != base and not resolved.startswith(base + os.sep):
         problems.add("exec", f"{exec_!r} resolves outside the extension folder (pkgmgr's rule)",
-                     code="path_escapes_root")
+                     code=Code.PATH_ESCAPES_ROOT)
         return "relative"
     try:
         info = os.stat(resolved)

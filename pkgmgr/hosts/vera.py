@@ -26,7 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import Found, Host, Judged
 
@@ -90,9 +90,9 @@ def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
                     sha.update(chunk)
             sha.update(b"\n")
         elif entry.is_symlink():
-            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code="invalid_manifest")
+            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code=Code.INVALID_MANIFEST)
         else:
-            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code="invalid_manifest")
+            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code=Code.INVALID_MANIFEST)
 
 
 def _is_object(value: Any) -> bool:
@@ -213,7 +213,7 @@ class Vera(Host):
         return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        problems = ProblemSink(MANIFEST, "invalid_manifest")
+        problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
         directory = os.path.realpath(root)
         manifest_path = os.path.join(directory, MANIFEST)
         real = os.path.realpath(manifest_path)
@@ -222,7 +222,7 @@ class Vera(Host):
             problems.raise_if_any()
         if not _inside(directory, real) or not os.path.isfile(real):
             problems.add("", "Vera extension manifest must be a file inside the extension directory",
-                         code="path_escapes_root")
+                         code=Code.PATH_ESCAPES_ROOT)
             problems.raise_if_any()
         with open(real, "rb") as handle:
             raw = handle.read(MANIFEST_MAX_BYTES + 1)
@@ -269,14 +269,14 @@ class Vera(Host):
             candidate = os.path.normpath(os.path.join(directory, entrypoint))
             if not _inside(directory, candidate):
                 problems.add("entrypoint", f"Vera extension entrypoint leaves its directory: {entrypoint}",
-                             code="path_escapes_root")
+                             code=Code.PATH_ESCAPES_ROOT)
             else:
                 target = os.path.realpath(candidate)
                 if not os.path.lexists(candidate) or not os.path.exists(target):
                     problems.add("entrypoint", f"Vera extension entrypoint is unavailable at {entrypoint}")
                 elif not _inside(directory, target) or not os.path.isfile(target):
                     problems.add("entrypoint", "Vera extension entrypoint must be a file inside the extension "
-                                               "directory", code="path_escapes_root")
+                                               "directory", code=Code.PATH_ESCAPES_ROOT)
         problems.raise_if_any()
         assert isinstance(ext_id, str) and isinstance(version, str) and isinstance(entrypoint, str)
         return Judged(host=self.name, name=ext_id, version=version.strip(), layout="directory", kind="extension",
@@ -337,7 +337,7 @@ def _date_ok(text: str) -> bool:
 
 def _records_error(path: Path, why: str) -> PkgmgrError:
     return PkgmgrError(f"{path}: Vera's extension records {why}; pkgmgr does not write over records it cannot "
-                       "read", code="invalid_config", path=str(path),
+                       "read", code=Code.INVALID_CONFIG, path=str(path),
                        hint="repair or move the file (Vera's own 'vera ext' commands refuse it too)")
 
 
@@ -537,7 +537,7 @@ def registry_lock(timeout: float) -> Iterator[None]:
                 except (OSError, ValueError, AttributeError):
                     pass
                 raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
-                                  code="locked", path=str(path),
+                                  code=Code.LOCKED, path=str(path),
                                   hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
             time.sleep(0.05)
         except OSError as exc:

@@ -143,7 +143,7 @@ def plan_path(ref: Ref) -> Plan:
         hint = None
         if _OWNER_REPO.fullmatch(ref.text):  # what `compozy extension install OWNER/REPO` takes
             hint = f"to install from GitHub, write 'github:{ref.text}'"
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found", hint=hint,
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code=Code.NOT_FOUND, hint=hint,
                           details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         from pkgmgr.archive import MANIFEST_NAMES
@@ -153,7 +153,7 @@ def plan_path(ref: Ref) -> Plan:
         if not any((path / name).is_file() for name in MANIFEST_NAMES + HOST_MANIFEST_NAMES) \
                 and len([p for p in path.glob("*.exs") if p.is_file()]) != 1:
             raise PkgmgrError(f"{ref.text}: not an extension directory (no {' or '.join(MANIFEST_NAMES)} in it)",
-                              code="invalid_manifest",
+                              code=Code.INVALID_MANIFEST,
                               hint="an extension's root holds extension.toml (or extension.json); "
                                    "'pkgmgr ext new NAME' creates one")
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
@@ -165,7 +165,7 @@ def plan_path(ref: Ref) -> Plan:
             return Fetched(kind="archive", locator=str(path), archive=path, source_url=str(path), label=ref.text)
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
-    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
+    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code=Code.INVALID_ARCHIVE)
 
 
 def _require_archive(path: Path, text: str) -> None:
@@ -181,4 +181,4 @@ def _require_archive(path: Path, text: str) -> None:
     if path.name.endswith(".exs"):  # an Eva script (SPEC 13)
         return
     raise PkgmgrError(f"{text}: not an extension archive (an extension is a directory, or a .tar.gz, .tgz or "
-                      ".zip of one)", code="invalid_archive")
+                      ".zip of one)", code=Code.INVALID_ARCHIVE)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pkgmgr.manifest.generations as gen
-from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
@@ -30,7 +30,7 @@ from pkgmgr.manifest.templates import (
 )
 from pkgmgr.versions import NotPep440, parse_semver, strip_v
 
-INVALID = "invalid_manifest"
+INVALID = Code.INVALID_MANIFEST
 CORE_FIELDS = ("name", "version", "min_compozy_version", "description", "requires_env")
 RESERVED_NAMES = frozenset({"marketplace"})
 MAX_DEPTH = 64

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
-from pkgmgr.errors import PkgmgrError, suggest_close
+from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
 from pkgmgr.registry.client import NotListed
 from pkgmgr.registry.index_format import Entry, VersionEntry
@@ -177,7 +177,7 @@ def plan_url(session: "Session", ref: "Ref") -> Plan:
     try:
         check_url_allowed(url, insecure=False)
     except UrlNotAllowed as error:
-        raise PkgmgrError(error.message, code="usage", hint="use an https:// URL") from None
+        raise PkgmgrError(error.message, code=Code.USAGE, hint="use an https:// URL") from None
     limit = session.config.limits.max_archive_bytes
 
     def fetch(reporter: "Reporter") -> Fetched:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import Problem
+from pkgmgr.errors import Code, Problem
 from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
@@ -238,7 +238,7 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Problem]:
         lock.acquire()
     except LockTimeout:
         raise PkgmgrError(f"another pkgmgr process is changing the {scope.kind} scope ({scope.root})",
-                          code="locked", hint="wait for it to finish, or raise --lock-timeout") from None
+                          code=Code.LOCKED, hint="wait for it to finish, or raise --lock-timeout") from None
     try:
         done = [Problem.invariant(scope.kind, "rebuild", f"set aside the unusable state.db as {name}", True)
                 for name in _set_aside(scope)]

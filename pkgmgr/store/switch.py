@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
 from pkgmgr.store.installed import Installed
@@ -158,7 +158,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
         raise PkgmgrError(
             f"{name} is installed from another source ({current.source_kind} {current.source}); "
             f"refusing to replace it with {fetched.kind} {fetched.locator}",
-            code="source_conflict",
+            code=Code.SOURCE_CONFLICT,
             hint="pass --force to replace it",
         )
     if not same_version(current.version, version):
@@ -173,7 +173,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
         raise PkgmgrError(
             f"{name} {version} is already installed with different content "
             f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-            code="source_conflict",
+            code=Code.SOURCE_CONFLICT,
             hint="pass --force to replace it",
         )
     return False
@@ -397,7 +397,7 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     deactivated."""
     current = get_installed(scope, name)
     if current is None:
-        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
     conn = scope.db
     with transaction(conn):
         deactivated = before_delete(conn, current) if before_delete is not None else []
@@ -418,7 +418,7 @@ def set_enabled(scope: Scope, name: str, enabled: bool, *, before_disable: Befor
     disable (the activation guard) and returns what it deactivated. Raises not_found."""
     current = get_installed(scope, name)
     if current is None:
-        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
     conn = scope.db
     changed: list[dict[str, Any]] = []
     with transaction(conn):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expectations, Fetched, Plan
 from pkgmgr.progress import Reporter
@@ -88,7 +88,7 @@ class Resolver:
             if locked is None or not self.fits(declared, locked):
                 what = "is not locked" if locked is None else f"is locked from another source ({locked.source})"
                 raise PkgmgrError(f"{declared.name} is declared in {MANIFEST} but {what} in {LOCK}",
-                                  code="lock_outdated", details={"extensions": [declared.name]},
+                                  code=Code.LOCK_OUTDATED, details={"extensions": [declared.name]},
                                   hint="run 'pkgmgr sync' (without --frozen) to update the lock")
             return Item(declared, locked, kept=True)
         if declared.kind == "path":
@@ -128,7 +128,7 @@ class Resolver:
 
         directory = self.ws.root / (declared.path or "")
         if not directory.is_dir():
-            raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code="not_found",
+            raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code=Code.NOT_FOUND,
                               key=f"extensions.{declared.name}.path")
         tree = self.ws.path_tree(declared.name)  # hashed for the trust digest: exactly what was approved
         if tree.startswith("invalid:"):
@@ -143,7 +143,7 @@ class Resolver:
         manifest = read_manifest(directory)
         if manifest.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its manifest names "
-                              f"{manifest.name}", code="invalid_config",
+                              f"{manifest.name}", code=Code.INVALID_CONFIG,
                               key=f"extensions.{declared.name}.path")
         entry = LockEntry(declared.name, manifest.version, f"path+{declared.path}", "", "", tree,
                           manifest.network_digest)
@@ -161,7 +161,7 @@ class Resolver:
         judged = judge_level(host, directory, declared.name)
         if judged.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its {host.name} manifest "
-                              f"names {judged.name}", code="invalid_config",
+                              f"names {judged.name}", code=Code.INVALID_CONFIG,
                               key=f"extensions.{declared.name}.path")
         install_path = locked.install_path if locked is not None and locked.host == host.name else ""
         entry = LockEntry(declared.name, judged.version, f"path+{declared.path}", "", "", tree, "", host=host.name,
@@ -213,15 +213,15 @@ class Resolver:
         registry = self.registry_for_lock(locked)
         if registry is None:
             raise PkgmgrError(f"{name}: the lock names {locked.source}, which is neither configured nor declared",
-                              code="not_found", hint=f"declare the registry in {MANIFEST} [registries]")
+                              code=Code.NOT_FOUND, hint=f"declare the registry in {MANIFEST} [registries]")
         entry = registry.entry(name)
         version = entry.find(locked.version) if entry is not None else None
         if version is None:
             raise PkgmgrError(f"{name} {locked.version} (locked) is not listed by registry {registry.name}",
-                              code="version_not_found")
+                              code=Code.VERSION_NOT_FOUND)
         if version.sha256 != locked.sha256:
             raise PkgmgrError(f"{name} {locked.version}: registry {registry.name} lists sha256 {version.sha256}, the "
-                              f"lock records {locked.sha256}", code="checksum_mismatch",
+                              f"lock records {locked.sha256}", code=Code.CHECKSUM_MISMATCH,
                               details={"sha256": version.sha256, "expected": locked.sha256})
         registry.remember()
         return self.registry_plan(registry, entry, version, tree=locked.tree_sha256 or None)
