@@ -207,14 +207,6 @@ def _transaction_dir(folder: Path) -> Path:
     return private_dir(ensure_dirs(folder.parent, STAGING), "tx-")
 
 
-def _same_source(current: HostInstalled, fetched: Any) -> bool:
-    if current.source_kind != fetched.kind:
-        return False
-    if fetched.kind == "registry":
-        return current.registry == fetched.registry
-    return current.source == fetched.locator
-
-
 def _intact(host: Host, item: HostInstalled) -> bool:
     place = item.directory
     return os.path.lexists(place) and host.checksum(place)[0] == item.tree_sha256
@@ -254,11 +246,9 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
         raise conflict_error(host, name, others)
     if current is None:
         return False
-    from_same_source = _same_source(current, fetched)
-    if not from_same_source and not options.force:
-        raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                          f"refusing to replace it with {fetched.kind} {fetched.locator}", code=Code.SOURCE_CONFLICT,
-                          hint="pass --force to replace it")
+    from pkgmgr.store.switch import check_source
+
+    from_same_source = check_source(current, fetched, name, force=options.force)
     same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
     if not same:
         return False

@@ -138,12 +138,38 @@ def list_installed(scope: Scope) -> list[Installed]:
     return [Installed.from_row(r, scope.kind, scope.root) for r in conn.execute("SELECT * FROM extensions ORDER BY name")]
 
 
-def same_source(current: Installed, fetched: Source) -> bool:
+class Provenance(Protocol):
+    """Where an install came from, as its row records it (`Installed`, a host's `HostInstalled`)."""
+
+    @property
+    def source_kind(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def registry(self) -> str | None: ...
+
+
+def same_source(current: Provenance, fetched: Source) -> bool:
     if current.source_kind != fetched.kind:
         return False
     if fetched.kind == "registry":
         return current.registry == fetched.registry
     return current.source == fetched.locator
+
+
+def check_source(current: Provenance, fetched: Source, name: str, *, force: bool) -> bool:
+    """Whether `fetched` comes from the source `current` was installed from. Raises
+    source_conflict when it does not, unless `force` (the one rule of every host's switch)."""
+    if same_source(current, fetched):
+        return True
+    if not force:
+        raise PkgmgrError(
+            f"{name} is installed from another source ({current.source_kind} {current.source}); "
+            f"refusing to replace it with {fetched.kind} {fetched.locator}",
+            code=Code.SOURCE_CONFLICT,
+            hint="pass --force to replace it",
+        )
+    return False
 
 
 def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) -> bool:
@@ -153,14 +179,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
 
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
-    from_same_source = same_source(current, fetched)
-    if not from_same_source and not options.force:
-        raise PkgmgrError(
-            f"{name} is installed from another source ({current.source_kind} {current.source}); "
-            f"refusing to replace it with {fetched.kind} {fetched.locator}",
-            code=Code.SOURCE_CONFLICT,
-            hint="pass --force to replace it",
-        )
+    from_same_source = check_source(current, fetched, name, force=options.force)
     if not same_version(current.version, version):
         return False
     # --force always replaces: it records another source's provenance even when the content is
