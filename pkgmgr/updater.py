@@ -18,6 +18,11 @@ from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
+    from pkgmgr.config import Config
+    from pkgmgr.hosts.records import HostInstalled
+    from pkgmgr.install.destination import Announce
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.pipeline import Confirm
     from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
@@ -38,7 +43,7 @@ class UpdateItem:
     target: str | None = None
     reason: str = ""
     error: PkgmgrError | None = None
-    installed: Any = None  # store.installed.Installed after a commit
+    installed: Installed | HostInstalled | None = None  # after a commit
     summary: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -73,7 +78,7 @@ class UpdateReport:
 
 
 class Updater:
-    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None,
+    def __init__(self, session: "Session", scope: "Scope", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session
         self.scope = scope
@@ -167,9 +172,9 @@ class Updater:
 
     # --- running ----------------------------------------------------------------------------
 
-    def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Any, interactive: bool = False,
-            confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
-            announce: Any = None) -> UpdateReport:
+    def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Config, interactive: bool = False,
+            confirm: Confirm | None = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
+            announce: Announce | None = None) -> UpdateReport:
         # installs in other hosts' folders update the same way (SPEC 13)
         from pkgmgr.hosts import records
         from pkgmgr.progress import Reporter
@@ -227,8 +232,9 @@ class Updater:
                 continue  # deciding reports it, per extension
             registry.prefetch(names, workers=self.session.config.network.parallel)
 
-    def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
-                interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
+    def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Config,
+                interactive: bool, confirm: Confirm | None, reporter: "Reporter", lock_timeout: float,
+                announce: Announce | None) -> None:
         from pkgmgr.install.pipeline import install
 
         batch = install(self.scope, config=config, options=self.options,

@@ -13,7 +13,7 @@ import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from pkgmgr.bundles.names import agent_key, mixed_script_problem
 from pkgmgr.errors import Code, PkgmgrError, Problem
@@ -81,7 +81,8 @@ class VisibleAgents:
     def has(self, name: str, *, exclude: str | None = None) -> bool:
         return self.owner(name, exclude=exclude) is not None
 
-    def replace(self, activation: str, names: Iterable[str] = (), description: Any = None) -> None:
+    def replace(self, activation: str, names: Iterable[str] = (),
+                description: Callable[[str], str] | None = None) -> None:
         """Forget what `activation` projected and record `names` instead (after a re-projection);
         `description(name)` says who owns each."""
         for key in list(self.owners):

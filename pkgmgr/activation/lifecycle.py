@@ -11,6 +11,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.activation.checks import (
@@ -419,10 +420,11 @@ def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, ins
         projection = compute(scope, installed, bundle, profile)
         raise_findings(findings_for(None, scope, bundle, profile, activation=row["id"], visible=visible),
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
+        owner = partial(activation_agent_owner, activation=row["id"], extension=installed.name,
+                        scope_kind=scope.kind)
         if projection.activation_digest == row["activation_digest"]:
             if row["status"] == ACTIVE:
-                visible.replace(row["id"], profile.agent_names(),
-                                lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+                visible.replace(row["id"], profile.agent_names(), owner)
             changes.append(ActivationChange(row, "unchanged"))
             continue
         network = projection.network_digest
@@ -433,8 +435,7 @@ def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, ins
         if needs_confirmation:
             visible.replace(row["id"])
         else:
-            visible.replace(row["id"], profile.agent_names(),
-                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+            visible.replace(row["id"], profile.agent_names(), owner)
         changes.append(ActivationChange(row, "updated", projection, needs_confirmation))
     return changes
 

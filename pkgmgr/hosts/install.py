@@ -17,7 +17,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
@@ -34,6 +34,11 @@ from pkgmgr.hosts.base import (
 )
 from pkgmgr.hosts.records import HostInstalled
 
+if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.plan import Fetched
+    from pkgmgr.store.scope import Scope
+
 _VERSION_SUFFIX = re.compile(r"-v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
@@ -42,7 +47,7 @@ _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 class HostPrepared:
     """A tree extracted into pkgmgr's staging and judged by its host, ready to be committed."""
 
-    fetched: Any  # install.plan.Fetched
+    fetched: Fetched
     root: Path  # the tree (a directory, or an Eva script file) inside `staging`
     staging: Path
     host: Host
@@ -84,7 +89,7 @@ def is_script(path: Path) -> bool:
     return not (magic.startswith((b"\x1f\x8b", b"PK")))
 
 
-def _forced_host(fetched: Any, options: Any) -> str | None:
+def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
     forced = fetched.expects.host or getattr(options, "host", None)
     expected = fetched.expects.entry
     entry_host = getattr(expected, "host", None) if expected is not None else None
@@ -96,7 +101,8 @@ def _forced_host(fetched: Any, options: Any) -> str | None:
     return forced
 
 
-def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: Any) -> HostPrepared | None:
+def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, *, options: InstallOptions,
+                   ) -> HostPrepared | None:
     """Judge an extracted tree (or, `root` None, the Eva script `fetched.archive`) by its host's
     rules. None when the tree is Compozy's (the caller carries on). Raises the host's
     validation errors, `invalid_archive` (two hosts' manifests, no --host), `metadata_mismatch`
@@ -141,7 +147,7 @@ def judge_level(host: Host, level: Path, name_hint: str | None) -> Judged:
     return host.judge(level, name_hint=name_hint, layout="directory")
 
 
-def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:
+def _name_hint(fetched: Fetched, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:
     """The name an Eva extension installs under: the registry's or the declaration's, else
     what Eva itself would call it — a script by its base name, a directory by its own name (an
     archive's top directory, or its file name, without a `-<version>` suffix)."""
@@ -163,7 +169,7 @@ def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: 
     return _VERSION_SUFFIX.sub("", base)
 
 
-def _check_expected(fetched: Any, judged: Judged) -> Judged:
+def _check_expected(fetched: Fetched, judged: Judged) -> Judged:
     """The registry entry may not understate the manifest (SPEC 5.4): name, version (Eva has
     none: the entry's is recorded) and, for Vera, the capabilities (the entry's permissions)."""
     from dataclasses import replace
@@ -198,7 +204,7 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
 # --- commit ----------------------------------------------------------------------------------------
 
 
-def _folder(host: Host, scope: Any) -> Path:
+def _folder(host: Host, scope: Scope) -> Path:
     return host.folder(scope.kind, scope.workspace)
 
 
@@ -219,7 +225,7 @@ def conflict_error(host: Host, name: str, paths: list[Path]) -> PkgmgrError:
                        hint=f"'pkgmgr adopt --host {host.name} {name}' takes it under management; --force replaces it")
 
 
-def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: HostInstalled | None = None, *,
+def check_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions, current: HostInstalled | None = None, *,
                  reading: bool = True) -> bool:
     """Raise what switching to `prepared` would refuse, reading only (the destination's
     `check_switch`: a batch is refused before anything moves): `source_conflict` for an
@@ -262,7 +268,7 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
     return False
 
 
-def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
+def commit_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions,
                   announce: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
     a `store.switch.Outcome` whose `installed` is the `HostInstalled`. Raises `source_conflict`
@@ -343,7 +349,7 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
                    current.version if current is not None else None)
 
 
-def _roll_back(scope: Any, host: Host, current: HostInstalled | None, name: str, tx: Path) -> None:
+def _roll_back(scope: Scope, host: Host, current: HostInstalled | None, name: str, tx: Path) -> None:
     """A switch that failed before its tree moved (a lock, a full disk): the old row stands."""
     if current is None:
         records.delete(scope, host.name, name)
@@ -382,7 +388,7 @@ def _move_in(source: Path, staged: Path) -> None:
         shutil.copy2(source, staged)
 
 
-def _after_change(host: Host, scope: Any, folder: Path, options: Any) -> tuple[list[str], dict[str, Any] | None]:
+def _after_change(host: Host, scope: Scope, folder: Path, options: Any) -> tuple[list[str], dict[str, Any] | None]:
     """The notes a change in `folder` calls for, and Eva's approval of a project folder."""
     notes = host.notes(scope.kind, scope.workspace, folder)
     trust = None
@@ -398,7 +404,7 @@ def _after_change(host: Host, scope: Any, folder: Path, options: Any) -> tuple[l
 # --- remove, enable, disable ------------------------------------------------------------------------
 
 
-def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInstalled:
+def remove(scope: Scope, item: HostInstalled, *, options: Any = None) -> HostInstalled:
     """Take an install out of its host's folder and forget it (writer lock held): the tree is
     renamed away in one step, Vera's records dropped, the row deleted, then the tree deleted."""
     from pkgmgr.hosts.detect import for_host
@@ -438,7 +444,7 @@ def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInsta
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
-def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any = None) -> HostInstalled:
+def set_enabled(scope: Scope, item: HostInstalled, enabled: bool, *, options: Any = None) -> HostInstalled:
     """`ext enable/disable` the host's way (writer lock held): terva's manifest `enabled`
     rewritten as `terva ext enable/disable` does; an Eva extension moved out of the scanned
     folder and back; Vera's own records switched as `setExtensionEnabled` does."""
@@ -487,7 +493,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
 # --- adopt -------------------------------------------------------------------------------------------
 
 
-def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> list[HostInstalled]:
+def adopt(scope: Scope, host: Host, names: list[str], *, force: bool = False) -> list[HostInstalled]:
     """Take hand-installed extensions of `host` in the scope's folder under management: each is
     judged by the host's rules and recorded with its tree checksum as it is now, without moving
     it. A Vera extension must still have the digest Vera recorded (`tree_modified` otherwise,
@@ -540,7 +546,7 @@ def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> l
 # --- recovery --------------------------------------------------------------------------------------
 
 
-def recover(scope: Any, host: Host) -> list[str]:
+def recover(scope: Scope, host: Host) -> list[str]:
     """Settle what a killed writer left for `host` in this scope (writer lock held): a pending
     row becomes the new install when its tree is in place, else the old one stands (a fresh
     install's placeholder row is dropped); Vera's records follow what is on disk; leftover

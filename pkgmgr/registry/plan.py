@@ -8,7 +8,7 @@ the installer's thread pool.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
@@ -17,6 +17,7 @@ from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.registry.resolve import Request, VersionNotFound, resolve, select_version
 
 if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
     from pkgmgr.progress import Reporter
     from pkgmgr.refs import Ref
     from pkgmgr.registry.client import Registry
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
 Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(session: Session, *, options: Any, asset: str | None = None, registry: str | None = None) -> Planner:
+def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None, registry: str | None = None) -> Planner:
     """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
     through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
     registry alone answer for names."""
@@ -36,7 +37,7 @@ def make_planner(session: Session, *, options: Any, asset: str | None = None, re
 
 
 class RemotePlanner:
-    def __init__(self, session: "Session", *, options: Any, asset: str | None = None,
+    def __init__(self, session: "Session", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session
         self.options = options

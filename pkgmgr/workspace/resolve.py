@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.options import InstallOptions
@@ -23,6 +23,12 @@ from pkgmgr.versions import parse_specifier, version_key
 from pkgmgr.workspace.declaration import MANIFEST, Declared
 from pkgmgr.workspace.lockfile import LOCK, LockEntry
 from pkgmgr.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from pkgmgr.hosts.base import Host
+    from pkgmgr.registry.client import Registry
+    from pkgmgr.registry.index_format import Entry, VersionEntry
+    from pkgmgr.registry.session import Session
 
 
 @dataclass(frozen=True)
@@ -66,12 +72,12 @@ class Item:
 class Resolver:
     """The declared extensions against the lock and the registries."""
 
-    def __init__(self, ws: Workspace, session: Any, options: SyncOptions) -> None:
+    def __init__(self, ws: Workspace, session: Session, options: SyncOptions) -> None:
         self.ws = ws
         self.session = session
         self.options = options
 
-    def lock_source(self, registry: Any) -> str:
+    def lock_source(self, registry: Registry) -> str:
         """`registry+<source>`, the same on every machine: the shipped registry is
         `registry+default`; a directory that pkgmgr.toml names relative to the workspace stays
         relative."""
@@ -79,7 +85,7 @@ class Resolver:
             return "registry+default"
         return "registry+" + self.ws.manifest.lock_sources.get(registry.name, registry.source)
 
-    def registry_for_lock(self, entry: LockEntry) -> Any | None:
+    def registry_for_lock(self, entry: LockEntry) -> Registry | None:
         return next((r for r in self.session.registries.ordered if self.lock_source(r) == entry.source), None)
 
     def resolve(self, declared: Declared) -> Item:
@@ -149,7 +155,7 @@ class Resolver:
                           manifest.network_digest)
         return Item(declared, entry, kept=locked == entry)
 
-    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Any) -> Item:
+    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Host) -> Item:
         """A path extension of terva, Eva or Vera: judged by its host, locked with the checksum its
         install will have (terva's `enabled` left out) and its host."""
         tree = host.source_checksum(directory)
@@ -189,7 +195,8 @@ class Resolver:
         plan = plan_github(self.session, ref, pre=self.options.install.pre)
         return Item(declared, None, kept=False, plan=plan)
 
-    def registry_plan(self, registry: Any, entry: Any, version: Any, *, tree: str | None = None) -> Plan:
+    def registry_plan(self, registry: Registry, entry: Entry, version: VersionEntry, *,
+                      tree: str | None = None) -> Plan:
         from pkgmgr.registry.plan import registry_plan
 
         plan = registry_plan(self.session, registry, entry, version, _ref(entry.name, version.version))
@@ -256,7 +263,7 @@ def _ref(name: str, version: str) -> Ref:
     return Ref("name", f"{name}@{version}", name=name, spec=f"=={version}", exact=version)
 
 
-def _host_of(directory: Path, declared: Declared) -> Any:
+def _host_of(directory: Path, declared: Declared) -> Host | None:
     """The destination of a declared directory that is another host's extension, else None."""
     from pkgmgr.hosts.detect import detect, for_host, manifests
 
