@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import quote
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.http import (
     HttpClient,
     UrlNotAllowed,
@@ -360,7 +361,8 @@ class GitHub:
         try:
             return call()
         except PkgmgrError as exc:
-            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and exc.details.get("status") in statuses):
+            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and isinstance(exc, FetchError)
+                                              and exc.status in statuses):
                 raise PkgmgrError(
                     message,
                     code=Code.NOT_FOUND,

@@ -25,7 +25,7 @@ without it, 5xx, connection errors and broken bodies are retried (exponential ba
 5xx asking that -> `http_error`, at once, naming the time asked for; a wait of more than 2 s
 is announced through `notify` (stderr in the CLI);
 404/410 -> `not_found`; any other unexpected status -> `http_error`. Every `http_error` and
-`not_found` carries `details["status"]`.
+`not_found` is a `FetchError` whose `status` (also `details["status"]`) says the HTTP status.
 
 Thread safety: one client may be shared by a thread pool. It holds one `HTTPAdapter` (one
 urllib3 connection pool per host, sized for `settings.parallel`, thread-safe) and sends each
@@ -59,6 +59,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pkgmgr import __version__
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.hashing import CHUNK, digests_equal
 from pkgmgr.patterns import HEX64_ANY_CASE
 
@@ -869,13 +870,9 @@ class HttpClient:
         return text.replace(self._token, "***") if self._token else text
 
     def _error(
-        self, code: str, message: str, url: str, status: int | None = None, *, hint: str | None = None, **extra: Any
-    ) -> PkgmgrError:
-        details: dict[str, Any] = {"url": redact_url(url)}
-        if status is not None:
-            details["status"] = status
-        details.update({k: v for k, v in extra.items() if v is not None})
-        return PkgmgrError(self._scrub(message), code=code, details=details, hint=hint)
+        self, code: Code, message: str, url: str, status: int | None = None, *, hint: str | None = None, **extra: Any
+    ) -> FetchError:
+        return FetchError(self._scrub(message), code=code, url=redact_url(url), status=status, hint=hint, **extra)
 
 
 # --------------------------------------------------------------------------- helpers

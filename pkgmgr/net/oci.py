@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode, urljoin
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.http import is_loopback_host, origin, redact_url
 
 if TYPE_CHECKING:
@@ -388,7 +389,8 @@ class OciClient:
             return self._scrubbed(call, {"Authorization": known} if known else {})
         except PkgmgrError as error:
             challenge = error.details.get("www_authenticate")
-            if error.code != Code.AUTH_REQUIRED or error.details.get("status") != 401 or not challenge:
+            if error.code != Code.AUTH_REQUIRED or not isinstance(error, FetchError) or error.status != 401 \
+                    or not challenge:
                 raise
             value = self._answer(ref, scope, challenge, error, label)
         with self._lock:

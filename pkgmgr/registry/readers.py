@@ -236,7 +236,9 @@ def offline_error(what: str) -> PkgmgrError:
 
 def is_missing(error: PkgmgrError) -> bool:
     """A 404 from the server: the registry has no such file."""
-    return error.code == Code.NOT_FOUND or error.details.get("status") == 404
+    from pkgmgr.net.fetcher import FetchError
+
+    return error.code == Code.NOT_FOUND or (isinstance(error, FetchError) and error.status == 404)
 
 
 def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: int, parse: Callable[[bytes], T],
