@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.fsutil import user_path
 from pkgmgr.jsonutil import key_path
 from pkgmgr.patterns import REGISTRY_NAME as _REGISTRY_NAME
@@ -86,7 +86,7 @@ def config_path(home: Path) -> Path:
         return home / "config.toml"
     path = user_path(env)
     if not path.is_absolute():
-        raise PkgmgrError(f"PKGMGR_CONFIG={env!r} is not an absolute path", code="usage",
+        raise PkgmgrError(f"PKGMGR_CONFIG={env!r} is not an absolute path", code=Code.USAGE,
                           details={"variable": "PKGMGR_CONFIG"},
                           hint="set it to an absolute path (or unset it to use $PKGMGR_HOME/config.toml)")
     return path
@@ -104,7 +104,7 @@ def load_config(home: Path) -> Config:
         return Config(path=path, host_version=_checked_host_version(_env_host_version(), "PKGMGR_HOST_VERSION"),
                       compozy_generation=_generation(None, "environment"))
     except OSError as exc:
-        raise PkgmgrError(f"{path}: cannot read configuration: {exc.strerror}", code="invalid_config") from exc
+        raise PkgmgrError(f"{path}: cannot read configuration: {exc.strerror}", code=Code.INVALID_CONFIG) from exc
     return parse_config(raw, path)
 
 
@@ -114,7 +114,7 @@ def _generation(configured: str | None, file: str) -> str:
 
     value = os.environ.get("PKGMGR_COMPOZY_GENERATION", "").strip()
     if value and value not in CHOICES:
-        raise ValidationFailed([Problem("invalid_config", "environment", "PKGMGR_COMPOZY_GENERATION",
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, "environment", "PKGMGR_COMPOZY_GENERATION",
                                         f"{value!r} is not one of {', '.join(CHOICES)}")])
     return value or configured or AUTO
 
@@ -136,7 +136,7 @@ def _checked_host_version(value: str | None, key: str, file: str = "environment"
     try:
         parse_semver(value)
     except ValueError as exc:
-        raise ValidationFailed([Problem("invalid_config", file, key, str(exc))]) from None
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, file, key, str(exc))]) from None
     return value
 
 
@@ -148,12 +148,12 @@ def parse_config(raw: bytes, path: Path) -> Config:
     try:
         data = decode_toml(raw, max_bytes=MAX_CONFIG_BYTES)
     except DocumentError as exc:
-        raise ValidationFailed([Problem("invalid_config", file, "", exc.message, exc.line)]) from None
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, file, "", exc.message, exc.line)]) from None
     from pkgmgr.schemas import schema_problems
 
-    problems = schema_problems(data, "config", file=file, code="invalid_config")
+    problems = schema_problems(data, "config", file=file, code=Code.INVALID_CONFIG)
     # JSON Schema lets NaN through every bound (NaN compares false), and an infinite limit is none
-    problems += [Problem("invalid_config", file, key, "must be a finite number") for key in _non_finite(data, [])]
+    problems += [Problem(Code.INVALID_CONFIG, file, key, "must be a finite number") for key in _non_finite(data, [])]
     if problems:
         raise ValidationFailed(problems)
     host = data.get("host", {})
@@ -164,7 +164,7 @@ def parse_config(raw: bytes, path: Path) -> Config:
         host_version = _checked_host_version(host.get("version"), "host.version", file)
     bad_names = [name for name in data.get("registries", {}) if not _REGISTRY_NAME.fullmatch(name)]
     if bad_names:
-        raise ValidationFailed([Problem("invalid_config", file, f"registries.{name}",
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, file, f"registries.{name}",
                                         "registry names are lower-case letters, digits, '-' and '_'")
                                 for name in bad_names])
     limits = Limits(**data.get("limits", {}))

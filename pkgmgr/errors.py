@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from enum import StrEnum
 from typing import Any
 
@@ -133,13 +133,37 @@ def exit_code_for(code: str) -> int:
 
 @dataclass(frozen=True)
 class Problem:
-    """One validation finding: which file, which key path, which rule was broken."""
+    """One finding, the one type of every checker: a validator's (which file, which key path,
+    which rule was broken), a scope rule's at activation (`kind` and `name` say what it is
+    about: `Problem.scope_rule`), and an invariant `doctor` checks or a repair it made (`scope`
+    and `check`: `Problem.invariant`).
+
+    `to_json` keeps each its SPEC shape: `{"code","file","key","message"[,"line"]}` for
+    validation, `{"code","kind","name","message","file","key"}` for a scope rule and
+    `{"scope","check","message","repairable"}` for doctor."""
 
     code: str
     file: str
     key: str
     message: str
     line: int | None = None
+    _: KW_ONLY
+    kind: str = ""  # a scope rule's subject: agent | job | trigger | window_layout
+    name: str = ""  # the subject's name (an agent, a job; the extension of a doctor finding)
+    scope: str = ""  # doctor: the scope whose invariant this is
+    check: str = ""  # doctor: which invariant (layout, sqlite, row, install, leftover, activation, ...)
+    repairable: bool = False  # doctor: a repair made (or one it can make)
+
+    @classmethod
+    def scope_rule(cls, code: str, kind: str, name: str, message: str, file: str = "", key: str = "") -> Problem:
+        """A scope rule broken at activate, confirm or update (SPEC 8, 9.3)."""
+        return cls(code, file, key, message, kind=kind, name=name)
+
+    @classmethod
+    def invariant(cls, scope: str, check: str, message: str, repairable: bool = False, *, name: str = "") -> Problem:
+        """A violated invariant of a scope (`state_inconsistent`), or a repair done."""
+        return cls(Code.STATE_INCONSISTENT, "", "", message, scope=scope, check=check, repairable=repairable,
+                   name=name)
 
     def __str__(self) -> str:
         where = self.file
@@ -148,6 +172,11 @@ class Problem:
         return f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
 
     def to_json(self) -> dict[str, Any]:
+        if self.check:
+            return {"scope": self.scope, "check": self.check, "message": self.message, "repairable": self.repairable}
+        if self.kind:
+            return {"code": self.code, "kind": self.kind, "name": self.name, "message": self.message,
+                    "file": self.file, "key": self.key}
         data: dict[str, Any] = {"code": self.code, "file": self.file, "key": self.key, "message": self.message}
         if self.line is not None:
             data["line"] = self.line

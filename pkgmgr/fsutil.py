@@ -8,6 +8,8 @@ import os
 import stat
 from pathlib import Path
 
+from pkgmgr.errors import Code
+
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"))
@@ -286,7 +288,7 @@ def secure_dirs(base: Path, rel: str, *, create: bool, mode: int = 0o755) -> Non
     except FileNotFoundError:
         return
     except NotADirectoryError:
-        raise PkgmgrError(f"{base} is not a directory", code="path_escapes_root") from None
+        raise PkgmgrError(f"{base} is not a directory", code=Code.PATH_ESCAPES_ROOT) from None
     path = base
     try:
         _check_owner(fd, path)
@@ -326,8 +328,8 @@ def _not_a_directory(exc: OSError, path: Path) -> Exception:
     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
         return exc
     kind = "a symbolic link" if os.path.islink(path) else "not a directory"
-    return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code="path_escapes_root",
-                       details={"path": str(path)},
+    return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code=Code.PATH_ESCAPES_ROOT,
+                       path=str(path),
                        hint=f"remove {path}; the next command creates what pkgmgr needs there")
 
 
@@ -337,7 +339,7 @@ def _check_owner(fd: int, path: Path) -> None:
     owner = foreign_owner(os.fstat(fd))
     if owner is not None:
         raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
-                          code="path_escapes_root", details={"path": str(path)},
+                          code=Code.PATH_ESCAPES_ROOT, path=str(path),
                           hint="use a directory of your own (PKGMGR_HOME, --home)")
 
 
@@ -353,9 +355,9 @@ def refuse_links(directory: Path, names: tuple[str, ...]) -> None:
         except FileNotFoundError:
             continue
         if stat.S_ISLNK(info.st_mode):
-            raise PkgmgrError(f"{path} is a symbolic link: pkgmgr does not write through it", code="path_escapes_root",
-                              details={"path": str(path)}, hint=f"remove {path}")
+            raise PkgmgrError(f"{path} is a symbolic link: pkgmgr does not write through it", code=Code.PATH_ESCAPES_ROOT,
+                              path=str(path), hint=f"remove {path}")
         owner = foreign_owner(info)
         if owner is not None:
             raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not write there",
-                              code="path_escapes_root", details={"path": str(path)})
+                              code=Code.PATH_ESCAPES_ROOT, path=str(path))

@@ -1,7 +1,7 @@
 """Progress events from the core to whoever displays them (resolvelib's reporter idea).
 
 The core calls a `Reporter`; the default does nothing. The CLI passes a rich-backed reporter
-when stderr is a terminal, so the core never imports rich.
+(`pkgmgr.cli.progress_bars.RichReporter`) when stderr is a terminal, so the core never imports rich.
 """
 
 from __future__ import annotations
@@ -19,44 +19,3 @@ class Reporter:
 
     def step(self, message: str) -> None:
         """A step of a longer operation (extracting, validating, committing)."""
-
-
-class RichReporter(Reporter):
-    """Progress bars on stderr (imported only when stderr is a terminal)."""
-
-    def __init__(self) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TransferSpeedColumn
-
-        self._progress = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            DownloadColumn(),
-            TransferSpeedColumn(),
-            console=Console(stderr=True),
-            transient=True,
-        )
-        self._tasks: dict[str, int] = {}
-        self._started = False
-
-    def download_started(self, key: str, label: str, total: int | None) -> None:
-        if not self._started:
-            self._progress.start()
-            self._started = True
-        self._tasks[key] = self._progress.add_task(label, total=total)
-
-    def download_advanced(self, key: str, amount: int) -> None:
-        task = self._tasks.get(key)
-        if task is not None:
-            self._progress.advance(task, amount)
-
-    def download_finished(self, key: str) -> None:
-        task = self._tasks.pop(key, None)
-        if task is not None:
-            self._progress.remove_task(task)
-        if not self._tasks and self._started:
-            self._progress.stop()
-            self._started = False
-
-    def step(self, message: str) -> None:
-        self._progress.console.print(message, markup=False, highlight=False)

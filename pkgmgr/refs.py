@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
 from pkgmgr.patterns import ARCHIVE_SUFFIXES, GITHUB_OWNER, GITHUB_REPO
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
@@ -37,11 +37,11 @@ class Ref:
 def parse_ref(text: str) -> Ref:
     """Classify an install ref (SPEC 4). Raises `usage` for something that is none of them."""
     if not text or text != text.strip() or any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
-        raise PkgmgrError(f"{text!r} is not an extension reference", code="usage")
+        raise PkgmgrError(f"{text!r} is not an extension reference", code=Code.USAGE)
     if text.startswith("github:"):
         match = _GITHUB_RE.fullmatch(text)
         if not match:
-            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@TAG]", code="usage")
+            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@TAG]", code=Code.USAGE)
         owner, repo, tag = match.groups()
         return Ref("github", text, owner=owner, repo=repo, tag=tag)
     if text.startswith(("https://", "http://")):
@@ -54,14 +54,14 @@ def parse_ref(text: str) -> Ref:
         raise PkgmgrError(
             f"{text!r} is not an extension name (lower-case letters, digits and '-'), a path, "
             "github:OWNER/REPO or an https:// URL",
-            code="usage",
+            code=Code.USAGE,
             hint=f"write ./{text} to install the file or directory of that name" if looks_local else None,
         )
     if not sep:
         return Ref("name", text, name=name, spec="")
     spec = spec.strip()
     if not spec:
-        raise PkgmgrError(f"{text!r}: a version or specifier is expected after '@'", code="usage")
+        raise PkgmgrError(f"{text!r}: a version or specifier is expected after '@'", code=Code.USAGE)
     from pkgmgr.versions import bare_version, parse_specifier
 
     version = bare_version(spec)
@@ -70,5 +70,5 @@ def parse_ref(text: str) -> Ref:
     try:
         parse_specifier(spec)
     except ValueError as exc:
-        raise PkgmgrError(f"{text!r}: {exc}", code="usage") from None
+        raise PkgmgrError(f"{text!r}: {exc}", code=Code.USAGE) from None
     return Ref("name", text, name=name, spec=spec)

@@ -18,6 +18,11 @@ from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
+    from pkgmgr.config import Config
+    from pkgmgr.hosts.records import HostInstalled
+    from pkgmgr.install.destination import Announce
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.pipeline import Confirm
     from pkgmgr.install.plan import Plan
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
@@ -38,7 +43,7 @@ class UpdateItem:
     target: str | None = None
     reason: str = ""
     error: PkgmgrError | None = None
-    installed: Any = None  # store.installed.Installed after a commit
+    installed: Installed | HostInstalled | None = None  # after a commit
     summary: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -73,7 +78,7 @@ class UpdateReport:
 
 
 class Updater:
-    def __init__(self, session: "Session", scope: "Scope", *, options: Any, asset: str | None = None,
+    def __init__(self, session: "Session", scope: "Scope", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session
         self.scope = scope
@@ -109,23 +114,17 @@ class Updater:
 
     def _registry(self, installed: "Installed", item: UpdateItem) -> tuple[UpdateItem, "Plan | None"]:
         from pkgmgr.registry.plan import registry_plan
-        from pkgmgr.registry.resolve import Request, select_version
+        from pkgmgr.registry.resolve import Request, VersionNotFound, resolve
 
-        registry = self.session.registries.get(self.registry or installed.registry or installed.source)
-        entry = registry.entry(installed.name)
-        if entry is None:
-            raise PkgmgrError(f"{installed.name}: registry {registry.name} no longer lists it", code="not_found",
-                              details={"name": installed.name, "registry": registry.name})
         request = Request(pre=self.options.pre, host_version=self.session.config.host_version)
         try:
-            newest = select_version(entry, request, registry=registry.name, vanished=registry.vanished(entry.name))
-        except PkgmgrError as error:
-            if error.code != Code.VERSION_NOT_FOUND:
-                raise
-            item.reason = "no allowed version: " + error.message.split(":\n", 1)[-1].replace("\n", "; ")
+            resolved = resolve(self.session.registries, installed.name, request,
+                               registry=self.registry or installed.registry or installed.source, listed_before=True)
+        except VersionNotFound as error:
+            why = "; ".join(f"{s.version}: {s.reason}" for s in error.skipped) if error.skipped else error.message
+            item.reason = "no allowed version: " + why
             return item, None
-        finally:
-            registry.remember()
+        registry, entry, newest = resolved.registry, resolved.entry, resolved.version
         item.target = newest.version
         if not self._newer(installed, newest.version):
             item.reason = f"up to date (newest allowed in registry {registry.name}: {newest.version})"
@@ -173,9 +172,9 @@ class Updater:
 
     # --- running ----------------------------------------------------------------------------
 
-    def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Any, interactive: bool = False,
-            confirm: Any = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
-            announce: Any = None) -> UpdateReport:
+    def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Config, interactive: bool = False,
+            confirm: Confirm | None = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
+            announce: Announce | None = None) -> UpdateReport:
         # installs in other hosts' folders update the same way (SPEC 13)
         from pkgmgr.hosts import records
         from pkgmgr.progress import Reporter
@@ -195,7 +194,7 @@ class Updater:
                 if installed is None and host != "compozy":
                     installed = records.find_installed(self.scope, name, host)
                 if installed is None:
-                    error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code="not_found")
+                    error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code=Code.NOT_FOUND)
                     report.items.append(UpdateItem(name, None, "failed", error=error))
                 else:
                     targets.append(installed)
@@ -233,8 +232,9 @@ class Updater:
                 continue  # deciding reports it, per extension
             registry.prefetch(names, workers=self.session.config.network.parallel)
 
-    def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Any,
-                interactive: bool, confirm: Any, reporter: "Reporter", lock_timeout: float, announce: Any) -> None:
+    def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Config,
+                interactive: bool, confirm: Confirm | None, reporter: "Reporter", lock_timeout: float,
+                announce: Announce | None) -> None:
         from pkgmgr.install.pipeline import install
 
         batch = install(self.scope, config=config, options=self.options,

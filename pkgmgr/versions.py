@@ -11,6 +11,8 @@ import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from pkgmgr.errors import Code
+
 if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext search` and friends skip it
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
@@ -24,6 +26,10 @@ _SEMVER = re.compile(
 
 def strip_v(text: str) -> str:
     return text[1:] if text[:1] in ("v", "V") and text[1:2].isdigit() else text
+
+
+class NotPep440(ValueError):
+    """A semantic version that is no PEP 440 version: pkgmgr's own rule (SPEC 2.2), not semver's."""
 
 
 def parse_semver(text: str) -> Version:
@@ -46,7 +52,7 @@ def _parse_semver(text: str) -> Version:
     try:
         return Version(candidate)
     except InvalidVersion:
-        raise ValueError(
+        raise NotPep440(
             f"{_quote(text)} is a semantic version but not a PEP 440 version "
             "(use prereleases such as -alpha.N, -beta.N or -rc.N)"
         ) from None
@@ -126,7 +132,7 @@ def parse_host_version(text: str | None) -> Version | None:
     try:
         return parse_semver(text)
     except ValueError as exc:
-        raise PkgmgrError(f"host version: {exc}", code="invalid_config",
+        raise PkgmgrError(f"host version: {exc}", code=Code.INVALID_CONFIG,
                           hint="set host.version in config.toml or PKGMGR_HOST_VERSION to X.Y.Z") from None
 
 

@@ -131,3 +131,20 @@ def test_structured_fields_are_attributes_and_details() -> None:
     assert error.details == {"path": "/a/b", "key": "sha256", "expected": "ab", "actual": "cd",
                              "causes": [cause.to_json()]}
     json.dumps(error.to_json())
+
+
+def test_one_problem_type_keeps_each_spec_shape() -> None:
+    """Validation, the scope rules of activation and doctor's invariants share `Problem` (issue 12
+    item 5); each keeps the JSON shape it always had."""
+    from pkgmgr.errors import Code
+
+    assert Problem("invalid_manifest", "extension.toml", "name", "bad", 3).to_json() == {
+        "code": "invalid_manifest", "file": "extension.toml", "key": "name", "message": "bad", "line": 3}
+    rule = Problem.scope_rule("agent_conflict", "agent", "a", "taken", "agents/a/AGENT.md", "name")
+    assert rule.to_json() == {"code": "agent_conflict", "kind": "agent", "name": "a", "message": "taken",
+                              "file": "agents/a/AGENT.md", "key": "name"}
+    found = Problem.invariant("global", "install", "demo-ext 1.0.0: missing", name="demo-ext")
+    assert found.to_json() == {"scope": "global", "check": "install", "message": "demo-ext 1.0.0: missing",
+                               "repairable": False}
+    assert found.code == Code.STATE_INCONSISTENT and found.name == "demo-ext"
+    assert Problem.invariant("global", "leftover", "removed x", True).to_json()["repairable"] is True

@@ -1,6 +1,7 @@
 """No layer imports one above it at run time (docs/architecture.md): the store knows nothing of
 the pipeline, the activations, the workspace, the registries or the CLI; the activations nothing
-of the pipeline, the workspace, the registries or the CLI; nothing below cli/ imports cli/."""
+of the pipeline, the workspace, the registries or the CLI; nothing below cli/ imports cli/, nor
+rich: the CLI alone renders for a terminal."""
 
 from __future__ import annotations
 
@@ -49,4 +50,15 @@ def test_no_layer_imports_one_above_it(layer: str) -> None:
         for module in runtime_imports(path):
             if any(module == above or module.startswith(above + ".") for above in ABOVE[layer]):
                 offending.append(f"{path.relative_to(PKG.parent)} imports {module}")
+    assert offending == []
+
+
+def test_only_the_cli_renders_for_a_terminal() -> None:
+    """rich (tables, progress bars) is the CLI's: the core reports to a `Reporter` and returns values."""
+    offending = []
+    for path in sorted(PKG.rglob("*.py")):
+        if path.relative_to(PKG).parts[0] == "cli":
+            continue
+        offending += [f"{path.relative_to(PKG.parent)} imports {module}" for module in sorted(runtime_imports(path))
+                      if module == "rich" or module.startswith("rich.")]
     assert offending == []

@@ -1,6 +1,6 @@
-"""Progress reporting: the no-op `Reporter` the core calls, the rich `RichReporter` the CLI
-passes only to a person at a terminal, and the choice between them (`Context.show_progress`,
-`reporter_for`)."""
+"""Progress reporting: the no-op `Reporter` the core calls, the rich `RichReporter`
+(`cli/progress_bars.py`) the CLI passes only to a person at a terminal, and the choice between
+them (`Context.show_progress`, `reporter_for`)."""
 
 from __future__ import annotations
 
@@ -16,10 +16,11 @@ import pytest
 from pkgmgr.cli.app import make_context, parse
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.install_common import reporter_for
+from pkgmgr.cli.progress_bars import RichReporter
 from pkgmgr.config import NetworkSettings
 from pkgmgr.net.cache import DownloadCache
 from pkgmgr.net.http import HttpClient
-from pkgmgr.progress import Reporter, RichReporter
+from pkgmgr.progress import Reporter
 from tests.support.servers import StaticFileServer
 
 HIDE_CURSOR, SHOW_CURSOR = "\x1b[?25l", "\x1b[?25h"

@@ -13,29 +13,15 @@ import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from pkgmgr.bundles.names import agent_key, mixed_script_problem
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from pkgmgr.bundles.bundle import Bundle, JobSpec, Profile, TriggerSpec
-
-
-@dataclass(frozen=True)
-class Finding:
-    code: str  # agent_conflict | agent_reference_not_found | invalid_layout
-    kind: str  # agent | job | trigger | window_layout
-    name: str
-    message: str
-    file: str = ""  # relative to the extension root
-    key: str = ""
-
-    def to_json(self) -> dict[str, str]:
-        return {"code": self.code, "kind": self.kind, "name": self.name, "message": self.message,
-                "file": self.file, "key": self.key}
 
 
 def static_agent_names(directory: Path, manifest: dict[str, Any]) -> list[str]:
@@ -95,7 +81,8 @@ class VisibleAgents:
     def has(self, name: str, *, exclude: str | None = None) -> bool:
         return self.owner(name, exclude=exclude) is not None
 
-    def replace(self, activation: str, names: Iterable[str] = (), description: Any = None) -> None:
+    def replace(self, activation: str, names: Iterable[str] = (),
+                description: Callable[[str], str] | None = None) -> None:
         """Forget what `activation` projected and record `names` instead (after a re-projection);
         `description(name)` says who owns each."""
         for key in list(self.owners):
@@ -134,12 +121,12 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
 
 
 def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str | None, scope_kind: str,
-                   workspace_path: str, bundle: Bundle | None = None) -> list[Finding]:
+                   workspace_path: str, bundle: Bundle | None = None) -> list[Problem]:
     """Every scope rule broken by activating `profile` of `bundle` (as `activation`) with
     `visible` agents around it; the agents `activation` itself projects do not count against it."""
     from pkgmgr.bundles import layout_scope_problems
 
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     bundle_file, profile_key = "", "profile"
     if bundle is not None:
         bundle_file = bundle.file
@@ -151,10 +138,10 @@ def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str 
             owner = "name reserved by the host (config host.reserved_agent_names)"
         mixed = mixed_script_problem(agent.name)
         if owner is None and mixed is not None:
-            findings.append(Finding("agent_conflict", "agent", agent.name, mixed, f"{agent.path}/AGENT.md", "name"))
+            findings.append(Problem.scope_rule(Code.AGENT_CONFLICT, "agent", agent.name, mixed, f"{agent.path}/AGENT.md", "name"))
             continue
         if owner is not None:
-            findings.append(Finding("agent_conflict", "agent", agent.name,
+            findings.append(Problem.scope_rule(Code.AGENT_CONFLICT, "agent", agent.name,
                                     f"bundled agent {agent.name!r} conflicts with the visible {owner}",
                                     f"{agent.path}/AGENT.md", "name"))
     referring: tuple[tuple[str, Sequence[JobSpec | TriggerSpec]], ...] = (("job", profile.jobs),
@@ -165,22 +152,22 @@ def scope_findings(*, profile: Profile, visible: VisibleAgents, activation: str 
                 import difflib
 
                 close = difflib.get_close_matches(item.agent, list(profile.agent_names()), n=1, cutoff=0.7)
-                findings.append(Finding("agent_reference_not_found", kind, item.name,
+                findings.append(Problem.scope_rule(Code.AGENT_REFERENCE_NOT_FOUND, kind, item.name,
                                         f"{kind} {item.name!r} references agent {item.agent!r}, which the profile "
                                         "does not package and the scope does not have"
                                         + (f"; did you mean {close[0]!r}?" if close else ""), bundle_file,
                                         f"{profile_key}.{kind}s[{index}].agent"))
     for layout in profile.layouts:
         for problem in layout_scope_problems(layout, scope_kind, workspace_path):
-            findings.append(Finding("invalid_layout", "window_layout", layout.id,
-                                    f"layout {layout.id!r}: {problem}", problem.file, problem.key))
+            findings.append(Problem.scope_rule(Code.INVALID_LAYOUT, "window_layout", layout.id,
+                                               f"layout {layout.id!r}: {problem}", problem.file, problem.key))
     return findings
 
 
-ORDER = {"agent_conflict": 0, "agent_reference_not_found": 1, "invalid_layout": 2}
+ORDER: dict[str, int] = {Code.AGENT_CONFLICT: 0, Code.AGENT_REFERENCE_NOT_FOUND: 1, Code.INVALID_LAYOUT: 2}
 
 
-def raise_findings(findings: Iterable[Finding], what: str) -> None:
+def raise_findings(findings: Iterable[Problem], what: str) -> None:
     """Raise one error for every finding: the code (and exit status) of the most severe, a
     conflict before a missing reference before a layout bound elsewhere; `details.problems`
     lists each."""

@@ -11,20 +11,20 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.activation.checks import (
-    Finding,
     VisibleAgents,
     activation_agent_owner,
     collect_visible,
     raise_findings,
     scope_findings,
 )
+from pkgmgr.activation.confirmation import scope_options, show_command
 from pkgmgr.activation.projection import Projection, project
-from pkgmgr.activation.render import scope_options, show_command
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, Problem
 from pkgmgr.store.db import one_row, transaction
 from pkgmgr.store.db import rows as db_rows
 from pkgmgr.store.installed import Installed
@@ -51,7 +51,7 @@ class Target:
         ext, sep, rest = text.partition(":")
         bundle, _, profile = rest.partition("/") if sep else ("", "", "")
         if not ext or (sep and not bundle):
-            raise PkgmgrError(f"{text!r}: expected EXT[:BUNDLE[/PROFILE]]", code="usage")
+            raise PkgmgrError(f"{text!r}: expected EXT[:BUNDLE[/PROFILE]]", code=Code.USAGE)
         return cls(ext, bundle or None, profile or "default")
 
 
@@ -74,9 +74,9 @@ def resolve(scope: Scope, target: Target, *, config: Config) -> Resolved:
             hint = (f"{name} is installed globally; an activation lives beside its install, so install it in "
                     f"the workspace too: 'pkgmgr{scope_options(scope.kind, scope.workspace_path)} ext install "
                     f"{name}' (or the path or archive it came from)")
-        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found", hint=hint)
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND, hint=hint)
     if not installed.enabled:
-        raise PkgmgrError(f"{installed.name} is disabled", code="not_found",
+        raise PkgmgrError(f"{installed.name} is disabled", code=Code.NOT_FOUND,
                           hint=f"'pkgmgr ext enable {installed.name}' enables it")
     bundles = load_installed_bundles(installed, config)
     bundle, profile = pick(installed.name, bundles, target.bundle, target.profile)
@@ -94,7 +94,7 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     generation = getattr(config, "compozy_generation", AUTO)
     if generation != AUTO and not has_bundles(generation):
         raise PkgmgrError(f"Compozy {generation} has no bundles: activation needs a generation that has them "
-                          "(v0.2, v0.3-beta.3)", code="incompatible_host",
+                          "(v0.2, v0.3-beta.3)", code=Code.INCOMPATIBLE_HOST,
                           details={"compozy_generation": generation},
                           hint="set host.compozy_generation (or PKGMGR_COMPOZY_GENERATION) to auto, v0.2 or "
                                "v0.3-beta.3")
@@ -106,23 +106,23 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
 
 def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:
     if not bundles:
-        raise PkgmgrError(f"{extension} has no bundles", code="not_found")
+        raise PkgmgrError(f"{extension} has no bundles", code=Code.NOT_FOUND)
     if bundle_name is None:
         if len(bundles) > 1:
             names = ", ".join(b.name for b in bundles)
             raise PkgmgrError(f"{extension} has several bundles ({names}); name one as {extension}:BUNDLE",
-                              code="usage")
+                              code=Code.USAGE)
         bundle = bundles[0]
     else:
         named = next((b for b in bundles if b.name.lower() == bundle_name.lower()), None)
         if named is None:
             raise PkgmgrError(f"{extension} has no bundle {bundle_name!r} (it has: "
-                              f"{', '.join(b.name for b in bundles)})", code="not_found")
+                              f"{', '.join(b.name for b in bundles)})", code=Code.NOT_FOUND)
         bundle = named
     profile = bundle.profile(profile_name)
     if profile is None:
         raise PkgmgrError(f"bundle {bundle.name} has no profile {profile_name!r} (it has: "
-                          f"{', '.join(bundle.profile_names())})", code="not_found")
+                          f"{', '.join(bundle.profile_names())})", code=Code.NOT_FOUND)
     return bundle, profile
 
 
@@ -147,7 +147,7 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
 
 
 def findings_for(conn: sqlite3.Connection | None, scope: Scope, bundle: Bundle, profile: Profile, *, activation: str,
-                 visible: VisibleAgents | None = None) -> list[Finding]:
+                 visible: VisibleAgents | None = None) -> list[Problem]:
     """Scope rules for `profile` activated as `activation` against everything visible from
     `scope` (computed unless `visible` is given)."""
     if visible is None:
@@ -190,7 +190,7 @@ def require_activation(scope: Scope, act_id: str) -> sqlite3.Row:
     if row is None:
         from pkgmgr.errors import suggest_close
 
-        error = PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code="not_found",
+        error = PkgmgrError(f"no activation {act_id} in the {scope.kind} scope", code=Code.NOT_FOUND,
                             hint="'pkgmgr bundle list' shows the activations")
         if conn is not None:
             suggest_close(error, act_id.strip().lower(), [r["id"] for r in conn.execute("SELECT id FROM activations")])
@@ -238,7 +238,7 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
         if existing is not None:
             raise PkgmgrError(f"{projection.activation_id} ({resolved.installed.name}:{projection.bundle}/"
                               f"{projection.profile}) is already activated in the {scope.kind} scope "
-                              f"(status {existing['status']}, version {existing['version']})", code="already_active",
+                              f"(status {existing['status']}, version {existing['version']})", code=Code.ALREADY_ACTIVE,
                               details={"activation": activation_json(existing)},
                               hint=f"'{show_command(projection.activation_id, scope.kind, scope.workspace_path)}' "
                                    "shows it")
@@ -247,7 +247,7 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
             expected = network or "(none: the extension declares no network requirement, nothing to confirm)"
             raise PkgmgrError(f"the confirmed network requirement digest {confirm_digest!r} does not match "
                               f"{resolved.installed.name} {resolved.installed.version}'s: {expected}",
-                              code="network_digest_mismatch",
+                              code=Code.NETWORK_DIGEST_MISMATCH,
                               details={"given": confirm_digest, "network_digest": network},
                               hint="'pkgmgr bundle preview' shows the requirement and its digest")
         raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile,
@@ -293,7 +293,7 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
         if expected_version != row["version"]:
             raise PkgmgrError(f"{row['id']} is at version {row['version']}, not {expected_version}; read it with "
                               f"'{show_command(row['id'], scope.kind, scope.workspace_path)}' and confirm that version",
-                              code="stale_version", details={"current_version": row["version"],
+                              code=Code.STALE_VERSION, details={"current_version": row["version"],
                                                              "expected_version": expected_version,
                                                              "activation": activation_json(row)})
         if row["status"] == ACTIVE and is_confirmed(row):
@@ -304,7 +304,7 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
             raise PkgmgrError(f"the installed files of {row['extension']} {row['extension_version']} no longer "
                               f"produce version {row['version']} of {row['id']} (activation digest "
                               f"{projection.activation_digest}, recorded {row['activation_digest']})",
-                              code="tree_modified",
+                              code=Code.TREE_MODIFIED,
                               hint=f"'pkgmgr ext verify {row['extension']}' lists the changed files")
         raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile, activation=row["id"]),
                        f"cannot confirm {row['id']}")
@@ -420,10 +420,11 @@ def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, ins
         projection = compute(scope, installed, bundle, profile)
         raise_findings(findings_for(None, scope, bundle, profile, activation=row["id"], visible=visible),
                        f"{installed.name} {installed.version} cannot keep activation {row['id']}")
+        owner = partial(activation_agent_owner, activation=row["id"], extension=installed.name,
+                        scope_kind=scope.kind)
         if projection.activation_digest == row["activation_digest"]:
             if row["status"] == ACTIVE:
-                visible.replace(row["id"], profile.agent_names(),
-                                lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+                visible.replace(row["id"], profile.agent_names(), owner)
             changes.append(ActivationChange(row, "unchanged"))
             continue
         network = projection.network_digest
@@ -434,8 +435,7 @@ def plan_refresh(rows: Sequence[sqlite3.Row | dict[str, Any]], scope: Scope, ins
         if needs_confirmation:
             visible.replace(row["id"])
         else:
-            visible.replace(row["id"], profile.agent_names(),
-                            lambda name, act=row["id"]: activation_agent_owner(name, act, installed.name, scope.kind))
+            visible.replace(row["id"], profile.agent_names(), owner)
         changes.append(ActivationChange(row, "updated", projection, needs_confirmation))
     return changes
 
@@ -484,7 +484,7 @@ def _bundle_missing(name: str, version: str, row: sqlite3.Row | dict[str, Any], 
     missing = f"bundle {row['bundle']}" if bundle is None else f"profile {row['bundle']}/{row['profile']}"
     return PkgmgrError(
         f"{name} {version} no longer has {missing}, which activation {row['id']} uses; nothing was changed",
-        code="bundle_missing", details={"activation": activation_json(row)},
+        code=Code.BUNDLE_MISSING, details={"activation": activation_json(row)},
         hint="pass --deactivate-missing to deactivate it as part of the update")
 
 
@@ -509,7 +509,7 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
     if not deactivate:
         ids = ", ".join(r["id"] for r in rows)
         raise PkgmgrError(f"cannot {action} {installed.name}: it has {len(rows)} activation(s): {ids}",
-                          code="extension_has_active_bundles",
+                          code=Code.EXTENSION_HAS_ACTIVE_BUNDLES,
                           details={"activations": [activation_json(r) for r in rows]},
                           hint="pass --deactivate to deactivate them in the same step, or "
                                "'pkgmgr bundle deactivate ACT' first")

@@ -34,7 +34,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.archive.files import mode_label, open_regular, read_chunks
 from pkgmgr.archive.selection import SourceFile
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 PREFIX = "sha256-2:"
 _CHECKSUM = re.compile(r"sha256-2:[0-9a-f]{64}")
@@ -242,4 +242,4 @@ def _file_record(tree: Any, name: bytes, label: bytes, path: str, rel: str) -> t
             os.lseek(fd, 0, os.SEEK_SET)
     finally:
         os.close(fd)
-    raise PkgmgrError(f"{rel!r} changed while it was being hashed", code="tree_modified", details={"path": rel})
+    raise PkgmgrError(f"{rel!r} changed while it was being hashed", code=Code.TREE_MODIFIED, details={"path": rel})

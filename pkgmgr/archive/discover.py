@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 MANIFEST_NAMES = ("extension.toml", "extension.json")
 # the other hosts' manifests (SPEC 13; which host a level belongs to is `pkgmgr.hosts.detect`'s)
@@ -40,14 +40,14 @@ def find_manifest_root(directory: Path) -> Path:
         raise PkgmgrError(
             f"no extension manifest (extension.toml, extension.json, vera.extension.json or an Eva .exs){where}; "
             + (f"found: {listed}" if found else "it is empty"),
-            code="invalid_archive",
+            code=Code.INVALID_ARCHIVE,
             details={"found": found, "level": rel},
         )
     if SKILL_FILE in names:
         raise PkgmgrError(
             f"contains both an extension manifest and {SKILL_FILE}{where}: a directory is either an extension "
             "or a skill",
-            code="invalid_archive",
+            code=Code.INVALID_ARCHIVE,
             details={"level": rel},
         )
     return level

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 
 def _member(member: str | None) -> dict[str, str]:
@@ -11,7 +11,7 @@ def _member(member: str | None) -> dict[str, str]:
 
 def unsafe(member: str, reason: str) -> PkgmgrError:
     """`unsafe_archive`: a member that could write outside the tree or is not a plain file/dir."""
-    return PkgmgrError(f"unsafe archive member {member!r}: {reason}", code="unsafe_archive",
+    return PkgmgrError(f"unsafe archive member {member!r}: {reason}", code=Code.UNSAFE_ARCHIVE,
                        details={"member": member, "reason": reason})
 
 
@@ -21,7 +21,7 @@ def too_large(what: str, limit: int | float, *, member: str | None = None, confi
     where = f" (refused while reading {member!r})" if member is not None else ""
     return PkgmgrError(
         f"archive exceeds the {what} limit of {limit:,}{where}",
-        code="archive_too_large",
+        code=Code.ARCHIVE_TOO_LARGE,
         details={"limit": what, "value": limit, **_member(member)},
         hint="raise [limits] in config.toml if this archive is trusted" if configurable else None,
     )
@@ -30,5 +30,5 @@ def too_large(what: str, limit: int | float, *, member: str | None = None, confi
 def corrupt(reason: str, *, member: str | None = None) -> PkgmgrError:
     """`invalid_archive`: not an archive we can read (truncated, bad data, unsupported feature)."""
     where = f" at {member!r}" if member is not None else ""
-    return PkgmgrError(f"invalid archive{where}: {reason}", code="invalid_archive",
+    return PkgmgrError(f"invalid archive{where}: {reason}", code=Code.INVALID_ARCHIVE,
                        details={"reason": reason, **_member(member)})

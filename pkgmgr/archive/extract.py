@@ -19,7 +19,7 @@ from pkgmgr.archive.files import CHUNK, DIR_MODE, empty_directory
 from pkgmgr.archive.staging import Staging
 from pkgmgr.archive.tar_reader import extract_tar_gz
 from pkgmgr.config import Limits
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 _GZIP_MAGIC = b"\x1f\x8b"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
@@ -92,7 +92,7 @@ def _open_archive(path: Path, limits: Limits) -> Iterator[tuple[BinaryIO, int, s
     try:
         fd = os.open(path, _OPEN_FLAGS)
     except FileNotFoundError:
-        raise PkgmgrError(f"{path}: no such archive", code="not_found", details={"path": str(path)}) from None
+        raise PkgmgrError(f"{path}: no such archive", code=Code.NOT_FOUND, path=str(path)) from None
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
@@ -112,5 +112,5 @@ def _open_archive(path: Path, limits: Limits) -> Iterator[tuple[BinaryIO, int, s
 
 
 def _not_an_archive(path: Path, why: str) -> PkgmgrError:
-    return PkgmgrError(f"{path}: not a .tar.gz or .zip archive ({why})", code="invalid_archive",
-                       details={"path": str(path)})
+    return PkgmgrError(f"{path}: not a .tar.gz or .zip archive ({why})", code=Code.INVALID_ARCHIVE,
+                       path=str(path))

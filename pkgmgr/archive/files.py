@@ -10,7 +10,7 @@ import stat
 from pathlib import Path
 from typing import Any, Iterable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import NotRegularFile, kind_of, open_regular_fd, remove_tree
 
 CHUNK = 1024 * 1024
@@ -41,7 +41,7 @@ def open_regular(path: str | os.PathLike[str], *, display: str, dir_fd: int | No
     except NotRegularFile as exc:
         if exc.kind == "a symbolic link":
             raise PkgmgrError(f"{display!r} changed into a symbolic link while being read",
-                              code="path_escapes_root", details={"path": display}) from exc
+                              code=Code.PATH_ESCAPES_ROOT, details={"path": display}) from exc
         raise _not_a_file(display, exc.kind) from None
 
 
@@ -53,7 +53,7 @@ def _not_a_file(display: str, kind: str) -> PkgmgrError:
     return PkgmgrError(
         f"{display!r} is {kind}: only regular files, directories and symbolic links "
         "can be installed or packed",
-        code="invalid_archive",
+        code=Code.INVALID_ARCHIVE,
         details={"path": display},
     )
 

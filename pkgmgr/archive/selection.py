@@ -41,7 +41,7 @@ from pkgmgr.archive.files import (
     read_chunks,
 )
 from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 VCS_NAMES = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", "CVS", ".fslckout"})
 # pkgmgr's own files at a workspace root, never part of an extension whose root it is (`path = "."`)
@@ -69,9 +69,9 @@ def select_files(root: Path) -> list[SourceFile]:
     try:
         base = os.path.realpath(root, strict=True)
     except FileNotFoundError:
-        raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)}) from None
+        raise PkgmgrError(f"{root}: no such directory", code=Code.NOT_FOUND, path=str(root)) from None
     if not os.path.isdir(base):
-        raise PkgmgrError(f"{root}: not a directory", code="invalid_archive", details={"path": str(root)})
+        raise PkgmgrError(f"{root}: not a directory", code=Code.INVALID_ARCHIVE, path=str(root))
     with NoFollowOpener() as opener:
         walker = _Walker(base, _ignore_spec(base, opener), opener)
         files = sorted(walker.walk(), key=lambda f: f.rel)
@@ -80,7 +80,7 @@ def select_files(root: Path) -> list[SourceFile]:
         try:
             names.add(split_member_name(item.rel, is_dir=False), is_dir=False, member=item.rel)
         except NameRefused as exc:
-            raise PkgmgrError(f"{item.rel!r} cannot be packed: {exc.reason}", code="invalid_archive",
+            raise PkgmgrError(f"{item.rel!r} cannot be packed: {exc.reason}", code=Code.INVALID_ARCHIVE,
                               details={"path": item.rel}) from None
     return files
 
@@ -166,7 +166,7 @@ class NoFollowOpener:
             except OSError as exc:
                 if exc.errno in (errno.ELOOP, errno.EMLINK, errno.ENOTDIR):
                     raise PkgmgrError(f"{display!r}: a directory on its path changed into a symbolic link or a "
-                                      "file while being read", code="path_escapes_root",
+                                      "file while being read", code=Code.PATH_ESCAPES_ROOT,
                                       details={"path": display}) from None
                 if exc.errno == errno.ENOENT:
                     raise _vanished(display) from None
@@ -176,7 +176,7 @@ class NoFollowOpener:
 
 
 def _vanished(display: str) -> PkgmgrError:
-    return PkgmgrError(f"{display!r} vanished while being read", code="not_found", details={"path": display})
+    return PkgmgrError(f"{display!r} vanished while being read", code=Code.NOT_FOUND, details={"path": display})
 
 
 def _ignore_spec(base: str, opener: NoFollowOpener) -> Any:
@@ -193,7 +193,7 @@ def _ignore_spec(base: str, opener: NoFollowOpener) -> Any:
 
 
 def _escape(rel: str, why: str) -> PkgmgrError:
-    return PkgmgrError(f"symbolic link {rel!r} {why}", code="path_escapes_root", details={"path": rel})
+    return PkgmgrError(f"symbolic link {rel!r} {why}", code=Code.PATH_ESCAPES_ROOT, details={"path": rel})
 
 
 def _resolve(path: str, base: str, rel: str) -> str:

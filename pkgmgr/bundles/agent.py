@@ -19,12 +19,12 @@ from pkgmgr.bundles.bundle import AgentSpec
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.names import agent_key, agent_name_problem
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
-from pkgmgr.errors import Problem, ProblemSink
+from pkgmgr.errors import Code, Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space
 from pkgmgr.manifest.tools import segmented_id_problem
 
-CODE = "invalid_bundle"
+CODE = Code.INVALID_BUNDLE
 MAX_AGENT_MD_BYTES = 1 * MIB
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents

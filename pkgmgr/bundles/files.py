@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.documents import DocumentError, load_document, size_text
-from pkgmgr.errors import Problem, ProblemSink
+from pkgmgr.errors import Code, Problem, ProblemSink
 
 
 class TreeError(Exception):
@@ -43,10 +43,10 @@ class PackageTree:
     """An extension root, resolved once. `code` is used for non-escape path problems."""
 
     root: Path
-    code: str = "invalid_bundle"
+    code: str = Code.INVALID_BUNDLE
 
     @classmethod
-    def open(cls, root: Path, *, code: str = "invalid_bundle") -> "PackageTree":
+    def open(cls, root: Path, *, code: str = Code.INVALID_BUNDLE) -> "PackageTree":
         return cls(Path(root).resolve(), code)
 
     def resolve(self, rel: str) -> Path:
@@ -58,13 +58,13 @@ class PackageTree:
         if "\x00" in rel:
             raise TreeError(self.code, f"{rel!r} contains a NUL character")
         if rel.startswith("/"):
-            raise TreeError("path_escapes_root", f"{rel!r} must be a relative path inside the extension root")
+            raise TreeError(Code.PATH_ESCAPES_ROOT, f"{rel!r} must be a relative path inside the extension root")
         try:
             target = (self.root / rel).resolve()
         except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop (3.11)
             raise TreeError(self.code, f"{rel!r} cannot be resolved: {exc}") from None
         if not target.is_relative_to(self.root):
-            raise TreeError("path_escapes_root", f"{rel!r} resolves outside the extension root")
+            raise TreeError(Code.PATH_ESCAPES_ROOT, f"{rel!r} resolves outside the extension root")
         return target
 
     def names(self, rel: str) -> frozenset[str]:

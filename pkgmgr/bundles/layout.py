@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.bundles.names import name_problem
 from pkgmgr.documents import MIB, DocumentError, integer_problem, load_document
-from pkgmgr.errors import Problem, ProblemSink
+from pkgmgr.errors import Code, Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space
 
 if TYPE_CHECKING:
     from pkgmgr.bundles.bundle import LayoutSpec
 
-CODE = "invalid_layout"
+CODE = Code.INVALID_LAYOUT
 MAX_LAYOUT_BYTES = 4 * MIB
 EDGE_TOLERANCE = 1e-6  # rect bounds and frame overlap: Compozy's weightTolerance (validRect, rectsOverlap)
 WEIGHT_TOLERANCE = 1e-6

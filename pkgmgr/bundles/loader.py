@@ -24,11 +24,11 @@ from pkgmgr.bundles.schedule import (
     check_trigger_filter,
 )
 from pkgmgr.documents import MIB
-from pkgmgr.errors import Problem, ProblemSink, raise_problems
+from pkgmgr.errors import Code, Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
 from pkgmgr.manifest.network import go_trim_space
 
-CODE = "invalid_bundle"
+CODE = Code.INVALID_BUNDLE
 BUNDLE_SUFFIXES = (".toml", ".json")
 MAX_BUNDLE_BYTES = 4 * MIB
 CORE_FIELDS = ("name", "description", "profiles")
@@ -316,7 +316,7 @@ class _Loader:
             what = "is not a file" if real.exists() else "does not exist"
             return None, TreeError(CODE, f"{rel} {what} (a layout path names one window_layout JSON file)")
         try:
-            data = self.tree.read(rel, limit=MAX_LAYOUT_BYTES, code="invalid_layout")
+            data = self.tree.read(rel, limit=MAX_LAYOUT_BYTES, code=Code.INVALID_LAYOUT)
         except TreeError as exc:
             self.side.append(Problem(exc.code, rel, "", exc.message))
             return None, None

@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
 from pkgmgr.cli.output import Output, Printer, error_document, print_error, scrub_secrets, write_json
-from pkgmgr.errors import PkgmgrError, io_error
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import user_path
 
 Handler = Callable[[Context, argparse.Namespace], Output]
@@ -35,7 +35,7 @@ GLOBAL_DEFAULTS: dict[str, Any] = {
 
 
 class UsageError(PkgmgrError):
-    code = "usage"
+    code = Code.USAGE
 
 
 class Parser(argparse.ArgumentParser):
@@ -329,7 +329,7 @@ def run(argv: Sequence[str] | None = None) -> int:
 
             sys.stderr.write(scrub_secrets(traceback.format_exc()))
         where = f" {exc.filename}" if exc.filename else ""
-        error = io_error(exc) or PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code="internal",
+        error = io_error(exc) or PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code=Code.INTERNAL,
                                              details={"errno": exc.errno})
         return report(error, json_mode)
     except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
@@ -343,7 +343,7 @@ def run(argv: Sequence[str] | None = None) -> int:
         error = PkgmgrError(
             f"internal error: {type(exc).__name__}: {_one_line(exc)}"
             + ("" if verbose else " (run with -v for the traceback)"),
-            code="internal",
+            code=Code.INTERNAL,
         )
         return report(error, json_mode)
 
@@ -356,7 +356,7 @@ def _damaged_database(exc: BaseException) -> PkgmgrError | None:
 
     if type(exc) is not sqlite3.DatabaseError:
         return None
-    return PkgmgrError(f"a state database is damaged: {_one_line(exc)}", code="state_inconsistent",
+    return PkgmgrError(f"a state database is damaged: {_one_line(exc)}", code=Code.STATE_INCONSISTENT,
                        hint="run 'pkgmgr doctor --check' to see which scope; restore it from a backup")
 
 
@@ -366,15 +366,18 @@ def _one_line(exc: BaseException) -> str:
 
 
 # the failures of reading a registry that a user gets out of by not reading it
-UNREADABLE = frozenset({"network_error", "http_error", "rate_limited", "invalid_index", "not_found"})
+UNREADABLE = frozenset({Code.NETWORK_ERROR, Code.HTTP_ERROR, Code.RATE_LIMITED, Code.INVALID_INDEX, Code.NOT_FOUND})
 
 
 def registry_hint(error: PkgmgrError) -> None:
     """An unreadable registry's error names the commands that get past it (SPEC 11)."""
     name = error.details.get("registry")
-    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE or "registries" in error.details:
+    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE:
         return
-    from pkgmgr.registry.client import DEFAULT_NAME
+    from pkgmgr.registry.client import DEFAULT_NAME, NotListed, UnknownRegistry
+
+    if isinstance(error, (NotListed, UnknownRegistry)):  # no registry to drop: nothing listed, or none by that name
+        return
 
     if name == DEFAULT_NAME:
         return

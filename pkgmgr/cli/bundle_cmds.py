@@ -120,6 +120,7 @@ def render_inventory(p: Printer, inventory: dict[str, Any]) -> None:
 
 
 def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.confirmation import scope_options
     from pkgmgr.activation.lifecycle import (
         ACTIVE,
         AWAITING,
@@ -129,7 +130,6 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
         get_activation,
         resolve,
     )
-    from pkgmgr.activation.render import scope_options
     from pkgmgr.manifest.network import normalize_network
 
     scope = target_scope(ctx)
@@ -210,7 +210,8 @@ def _resource_counts(resources: Any) -> str:
 
 def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any]], headline: str,
                        error: Any = None) -> Output:
-    from pkgmgr.activation.render import activation_pairs, confirm_command
+    from pkgmgr.activation.confirmation import confirm_command
+    from pkgmgr.cli.activation_text import activation_pairs
 
     def human(p: Printer) -> None:
         if headline:
@@ -229,8 +230,8 @@ def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any
 
 
 def cmd_activate(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.activation.confirmation import confirmation_error
     from pkgmgr.activation.lifecycle import AWAITING, Target, activate
-    from pkgmgr.activation.render import confirmation_error
 
     scope = target_scope(ctx)
     activation, resources = activate(scope, Target.parse(args.target), config=ctx.config,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.output import isatty
+from pkgmgr.errors import Code
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -25,7 +26,7 @@ def default_home() -> Path:
         if not path.is_absolute():
             from pkgmgr.errors import PkgmgrError
 
-            raise PkgmgrError(f"PKGMGR_HOME={env!r} is not an absolute path", code="usage",
+            raise PkgmgrError(f"PKGMGR_HOME={env!r} is not an absolute path", code=Code.USAGE,
                               details={"variable": "PKGMGR_HOME"}, hint="set it to an absolute path")
         return path
     from platformdirs import user_data_dir
@@ -118,7 +119,7 @@ def workspace_dir(ctx: Context) -> Path:
         if not ctx.workspace_arg.is_dir():  # a typo must not become a new directory tree
             from pkgmgr.errors import PkgmgrError
 
-            raise PkgmgrError(f"workspace {ctx.workspace_arg} is not a directory", code="not_found")
+            raise PkgmgrError(f"workspace {ctx.workspace_arg} is not a directory", code=Code.NOT_FOUND)
         return ctx.workspace_arg.resolve()  # one spelling: activation ids and approvals key on it
     from pkgmgr.store.scope import discover_workspace
 

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context, workspace_dir
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
+    from pkgmgr.store.scope import Scope
 
 
 def register(commands: "Commands") -> None:
@@ -76,7 +77,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     if findings:
         error = PkgmgrError(
             f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
-            code="state_inconsistent",
+            code=Code.STATE_INCONSISTENT,
             details={"problems": data["problems"]},
             hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
                                     if args.check and any(f.check != "install" for f in findings) else [])) or None,
@@ -94,7 +95,7 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human, error)
 
 
-def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
+def _reinstall_fixes(scope: Scope, findings: list[Problem]) -> list[str]:
     """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
     advice `ext verify` gives)."""
     fixes: list[str] = []
@@ -104,7 +105,7 @@ def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
         from pkgmgr.cli.ext_cmds import _reinstall_hint
         from pkgmgr.store.switch import get_installed
 
-        item = get_installed(scope, finding.message.split(" ", 1)[0])
+        item = get_installed(scope, finding.name)
         if item is not None:
             hint = _reinstall_hint(item)
             if scope.kind == "workspace":
@@ -113,13 +114,12 @@ def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
     return fixes
 
 
-def _prune_downloads(ctx: Context) -> list:
+def _prune_downloads(ctx: Context) -> list[Problem]:
     """Partial downloads that interrupted commands left in the cache's tmp/ (a day old, so that
     a download running in another process is left alone); the cache proper is content-addressed
     and re-hashed on every use, so it needs no repair."""
     from pkgmgr.net.cache import DownloadCache
-    from pkgmgr.store.recovery import Finding
 
     count = DownloadCache(ctx.home / "cache" / "downloads").prune_tmp()
-    return [Finding("global", "leftover", f"removed {count} partial download(s) from cache/downloads/tmp", True)
+    return [Problem.invariant("global", "leftover", f"removed {count} partial download(s) from cache/downloads/tmp", True)
             ] if count else []

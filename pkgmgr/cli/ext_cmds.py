@@ -20,7 +20,7 @@ from pkgmgr.cli.install_common import (
     trust_option,
 )
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError, suggest_close
+from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -187,7 +187,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         return hosted
     path = user_path(args.path)
     if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
-        raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
+        raise PkgmgrError(f"{args.path}: no such file or directory", code=Code.NOT_FOUND)
     if path.is_dir():
         manifest, bundles = _validate_tree(path, ctx.config)
         tree_warnings = _tree_warnings(path, manifest)
@@ -235,7 +235,7 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
         return hosted
     root = user_path(args.path)
     if not os.path.isdir(root):
-        raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
+        raise PkgmgrError(f"{args.path}: not a directory", code=Code.NOT_FOUND)
     manifest, _ = _validate_tree(root, ctx.config)
     default_name = f"{manifest.name}-{manifest.version}.tar.gz"
     output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
@@ -338,7 +338,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
     error = batch.first_error
     awaiting = [a for a in data["activations"] if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -363,7 +363,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
             p.lines(getattr(inst, "notes", ()))
         if data["activations"]:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.lines(activation_lines(data["activations"]))
         failed = [r for r in batch.results if r.status == "failed"]
@@ -396,7 +396,7 @@ def find_installed(ctx: Context, name: str) -> "Installed":
         if item is not None:
             return item
     where = "workspace or global" if ctx.scope == "workspace" else "global"
-    error = PkgmgrError(f"{name} is not installed in the {where} scope", code="not_found",
+    error = PkgmgrError(f"{name} is not installed in the {where} scope", code=Code.NOT_FOUND,
                         hint=f"'pkgmgr ext install {name}' installs it")
     suggest_close(error, name, [i.name for i in _visible(ctx)])
     raise error
@@ -526,7 +526,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             p.line()
             p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
         if activations:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.line()
             p.lines(activation_lines(activations))
@@ -566,7 +566,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     elif args.names:
         items = [find_installed(ctx, name) for name in args.names]
     else:
-        raise PkgmgrError("name the extensions to verify, or pass --all", code="usage")
+        raise PkgmgrError("name the extensions to verify, or pass --all", code=Code.USAGE)
     results = []
     for item in items:
         directory = item.directory
@@ -589,7 +589,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
                 f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
             parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
         error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code="tree_modified", details={"extensions": bad},
+                            code=Code.TREE_MODIFIED, details={"extensions": bad},
                             hint=_reinstall_hint(next(i for i in items if i.name == bad[0]["name"])))
 
     def human(p: Printer) -> None:
@@ -648,7 +648,7 @@ def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Outpu
 def _require_store(scope: Any, names: list[str]) -> None:
     """A scope never written holds nothing to change: say so without creating its store."""
     if not scope.exists():
-        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code="not_found")
+        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
 
 
 def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
@@ -679,7 +679,7 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
         for name in args.names:
             item = get_installed(scope, name)
             if item is None:
-                raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+                raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
             planned.append({"name": item.name, "version": item.version, "scope": scope.kind,
                             "activations": _activations_of(ctx, item)})
         return Output({"planned": planned}, lambda p: p.lines(

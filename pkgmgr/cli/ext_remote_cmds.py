@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, target_scope
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -83,11 +83,11 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.updater import Updater
 
     if args.all and args.names:
-        raise PkgmgrError("name extensions or pass --all, not both", code="usage")
+        raise PkgmgrError("name extensions or pass --all, not both", code=Code.USAGE)
     if args.exit_code and not args.check:
-        raise PkgmgrError("--exit-code goes with --check", code="usage", hint="pkgmgr ext update --all --check --exit-code")
+        raise PkgmgrError("--exit-code goes with --check", code=Code.USAGE, hint="pkgmgr ext update --all --check --exit-code")
     if not args.all and not args.names:
-        raise PkgmgrError("name the extensions to update, or pass --all", code="usage",
+        raise PkgmgrError("name the extensions to update, or pass --all", code=Code.USAGE,
                           hint="pkgmgr ext update --all --check")
     scope = target_scope(ctx)
     session = _session(ctx, args)
@@ -132,7 +132,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
     error = report.first_error
     awaiting = [a for a in report.activations if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -160,7 +160,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
             for item in planned:
                 p.lines(summary_lines(item.summary))
         if report.activations:
-            from pkgmgr.activation.render import activation_lines
+            from pkgmgr.cli.activation_text import activation_lines
 
             p.lines(activation_lines(report.activations))
 
@@ -170,22 +170,12 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
 # --- info ---------------------------------------------------------------------------------------
 
 
-def _find(session: "Session", name: str, registry_name: str | None) -> tuple[Any, Any]:
-    if registry_name is None:
-        return session.registries.lookup(name)
-    registry = session.registries.get(registry_name)
-    entry = registry.entry(name)
-    if entry is None:
-        raise PkgmgrError(f"{name}: registry {registry.name} does not list it", code="not_found")
-    return registry, entry
-
-
 def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.registry.resolve import Request, skip_reason
+    from pkgmgr.registry.resolve import find_entry, host_compatible
 
     session = _session(ctx, args)
     try:
-        registry, entry = _find(session, args.name, args.registry)
+        registry, entry = find_entry(session.registries, args.name, registry=args.registry)
         registry.remember()
     finally:
         session.close()
@@ -193,8 +183,7 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
     vanished = registry.vanished(entry.name)
     versions = []
     for version in entry.versions:
-        reason = skip_reason(version, Request(host_version=host))
-        versions.append({**version.to_json(), "compatible": reason is None or "needs host" not in reason})
+        versions.append({**version.to_json(), "compatible": host_compatible(version, host)})
     data = {"name": entry.name, "description": entry.description, "repository": entry.repository,
             "tier": entry.tier, "host": entry.host, "verified": entry.verified, "registry": registry.name, "source": registry.source,
             "latest": entry.latest, "versions": versions, "vanished": list(vanished), **registry.signature_json()}

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
 
 if TYPE_CHECKING:
@@ -85,12 +85,12 @@ def resolve(ctx: Context, names: list[str], host: str | None, *, scopes: list[An
         if host is not None:
             rows = [r for r in rows if r.host == host]
             if host != "compozy" and not rows:
-                raise PkgmgrError(f"{name} is not installed in {host}'s folders", code="not_found",
+                raise PkgmgrError(f"{name} is not installed in {host}'s folders", code=Code.NOT_FOUND,
                                   hint=f"'pkgmgr ext list --host {host}' shows what pkgmgr manages there")
         holders = (["compozy"] if compozy is not None else []) + [r.host for r in rows]
         if len(holders) > 1:
             raise PkgmgrError(f"{name} is installed for several hosts ({', '.join(holders)}); say which with --host",
-                              code="usage", details={"hosts": holders},
+                              code=Code.USAGE, details={"hosts": holders},
                               hint=" or ".join(f"--host {h}" for h in holders))
         if rows and host != "compozy":
             found[name] = rows[0]
@@ -157,10 +157,10 @@ def _judge_path(ctx: Context, path: Path, forced: str | None) -> Any:
     if forced == "compozy":
         return None
     if not os.path.exists(path):
-        raise PkgmgrError(f"{path}: no such file or directory", code="not_found")
+        raise PkgmgrError(f"{path}: no such file or directory", code=Code.NOT_FOUND)
     if path.is_file() and is_script(path):
         if forced not in (None, "eva"):
-            raise PkgmgrError(f"{path} is an Eva script, not a {forced} extension", code="invalid_archive")
+            raise PkgmgrError(f"{path} is an Eva script, not a {forced} extension", code=Code.INVALID_ARCHIVE)
         return for_host("eva").judge(path, layout="script")  # type: ignore[attr-defined]
     if path.is_dir():
         found, _lone = manifests(path)
@@ -207,14 +207,14 @@ def pack(ctx: Context, args: argparse.Namespace) -> Output | None:
     version = judged.version or getattr(args, "release", None)
     if not version:
         raise PkgmgrError(f"{args.path}: an Eva extension carries no version; pass --release VERSION to name the "
-                          "archive's version", code="usage")
+                          "archive's version", code=Code.USAGE)
     from pkgmgr.versions import parse_semver
 
     try:
         parse_semver(version)
     except ValueError as exc:
         raise PkgmgrError(f"{judged.host} extension {judged.name}: version {version!r} cannot name a release "
-                          f"({exc})", code="invalid_manifest") from None
+                          f"({exc})", code=Code.INVALID_MANIFEST) from None
     output = (user_path(args.output_file) if args.output_file
               else Path.cwd() / f"{judged.name}-{version}.tar.gz")
     if script:
@@ -346,7 +346,7 @@ def _verify_output(results: list[dict[str, Any]]) -> Output:
             changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or ["tree checksum"]
             parts.append(f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes)))
         error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code="tree_modified", details={"extensions": bad},
+                            code=Code.TREE_MODIFIED, details={"extensions": bad},
                             hint="reinstall it with --force")
 
     def human(p: Printer) -> None:
@@ -385,7 +385,7 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         return None
     if getattr(args, "save", False):
         raise PkgmgrError("--save edits pkgmgr.toml declarations; remove host extensions declared there by editing "
-                          "pkgmgr.toml and running 'pkgmgr sync'", code="usage")
+                          "pkgmgr.toml and running 'pkgmgr sync'", code=Code.USAGE)
     if args.dry_run:
         planned = [{"name": r.name, "version": r.version or None, "host": r.host, "scope": scope.kind,
                     "path": str(r.directory)} for r in found.values()]

@@ -63,7 +63,7 @@ def install_options(ctx: Context, args: argparse.Namespace) -> Any:
 
 def reporter_for(ctx: Context) -> Any:
     if ctx.show_progress:
-        from pkgmgr.progress import RichReporter
+        from pkgmgr.cli.progress_bars import RichReporter
 
         return RichReporter()
     from pkgmgr.progress import Reporter

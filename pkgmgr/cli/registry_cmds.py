@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
 from pkgmgr.patterns import REGISTRY_NAME
 
@@ -112,14 +112,14 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
 
     name = args.name
     if not REGISTRY_NAME_RE.fullmatch(name):
-        raise PkgmgrError(f"{name!r} is not a registry name (lower-case letters, digits, '-' and '_')", code="usage")
+        raise PkgmgrError(f"{name!r} is not a registry name (lower-case letters, digits, '-' and '_')", code=Code.USAGE)
     if name == DEFAULT_NAME:
-        raise PkgmgrError("'default' is the registry shipped with pkgmgr; choose another name", code="usage")
+        raise PkgmgrError("'default' is the registry shipped with pkgmgr; choose another name", code=Code.USAGE)
     spec = parse_source(args.source)
     check_source_allowed(spec, insecure=args.insecure)
     for existing in ctx.config.registries:
         if existing.name == name:
-            raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code="usage",
+            raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code=Code.USAGE,
                               hint=f"'pkgmgr registry remove {name}' first to replace it")
     priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
     pinned = None
@@ -127,7 +127,7 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
         pinned = _pin_root(ctx, name, spec, args)  # verified and read through TUF at once, else refused
     elif ctx.config.require_signed:
         raise PkgmgrError(f"policy.require_signed refuses the unsigned registry {name} ({spec.text})",
-                          code="registry_signature_invalid", details={"registry": name},
+                          code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": name},
                           hint="add it with its TUF root: --root FILE or --root-sha256 HEX")
     session = None if ctx.offline or args.no_check or pinned is not None else _session(ctx)
     try:
@@ -189,7 +189,7 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
 
     for existing in ctx.config.registries:
         if existing.source == spec.text:
-            raise PkgmgrError(f"{spec.text} is already configured as registry {existing.name}", code="usage",
+            raise PkgmgrError(f"{spec.text} is already configured as registry {existing.name}", code=Code.USAGE,
                               hint=f"'pkgmgr registry remove {existing.name}' first to add it signed")
     session = _session(ctx)
     try:
@@ -201,18 +201,18 @@ def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> s
             try:  # often the registry's own metadata/1.root.json: never blocks on a FIFO
                 data = read_regular(path, limit=4 * 1024 * 1024, follow_symlinks=True)
             except NotRegularFile as exc:
-                raise PkgmgrError(f"--root {args.root}: is {exc.kind}, not a regular file", code="invalid_index",
-                                  details={"path": str(path)}) from None
+                raise PkgmgrError(f"--root {args.root}: is {exc.kind}, not a regular file", code=Code.INVALID_INDEX,
+                                  path=str(path)) from None
             except OSError as exc:
-                raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code="not_found") from None
+                raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code=Code.NOT_FOUND) from None
         else:
             wanted = args.root_sha256.strip().lower()
             if not re.fullmatch(r"[0-9a-f]{64}", wanted):
-                raise PkgmgrError(f"--root-sha256 {args.root_sha256!r} is not 64 hexadecimal digits", code="usage")
+                raise PkgmgrError(f"--root-sha256 {args.root_sha256!r} is not 64 hexadecimal digits", code=Code.USAGE)
             data = _first_root(probe)
             if root_sha256(data) != wanted:
                 raise PkgmgrError(f"registry {name}: metadata/1.root.json has sha256 {root_sha256(data)}, not the "
-                                  f"pinned {wanted}", code="registry_signature_invalid",
+                                  f"pinned {wanted}", code=Code.REGISTRY_SIGNATURE_INVALID,
                                   details={"registry": name, "expected": wanted, "actual": root_sha256(data)})
         check_root(data, name)
         pinned = root_sha256(data)
@@ -279,10 +279,10 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.registry.client import DEFAULT_NAME, Registry
 
     if args.name == DEFAULT_NAME:
-        raise PkgmgrError("the shipped registry 'default' cannot be removed", code="usage")
+        raise PkgmgrError("the shipped registry 'default' cannot be removed", code=Code.USAGE)
     found = next((r for r in ctx.config.registries if r.name == args.name), None)
     if found is None:
-        raise PkgmgrError(f"no registry named {args.name!r} is configured", code="not_found",
+        raise PkgmgrError(f"no registry named {args.name!r} is configured", code=Code.NOT_FOUND,
                           hint="'pkgmgr registry list' shows the configured registries")
     with edit_config(ctx.home) as doc:
         del doc["registries"][args.name]
@@ -515,7 +515,7 @@ def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool 
 
     if not is_signed(index):
         if force:
-            raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage",
+            raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code=Code.USAGE,
                               hint="create one with 'pkgmgr registry init DIR --sign'")
         return None
     keys = keys_dir(index, _index_name(index), args.keys)
@@ -542,7 +542,7 @@ def cmd_rotate_key(ctx: Context, args: argparse.Namespace) -> Output:
 
     index = user_path(args.path)
     if not is_signed(index):
-        raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code="usage")
+        raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code=Code.USAGE)
     keys = keys_dir(index, _index_name(index), args.keys)
     with index_lock(index, ctx.lock_timeout):
         result = rotate_key(index, keys, args.role, expiries=_expiries(args))
@@ -561,9 +561,9 @@ def index_dir(args: argparse.Namespace) -> Path:
     """The directory DIR or --index names (one of them, or both the same). Raises usage."""
     given = {text for text in (args.path, args.index) if text is not None}
     if not given:
-        raise PkgmgrError("name the registry index directory: DIR or --index DIR", code="usage")
+        raise PkgmgrError("name the registry index directory: DIR or --index DIR", code=Code.USAGE)
     if len({user_path(text).absolute() for text in given}) > 1:
-        raise PkgmgrError(f"two index directories given: {args.path} and --index {args.index}", code="usage")
+        raise PkgmgrError(f"two index directories given: {args.path} and --index {args.index}", code=Code.USAGE)
     return user_path(given.pop())
 
 
@@ -572,7 +572,7 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
 
     root = user_path(args.path)
     if not args.sign and (args.keys or args.timestamp_expiry or args.expiry):
-        raise PkgmgrError("--keys, --timestamp-expiry and --expiry apply with --sign", code="usage")
+        raise PkgmgrError("--keys, --timestamp-expiry and --expiry apply with --sign", code=Code.USAGE)
     signing = None
     if args.sign:
         from pkgmgr.registry.init import default_name
@@ -611,9 +611,9 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     require_index(index)
     _check_keys(args, index)
     if args.push and args.url:
-        raise PkgmgrError("--push records the pushed artifact's URL; it cannot be combined with --url", code="usage")
+        raise PkgmgrError("--push records the pushed artifact's URL; it cannot be combined with --url", code=Code.USAGE)
     if args.asset and not args.source.startswith("github:"):
-        raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code="usage")
+        raise PkgmgrError("--asset applies to a github:OWNER/REPO@TAG source", code=Code.USAGE)
     url, repository, tag = args.url, None, None
     session = None
     try:
@@ -671,7 +671,7 @@ def _download_release(ctx: Context, session: "Session", text: str,
 
     ref = parse_ref(text)
     if ref.kind != "github" or not ref.tag:
-        raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code="usage")
+        raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code=Code.USAGE)
     github = session.github
     release = github.release(ref.owner, ref.repo, ref.tag, pre=True)
     asset = github.select_asset(release, asset_name)
@@ -679,7 +679,7 @@ def _download_release(ctx: Context, session: "Session", text: str,
         raise PkgmgrError(
             f"{ref.owner}/{ref.repo}@{release.tag} has no .tar.gz, .tgz or .zip asset; GitHub's generated source "
             "tarball is not published (its bytes are not guaranteed stable)",
-            code="not_found", hint="attach the archive built by 'pkgmgr ext pack' to the release",
+            code=Code.NOT_FOUND, hint="attach the archive built by 'pkgmgr ext pack' to the release",
         )
     checksum = github.asset_checksum(release, asset)
     downloaded = github.download_asset(release, asset, cache=session.downloads, reporter=reporter_for(ctx),
@@ -717,7 +717,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         error = PkgmgrError(
             f"{root}: {count} problem{'s' if count != 1 else ''} in the registry index\n"
             + "\n".join(problem_line(p) for p in report.problems),
-            code="invalid_index", details={"problems": [problem_json(p) for p in report.problems]},
+            code=Code.INVALID_INDEX, details={"problems": [problem_json(p) for p in report.problems]},
         )
         return Output(data, None, error)
     checks = [f"{report.entries} extension(s)", f"{report.versions} version(s)"]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
 
 TEMPLATES = ("resource", "subprocess", "bundle")
@@ -170,10 +170,10 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
     name = args.name
     if not NAME_RE.fullmatch(name):
         raise PkgmgrError(f"{name!r} is not an extension name (lower-case letters, digits and '-', "
-                          "starting with a letter)", code="usage")
+                          "starting with a letter)", code=Code.USAGE)
     target = user_path(args.path) if args.path else Path.cwd() / name
     if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise PkgmgrError(f"{target} exists and is not empty; nothing was written", code="usage",
+        raise PkgmgrError(f"{target} exists and is not empty; nothing was written", code=Code.USAGE,
                           hint="choose another NAME or --path DIR")
     files = files_for(args.template, name)
     for rel, text in files.items():

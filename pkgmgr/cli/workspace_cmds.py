@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
 from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -122,7 +122,7 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     error = result.error
     awaiting = [a for a in result.activations if a.get("status") == "awaiting_confirmation"]
     if error is None and awaiting:
-        from pkgmgr.activation.render import confirmation_error
+        from pkgmgr.activation.confirmation import confirmation_error
 
         error = confirmation_error(awaiting)
 
@@ -233,7 +233,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     root = workspace_dir(ctx)
     warn_legacy_store(ctx, root)
     if not os.path.lexists(root / "pkgmgr.toml"):  # a FIFO or a link is read (and refused) below
-        raise PkgmgrError(f"{root} has no pkgmgr.toml: nothing to trust", code="not_found")
+        raise PkgmgrError(f"{root} has no pkgmgr.toml: nothing to trust", code=Code.NOT_FOUND)
     ws = Workspace(root, ctx.home)
     state = ws.trust_state()
     summary = _summary(ctx, ws, state)
@@ -242,7 +242,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
                                           p.line(f"approve exactly this with: pkgmgr trust --digest {state.digest}")))
     if args.digest is not None and args.digest.strip().lower() != state.digest:
         raise PkgmgrError(f"the workspace's digest is {state.digest}, not {args.digest}: its files changed since "
-                          "they were shown", code="trust_required", details={"digest": state.digest},
+                          "they were shown", code=Code.TRUST_REQUIRED, details={"digest": state.digest},
                           hint="review them again with 'pkgmgr trust --show'")
     trust.approve(ctx.home, ws.root, state.digest, by=login_user())
     summary.update(approved=True)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError
 
 HOSTS = ("compozy", "terva", "eva", "vera")
 AGENT_HOSTS = ("terva", "eva", "vera")  # the hosts behind this port (compozy is pkgmgr's own store)
@@ -82,7 +82,7 @@ class Host:
             root = self.project_root(project)
             if root is None:
                 raise PkgmgrError(f"{self.name} has no project scope: it loads extensions only from "
-                                  f"{self.home() / 'extensions'}", code="usage",
+                                  f"{self.home() / 'extensions'}", code=Code.USAGE,
                                   hint="install it without --scope workspace")
             return root / "extensions"
         return self.home() / "extensions"
@@ -130,25 +130,6 @@ class Host:
     def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
         """What the operator must know after a change in `folder` (trust, reloads)."""
         return []
-
-
-# --- problems ------------------------------------------------------------------------------------
-
-
-class Problems:
-    """Collects the problems of one manifest (every one is reported, SPEC 2)."""
-
-    def __init__(self, file: str, code: str = "invalid_manifest") -> None:
-        self.file = file
-        self.code = code
-        self.items: list[Problem] = []
-
-    def add(self, key: str, message: str, code: str | None = None) -> None:
-        self.items.append(Problem(code or self.code, self.file, key, message))
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            raise ValidationFailed(self.items)
 
 
 # --- the tree checksum of an install ---------------------------------------------------------------
@@ -294,5 +275,5 @@ def _anchor(path: Path) -> Path:
             from pkgmgr.fsutil import owner_name
 
             raise PkgmgrError(f"{parent} is owned by {owner_name(info.st_uid)}, not by you: pkgmgr does not "
-                              "install below it", code="path_escapes_root", details={"path": str(parent)})
+                              "install below it", code=Code.PATH_ESCAPES_ROOT, path=str(parent))
     return last

@@ -9,17 +9,19 @@ the host's own staging folder and renamed into place there (`commit_hosted`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.destination import ScopeStaging
 
 if TYPE_CHECKING:
+    from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.hosts.records import HostInstalled
+    from pkgmgr.install.destination import Announce
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.verify import Verified
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
-
-Announce = Any  # Callable[[dict[str, Any]], None]
 
 
 class HostDestination(ScopeStaging):
@@ -38,7 +40,7 @@ class HostDestination(ScopeStaging):
 
         return find_installed(self.scope, name, self.host)
 
-    def _hosted(self, verified: Any) -> Any:
+    def _hosted(self, verified: Verified | HostPrepared) -> HostPrepared:
         from pkgmgr.hosts.install import HostPrepared
 
         if not isinstance(verified, HostPrepared) or verified.host.name != self.host:
@@ -47,16 +49,17 @@ class HostDestination(ScopeStaging):
                               code=Code.INVALID_ARCHIVE)
         return verified
 
-    def check_switch(self, verified: Any, options: Any) -> None:
+    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
         from pkgmgr.hosts.install import check_hosted
 
         check_hosted(self.scope, self._hosted(verified), options)
 
-    def make_durable(self, verified: list[Any]) -> None:
+    def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
         """Nothing to do ahead: `commit_hosted` flushes each tree in the host's staging folder
         (where it is renamed from) before its switch."""
 
-    def switch(self, verified: Any, options: Any, announce: Announce | None = None) -> Outcome:
+    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
+               announce: Announce | None = None) -> Outcome:
         from pkgmgr.hosts.install import commit_hosted
 
         outcome: Outcome = commit_hosted(self.scope, self._hosted(verified), options, announce)

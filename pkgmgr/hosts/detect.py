@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.hosts.base import HOSTS
 
 
@@ -54,7 +54,7 @@ def detect(level: Path, forced: str | None = None) -> str:
     """The host of the extension at `level`. `forced` (`--host`) picks one of several, and must
     name a host whose manifest is there. Raises `invalid_archive` and `usage`."""
     if forced is not None and forced not in HOSTS:
-        raise PkgmgrError(f"unknown host {forced!r}; hosts are {', '.join(HOSTS)}", code="usage")
+        raise PkgmgrError(f"unknown host {forced!r}; hosts are {', '.join(HOSTS)}", code=Code.USAGE)
     found, lone = manifests(level)
     if forced is not None:
         files = {"compozy": ("extension.toml", "extension.json"), "terva": ("extension.json",),
@@ -63,14 +63,14 @@ def detect(level: Path, forced: str | None = None) -> str:
             return forced
         what = ", ".join(f"{f} ({h})" for h, f in found.items()) or "none"
         raise PkgmgrError(f"no extension manifest of {forced} here (--host {forced}; found: {what})",
-                          code="invalid_archive", details={"found": found})
+                          code=Code.INVALID_ARCHIVE, details={"found": found})
     if len(found) > 1:
         listed = " and ".join(f"{file} ({host})" for host, file in found.items())
         raise PkgmgrError(f"holds the manifests of two hosts: {listed}; pass --host to pick one",
-                          code="invalid_archive", details={"hosts": sorted(found)},
+                          code=Code.INVALID_ARCHIVE, details={"hosts": sorted(found)},
                           hint=f"--host {' or --host '.join(found)}")
     if not found:
-        raise PkgmgrError("no extension manifest of any host here", code="invalid_archive")
+        raise PkgmgrError("no extension manifest of any host here", code=Code.INVALID_ARCHIVE)
     return next(iter(found))
 
 
@@ -82,5 +82,5 @@ def for_host(name: str) -> object:
 
     table = {"terva": Terva, "eva": Eva, "vera": Vera}
     if name not in table:
-        raise PkgmgrError(f"unknown host {name!r}; hosts are {', '.join(HOSTS)}", code="usage")
+        raise PkgmgrError(f"unknown host {name!r}; hosts are {', '.join(HOSTS)}", code=Code.USAGE)
     return table[name]()

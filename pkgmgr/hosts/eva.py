@@ -17,8 +17,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pkgmgr.errors import Code, ProblemSink
 from pkgmgr.hosts import elixir, jsonfmt
-from pkgmgr.hosts.base import DISABLED, Found, Host, Judged, Problems
+from pkgmgr.hosts.base import DISABLED, Found, Host, Judged
 
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
@@ -97,7 +98,7 @@ class Eva(Host):
             script = root / DIRECTORY_ENTRY
             name = name_hint or root.name
             file = DIRECTORY_ENTRY
-        problems = Problems(file)
+        problems = ProblemSink(file, Code.INVALID_MANIFEST)
         why = name_problem(name)
         if why:
             problems.add("name", why)
@@ -149,7 +150,7 @@ def _read_source(path: Path, file: str) -> str:
     from pkgmgr.fsutil import NotRegularFile, read_regular
 
     def fail(message: str) -> ValidationFailed:
-        return ValidationFailed([Problem("invalid_manifest", file, "", message)])
+        return ValidationFailed([Problem(Code.INVALID_MANIFEST, file, "", message)])
 
     try:
         raw = read_regular(path, limit=SOURCE_MAX_BYTES, follow_symlinks=True)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 
 _RELEASE_DIR = re.compile(r"^(?P<name>.+?)-v?(?P<version>\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?)$")
 NO_HOST_VERSION = "0.0.0"  # `min_compozy_version` of an entry that is not Compozy's: it means nothing
@@ -34,7 +34,7 @@ def hosted_facts(root: Path, staging: Path, archive: Path, forced: str | None) -
             judged = host.judge(root, name_hint=name, layout="directory")  # type: ignore[attr-defined]
         if release is None:
             raise PkgmgrError(f"{archive}: an Eva archive names its version in its top directory "
-                              "(<name>-<version>/, as 'pkgmgr ext pack --release VERSION' writes it)", code="usage")
+                              "(<name>-<version>/, as 'pkgmgr ext pack --release VERSION' writes it)", code=Code.USAGE)
         version = release.group("version")
     else:
         judged = host.judge(root)  # type: ignore[attr-defined]
@@ -45,7 +45,7 @@ def hosted_facts(root: Path, staging: Path, archive: Path, forced: str | None) -
         parse_semver(version)
     except ValueError as exc:
         raise PkgmgrError(f"{judged.name}: version {version!r} is not one a registry can list ({exc})",
-                          code="invalid_manifest") from None
+                          code=Code.INVALID_MANIFEST) from None
     return {"name": judged.name, "version": strip_v(version), "description": judged.description,
             "min_compozy_version": NO_HOST_VERSION, "network_digest": "",
             "permissions": tuple(sorted(set(judged.capabilities))) if host_name == "vera" else (),

@@ -17,10 +17,10 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
 from pkgmgr.hosts import records
 from pkgmgr.hosts.base import (
@@ -34,6 +34,11 @@ from pkgmgr.hosts.base import (
 )
 from pkgmgr.hosts.records import HostInstalled
 
+if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.plan import Fetched
+    from pkgmgr.store.scope import Scope
+
 _VERSION_SUFFIX = re.compile(r"-v?\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?$")
 _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 
@@ -42,7 +47,7 @@ _ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".zip")
 class HostPrepared:
     """A tree extracted into pkgmgr's staging and judged by its host, ready to be committed."""
 
-    fetched: Any  # install.plan.Fetched
+    fetched: Fetched
     root: Path  # the tree (a directory, or an Eva script file) inside `staging`
     staging: Path
     host: Host
@@ -84,19 +89,20 @@ def is_script(path: Path) -> bool:
     return not (magic.startswith((b"\x1f\x8b", b"PK")))
 
 
-def _forced_host(fetched: Any, options: Any) -> str | None:
+def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
     forced = fetched.expects.host or getattr(options, "host", None)
     expected = fetched.expects.entry
     entry_host = getattr(expected, "host", None) if expected is not None else None
     if entry_host and entry_host != "compozy":
         if forced is not None and forced != entry_host:
             raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
-                              code="usage")
+                              code=Code.USAGE)
         return entry_host
     return forced
 
 
-def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: Any) -> HostPrepared | None:
+def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, *, options: InstallOptions,
+                   ) -> HostPrepared | None:
     """Judge an extracted tree (or, `root` None, the Eva script `fetched.archive`) by its host's
     rules. None when the tree is Compozy's (the caller carries on). Raises the host's
     validation errors, `invalid_archive` (two hosts' manifests, no --host), `metadata_mismatch`
@@ -107,7 +113,7 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
     if root is None:
         if forced not in (None, "eva"):
             raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
-                              code="invalid_archive")
+                              code=Code.INVALID_ARCHIVE)
         script = staging / Path(fetched.archive).name
         shutil.copyfile(fetched.archive, script)
         os.chmod(script, 0o644)
@@ -125,10 +131,7 @@ def prepare_hosted(fetched: Any, root: Path | None, staging: Path, *, options: A
     judged = host.judge(path, name_hint=_name_hint(fetched, host_name, root, staging, path, layout), layout=layout)
     judged = _check_expected(fetched, judged)
     tree_sha256, listing = host.checksum(path)
-    if fetched.expects.tree_sha256 is not None and tree_sha256 != fetched.expects.tree_sha256:
-        raise PkgmgrError(f"{judged.name} {judged.version}: the installed tree would have checksum {tree_sha256}, "
-                          f"but the lock records {fetched.expects.tree_sha256}", code="checksum_mismatch",
-                          details={"tree_sha256": tree_sha256, "expected": fetched.expects.tree_sha256})
+    fetched.expects.check_tree(f"{judged.name} {judged.version}", tree_sha256)
     return HostPrepared(fetched, path, staging, host, judged, tree_sha256, listing)
 
 
@@ -144,7 +147,7 @@ def judge_level(host: Host, level: Path, name_hint: str | None) -> Judged:
     return host.judge(level, name_hint=name_hint, layout="directory")
 
 
-def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:
+def _name_hint(fetched: Fetched, host: str, root: Path | None, staging: Path, path: Path, layout: str) -> str | None:
     """The name an Eva extension installs under: the registry's or the declaration's, else
     what Eva itself would call it — a script by its base name, a directory by its own name (an
     archive's top directory, or its file name, without a `-<version>` suffix)."""
@@ -166,7 +169,7 @@ def _name_hint(fetched: Any, host: str, root: Path | None, staging: Path, path: 
     return _VERSION_SUFFIX.sub("", base)
 
 
-def _check_expected(fetched: Any, judged: Judged) -> Judged:
+def _check_expected(fetched: Fetched, judged: Judged) -> Judged:
     """The registry entry may not understate the manifest (SPEC 5.4): name, version (Eva has
     none: the entry's is recorded) and, for Vera, the capabilities (the entry's permissions)."""
     from dataclasses import replace
@@ -192,33 +195,22 @@ def _check_expected(fetched: Any, judged: Judged) -> Judged:
                                f"{judged.host} manifest says {sorted(set(judged.capabilities))}")
         if differences:
             raise PkgmgrError(f"{expected.name} {expected.version}: the registry entry does not match the archive's "
-                              "manifest: " + "; ".join(differences), code="metadata_mismatch",
+                              "manifest: " + "; ".join(differences), code=Code.METADATA_MISMATCH,
                               details={"differences": differences})
-    if fetched.expects.name is not None and judged.name != fetched.expects.name:
-        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the {judged.host} extension {judged.name}, "
-                          f"not {fetched.expects.name}", code="invalid_config",
-                          details={"name": judged.name, "expected": fetched.expects.name})
+    fetched.expects.check_name(fetched.label or fetched.locator, judged.name, what=f"the {judged.host} extension")
     return judged
 
 
 # --- commit ----------------------------------------------------------------------------------------
 
 
-def _folder(host: Host, scope: Any) -> Path:
+def _folder(host: Host, scope: Scope) -> Path:
     return host.folder(scope.kind, scope.workspace)
 
 
 def _transaction_dir(folder: Path) -> Path:
     """A fresh private directory in the host's staging folder, beside the scanned one."""
     return private_dir(ensure_dirs(folder.parent, STAGING), "tx-")
-
-
-def _same_source(current: HostInstalled, fetched: Any) -> bool:
-    if current.source_kind != fetched.kind:
-        return False
-    if fetched.kind == "registry":
-        return current.registry == fetched.registry
-    return current.source == fetched.locator
 
 
 def _intact(host: Host, item: HostInstalled) -> bool:
@@ -229,11 +221,11 @@ def _intact(host: Host, item: HostInstalled) -> bool:
 def conflict_error(host: Host, name: str, paths: list[Path]) -> PkgmgrError:
     listed = ", ".join(str(p) for p in paths)
     return PkgmgrError(f"{listed} already holds the {host.name} extension {name}, which pkgmgr did not install; "
-                       "refusing to overwrite it", code="source_conflict", details={"paths": [str(p) for p in paths]},
+                       "refusing to overwrite it", code=Code.SOURCE_CONFLICT, details={"paths": [str(p) for p in paths]},
                        hint=f"'pkgmgr adopt --host {host.name} {name}' takes it under management; --force replaces it")
 
 
-def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: HostInstalled | None = None, *,
+def check_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions, current: HostInstalled | None = None, *,
                  reading: bool = True) -> bool:
     """Raise what switching to `prepared` would refuse, reading only (the destination's
     `check_switch`: a batch is refused before anything moves): `source_conflict` for an
@@ -260,11 +252,9 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
         raise conflict_error(host, name, others)
     if current is None:
         return False
-    from_same_source = _same_source(current, fetched)
-    if not from_same_source and not options.force:
-        raise PkgmgrError(f"{name} is installed from another source ({current.source_kind} {current.source}); "
-                          f"refusing to replace it with {fetched.kind} {fetched.locator}", code="source_conflict",
-                          hint="pass --force to replace it")
+    from pkgmgr.store.switch import check_source
+
+    from_same_source = check_source(current, fetched, name, force=options.force)
     same = current.version == judged.version or _same_semver(current.version, judged.version, same_version)
     if not same:
         return False
@@ -274,11 +264,11 @@ def check_hosted(scope: Any, prepared: HostPrepared, options: Any, current: Host
     if not (options.force or same_content):
         raise PkgmgrError(f"{name} {judged.version} is already installed with different content "
                           f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-                          code="source_conflict", hint="pass --force to replace it")
+                          code=Code.SOURCE_CONFLICT, hint="pass --force to replace it")
     return False
 
 
-def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
+def commit_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions,
                   announce: Callable[[dict[str, Any]], None] | None = None) -> Any:
     """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
     a `store.switch.Outcome` whose `installed` is the `HostInstalled`. Raises `source_conflict`
@@ -363,7 +353,7 @@ def commit_hosted(scope: Any, prepared: HostPrepared, options: Any,
                    current.version if current is not None else None)
 
 
-def _roll_back(scope: Any, host: Host, current: HostInstalled | None, name: str, tx: Path) -> None:
+def _roll_back(scope: Scope, host: Host, current: HostInstalled | None, name: str, tx: Path) -> None:
     """A switch that failed before its tree moved (a lock, a full disk): the old row stands."""
     if current is None:
         records.delete(scope, host.name, name)
@@ -402,7 +392,7 @@ def _move_in(source: Path, staged: Path) -> None:
         shutil.copy2(source, staged)
 
 
-def _after_change(host: Host, scope: Any, folder: Path, options: Any) -> tuple[list[str], dict[str, Any] | None]:
+def _after_change(host: Host, scope: Scope, folder: Path, options: Any) -> tuple[list[str], dict[str, Any] | None]:
     """The notes a change in `folder` calls for, and Eva's approval of a project folder."""
     notes = host.notes(scope.kind, scope.workspace, folder)
     trust = None
@@ -418,7 +408,7 @@ def _after_change(host: Host, scope: Any, folder: Path, options: Any) -> tuple[l
 # --- remove, enable, disable ------------------------------------------------------------------------
 
 
-def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInstalled:
+def remove(scope: Scope, item: HostInstalled, *, options: Any = None) -> HostInstalled:
     """Take an install out of its host's folder and forget it (writer lock held): the tree is
     renamed away in one step, Vera's records dropped, the row deleted, then the tree deleted."""
     from pkgmgr.hosts.detect import for_host
@@ -458,7 +448,7 @@ def remove(scope: Any, item: HostInstalled, *, options: Any = None) -> HostInsta
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
-def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any = None) -> HostInstalled:
+def set_enabled(scope: Scope, item: HostInstalled, enabled: bool, *, options: Any = None) -> HostInstalled:
     """`ext enable/disable` the host's way (writer lock held): terva's manifest `enabled`
     rewritten as `terva ext enable/disable` does; an Eva extension moved out of the scanned
     folder and back; Vera's own records switched as `setExtensionEnabled` does."""
@@ -471,7 +461,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
     recover(scope, host)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:
-        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code="not_found")
+        raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code=Code.NOT_FOUND)
     if current.enabled == enabled:
         return current
     updated = current.with_changes(enabled=enabled)
@@ -498,7 +488,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
         with vera.registry_lock(getattr(options, "lock_timeout", 30.0)):
             if vera.set_record_enabled(folder, current.name, enabled) is None:
                 raise PkgmgrError(f"Vera has no record of {current.name} in {folder.parent / vera.REGISTRY}",
-                                  code="state_inconsistent", hint="'pkgmgr ext install' it again with --force")
+                                  code=Code.STATE_INCONSISTENT, hint="'pkgmgr ext install' it again with --force")
     records.save(scope, updated)
     notes, trust = _after_change(host, scope, folder, options)
     return updated.with_changes(notes=tuple(notes), trust=trust)
@@ -507,7 +497,7 @@ def set_enabled(scope: Any, item: HostInstalled, enabled: bool, *, options: Any 
 # --- adopt -------------------------------------------------------------------------------------------
 
 
-def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> list[HostInstalled]:
+def adopt(scope: Scope, host: Host, names: list[str], *, force: bool = False) -> list[HostInstalled]:
     """Take hand-installed extensions of `host` in the scope's folder under management: each is
     judged by the host's rules and recorded with its tree checksum as it is now, without moving
     it. A Vera extension must still have the digest Vera recorded (`tree_modified` otherwise,
@@ -529,22 +519,22 @@ def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> l
     for name in wanted:
         if name in managed:
             raise PkgmgrError(f"{name} is already managed by pkgmgr in {host.name}'s {scope.kind} folder",
-                              code="source_conflict")
+                              code=Code.SOURCE_CONFLICT)
         item = found.get(name)
         if item is None:
-            raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code="not_found",
+            raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code=Code.NOT_FOUND,
                               details={"found": sorted(found)})
         judged = host.judge(item.path, name_hint=name, layout=item.layout)
         if judged.name != name and host.name != "eva":
             raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
-                              "only under its extension's own name", code="invalid_manifest")
+                              "only under its extension's own name", code=Code.INVALID_MANIFEST)
         if host.name == "vera":
             from pkgmgr.hosts import vera
 
             recorded = vera_records.get(name)
             if recorded is not None and recorded["digest"] != vera.digest(item.path) and not force:
                 raise PkgmgrError(f"{item.path} changed since Vera recorded it (digest {recorded['digest']})",
-                                  code="tree_modified", hint="reinstall it, or pass --force to adopt it as it is")
+                                  code=Code.TREE_MODIFIED, hint="reinstall it, or pass --force to adopt it as it is")
         checksum, listing = host.checksum(item.path)
         row = HostInstalled(
             host=host.name, name=name, version=judged.version, path=item.path, layout=item.layout,
@@ -560,7 +550,7 @@ def adopt(scope: Any, host: Host, names: list[str], *, force: bool = False) -> l
 # --- recovery --------------------------------------------------------------------------------------
 
 
-def recover(scope: Any, host: Host) -> list[str]:
+def recover(scope: Scope, host: Host) -> list[str]:
     """Settle what a killed writer left for `host` in this scope (writer lock held): a pending
     row becomes the new install when its tree is in place, else the old one stands (a fresh
     install's placeholder row is dropped); Vera's records follow what is on disk; leftover

@@ -14,9 +14,12 @@ import os
 import sqlite3
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.store.db import damaged_row, transaction
+
+if TYPE_CHECKING:
+    from pkgmgr.store.scope import Scope
 
 TABLE = "host_extensions"
 COLUMNS = ("host", "name", "version", "path", "layout", "enabled", "disabled_path", "pinned", "source_kind",
@@ -133,7 +136,7 @@ def _has_table(conn: sqlite3.Connection) -> bool:
     return conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (TABLE,)).fetchone() is not None
 
 
-def list_rows(scope: Any, host: str | None = None) -> list[HostInstalled]:
+def list_rows(scope: Scope, host: str | None = None) -> list[HostInstalled]:
     """Every host install recorded in `scope` (a reader: creates nothing), by host and name."""
     conn = scope.reader()
     if conn is None or not _has_table(conn):
@@ -142,7 +145,7 @@ def list_rows(scope: Any, host: str | None = None) -> list[HostInstalled]:
     return [from_row(r, scope.kind) for r in conn.execute(sql, (host,) if host else ())]
 
 
-def get(scope: Any, host: str, name: str, *, writer: bool = False) -> HostInstalled | None:
+def get(scope: Scope, host: str, name: str, *, writer: bool = False) -> HostInstalled | None:
     conn = scope.db if writer else scope.reader()
     if conn is None or not _has_table(conn):
         return None
@@ -157,7 +160,7 @@ def put(conn: sqlite3.Connection, item: HostInstalled) -> None:
     conn.execute(f"INSERT OR REPLACE INTO {TABLE} ({columns}) VALUES ({marks})", tuple(row.values()))
 
 
-def save(scope: Any, item: HostInstalled) -> None:
+def save(scope: Scope, item: HostInstalled) -> None:
     """One transaction writing the row (the commit of a switch: durable before old trees go)."""
     conn = scope.db
     conn.execute("PRAGMA synchronous = FULL")
@@ -168,12 +171,12 @@ def save(scope: Any, item: HostInstalled) -> None:
         conn.execute("PRAGMA synchronous = NORMAL")
 
 
-def delete(scope: Any, host: str, name: str) -> None:
+def delete(scope: Scope, host: str, name: str) -> None:
     with transaction(scope.db) as conn:
         conn.execute(f"DELETE FROM {TABLE} WHERE host = ? AND name = ?", (host, name))
 
 
-def mark_pending(scope: Any, current: HostInstalled | None, new: HostInstalled, extra: dict[str, Any]) -> None:
+def mark_pending(scope: Scope, current: HostInstalled | None, new: HostInstalled, extra: dict[str, Any]) -> None:
     """Record, before a tree is renamed in, the row the writer is moving to (SPEC 4)."""
     pending = {"row": new.to_row(), **extra}
     base = current if current is not None else new.with_changes(tree_sha256=_NO_TREE, tree_listing={})
@@ -196,7 +199,7 @@ def is_placeholder(item: HostInstalled) -> bool:
     return item.tree_sha256 == _NO_TREE
 
 
-def find_installed(scope: Any, name: str, host: str | None = None) -> HostInstalled | None:
+def find_installed(scope: Scope, name: str, host: str | None = None) -> HostInstalled | None:
     """A host install of `name` in `scope` (the first host that holds it, or `host`'s)."""
     for item in list_rows(scope, host):
         if item.name == name and not is_placeholder(item):
@@ -204,7 +207,7 @@ def find_installed(scope: Any, name: str, host: str | None = None) -> HostInstal
     return None
 
 
-def visible(scopes: list[Any], host: str | None = None) -> list[HostInstalled]:
+def visible(scopes: list[Scope], host: str | None = None) -> list[HostInstalled]:
     """Host installs seen from `scopes` (nearest first: a workspace's rows shadow global ones of
     the same host and name), placeholders of an interrupted first install left out."""
     seen: dict[tuple[str, str], HostInstalled] = {}

@@ -17,9 +17,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged, Problems, tree_checksum
+from pkgmgr.hosts.base import Found, Host, Judged, tree_checksum
 
 MANIFEST = "extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: terva reads any size
@@ -101,7 +101,7 @@ def _go_kind(value: Any) -> str:
     return _JSON_KIND.get(type(value), "value")
 
 
-def _check(problems: Problems, key: str, kind: str, value: Any) -> Any:
+def _check(problems: ProblemSink, key: str, kind: str, value: Any) -> Any:
     """Go's json.Unmarshal of `value` into a field of Go type `kind`: the value (None for
     null), or a problem as Go's UnmarshalTypeError would report it."""
     go_type = {"string": "string", "bool": "bool", "pbool": "bool", "strings": "[]string",
@@ -154,7 +154,7 @@ def _walk(value: Any) -> Any:
             stack.extend(jsonfmt.last_values(item).values())
 
 
-def _struct(problems: Problems, obj: Any, folded: dict[str, str], fields: dict[str, str], prefix: str) -> dict[str, Any]:
+def _struct(problems: ProblemSink, obj: Any, folded: dict[str, str], fields: dict[str, str], prefix: str) -> dict[str, Any]:
     """An object decoded into a Go struct: each key goes to the field it names exactly, else
     case-insensitively (Go's folding); the last key for a field wins; unknown keys are ignored."""
     found: dict[str, Any] = {}
@@ -192,7 +192,7 @@ class Terva(Host):
         return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        problems = Problems(MANIFEST)
+        problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
         raw = _read_manifest(root)
         try:
             decoded = jsonfmt.decode(raw, pairs=True)
@@ -285,7 +285,7 @@ def _read_manifest(root: Path) -> bytes:
 def _invalid(message: str) -> PkgmgrError:
     from pkgmgr.errors import Problem, ValidationFailed
 
-    return ValidationFailed([Problem("invalid_manifest", MANIFEST, "", message)])
+    return ValidationFailed([Problem(Code.INVALID_MANIFEST, MANIFEST, "", message)])
 
 
 def _has_theme(root: Path) -> bool:
@@ -293,7 +293,7 @@ def _has_theme(root: Path) -> bool:
     return any(os.path.exists(root / rel) for rel in THEME_FILES)
 
 
-def _check_exec(exec_: str, root: Path, problems: Problems, warnings: list[str]) -> str:
+def _check_exec(exec_: str, root: Path, problems: ProblemSink, warnings: list[str]) -> str:
     """driver.go spawn's resolution: absolute -> as is; `./`, `../`, `.`, `..` or any other
     path with a separator -> relative to the extension folder; a bare name -> looked up on PATH
     when terva starts it. pkgmgr's rules on top: a relative one must exist, stay inside the
@@ -308,7 +308,7 @@ def _check_exec(exec_: str, root: Path, problems: Problems, warnings: list[str])
     resolved = os.path.realpath(candidate)
     if resolved != base and not resolved.startswith(base + os.sep):
         problems.add("exec", f"{exec_!r} resolves outside the extension folder (pkgmgr's rule)",
-                     code="path_escapes_root")
+                     code=Code.PATH_ESCAPES_ROOT)
         return "relative"
     try:
         info = os.stat(resolved)

@@ -26,9 +26,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged, Problems
+from pkgmgr.hosts.base import Found, Host, Judged
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
@@ -90,9 +90,9 @@ def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
                     sha.update(chunk)
             sha.update(b"\n")
         elif entry.is_symlink():
-            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code="invalid_manifest")
+            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code=Code.INVALID_MANIFEST)
         else:
-            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code="invalid_manifest")
+            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code=Code.INVALID_MANIFEST)
 
 
 def _is_object(value: Any) -> bool:
@@ -115,7 +115,7 @@ def _json_value_ok(value: Any) -> bool:
     return True
 
 
-def _contributions(problems: Problems, value: Any, ext_id: str) -> dict[str, Any]:
+def _contributions(problems: ProblemSink, value: Any, ext_id: str) -> dict[str, Any]:
     """contributions.ts parseExtensionContributions (every problem listed, not only the first)."""
     result: dict[str, Any] = {"watches": [], "sidecars": []}
     if value is _ABSENT:  # `undefined`: no contributions (null is an error below)
@@ -152,7 +152,7 @@ def _contributions(problems: Problems, value: Any, ext_id: str) -> dict[str, Any
     return result
 
 
-def _watch(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+def _watch(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     family = item.get("source_family")
     if not isinstance(family, str) or not _SOURCE_FAMILY.fullmatch(family):
         problems.add(f"{key}.source_family", f'watch "{local}" must declare a source_family matching '
@@ -169,7 +169,7 @@ def _watch(problems: Problems, item: dict[str, Any], key: str, local: str) -> No
         problems.add(f"{key}.flood", f'watch "{local}" flood must be one of {", ".join(FLOOD_POLICIES)}')
 
 
-def _sidecar(problems: Problems, item: dict[str, Any], key: str, local: str) -> None:
+def _sidecar(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     command = item.get("command")
     if not (isinstance(command, list) and command and all(isinstance(p, str) and p.strip() for p in command)):
         problems.add(f"{key}.command", f'sidecar "{local}" command must be a non-empty array of non-empty strings')
@@ -213,7 +213,7 @@ class Vera(Host):
         return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        problems = Problems(MANIFEST)
+        problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
         directory = os.path.realpath(root)
         manifest_path = os.path.join(directory, MANIFEST)
         real = os.path.realpath(manifest_path)
@@ -222,7 +222,7 @@ class Vera(Host):
             problems.raise_if_any()
         if not _inside(directory, real) or not os.path.isfile(real):
             problems.add("", "Vera extension manifest must be a file inside the extension directory",
-                         code="path_escapes_root")
+                         code=Code.PATH_ESCAPES_ROOT)
             problems.raise_if_any()
         with open(real, "rb") as handle:
             raw = handle.read(MANIFEST_MAX_BYTES + 1)
@@ -263,20 +263,20 @@ class Vera(Host):
                 problems.add("capabilities", "every capability must be a non-empty string")
             if len(set(caps)) != len(caps):
                 problems.add("capabilities", "capabilities must be unique")
-        manifest_ok = not problems.items
+        manifest_ok = not problems.problems
         contributes = _contributions(problems, value.get("contributes", _ABSENT), ext_id if isinstance(ext_id, str) else "")
         if manifest_ok and isinstance(entrypoint, str):
             candidate = os.path.normpath(os.path.join(directory, entrypoint))
             if not _inside(directory, candidate):
                 problems.add("entrypoint", f"Vera extension entrypoint leaves its directory: {entrypoint}",
-                             code="path_escapes_root")
+                             code=Code.PATH_ESCAPES_ROOT)
             else:
                 target = os.path.realpath(candidate)
                 if not os.path.lexists(candidate) or not os.path.exists(target):
                     problems.add("entrypoint", f"Vera extension entrypoint is unavailable at {entrypoint}")
                 elif not _inside(directory, target) or not os.path.isfile(target):
                     problems.add("entrypoint", "Vera extension entrypoint must be a file inside the extension "
-                                               "directory", code="path_escapes_root")
+                                               "directory", code=Code.PATH_ESCAPES_ROOT)
         problems.raise_if_any()
         assert isinstance(ext_id, str) and isinstance(version, str) and isinstance(entrypoint, str)
         return Judged(host=self.name, name=ext_id, version=version.strip(), layout="directory", kind="extension",
@@ -337,7 +337,7 @@ def _date_ok(text: str) -> bool:
 
 def _records_error(path: Path, why: str) -> PkgmgrError:
     return PkgmgrError(f"{path}: Vera's extension records {why}; pkgmgr does not write over records it cannot "
-                       "read", code="invalid_config", details={"path": str(path)},
+                       "read", code=Code.INVALID_CONFIG, path=str(path),
                        hint="repair or move the file (Vera's own 'vera ext' commands refuse it too)")
 
 
@@ -537,7 +537,7 @@ def registry_lock(timeout: float) -> Iterator[None]:
                 except (OSError, ValueError, AttributeError):
                     pass
                 raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
-                                  code="locked", details={"path": str(path)},
+                                  code=Code.LOCKED, path=str(path),
                                   hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
             time.sleep(0.05)
         except OSError as exc:

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 from contextlib import AbstractContextManager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pkgmgr.install.destination import Announce, BatchDestination, Destination
 from pkgmgr.install.scope_destination import ScopeDestination
 
 if TYPE_CHECKING:
+    from pkgmgr.hosts.install import HostPrepared
+    from pkgmgr.hosts.records import HostInstalled
     from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.verify import Verified
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
 
@@ -42,15 +46,17 @@ class HostRouting:
     def discard(self, staging: Path) -> None:
         self.compozy.discard(staging)
 
-    def installed(self, name: str) -> Any:
-        current: Any = self.compozy.installed(name) if self.host in (None, "compozy") else None
+    def installed(self, name: str) -> Installed | HostInstalled | None:
+        current: Installed | HostInstalled | None = None
+        if self.host in (None, "compozy"):
+            current = self.compozy.installed(name)
         if current is None and self.host != "compozy":  # an install in another host's folder
             from pkgmgr.hosts.records import find_installed
 
             current = find_installed(self.scope, name, self.host)
         return current
 
-    def for_tree(self, verified: Any) -> Destination:
+    def for_tree(self, verified: Verified | HostPrepared) -> Destination:
         """The destination of `verified`'s host."""
         from pkgmgr.hosts.install import HostPrepared
 
@@ -60,18 +66,19 @@ class HostRouting:
             return HostDestination(self.scope, verified.host.name)
         return self.compozy
 
-    def batch_destination(self, verified: list[Any]) -> BatchDestination | None:
+    def batch_destination(self, verified: list[Verified | HostPrepared]) -> BatchDestination | None:
         """The destination that can switch all of `verified` at once: the scope store when every
         tree is Compozy's; None when a tree is another host's (those switch ref by ref)."""
         from pkgmgr.hosts.install import HostPrepared
 
         return None if any(isinstance(item, HostPrepared) for item in verified) else self.compozy
 
-    def check_switch(self, verified: Any, options: InstallOptions) -> None:
+    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
         self.for_tree(verified).check_switch(verified, options)
 
-    def make_durable(self, verified: list[Any]) -> None:
+    def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
         self.compozy.make_durable(verified)  # Compozy's trees; a host's are flushed at its switch
 
-    def switch(self, verified: Any, options: InstallOptions, announce: Announce | None = None) -> Outcome:
+    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
+               announce: Announce | None = None) -> Outcome:
         return self.for_tree(verified).switch(verified, options, announce)

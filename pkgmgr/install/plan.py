@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref
 
@@ -46,10 +46,36 @@ class Expectations:
     name: str | None = None  # the name a declaration gave a direct source: invalid_config
     host: str | None = None  # the host a declaration names (`host = "..."`, SPEC 13): whose rules judge it
 
+    def check_name(self, source: str, name: str, *, what: str = "the extension") -> None:
+        """The archive of `source` holds `name`: the name a declaration gave it, if any. Raises
+        `NameMismatch` (invalid_config)."""
+        if self.name is not None and name != self.name:
+            raise NameMismatch(f"{source} holds {what} {name}, not {self.name}", expected=self.name, actual=name)
+
+    def check_tree(self, label: str, tree_sha256: str) -> None:
+        """The tree about to be installed has the lock's tree checksum, if one is recorded.
+        Raises checksum_mismatch."""
+        if self.tree_sha256 is not None and tree_sha256 != self.tree_sha256:
+            raise PkgmgrError(f"{label}: the installed tree would have checksum {tree_sha256}, but the lock "
+                              f"records {self.tree_sha256}", code=Code.CHECKSUM_MISMATCH,
+                              details={"tree_sha256": tree_sha256}, expected=self.tree_sha256, actual=tree_sha256)
+
     def combined(self, other: Expectations) -> Expectations:
         """These expectations, with `other`'s filling what these leave unset."""
         return Expectations(entry=self.entry or other.entry, tree_sha256=self.tree_sha256 or other.tree_sha256,
                             name=self.name or other.name, host=self.host or other.host)
+
+
+class NameMismatch(PkgmgrError):
+    """What was fetched holds another extension than the one declared: `expected` is the declared
+    name, `actual` the one found (also `details.name`)."""
+
+    code = Code.INVALID_CONFIG
+    expected: str
+    actual: str
+
+    def __init__(self, message: str, *, expected: str, actual: str) -> None:
+        super().__init__(message, details={"name": actual}, expected=expected, actual=actual)
 
 
 @dataclass(frozen=True)
@@ -117,7 +143,7 @@ def plan_path(ref: Ref) -> Plan:
         hint = None
         if _OWNER_REPO.fullmatch(ref.text):  # what `compozy extension install OWNER/REPO` takes
             hint = f"to install from GitHub, write 'github:{ref.text}'"
-        raise PkgmgrError(f"{ref.text}: no such file or directory", code="not_found", hint=hint,
+        raise PkgmgrError(f"{ref.text}: no such file or directory", code=Code.NOT_FOUND, hint=hint,
                           details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         from pkgmgr.archive import MANIFEST_NAMES
@@ -127,7 +153,7 @@ def plan_path(ref: Ref) -> Plan:
         if not any((path / name).is_file() for name in MANIFEST_NAMES + HOST_MANIFEST_NAMES) \
                 and len([p for p in path.glob("*.exs") if p.is_file()]) != 1:
             raise PkgmgrError(f"{ref.text}: not an extension directory (no {' or '.join(MANIFEST_NAMES)} in it)",
-                              code="invalid_manifest",
+                              code=Code.INVALID_MANIFEST,
                               hint="an extension's root holds extension.toml (or extension.json); "
                                    "'pkgmgr ext new NAME' creates one")
         fetched = Fetched(kind="path", locator=str(path), directory=path, source_url=str(path), label=ref.text)
@@ -139,7 +165,7 @@ def plan_path(ref: Ref) -> Plan:
             return Fetched(kind="archive", locator=str(path), archive=path, source_url=str(path), label=ref.text)
 
         return Plan(ref, "archive", str(path), verified=False, fetch=fetch)
-    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code="invalid_archive")
+    raise PkgmgrError(f"{ref.text}: not a directory or an archive file", code=Code.INVALID_ARCHIVE)
 
 
 def _require_archive(path: Path, text: str) -> None:
@@ -155,4 +181,4 @@ def _require_archive(path: Path, text: str) -> None:
     if path.name.endswith(".exs"):  # an Eva script (SPEC 13)
         return
     raise PkgmgrError(f"{text}: not an extension archive (an extension is a directory, or a .tar.gz, .tgz or "
-                      ".zip of one)", code="invalid_archive")
+                      ".zip of one)", code=Code.INVALID_ARCHIVE)

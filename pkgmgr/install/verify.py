@@ -137,23 +137,14 @@ def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | Non
     check_host(manifest, config.host_version)
     if expects.entry is not None:
         check_expected(expects.entry, manifest)
-    if expects.name is not None and manifest.name != expects.name:
-        raise PkgmgrError(f"{fetched.label or fetched.locator} holds the extension {manifest.name}, "
-                          f"not {expects.name}", code=Code.INVALID_CONFIG,
-                          details={"name": manifest.name, "expected": expects.name})
+    expects.check_name(fetched.label or fetched.locator, manifest.name)
     grants = check_grants(manifest, fetched, options)
     max_scope = manifest.publish_max_scope
     if max_scope is not None and fetched.tier != "official":
         max_scope = "workspace"
     recorded = record.result(staging, root) if record is not None else None
     tree_sha256, listing = recorded if recorded is not None else tree_checksum_and_listing(root)
-    if expects.tree_sha256 is not None and tree_sha256 != expects.tree_sha256:
-        raise PkgmgrError(
-            f"{manifest.name} {manifest.version}: the installed tree would have checksum {tree_sha256}, "
-            f"but the lock records {expects.tree_sha256}",
-            code=Code.CHECKSUM_MISMATCH,
-            details={"tree_sha256": tree_sha256, "expected": expects.tree_sha256},
-        )
+    expects.check_tree(f"{manifest.name} {manifest.version}", tree_sha256)
     return Verified(fetched, root, staging, manifest, bundles, tree_sha256, listing, grants, max_scope)
 
 

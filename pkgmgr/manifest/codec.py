@@ -41,7 +41,7 @@ def read_manifest(root: Path, *, generation: str | None = None) -> Manifest:
     root = Path(root)
     found = find_manifest(root)
     if found is None:
-        raise PkgmgrError(f"no {TOML_FILE} or {JSON_FILE} in {root}", code=INVALID, details={"path": str(root)},
+        raise PkgmgrError(f"no {TOML_FILE} or {JSON_FILE} in {root}", code=INVALID, path=str(root),
                           hint="an extension's root holds extension.toml (or extension.json)")
     path, warnings = found
     data = decode_manifest(_read(root, path), file=path.name)

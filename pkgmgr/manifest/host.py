@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.versions import host_satisfies, parse_host_version
 
@@ -18,7 +18,7 @@ def check_host(manifest: Manifest, host_version: str | None) -> None:
         raise PkgmgrError(
             f"{manifest.name} {manifest.version} needs host version {manifest.min_compozy_version} or newer "
             f"(min_compozy_version); the configured host version is {host_version}",
-            code="incompatible_host",
+            code=Code.INCOMPATIBLE_HOST,
             details={"name": manifest.name, "version": manifest.version,
                      "min_compozy_version": manifest.min_compozy_version, "host_version": host_version},
             hint="upgrade the host, or install an older release of the extension",

@@ -10,8 +10,10 @@ import json
 import os
 from pathlib import Path
 
-ESCAPES = "path_escapes_root"
-INVALID = "invalid_manifest"
+from pkgmgr.errors import Code
+
+ESCAPES = Code.PATH_ESCAPES_ROOT
+INVALID = Code.INVALID_MANIFEST
 CONFIG_DIR = "{{config_dir}}"
 
 

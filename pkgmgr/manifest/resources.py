@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pkgmgr.errors import Code
 from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.manifest.paths import CONFIG_DIR, command_is_path
 
@@ -63,7 +64,7 @@ def _skill_problem(root: Path, rel: str) -> str | None:
     close = next((index for index in range(1, len(lines)) if lines[index].rstrip() == "---"), None)
     if close is None:
         return f"{rel}: the front matter is not closed by a '---' line; Compozy will not load this skill"
-    sink = ProblemSink(rel, "invalid_manifest")
+    sink = ProblemSink(rel, Code.INVALID_MANIFEST)
     front, _ = _load_front_matter(sink, "\n".join(lines[1:close]))
     if front is None:
         reason = sink.problems[0].message if sink.problems else "it is empty"

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pkgmgr.manifest.generations as gen
-from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
@@ -28,9 +28,9 @@ from pkgmgr.manifest.templates import (
     looks_secret,
     template_problems,
 )
-from pkgmgr.versions import parse_semver, strip_v
+from pkgmgr.versions import NotPep440, parse_semver, strip_v
 
-INVALID = "invalid_manifest"
+INVALID = Code.INVALID_MANIFEST
 CORE_FIELDS = ("name", "version", "min_compozy_version", "description", "requires_env")
 RESERVED_NAMES = frozenset({"marketplace"})
 MAX_DEPTH = 64
@@ -366,7 +366,7 @@ class _Parser:
         except ValueError as exc:
             # versions.py quotes with repr(); SPEC's messages quote like JSON ("1.0").
             message = str(exc).replace(repr(value), _q(value), 1)
-            self.add(key, message + (" (pkgmgr's rule, SPEC 2.2)" if "PEP 440" in message else ""))
+            self.add(key, message + (" (pkgmgr's rule, SPEC 2.2)" if isinstance(exc, NotPep440) else ""))
             return None
         return strip_v(value)
 

@@ -11,17 +11,35 @@ methods in a test or a future OCI path) whose guarantees are:
 - lengths are capped while streaming: `max_bytes` (and an exact `expected_size`) stop reading at
   the first byte too many, never after buffering the body;
 - `download` returns only a file whose sha256 (when expected) was verified, in the cache.
+
+An error the server's answer caused is a `FetchError`: its `url` (redacted) and, when there was a
+response, its HTTP `status` are attributes a caller tests (also in `details`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pkgmgr.errors import Code, PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.http import Downloaded, SmallResponse
     from pkgmgr.progress import Reporter
+
+
+class FetchError(PkgmgrError):
+    """A network failure of one URL: `url` (redacted) and the HTTP `status`, None when no response came."""
+
+    def __init__(self, message: str, *, code: Code, url: str, status: int | None = None, hint: str | None = None,
+                 **extra: Any) -> None:
+        details: dict[str, Any] = {"url": url}
+        if status is not None:
+            details["status"] = status
+        details.update({k: v for k, v in extra.items() if v is not None})
+        super().__init__(message, code=code, details=details, hint=hint)
+        self.url, self.status = url, status
 
 
 class Fetcher(Protocol):

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import quote
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.http import (
     HttpClient,
     UrlNotAllowed,
@@ -151,7 +152,7 @@ class GitHub:
         costs a 304 (`not_modified`). Raises not_found for an unknown repository or ref."""
         slug = _slug(owner, repo)
         if not ref or any(ch.isspace() or ord(ch) < 0x20 for ch in ref):
-            raise PkgmgrError(f"{slug}: {ref!r} is not a git ref", code="usage")
+            raise PkgmgrError(f"{slug}: {ref!r} is not a git ref", code=Code.USAGE)
         url = f"{self.api_url}/repos/{slug}/commits/{quote(ref, safe='/')}"
         resp = self._on_missing(
             lambda: self.http.get_small(
@@ -166,7 +167,7 @@ class GitHub:
         if not _COMMIT.fullmatch(sha):
             raise PkgmgrError(
                 f"{slug}@{ref}: the GitHub API did not answer with a commit sha",
-                code="http_error",
+                code=Code.HTTP_ERROR,
                 details={"url": redact_url(url)},
             )
         return CommitRef(sha, resp.etag, False)
@@ -177,9 +178,9 @@ class GitHub:
         slug = _slug(owner, repo)
         parts = path.split("/")
         if not path or path.startswith("/") or "\\" in path or any(p in ("", ".", "..") for p in parts):
-            raise PkgmgrError(f"{slug}: {path!r} is not a relative file path", code="usage")
+            raise PkgmgrError(f"{slug}: {path!r} is not a relative file path", code=Code.USAGE)
         if not sha or "/" in sha:
-            raise PkgmgrError(f"{slug}: {sha!r} is not a commit", code="usage")
+            raise PkgmgrError(f"{slug}: {sha!r} is not a commit", code=Code.USAGE)
         return f"{self.raw_url}/{slug}/{quote(sha, safe='')}/{quote(path, safe='/')}"
 
     # ------------------------------------------------------------------ releases
@@ -193,7 +194,7 @@ class GitHub:
         base = f"{self.api_url}/repos/{slug}/releases"
         if tag is not None:
             if not tag or any(ch.isspace() or ord(ch) < 0x20 for ch in tag):
-                raise PkgmgrError(f"{slug}: {tag!r} is not a tag", code="usage")
+                raise PkgmgrError(f"{slug}: {tag!r} is not a tag", code=Code.USAGE)
             data = self._on_missing(
                 lambda: self._api_json(f"{base}/tags/{quote(tag, safe='')}"),
                 f"GitHub repository {slug} has no release tagged {tag!r}",
@@ -201,12 +202,12 @@ class GitHub:
             release = _parse_release(data, owner, repo)
             if release.draft:
                 raise PkgmgrError(
-                    f"{slug}: release {tag} is a draft (not published)", code="version_not_found",
+                    f"{slug}: release {tag} is a draft (not published)", code=Code.VERSION_NOT_FOUND,
                     details={"repository": slug, "tag": tag, "reason": "draft"},
                 )
             if release.prerelease and not pre:
                 raise PkgmgrError(
-                    f"{slug}: release {tag} is a prerelease", code="version_not_found",
+                    f"{slug}: release {tag} is a prerelease", code=Code.VERSION_NOT_FOUND,
                     details={"repository": slug, "tag": tag, "reason": "prerelease"},
                     hint="pass --pre to install a prerelease",
                 )
@@ -237,7 +238,7 @@ class GitHub:
         why = ", ".join(f"{n} {kind}{'s' if n > 1 else ''}" for kind, n in skipped.items() if n)
         raise PkgmgrError(
             f"{slug}: no published release" + (f" ({why} skipped)" if why else ""),
-            code="version_not_found",
+            code=Code.VERSION_NOT_FOUND,
             details={"repository": slug, "skipped": skipped},
             hint="pass --pre to consider prereleases" if skipped["prerelease"] else None,
         )
@@ -253,7 +254,7 @@ class GitHub:
                     return asset
             raise PkgmgrError(
                 f"{where}: no asset named {asset_name!r} (assets: {', '.join(names) or 'none'})",
-                code="not_found",
+                code=Code.NOT_FOUND,
                 details={"assets": names},
             )
         archives = [a for a in release.assets if a.name.lower().endswith(ARCHIVE_SUFFIXES)]
@@ -263,12 +264,12 @@ class GitHub:
             listed = [a.name for a in archives]
             raise PkgmgrError(
                 f"{where}: several archive assets: {', '.join(listed)}",
-                code="ambiguous_asset",
+                code=Code.AMBIGUOUS_ASSET,
                 details={"assets": listed},
                 hint="choose one with --asset NAME",
             )
         if not release.tarball_url:
-            raise PkgmgrError(f"{where}: no archive asset and no source tarball", code="not_found")
+            raise PkgmgrError(f"{where}: no archive asset and no source tarball", code=Code.NOT_FOUND)
         tag = release.tag.replace("/", "-")
         return Asset(
             name=f"{release.repo or 'source'}-{tag}.tar.gz",
@@ -303,7 +304,7 @@ class GitHub:
             if own:
                 raise PkgmgrError(
                     f"{release.owner}/{release.repo}@{release.tag}: {candidate.name} holds no sha256 for {asset.name}",
-                    code="checksum_mismatch",
+                    code=Code.CHECKSUM_MISMATCH,
                     details={"asset": asset.name, "checksum_file": candidate.name},
                 )
         return None
@@ -350,7 +351,7 @@ class GitHub:
         except ValueError:
             raise PkgmgrError(
                 f"{redact_url(url)}: the GitHub API did not answer with JSON",
-                code="http_error",
+                code=Code.HTTP_ERROR,
                 details={"url": redact_url(url)},
             ) from None
 
@@ -360,10 +361,11 @@ class GitHub:
         try:
             return call()
         except PkgmgrError as exc:
-            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and exc.details.get("status") in statuses):
+            if exc.code == Code.NOT_FOUND or (exc.code == Code.HTTP_ERROR and isinstance(exc, FetchError)
+                                              and exc.status in statuses):
                 raise PkgmgrError(
                     message,
-                    code="not_found",
+                    code=Code.NOT_FOUND,
                     details=exc.details,
                     hint="if the repository is private, set GITHUB_TOKEN (or GH_TOKEN)",
                 ) from None
@@ -374,20 +376,20 @@ def _base(url: str, variable: str) -> str:
     try:
         check_url_allowed(url, insecure=False)
     except UrlNotAllowed as exc:
-        raise PkgmgrError(f"{variable}: {exc.message}", code="invalid_config") from None
+        raise PkgmgrError(f"{variable}: {exc.message}", code=Code.INVALID_CONFIG) from None
     return url.rstrip("/")
 
 
 def _slug(owner: str, repo: str) -> str:
     if not isinstance(owner, str) or not _OWNER.fullmatch(owner):
-        raise PkgmgrError(f"{owner!r} is not a GitHub owner name", code="usage")
+        raise PkgmgrError(f"{owner!r} is not a GitHub owner name", code=Code.USAGE)
     if not isinstance(repo, str) or not _REPO.fullmatch(repo) or repo in (".", ".."):
-        raise PkgmgrError(f"{repo!r} is not a GitHub repository name", code="usage")
+        raise PkgmgrError(f"{repo!r} is not a GitHub repository name", code=Code.USAGE)
     return f"{owner}/{repo}"
 
 
 def _unexpected(slug: str, wanted: str) -> PkgmgrError:
-    return PkgmgrError(f"{slug}: the GitHub API did not answer with {wanted}", code="http_error")
+    return PkgmgrError(f"{slug}: the GitHub API did not answer with {wanted}", code=Code.HTTP_ERROR)
 
 
 def _parse_release(data: Any, owner: str, repo: str) -> Release:

@@ -25,7 +25,7 @@ without it, 5xx, connection errors and broken bodies are retried (exponential ba
 5xx asking that -> `http_error`, at once, naming the time asked for; a wait of more than 2 s
 is announced through `notify` (stderr in the CLI);
 404/410 -> `not_found`; any other unexpected status -> `http_error`. Every `http_error` and
-`not_found` carries `details["status"]`.
+`not_found` is a `FetchError` whose `status` (also `details["status"]`) says the HTTP status.
 
 Thread safety: one client may be shared by a thread pool. It holds one `HTTPAdapter` (one
 urllib3 connection pool per host, sized for `settings.parallel`, thread-safe) and sends each
@@ -59,6 +59,7 @@ from urllib.parse import urljoin, urlsplit, urlunsplit
 
 from pkgmgr import __version__
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.hashing import CHUNK, digests_equal
 from pkgmgr.patterns import HEX64_ANY_CASE
 
@@ -143,7 +144,7 @@ def check_redirect(source: str, target: str, *, insecure: bool) -> None:
     if downgrade:
         raise PkgmgrError(
             f"{redact_url(source)}: refusing a redirect from https to {redact_url(target)}",
-            code="network_error",
+            code=Code.NETWORK_ERROR,
             details={"url": redact_url(source), "location": redact_url(target)},
         )
     try:
@@ -151,7 +152,7 @@ def check_redirect(source: str, target: str, *, insecure: bool) -> None:
     except UrlNotAllowed as exc:
         raise PkgmgrError(
             f"{redact_url(source)}: refusing a redirect: {exc.message}",
-            code="network_error",
+            code=Code.NETWORK_ERROR,
             details={"url": redact_url(source), "location": redact_url(target)},
         ) from None
 
@@ -265,7 +266,7 @@ class HttpClient:
         if token is not None:
             token = token.strip() or None
         if token is not None and any(ch.isspace() or ord(ch) < 0x20 or ord(ch) >= 0x7F for ch in token):
-            raise PkgmgrError("the GitHub token contains invalid characters", code="invalid_config")
+            raise PkgmgrError("the GitHub token contains invalid characters", code=Code.INVALID_CONFIG)
         self._settings = settings
         self._token = token
         self._token_origins = frozenset(_origin_of_entry(h) for h in token_hosts)
@@ -427,7 +428,7 @@ class HttpClient:
         if expected_size is not None and expected_size > max_bytes:
             raise PkgmgrError(
                 f"{redact_url(url)}: the archive is {expected_size} bytes, over the {max_bytes}-byte limit",
-                code="archive_too_large",
+                code=Code.ARCHIVE_TOO_LARGE,
                 details={"url": redact_url(url), "size": expected_size, "limit": max_bytes},
             )
         if expected is not None:
@@ -507,7 +508,7 @@ class HttpClient:
             if resp.status_code not in ok:
                 if resp.status_code in REDIRECT_STATUSES or resp.status_code == 200:
                     self._release(resp)
-                    raise self._error("http_error", f"{redact_url(url)}: unexpected HTTP {resp.status_code} to "
+                    raise self._error(Code.HTTP_ERROR, f"{redact_url(url)}: unexpected HTTP {resp.status_code} to "
                                       f"{method}", url, resp.status_code)
                 self._check_status(resp, allow_304=False)
             try:
@@ -589,7 +590,7 @@ class HttpClient:
             raise
         except TimeoutError:
             self._plain.discard(conn)
-            raise _Transient(self._error("network_error", f"{shown}: timed out waiting for the server", url)) from None
+            raise _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out waiting for the server", url)) from None
         except Exception:  # noqa: BLE001 - nothing was received: requests sends it and reports what it finds
             self._plain.discard(conn)
             return None
@@ -608,14 +609,14 @@ class HttpClient:
             conn.connect()
         except TimeoutError:
             conn.close()
-            raise _Transient(self._error("network_error", f"{redact_url(url)}: timed out connecting", url)) from None
+            raise _Transient(self._error(Code.NETWORK_ERROR, f"{redact_url(url)}: timed out connecting", url)) from None
         return conn
 
     def _check_online(self, url: str) -> None:
         if self.offline:
             raise PkgmgrError(
                 f"offline: not fetching {redact_url(url)}",
-                code="network_error",
+                code=Code.NETWORK_ERROR,
                 details={"url": redact_url(url), "offline": True},
                 hint="run without --offline",
             )
@@ -676,7 +677,7 @@ class HttpClient:
                 self._release(resp)
                 if not location:
                     raise self._error(
-                        "http_error", f"{redact_url(current)}: redirect without a Location", current, resp.status_code
+                        Code.HTTP_ERROR, f"{redact_url(current)}: redirect without a Location", current, resp.status_code
                     )
                 try:
                     target = urljoin(current, location.strip())
@@ -684,13 +685,13 @@ class HttpClient:
                     target = location.strip()  # malformed: check_redirect refuses it
                 check_redirect(current, target, insecure=insecure)
                 if target in seen:
-                    raise self._error("network_error", f"{redact_url(url)}: redirect loop at {redact_url(target)}", url)
+                    raise self._error(Code.NETWORK_ERROR, f"{redact_url(url)}: redirect loop at {redact_url(target)}", url)
                 seen.add(target)
                 current = target
                 continue
             self._check_status(resp, allow_304=allow_304)
             return resp
-        raise self._error("network_error", f"{redact_url(url)}: more than {MAX_REDIRECTS} redirects", url)
+        raise self._error(Code.NETWORK_ERROR, f"{redact_url(url)}: more than {MAX_REDIRECTS} redirects", url)
 
     def _check_status(self, resp: Any, *, allow_304: bool) -> None:
         status = resp.status_code
@@ -708,30 +709,30 @@ class HttpClient:
                 reset = _reset_time(headers.get("X-RateLimit-Reset"))
                 when = f"; it resets at {reset}" if reset else ""
                 raise self._error(
-                    "rate_limited", f"{what}: rate limit exhausted{when}", url, status, reset=reset,
+                    Code.RATE_LIMITED, f"{what}: rate limit exhausted{when}", url, status, reset=reset,
                     hint=self._token_hint(url),
                 )
             wait = _retry_after(headers.get("Retry-After"))
             if wait is not None and wait > MAX_RETRY_WAIT:
                 raise self._error(
-                    "rate_limited", f"{what}: rate limited, asked to wait {int(wait)} s", url, status, retry_after=wait
+                    Code.RATE_LIMITED, f"{what}: rate limited, asked to wait {int(wait)} s", url, status, retry_after=wait
                 )
             if wait is not None or status == 429:
-                raise _Transient(self._error("rate_limited", f"{what}: rate limited", url, status), wait)
-            raise self._error("auth_required", f"{what}: access denied", url, status, hint=self._token_hint(url))
+                raise _Transient(self._error(Code.RATE_LIMITED, f"{what}: rate limited", url, status), wait)
+            raise self._error(Code.AUTH_REQUIRED, f"{what}: access denied", url, status, hint=self._token_hint(url))
         if status == 401:
             hint = self._token_hint(url)
-            raise self._error("auth_required", f"{what}: authentication required", url, status, hint=hint,
+            raise self._error(Code.AUTH_REQUIRED, f"{what}: authentication required", url, status, hint=hint,
                               www_authenticate=_printable(headers.get("WWW-Authenticate")))
         if status in (404, 410):
-            raise self._error("not_found", f"{what}: not found", url, status)
+            raise self._error(Code.NOT_FOUND, f"{what}: not found", url, status)
         if status >= 500:
             wait = _retry_after(headers.get("Retry-After"))
             if wait is not None and wait > MAX_RETRY_WAIT:
-                raise self._error("http_error", f"{what}: server error, asked to retry after {int(wait)} s "
+                raise self._error(Code.HTTP_ERROR, f"{what}: server error, asked to retry after {int(wait)} s "
                                   f"(more than pkgmgr waits, {int(MAX_RETRY_WAIT)} s)", url, status, retry_after=wait)
-            raise _Transient(self._error("http_error", f"{what}: server error", url, status), wait)
-        raise self._error("http_error", f"{what}: unexpected response", url, status)
+            raise _Transient(self._error(Code.HTTP_ERROR, f"{what}: server error", url, status), wait)
+        raise self._error(Code.HTTP_ERROR, f"{what}: unexpected response", url, status)
 
     def _token_hint(self, url: str) -> str | None:
         if origin(url) not in self._token_origins:
@@ -781,7 +782,7 @@ class HttpClient:
             if expected_size is not None:
                 raise PkgmgrError(
                     f"{redact_url(url)}: the server announces {announced} bytes, expected {expected_size}",
-                    code="archive_too_large",
+                    code=Code.ARCHIVE_TOO_LARGE,
                     details={"url": redact_url(url), "size": announced, "expected": expected_size},
                 )
             raise self._too_large(url, limit, announced=announced)
@@ -812,14 +813,14 @@ class HttpClient:
                     raise PkgmgrError(
                         f"{shown}: too slow ({total / elapsed:.0f} bytes/s on average, "
                         f"the minimum is {min_rate:.0f} bytes/s)",
-                        code="network_error",
+                        code=Code.NETWORK_ERROR,
                         details={"url": shown, "received": total, "seconds": round(elapsed, 3)},
                     )
             if deadline is not None and time.monotonic() - start > deadline:
                 raise PkgmgrError(
                     f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
                     "the deadline is network.deadline + size / network.deadline_rate)",
-                    code="network_error",
+                    code=Code.NETWORK_ERROR,
                     details={"url": shown, "received": total, "deadline": round(deadline, 3)},
                 )
 
@@ -835,27 +836,27 @@ class HttpClient:
         exceptions = self._requests.exceptions
         shown = redact_url(url)
         if isinstance(exc, exceptions.ConnectTimeout):
-            return _Transient(self._error("network_error", f"{shown}: timed out connecting", url))
+            return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out connecting", url))
         if isinstance(exc, exceptions.ReadTimeout):
-            return _Transient(self._error("network_error", f"{shown}: timed out waiting for the server", url))
+            return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out waiting for the server", url))
         if isinstance(exc, exceptions.SSLError):
-            return self._error("network_error", f"{shown}: TLS error ({_describe(exc)})", url)
+            return self._error(Code.NETWORK_ERROR, f"{shown}: TLS error ({_describe(exc)})", url)
         if isinstance(exc, (exceptions.ConnectionError, exceptions.ChunkedEncodingError)):
-            return _Transient(self._error("network_error", f"{shown}: cannot connect ({_describe(exc)})", url))
-        return self._error("network_error", f"{shown}: request failed ({_describe(exc)})", url)
+            return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: cannot connect ({_describe(exc)})", url))
+        return self._error(Code.NETWORK_ERROR, f"{shown}: request failed ({_describe(exc)})", url)
 
     def _body_error(self, exc: BaseException, shown: str, received: int) -> Exception:
         if isinstance(exc, self._timeout_errors):
             message = f"{shown}: timed out reading the body after {received} bytes"
         else:
             message = f"{shown}: connection broken after {received} bytes ({_describe(exc)})"
-        return _Transient(self._error("network_error", message, shown, received=received))
+        return _Transient(self._error(Code.NETWORK_ERROR, message, shown, received=received))
 
     def _too_large(self, url: str, limit: int, *, announced: int | None = None) -> PkgmgrError:
         size = f" ({announced} bytes announced)" if announced is not None else ""
         return PkgmgrError(
             f"{redact_url(url)}: the response is larger than the {limit}-byte limit{size}",
-            code="archive_too_large",
+            code=Code.ARCHIVE_TOO_LARGE,
             details={"url": redact_url(url), "limit": limit},
         )
 
@@ -863,19 +864,15 @@ class HttpClient:
         details: dict[str, Any] = {"url": redact_url(url)}
         if actual:
             details["actual"] = actual
-        return PkgmgrError(f"{redact_url(url)}: checksum mismatch: {why}", code="checksum_mismatch", details=details)
+        return PkgmgrError(f"{redact_url(url)}: checksum mismatch: {why}", code=Code.CHECKSUM_MISMATCH, details=details)
 
     def _scrub(self, text: str) -> str:
         return text.replace(self._token, "***") if self._token else text
 
     def _error(
-        self, code: str, message: str, url: str, status: int | None = None, *, hint: str | None = None, **extra: Any
-    ) -> PkgmgrError:
-        details: dict[str, Any] = {"url": redact_url(url)}
-        if status is not None:
-            details["status"] = status
-        details.update({k: v for k, v in extra.items() if v is not None})
-        return PkgmgrError(self._scrub(message), code=code, details=details, hint=hint)
+        self, code: Code, message: str, url: str, status: int | None = None, *, hint: str | None = None, **extra: Any
+    ) -> FetchError:
+        return FetchError(self._scrub(message), code=code, url=redact_url(url), status=status, hint=hint, **extra)
 
 
 # --------------------------------------------------------------------------- helpers

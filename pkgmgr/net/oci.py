@@ -37,16 +37,18 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote, urlencode, urljoin
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.http import is_loopback_host, origin, redact_url
 
 if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.http import HttpClient, SmallResponse
     from pkgmgr.progress import Reporter
+    from pkgmgr.registry.session import Session
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -103,7 +105,7 @@ def parse_oci(url: str, *, tag_ok: bool = False) -> OciRef:
     `invalid_index`."""
     problem = oci_url_problem(url, tag_ok=tag_ok)
     if problem is not None:
-        raise PkgmgrError(f"{url!r} {problem}", code="usage")
+        raise PkgmgrError(f"{url!r} {problem}", code=Code.USAGE)
     match = _REF.fullmatch(url)
     assert match is not None
     return OciRef(match["host"].lower(), match["repo"], match["digest"], match["tag"])
@@ -162,7 +164,7 @@ def find_credentials(host: str, env: Mapping[str, str] | None = None, home: Path
     if value:
         user, sep, password = value.partition(":")
         if not sep or not user or not password or not _safe(value):
-            raise PkgmgrError(f"{name} must be user:password (printable ASCII)", code="invalid_config",
+            raise PkgmgrError(f"{name} must be user:password (printable ASCII)", code=Code.INVALID_CONFIG,
                               details={"variable": name})
         return Credentials(user, password, name)
     docker = _docker_credentials(host, env, home)
@@ -200,7 +202,7 @@ def _docker_credentials(host: str, env: Mapping[str, str], home: Path | None) ->
     except (ValueError, UnicodeDecodeError):
         data = None
     if not isinstance(data, dict):
-        raise PkgmgrError(f"{shown}: not a JSON object", code="invalid_config", details={"file": shown})
+        raise PkgmgrError(f"{shown}: not a JSON object", code=Code.INVALID_CONFIG, details={"file": shown})
     auths = data.get("auths")
     if not isinstance(auths, dict):
         return None
@@ -216,10 +218,10 @@ def _docker_credentials(host: str, env: Mapping[str, str], home: Path | None) ->
                 sep = ""
             if not sep:
                 raise PkgmgrError(f"{shown}: auths[{key!r}].auth is not base64 of user:password",
-                                  code="invalid_config", details={"file": shown})
+                                  code=Code.INVALID_CONFIG, details={"file": shown})
         if isinstance(user, str) and isinstance(password, str) and user and password:
             if not _safe(user) or not _safe(password):
-                raise PkgmgrError(f"{shown}: auths[{key!r}] holds non-printable characters", code="invalid_config",
+                raise PkgmgrError(f"{shown}: auths[{key!r}] holds non-printable characters", code=Code.INVALID_CONFIG,
                                   details={"file": shown})
             return Credentials(user, password, shown)
     return None
@@ -288,7 +290,7 @@ class OciClient:
             raise PkgmgrError(
                 f"{label}: the OCI artifact {url} holds layer sha256:{layer.digest} ({layer.size} bytes), but the "
                 f"registry entry says sha256:{sha256} ({size} bytes)",
-                code="metadata_mismatch",
+                code=Code.METADATA_MISMATCH,
                 details={"url": url, "layer_digest": layer.digest, "layer_size": layer.size,
                          "sha256": sha256, "size": size},
             )
@@ -317,7 +319,7 @@ class OciClient:
         actual = hashlib.sha256(body).hexdigest()
         if actual != ref.digest:
             raise PkgmgrError(f"{label}: the registry served a manifest whose sha256 is {actual}, not the "
-                              f"{ref.digest} that {ref} names", code="checksum_mismatch",
+                              f"{ref.digest} that {ref} names", code=Code.CHECKSUM_MISMATCH,
                               details={"url": str(ref), "actual": actual})
         return parse_manifest(body, str(ref), label=label)
 
@@ -330,7 +332,7 @@ class OciClient:
         scope = f"repository:{ref.repository}:pull,push"
         data = Path(archive).read_bytes()
         if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
-            raise PkgmgrError(f"{archive}: changed while being published", code="checksum_mismatch")
+            raise PkgmgrError(f"{archive}: changed while being published", code=Code.CHECKSUM_MISMATCH)
         empty = hashlib.sha256(EMPTY_BLOB).hexdigest()
         self._push_blob(ref, scope, empty, EMPTY_BLOB)
         self._push_blob(ref, scope, sha256, data)
@@ -346,7 +348,7 @@ class OciClient:
         answered = response.headers.get("Docker-Content-Digest")
         if answered and answered.strip().lower() != f"sha256:{digest}":
             raise PkgmgrError(f"{ref}: the registry stored the manifest as {answered}, not sha256:{digest}",
-                              code="http_error", details={"url": str(ref)})
+                              code=Code.HTTP_ERROR, details={"url": str(ref)})
         return ref.with_digest(digest)
 
     def _push_blob(self, ref: OciRef, scope: str, digest: str, data: bytes) -> None:
@@ -364,7 +366,7 @@ class OciClient:
 
         location = self._authorized(ref, scope, start).headers.get("Location")
         if not location:
-            raise PkgmgrError(f"{ref}: the registry started an upload without a Location", code="http_error",
+            raise PkgmgrError(f"{ref}: the registry started an upload without a Location", code=Code.HTTP_ERROR,
                               details={"url": str(ref)})
         target = urljoin(ref.base + "/", location.strip())
         target += ("&" if "?" in target else "?") + urlencode({"digest": f"sha256:{digest}"})
@@ -387,7 +389,8 @@ class OciClient:
             return self._scrubbed(call, {"Authorization": known} if known else {})
         except PkgmgrError as error:
             challenge = error.details.get("www_authenticate")
-            if error.code != "auth_required" or error.details.get("status") != 401 or not challenge:
+            if error.code != Code.AUTH_REQUIRED or not isinstance(error, FetchError) or error.status != 401 \
+                    or not challenge:
                 raise
             value = self._answer(ref, scope, challenge, error, label)
         with self._lock:
@@ -395,7 +398,7 @@ class OciClient:
         try:
             return self._scrubbed(call, {"Authorization": value})
         except PkgmgrError as error:
-            if error.code == "auth_required":
+            if error.code == Code.AUTH_REQUIRED:
                 raise self._refused(ref, error, label) from None
             raise
 
@@ -410,7 +413,7 @@ class OciClient:
             return credentials.basic()
         if scheme != "bearer" or not params.get("realm"):
             raise PkgmgrError(f"{ref}: the registry asks for an authentication pkgmgr does not speak "
-                              f"({challenge[:80]})", code="auth_required", details={"url": str(ref)})
+                              f"({challenge[:80]})", code=Code.AUTH_REQUIRED, details={"url": str(ref)})
         realm = params["realm"]
         query = {"service": params["service"]} if params.get("service") else {}
         query["scope"] = params.get("scope") or scope
@@ -421,16 +424,16 @@ class OciClient:
                                                                     accept="application/json", extra_headers=h),
                                       headers)
         except PkgmgrError as failure:
-            if failure.code == "usage":  # the realm's URL is refused by the URL policy
+            if failure.code == Code.USAGE:  # the realm's URL is refused by the URL policy
                 raise PkgmgrError(f"{ref}: the registry names a token realm pkgmgr will not send credentials to "
-                                  f"({failure.message})", code="auth_required", details={"url": str(ref)}) from None
-            if failure.code == "auth_required":
+                                  f"({failure.message})", code=Code.AUTH_REQUIRED, details={"url": str(ref)}) from None
+            if failure.code == Code.AUTH_REQUIRED:
                 raise self._refused(ref, failure, label) from None
             raise
         token = _token_of(response.body or b"")
         if token is None:
             raise PkgmgrError(f"{ref}: the token realm {redact_url(realm)} answered without a usable token",
-                              code="auth_required", details={"url": str(ref)})
+                              code=Code.AUTH_REQUIRED, details={"url": str(ref)})
         self._remember_secret(token)
         return f"Bearer {token}"
 
@@ -445,7 +448,7 @@ class OciClient:
             message = f"{ref}: the registry refused the credentials from {credentials.source}"
         if label:
             message = f"{label}: {message}"
-        return PkgmgrError(message, code="auth_required", hint=hint,
+        return PkgmgrError(message, code=Code.AUTH_REQUIRED, hint=hint,
                            details={"url": str(ref), "status": error.details.get("status")})
 
     def _remember_secret(self, value: str) -> None:
@@ -496,7 +499,7 @@ def parse_manifest(body: bytes, shown: str, *, label: str) -> Layer:
     a layer of another media type)."""
 
     def bad(why: str) -> PkgmgrError:
-        return PkgmgrError(f"{label}: {shown} is not a pkgmgr extension artifact: {why}", code="invalid_archive",
+        return PkgmgrError(f"{label}: {shown} is not a pkgmgr extension artifact: {why}", code=Code.INVALID_ARCHIVE,
                            details={"url": shown})
 
     try:
@@ -541,22 +544,24 @@ def render_manifest(sha256: str, size: int, *, title: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
-def push_archive(session: Any, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
+def push_archive(session: Session, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
     """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push and return the digest
     URL to record. Raises `usage` for a target that is not a tag reference."""
     ref = parse_oci(target, tag_ok=True)
     if ref.tag is None:
         raise PkgmgrError(f"--push {target}: name a tag (oci://HOST/REPOSITORY:TAG); the digest is what pkgmgr "
-                          "records", code="usage")
+                          "records", code=Code.USAGE)
     if not title.endswith((".tar.gz", ".tgz")):
         raise PkgmgrError(f"--push {target}: only .tar.gz archives are pushed (the artifact's layer is "
-                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code="usage")
+                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code=Code.USAGE)
     return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
 
 
-def client_for(session: Any) -> OciClient:
+def client_for(session: Session) -> OciClient:
     """The session's one `OciClient` (over its `HttpClient`)."""
-    return session._once("oci", lambda: OciClient(session.http))
+    # the distribution API needs `send` (PUT, HEAD, POST), which only `HttpClient` of the fetchers has:
+    # the session's fetcher is one unless a test gave it another
+    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http)))
 
 
 __all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci"]

@@ -16,9 +16,12 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.net.cache import DownloadCache
 
 ENV = "PKGMGR_SHARED_CACHE"
 _HEX64 = re.compile(r"[0-9a-f]{64}")
@@ -32,11 +35,11 @@ def shared_root(env: Mapping[str, str] | None = None) -> Path | None:
         return None
     path = Path(value).expanduser()
     if not path.is_absolute():
-        raise PkgmgrError(f"{ENV} must be an absolute path, not {value!r}", code="usage")
+        raise PkgmgrError(f"{ENV} must be an absolute path, not {value!r}", code=Code.USAGE)
     return path
 
 
-def fetch_shared(cache: Any, *, sha256: str, size: int, limit: int, label: str,
+def fetch_shared(cache: DownloadCache, *, sha256: str, size: int, limit: int, label: str,
                  warn: Callable[[str], None] | None = None, env: Mapping[str, str] | None = None) -> Path | None:
     """The archive with `sha256` and `size` in the local download `cache`, copied there from the
     shared cache when it holds it; None when it does not (or its copy does not match). The local
@@ -56,9 +59,9 @@ def fetch_shared(cache: Any, *, sha256: str, size: int, limit: int, label: str,
     try:
         return copy_verified(source, cache, sha256=digest, size=size, limit=limit, label=label)
     except PkgmgrError as error:
-        if error.code == "archive_too_large" and size > limit:
+        if error.code == Code.ARCHIVE_TOO_LARGE and size > limit:
             raise
-        if warn is not None and error.code in ("checksum_mismatch", "archive_too_large", "invalid_index"):
+        if warn is not None and error.code in (Code.CHECKSUM_MISMATCH, Code.ARCHIVE_TOO_LARGE, Code.INVALID_INDEX):
             why = error.message.removeprefix(f"{label}: ")
             warn(f"{label}: ignoring the shared cache's copy ({ENV}) and downloading it: {why}")
         return None

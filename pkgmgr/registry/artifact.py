@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Collection
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.patterns import file_digest
 from pkgmgr.versions import same_version, strip_v
 
@@ -64,7 +64,7 @@ def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection
 
     path = Path(path)
     if not path.is_file():
-        raise PkgmgrError(f"{path}: no such archive", code="not_found", details={"path": str(path)})
+        raise PkgmgrError(f"{path}: no such archive", code=Code.NOT_FOUND, path=str(path))
     sha256, size = file_digest(path)
     with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-") as tmp:
         root = extract_archive(path, Path(tmp), limits)

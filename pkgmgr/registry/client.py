@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from pkgmgr.config import RegistryConfig
-from pkgmgr.errors import PkgmgrError, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.registry.cache import FileCache, cache_root
 from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
@@ -70,7 +70,7 @@ class Registry:
         try:
             self.spec: SourceSpec = parse_source(config.source)
         except PkgmgrError as error:
-            raise PkgmgrError(f"registry {self.name}: {error.message}", code="invalid_config",
+            raise PkgmgrError(f"registry {self.name}: {error.message}", code=Code.INVALID_CONFIG,
                               details={"registry": self.name}) from None
         self.exempt = exempt  # the shipped default: part of the package, no rollback memory
         self.bootstrap: bytes | None = None  # a root being pinned by `registry add` (SPEC 5.4a)
@@ -102,7 +102,7 @@ class Registry:
                 try:
                     check_source_allowed(self.spec, insecure=self.insecure)
                 except PkgmgrError as error:
-                    raise PkgmgrError(f"registry {self.name}: {error.message}", code="invalid_config",
+                    raise PkgmgrError(f"registry {self.name}: {error.message}", code=Code.INVALID_CONFIG,
                                       details={"registry": self.name}, hint=error.hint) from None
                 plain = make_reader(self.spec, self.session, self.cache, insecure=self.insecure)
                 self._reader = self._signed_reader(plain) if self.signed else plain
@@ -131,7 +131,7 @@ class Registry:
         the installed package and exempt (SPEC 5.4a)."""
         if self.session.config.require_signed and not self.exempt and not self.signed:
             raise PkgmgrError(f"registry {self.name} ({self.source}) is not signed, and policy.require_signed "
-                              "refuses unsigned registries", code="registry_signature_invalid",
+                              "refuses unsigned registries", code=Code.REGISTRY_SIGNATURE_INVALID,
                               details={"registry": self.name},
                               hint=f"add it again with its TUF root: 'pkgmgr registry remove {self.name}', then "
                                    f"'pkgmgr registry add {self.name} {self.source} --root FILE'")
@@ -178,7 +178,7 @@ class Registry:
         meta = self._read(REGISTRY_FILE, REGISTRY_MAX_BYTES, lambda raw: parse_registry(raw, REGISTRY_FILE))
         if meta is None:
             raise PkgmgrError(f"registry {self.name} ({self.source}) has no {REGISTRY_FILE}",
-                              code="invalid_index", details={"registry": self.name, "file": REGISTRY_FILE},
+                              code=Code.INVALID_INDEX, details={"registry": self.name, "file": REGISTRY_FILE},
                               hint="is the source a registry index? 'pkgmgr registry list' shows it")
         check_meta(meta, label=self.name, remembered_serial=self.remembered_serial(),
                    allow_expired=self.session.allow_expired)
@@ -289,7 +289,7 @@ class Registry:
                 check_url_allowed(location.url, insecure=self.insecure)
             except UrlNotAllowed as error:
                 raise PkgmgrError(f"registry {self.name}: version {version.version}: {error.message}",
-                                  code="invalid_index", details={"registry": self.name, "url": version.url},
+                                  code=Code.INVALID_INDEX, details={"registry": self.name, "url": version.url},
                                   hint=error.hint) from None
         return location
 
@@ -336,7 +336,7 @@ class Registries:
         clash = sorted(c.name for c in extra if c.name in names)
         if clash:
             raise PkgmgrError(f"pkgmgr.toml declares registries that reuse configured names: {', '.join(clash)}",
-                              code="invalid_config", details={"registries": clash})
+                              code=Code.INVALID_CONFIG, details={"registries": clash})
         self.ordered = [Registry(c, session) for c in _by_priority(configs)]
         self.ordered += [Registry(c, session, declared=True) for c in _by_priority(extra)]
         self.ordered.append(Registry(default_registry_config(), session, exempt=True))
@@ -348,7 +348,7 @@ class Registries:
         for registry in self.ordered:
             if registry.name == name:
                 return registry
-        error = PkgmgrError(f"no registry named {name!r} is configured", code="not_found",
+        error = UnknownRegistry(f"no registry named {name!r} is configured", code=Code.NOT_FOUND,
                             details={"registry": name, "registries": self.names()},
                             hint="'pkgmgr registry list' shows the configured registries")
         from pkgmgr.errors import suggest_close
@@ -373,12 +373,20 @@ class Registries:
             entry = registry.entry(name)
             if entry is not None:
                 return registry, entry
-        raise PkgmgrError(
+        raise NotListed(
             f"{name}: no registry lists this extension (looked in {', '.join(self.names())})",
-            code="not_found",
+            code=Code.NOT_FOUND,
             details={"name": name, "registries": self.names()},
             hint="'pkgmgr ext search' lists what the registries offer",
         )
+
+
+class NotListed(PkgmgrError):
+    """No configured registry lists a name (`Registries.lookup`): not_found."""
+
+
+class UnknownRegistry(PkgmgrError):
+    """No registry of that name is configured (`Registries.get`): not_found."""
 
 
 def _by_priority(configs: Sequence[RegistryConfig]) -> list[RegistryConfig]:

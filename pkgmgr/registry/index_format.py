@@ -15,12 +15,12 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
-from pkgmgr.errors import Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.jsonutil import join_key
 from pkgmgr.patterns import EXTENSION_NAME
 from pkgmgr.versions import _SEMVER, parse_semver
 
-INVALID = "invalid_index"
+INVALID = Code.INVALID_INDEX
 MIB = 1024 * 1024
 REGISTRY_FILE = "registry.toml"
 INDEX_FILE = "index.json"

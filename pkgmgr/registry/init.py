@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pkgmgr import __version__
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.patterns import REGISTRY_NAME
 from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
@@ -100,18 +100,18 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
     name = name if name is not None else default_name(root)
     if not _NAME_RE.fullmatch(name):
         raise PkgmgrError(f"--name {name!r}: a registry name is lower-case letters, digits, '-' and '_' "
-                          "(starting with a letter, at most 64 characters)", code="usage")
+                          "(starting with a letter, at most 64 characters)", code=Code.USAGE)
     requirement = requirement or default_requirement()
     if not _REQUIREMENT_RE.fullmatch(requirement):
         raise PkgmgrError(f"--pkgmgr-requirement {requirement!r} is not a single pip requirement "
-                          "(e.g. 'pkgmgr @ git+https://github.com/OWNER/pkgmgr@v1.2.0')", code="usage")
+                          "(e.g. 'pkgmgr @ git+https://github.com/OWNER/pkgmgr@v1.2.0')", code=Code.USAGE)
     if root.exists() and not root.is_dir():
-        raise PkgmgrError(f"{root} exists and is not a directory", code="usage")
+        raise PkgmgrError(f"{root} exists and is not a directory", code=Code.USAGE)
     present = _existing_index_files(root)
     if present:
         raise PkgmgrError(
             f"{root} already holds a registry index ({', '.join(present)}); nothing was written",
-            code="usage", details={"path": str(root), "existing": present},
+            code=Code.USAGE, details={"existing": present}, path=str(root),
             hint="publish into it with 'pkgmgr registry publish ARCHIVE --index DIR', or choose an empty directory",
         )
     registry = _registry_toml(name, description)

@@ -11,7 +11,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any, Mapping
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.registry.index_format import Entry, RegistryMeta, format_datetime
 from pkgmgr.versions import parse_semver
 
@@ -24,7 +24,7 @@ def check_meta(meta: RegistryMeta, *, label: str, remembered_serial: int | None,
     if meta.expired(now) and not allow_expired:
         raise PkgmgrError(
             f"registry {label} expired at {format_datetime(meta.expires)}; its metadata may be frozen by an attacker",
-            code="registry_expired",
+            code=Code.REGISTRY_EXPIRED,
             details={"registry": label, "expires": format_datetime(meta.expires)},
             hint="ask its maintainers to publish a fresh registry.toml, or pass --allow-expired",
         )
@@ -32,7 +32,7 @@ def check_meta(meta: RegistryMeta, *, label: str, remembered_serial: int | None,
         raise PkgmgrError(
             f"registry {label} went back to serial {meta.serial}; serial {remembered_serial} was seen before "
             "(a rollback attack or a broken mirror)",
-            code="registry_rollback",
+            code=Code.REGISTRY_ROLLBACK,
             details={"registry": label, "serial": meta.serial, "remembered_serial": remembered_serial},
             hint=f"if the registry was really reset, 'pkgmgr registry remove {label}' and add it again",
         )
@@ -43,7 +43,7 @@ def check_serial(serial: int, *, label: str, file: str, remembered_serial: int |
     if remembered_serial is not None and serial < remembered_serial:
         raise PkgmgrError(
             f"registry {label}: {file} has serial {serial}; serial {remembered_serial} was seen before",
-            code="registry_rollback",
+            code=Code.REGISTRY_ROLLBACK,
             details={"registry": label, "file": file, "serial": serial, "remembered_serial": remembered_serial},
         )
 
@@ -63,7 +63,7 @@ def check_entry(entry: Entry, *, label: str, known: Mapping[Any, tuple[str, str]
         raise PkgmgrError(
             f"registry {label}: the sha256 of {entry.name} {versions} changed since it was first seen; "
             "a published version's archive must never change",
-            code="registry_checksum_changed",
+            code=Code.REGISTRY_CHECKSUM_CHANGED,
             details={"registry": label, "name": entry.name, "changed": changed},
         )
     vanished = [version for parsed, (version, _) in sorted(known.items()) if parsed not in listed]

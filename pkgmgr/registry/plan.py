@@ -8,14 +8,16 @@ the installer's thread pool.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
-from pkgmgr.errors import PkgmgrError, suggest_close
+from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
+from pkgmgr.registry.client import NotListed
 from pkgmgr.registry.index_format import Entry, VersionEntry
-from pkgmgr.registry.resolve import Request, select_version
+from pkgmgr.registry.resolve import Request, VersionNotFound, resolve, select_version
 
 if TYPE_CHECKING:
+    from pkgmgr.install.options import InstallOptions
     from pkgmgr.progress import Reporter
     from pkgmgr.refs import Ref
     from pkgmgr.registry.client import Registry
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(session: Session, *, options: Any, asset: str | None = None, registry: str | None = None) -> Planner:
+def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None, registry: str | None = None) -> Planner:
     """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
     through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
     registry alone answer for names."""
@@ -35,7 +37,7 @@ def make_planner(session: Session, *, options: Any, asset: str | None = None, re
 
 
 class RemotePlanner:
-    def __init__(self, session: "Session", *, options: Any, asset: str | None = None,
+    def __init__(self, session: "Session", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session
         self.options = options
@@ -69,32 +71,22 @@ class RemotePlanner:
                        host_version=self.session.config.host_version)
 
     def plan_name(self, ref: "Ref") -> Plan:
-        """SPEC 5.3: the first registry listing the name answers; highest allowed version."""
+        """SPEC 5.3: the first registry listing the name answers; highest allowed version
+        (`registry.resolve.resolve`), with "did you mean" and the other registries that have
+        the version added to its errors."""
         assert ref.name is not None
         registries = self.session.registries
-        if self.registry is None:
-            try:
-                registry, entry = registries.lookup(ref.name)
-            except PkgmgrError as error:
-                if error.code == "not_found" and "registries" in error.details:
-                    suggest_close(error, ref.name, _listed_names(registries.ordered))
-                raise
-        else:
-            registry = registries.get(self.registry)
-            found = registry.entry(ref.name)
-            if found is None:
-                raise PkgmgrError(f"{ref.name}: registry {registry.name} does not list it", code="not_found",
-                                  details={"name": ref.name, "registry": registry.name})
-            entry = found
         request = self.request(ref)
         try:
-            version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(ref.name))
-        except PkgmgrError as error:
-            if error.code == "version_not_found":
-                _name_other_registry(error, registries.ordered, registry, ref, request)
+            resolved = resolve(registries, ref.name, request, registry=self.registry)
+        except NotListed as error:
+            suggest_close(error, ref.name, _listed_names(registries.ordered))
             raise
-        registry.remember()
-        return registry_plan(self.session, registry, entry, version, ref)
+        except VersionNotFound as error:
+            assert error.registry is not None
+            _name_other_registry(error, registries.ordered, error.registry, ref, request)
+            raise
+        return registry_plan(self.session, resolved.registry, resolved.entry, resolved.version, ref)
 
 
 def _listed_names(ordered: list[Registry]) -> list[str]:
@@ -186,7 +178,7 @@ def plan_url(session: "Session", ref: "Ref") -> Plan:
     try:
         check_url_allowed(url, insecure=False)
     except UrlNotAllowed as error:
-        raise PkgmgrError(error.message, code="usage", hint="use an https:// URL") from None
+        raise PkgmgrError(error.message, code=Code.USAGE, hint="use an https:// URL") from None
     limit = session.config.limits.max_archive_bytes
 
     def fetch(reporter: "Reporter") -> Fetched:

@@ -85,7 +85,7 @@ def index_lock(root: Path, timeout: float) -> Iterator[None]:
     except LockTimeout:
         raise PkgmgrError(
             f"another pkgmgr process is changing the registry index {root}; gave up after waiting {timeout:g} s",
-            code="locked", hint="wait for it to finish, or raise --lock-timeout",
+            code=Code.LOCKED, hint="wait for it to finish, or raise --lock-timeout",
         ) from None
     try:
         yield
@@ -97,7 +97,7 @@ def require_index(root: Path) -> None:
     """Raise `not_found` unless `root` holds a `registry.toml`."""
     if not (root / REGISTRY_FILE).is_file():
         what = "does not exist" if not root.exists() else "is not a registry index (no registry.toml)"
-        raise PkgmgrError(f"{root} {what}", code="not_found", details={"path": str(root)},
+        raise PkgmgrError(f"{root} {what}", code=Code.NOT_FOUND, path=str(root),
                           hint=f"create one with 'pkgmgr registry init {root}'")
 
 
@@ -230,7 +230,7 @@ def check_publish_url(url: str) -> None:
     if problem is None and urlsplit(url).scheme == "http" and not is_loopback_host(urlsplit(url).hostname):
         problem = "must be https:// (plain http:// only for a loopback host)"
     if problem:
-        raise PkgmgrError(f"--url {url!r} {problem}", code="usage")
+        raise PkgmgrError(f"--url {url!r} {problem}", code=Code.USAGE)
 
 
 def utc_now() -> datetime:
@@ -245,7 +245,7 @@ def parse_published(text: str) -> datetime:
         value = None
     if value is None or value.tzinfo is None:
         raise PkgmgrError(f"--published {text!r} is not a date-time with an offset, such as 2026-01-01T00:00:00Z",
-                          code="usage")
+                          code=Code.USAGE)
     return value.astimezone(UTC).replace(microsecond=0)
 
 
@@ -261,11 +261,11 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
     `invalid_index`. Also raises `not_found`, `locked`, `usage` and `ValidationFailed`."""
     root = Path(root)
     if tier is not None and tier not in TIERS:
-        raise PkgmgrError(f"--tier {tier!r}: expected one of {', '.join(TIERS)}", code="usage")
+        raise PkgmgrError(f"--tier {tier!r}: expected one of {', '.join(TIERS)}", code=Code.USAGE)
     if url is not None:
         check_publish_url(url)
     elif archive is None:
-        raise PkgmgrError("an archive to copy, or --url, is required", code="usage")
+        raise PkgmgrError("an archive to copy, or --url, is required", code=Code.USAGE)
     when = published or utc_now()
     rel = entry_path(facts.name)
     with index_lock(root, timeout):
@@ -308,7 +308,7 @@ def _check_repository(entry: Entry, repository: str | None, rel: str) -> None:
 def _problem(file: str, key: str, message: str) -> Any:
     from pkgmgr.errors import Problem
 
-    return Problem("invalid_index", file, key, message)
+    return Problem(Code.INVALID_INDEX, file, key, message)
 
 
 def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None) -> PublishResult:
@@ -316,7 +316,7 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
         raise PkgmgrError(
             f"{entry.name} {found.version} is already published with sha256 {found.sha256}; this archive's is "
             f"{facts.sha256}. A published version never changes: release a new version",
-            code="version_exists",
+            code=Code.VERSION_EXISTS,
             details={"name": entry.name, "version": found.version, "published_sha256": found.sha256,
                      "sha256": facts.sha256, "entry": entry_path(entry.name)},
         )
@@ -441,18 +441,18 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
     try:
         parse_semver(version)
     except ValueError as exc:
-        raise PkgmgrError(f"VERSION: {exc}", code="usage") from None
+        raise PkgmgrError(f"VERSION: {exc}", code=Code.USAGE) from None
     with index_lock(root, timeout):
         state = read_index(root)
         entry = state.entries.get(name)
         rel = entry_path(name)
         if entry is None:
-            raise PkgmgrError(f"{root} has no extension named {name!r} ({rel} does not exist)", code="not_found",
+            raise PkgmgrError(f"{root} has no extension named {name!r} ({rel} does not exist)", code=Code.NOT_FOUND,
                               details={"name": name})
         found = entry.find(version)
         if found is None:
             listed = ", ".join(v.version for v in entry.versions) or "none"
-            raise PkgmgrError(f"{name} has no version {version} (versions: {listed})", code="version_not_found",
+            raise PkgmgrError(f"{name} has no version {version} (versions: {listed})", code=Code.VERSION_NOT_FOUND,
                               details={"name": name, "version": version,
                                        "versions": [v.version for v in entry.versions]})
         if found.yanked == yanked:
@@ -504,12 +504,12 @@ def private_copy(source: Path) -> Iterator[Path]:
         try:
             shutil.copyfile(source, target)
         except FileNotFoundError:
-            raise PkgmgrError(f"{source}: no such archive", code="not_found", details={"path": str(source)}) from None
+            raise PkgmgrError(f"{source}: no such archive", code=Code.NOT_FOUND, path=str(source)) from None
         except IsADirectoryError:
             raise PkgmgrError(f"{source}: is a directory; pack it first with 'pkgmgr ext pack {source}'",
-                              code="invalid_archive", details={"path": str(source)}) from None
+                              code=Code.INVALID_ARCHIVE, path=str(source)) from None
         except shutil.SpecialFileError:  # a FIFO, socket or device: never opened (was exit 70)
             raise PkgmgrError(f"{source}: not a .tar.gz or .zip archive (not a regular file)",
-                              code="invalid_archive", details={"path": str(source)}) from None
+                              code=Code.INVALID_ARCHIVE, path=str(source)) from None
         os.chmod(target, 0o600)
         yield target

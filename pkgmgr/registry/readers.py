@@ -52,11 +52,11 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
     """Classify a registry source. Raises `usage` for something unusable."""
     text = (text or "").strip()
     if not text:
-        raise PkgmgrError("a registry source is required", code="usage")
+        raise PkgmgrError("a registry source is required", code=Code.USAGE)
     if text.startswith("github:"):
         match = _GITHUB_SOURCE.fullmatch(text)
         if not match:
-            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@REF]", code="usage")
+            raise PkgmgrError(f"{text!r}: expected github:OWNER/REPO[@REF]", code=Code.USAGE)
         owner, repo, ref = match.groups()
         ref = ref or DEFAULT_REF
         return SourceSpec("github", f"github:{owner}/{repo}@{ref}", owner=owner, repo=repo, ref=ref)
@@ -65,12 +65,12 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
             parts = urlsplit(text)
             host = parts.hostname
         except ValueError as exc:
-            raise PkgmgrError(f"{text!r} is not a valid URL: {exc}", code="usage") from None
+            raise PkgmgrError(f"{text!r} is not a valid URL: {exc}", code=Code.USAGE) from None
         if parts.scheme not in ("https", "http") or not host:
-            raise PkgmgrError(f"{text!r}: a registry URL must be https:// (or http:// on loopback)", code="usage")
+            raise PkgmgrError(f"{text!r}: a registry URL must be https:// (or http:// on loopback)", code=Code.USAGE)
         if "@" in parts.netloc or parts.query or parts.fragment:
             raise PkgmgrError(f"{text!r}: a registry URL may not carry credentials, a query or a fragment",
-                              code="usage")
+                              code=Code.USAGE)
         base = text if text.endswith("/") else text + "/"
         return SourceSpec("http", base, base_url=base)
     path = user_path(text)
@@ -119,7 +119,7 @@ class DirReader(Reader):
         path = self.root / rel
         if not os.path.lexists(path):  # a dangling link is no absence: read_capped refuses it
             if not self.root.is_dir():
-                raise PkgmgrError(f"registry directory {self.root} does not exist", code="not_found")
+                raise PkgmgrError(f"registry directory {self.root} does not exist", code=Code.NOT_FOUND)
             return None
         return parse(read_capped(path, cap, rel, root=self.root))
 
@@ -130,7 +130,7 @@ class DirReader(Reader):
         path = (root / url).resolve()
         if not path.is_relative_to(root):
             raise PkgmgrError(f"registry {self.root}: archive url {url!r} resolves outside the registry",
-                              code="invalid_index")
+                              code=Code.INVALID_INDEX)
         return Location(str(path), path)
 
 
@@ -210,7 +210,7 @@ class GitHubReader(CachingReader):
             return known
         if result.sha is None:
             raise PkgmgrError(f"registry {self.spec.text}: GitHub answered 304 for an unknown commit",
-                              code="http_error")
+                              code=Code.HTTP_ERROR)
         self.cache.store_json(COMMIT_FILE, {"ref": ref, "sha": result.sha, "etag": result.etag})
         return result.sha
 
@@ -230,13 +230,15 @@ class GitHubReader(CachingReader):
 
 
 def offline_error(what: str) -> PkgmgrError:
-    return PkgmgrError(f"offline: {what} is not cached", code="network_error",
+    return PkgmgrError(f"offline: {what} is not cached", code=Code.NETWORK_ERROR,
                        hint="run the command once without --offline to fill the cache")
 
 
 def is_missing(error: PkgmgrError) -> bool:
     """A 404 from the server: the registry has no such file."""
-    return error.code == Code.NOT_FOUND or error.details.get("status") == 404
+    from pkgmgr.net.fetcher import FetchError
+
+    return error.code == Code.NOT_FOUND or (isinstance(error, FetchError) and error.status == 404)
 
 
 def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: int, parse: Callable[[bytes], T],
@@ -263,11 +265,11 @@ def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: i
             cache.forget(rel)
             return None, None
         if error.code == Code.ARCHIVE_TOO_LARGE:  # a registry file over its cap is a broken registry
-            raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")]) from None
+            raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"is larger than {cap // MIB} MiB")]) from None
         raise
     if response.status == 304:
         if cached is None:
-            raise PkgmgrError(f"{url}: the server answered 304 to an unconditional request", code="http_error")
+            raise PkgmgrError(f"{url}: the server answered 304 to an unconditional request", code=Code.HTTP_ERROR)
         return parse(cached.body), None
     body: bytes = response.body or b""
     return parse(body), CachedFile(url, body, response.etag, response.last_modified)

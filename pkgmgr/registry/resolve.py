@@ -1,14 +1,23 @@
-"""Choosing a version of an entry (SPEC 5.3). Pure: an `Entry` and the request in, one
-`VersionEntry` out, or `version_not_found` saying what exists and why each was skipped."""
+"""Registry resolution (SPEC 5.3), the one place every caller (ext install, ext update, sync,
+ext info) chooses a registry entry and a version of it.
+
+`resolve(registries, name, request, registry=)` finds the registry that answers for the name
+(the first by priority, or the one `--registry` / `registry = "..."` names) and the highest
+allowed version in it. `select_version` is its pure core: an `Entry` and the request in, one
+`VersionEntry` out, or `version_not_found` saying what exists and why each was skipped (yanks,
+prereleases, host compatibility, vanished versions)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Collection
+from typing import TYPE_CHECKING, Any, Collection
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.client import Registries, Registry
 
 
 @dataclass(frozen=True)
@@ -46,10 +55,16 @@ def skip_reason(version: VersionEntry, request: Request, *, vanished: bool = Fal
             return "yanked (installable only when named exactly)"
     if vanished:
         return "vanished from the registry (treated as yanked)"
-    host = host_version(request.host_version)
-    if host is not None and not host_satisfies(host, version.min_compozy_version):
+    if not host_compatible(version, request.host_version):
         return f"needs host {version.min_compozy_version} or newer (host is {request.host_version})"
     return None
+
+
+def host_compatible(version: VersionEntry, host: str | None) -> bool:
+    """Whether `version` runs on the configured host version (always, when none is configured).
+    Raises invalid_config for a host version that does not parse."""
+    parsed = host_version(host)
+    return parsed is None or host_satisfies(parsed, version.min_compozy_version)
 
 
 def _names_prerelease(specifier: Any) -> bool:
@@ -102,10 +117,68 @@ def select_version(entry: Entry, request: Request, *, registry: str = "",
         message = f"{entry.name}: no version matches {wanted}{where}:\n" + "\n".join(lines)
     else:
         message = f"{entry.name}: the registry{where and ' ' + registry} lists no versions"
-    raise PkgmgrError(
+    raise VersionNotFound(
         message,
-        code="version_not_found",
+        entry=entry,
+        skipped=skipped,
         details={"name": entry.name, "requested": wanted, "registry": registry,
                  "versions": [s.to_json() for s in skipped]},
         hint=None if request.pre or request.exact else "name a version exactly, or pass --pre for prereleases",
     )
+
+
+class VersionNotFound(PkgmgrError):
+    """No version of `entry` is allowed; `skipped` says why of each, and `registry` is the
+    registry that answered (set by `resolve`)."""
+
+    code = Code.VERSION_NOT_FOUND
+
+    def __init__(self, message: str, *, entry: Entry, skipped: list[Skipped], details: dict[str, Any],
+                 hint: str | None) -> None:
+        super().__init__(message, details=details, hint=hint)
+        self.entry = entry
+        self.skipped = tuple(skipped)
+        self.registry: Registry | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """The registry that answers for a name, its entry, and the version chosen."""
+
+    registry: Registry
+    entry: Entry
+    version: VersionEntry
+
+
+def find_entry(registries: Registries, name: str, *, registry: str | None = None, key: str | None = None,
+               listed_before: bool = False) -> tuple[Registry, Entry]:
+    """The registry answering for `name` and its entry: the one named `registry` (a name it does
+    not list is `not_found`, with `key` naming the setting that chose it), else the first by
+    priority that lists it (`Registries.lookup`). `listed_before`: the name was installed from
+    that registry, so the message says it no longer lists it."""
+    if registry is None:
+        return registries.lookup(name)
+    chosen = registries.get(registry)
+    entry = chosen.entry(name)
+    if entry is None:
+        verb = "no longer lists" if listed_before else "does not list"
+        raise PkgmgrError(f"{name}: registry {chosen.name} {verb} it", code=Code.NOT_FOUND, key=key,
+                          details={"name": name, "registry": chosen.name})
+    return chosen, entry
+
+
+def resolve(registries: Registries, name: str, request: Request, *, registry: str | None = None,
+            key: str | None = None, listed_before: bool = False) -> Resolved:
+    """The highest version of `name` that `request` allows, in the registry answering for it
+    (`find_entry`). Once the entry is read, the registry's rollback memory records what was
+    read (`Registry.remember`), whether or not a version is allowed. Raises not_found,
+    version_not_found and the registry's read errors."""
+    chosen, entry = find_entry(registries, name, registry=registry, key=key, listed_before=listed_before)
+    try:
+        version = select_version(entry, request, registry=chosen.name, vanished=chosen.vanished(entry.name))
+    except VersionNotFound as error:
+        error.registry = chosen
+        raise
+    finally:
+        chosen.remember()
+    return Resolved(chosen, entry, version)

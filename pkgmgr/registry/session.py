@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any
 from pkgmgr.config import Config, RegistryConfig
 
 if TYPE_CHECKING:
+    from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.fetcher import Fetcher
+    from pkgmgr.net.github import GitHub
     from pkgmgr.registry.client import Registries
     from pkgmgr.registry.memory import Memory
 
@@ -72,9 +74,9 @@ class Session:
         return self._once("http", make)
 
     @property
-    def github(self) -> Any:
+    def github(self) -> GitHub:
         """The GitHub client (PKGMGR_GITHUB_API_URL / PKGMGR_GITHUB_RAW_URL) over `http`."""
-        def make() -> Any:
+        def make() -> GitHub:
             from pkgmgr.net.github import GitHub
 
             return GitHub(self.http)
@@ -82,8 +84,8 @@ class Session:
         return self._once("github", make)
 
     @property
-    def downloads(self) -> Any:
-        def make() -> Any:
+    def downloads(self) -> DownloadCache:
+        def make() -> DownloadCache:
             from pkgmgr.net.cache import DownloadCache
 
             return DownloadCache(self.home / "cache" / "downloads")
@@ -91,8 +93,8 @@ class Session:
         return self._once("downloads", make)
 
     @property
-    def memory(self) -> "Memory":
-        def make() -> Any:
+    def memory(self) -> Memory:
+        def make() -> Memory:
             from pkgmgr.registry.memory import Memory
 
             return Memory(self.home)

@@ -33,7 +33,7 @@ from tuf.api import exceptions as tuf_errors
 from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.cache import CachedFile, FileCache
 from pkgmgr.registry.index_format import MIB
 from pkgmgr.registry.readers import GitHubReader, Reader, cached_read, is_missing
@@ -79,7 +79,7 @@ class NetFetcher(FetcherInterface):
 
     def rel(self, url: str) -> str:
         if not url.startswith(self.base_url):
-            raise NetError(PkgmgrError(f"{url}: outside the registry", code="registry_signature_invalid"))
+            raise NetError(PkgmgrError(f"{url}: outside the registry", code=Code.REGISTRY_SIGNATURE_INVALID))
         return unquote(url[len(self.base_url):])
 
     def _fetch(self, url: str) -> Iterator[bytes]:
@@ -115,7 +115,7 @@ class NetFetcher(FetcherInterface):
         except ValidationFailed:  # cached_read's refusal of a body over the cap
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes") from None
         except PkgmgrError as error:
-            if error.code == "archive_too_large":
+            if error.code == Code.ARCHIVE_TOO_LARGE:
                 raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes") from None
             if is_missing(error):
                 raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
@@ -137,7 +137,7 @@ class NetFetcher(FetcherInterface):
             inside = False
         if not inside:
             raise NetError(PkgmgrError(f"{rel} resolves outside the registry directory",
-                                       code="registry_signature_invalid"))
+                                       code=Code.REGISTRY_SIGNATURE_INVALID))
         from pkgmgr.fsutil import NotRegularFile, read_regular
 
         try:
@@ -146,9 +146,9 @@ class NetFetcher(FetcherInterface):
             raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
         except NotRegularFile as exc:
             raise NetError(PkgmgrError(f"registry file {rel} is {exc.kind}, not a regular file; registry files "
-                                       "must be regular files", code="invalid_index")) from None
+                                       "must be regular files", code=Code.INVALID_INDEX)) from None
         except OSError as exc:
-            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code="internal")) from None
+            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code=Code.INTERNAL)) from None
         if len(data) > max_length:
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
         return data
@@ -169,25 +169,25 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
         return exc
     details = {"registry": label, "reason": str(exc) or type(exc).__name__}
     if isinstance(exc, tuf_errors.ExpiredMetadataError):
-        return PkgmgrError(f"registry {label}: its signed metadata has expired ({exc})", code="registry_expired",
+        return PkgmgrError(f"registry {label}: its signed metadata has expired ({exc})", code=Code.REGISTRY_EXPIRED,
                            details=details, hint="the maintainers must re-sign it ('pkgmgr registry sign')")
     if isinstance(exc, tuf_errors.BadVersionNumberError):
         return PkgmgrError(f"registry {label}: signed metadata older than what this client trusts ({exc}): "
-                           "a rollback or a mix of versions", code="registry_rollback", details=details)
+                           "a rollback or a mix of versions", code=Code.REGISTRY_ROLLBACK, details=details)
     if isinstance(exc, tuf_errors.DownloadHTTPError) and exc.status_code in (403, 404):
         return PkgmgrError(f"registry {label}: its TUF metadata is missing ({exc}); a signed registry may not be "
-                           "served unsigned", code="registry_signature_invalid", details=details)
+                           "served unsigned", code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.DownloadLengthMismatchError):
         return PkgmgrError(f"registry {label}: signed metadata over its length ({exc})",
-                           code="registry_signature_invalid", details=details)
+                           code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.RepositoryError):
         return PkgmgrError(f"registry {label}: signature verification failed ({exc})",
-                           code="registry_signature_invalid", details=details)
+                           code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.DownloadError):
-        return PkgmgrError(f"registry {label}: {exc}", code="network_error", details=details)
+        return PkgmgrError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
     if isinstance(exc, OSError):
-        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code="internal", details=details)
-    return PkgmgrError(f"registry {label}: invalid signed metadata ({exc})", code="registry_signature_invalid",
+        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
+    return PkgmgrError(f"registry {label}: invalid signed metadata ({exc})", code=Code.REGISTRY_SIGNATURE_INVALID,
                        details=details)
 
 
@@ -241,7 +241,7 @@ class SignedReader(Reader):
         bootstrap = self.bootstrap
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
             raise PkgmgrError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
-                              code="registry_signature_invalid", details={"registry": self.label},
+                              code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
                               hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
                                    f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
@@ -261,7 +261,7 @@ class SignedReader(Reader):
             lock.acquire()
         except LockTimeout:
             raise PkgmgrError(f"registry {self.label}: another pkgmgr is updating its trusted metadata; gave up "
-                              f"after {LOCK_TIMEOUT:g} s", code="locked") from None
+                              f"after {LOCK_TIMEOUT:g} s", code=Code.LOCKED) from None
         try:
             yield
         finally:
@@ -290,7 +290,7 @@ class SignedReader(Reader):
         if info is None:
             return None  # not a signed target: the registry has no such file
         if info.length > cap:
-            raise ValidationFailed([Problem("invalid_index", rel, "", f"is larger than {cap // MIB} MiB")])
+            raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"is larger than {cap // MIB} MiB")])
         cached = self.cache.load(rel)
         if cached is not None and _matches(info, cached.body):
             return parse(cached.body)
@@ -301,7 +301,7 @@ class SignedReader(Reader):
             info.verify_length_and_hashes(body)
         except Exception as exc:  # noqa: BLE001
             error = tuf_error(exc, self.label)
-            if error.code == "registry_signature_invalid":
+            if error.code == Code.REGISTRY_SIGNATURE_INVALID:
                 error.message = f"registry {self.label}: {rel} is not the file its signed metadata names ({exc})"
                 error.args = (error.message,)
             raise error from None
@@ -333,7 +333,7 @@ class SignedReader(Reader):
         signed = None if info is None else info.hashes.get("sha256")
         if info is None or info.length != size or signed != sha256:
             raise PkgmgrError(f"registry {self.label}: {label}: the archive {rel} is not the target its signed "
-                              "metadata names", code="registry_signature_invalid",
+                              "metadata names", code=Code.REGISTRY_SIGNATURE_INVALID,
                               details={"registry": self.label, "file": rel})
 
 
@@ -356,6 +356,6 @@ def check_root(data: bytes, label: str) -> Metadata[Root]:
         root = Metadata[Root].from_bytes(data)
         root.verify_delegate(Root.type, root)
     except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, it is not a trusted root
-        raise PkgmgrError(f"registry {label}: not a valid TUF root ({exc})", code="registry_signature_invalid",
+        raise PkgmgrError(f"registry {label}: not a valid TUF root ({exc})", code=Code.REGISTRY_SIGNATURE_INVALID,
                           details={"registry": label}) from None
     return root

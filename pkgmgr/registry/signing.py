@@ -37,7 +37,7 @@ from tuf.api.metadata import (
 )
 from tuf.api.serialization.json import JSONSerializer
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import atomic_write_bytes
 from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE
 from pkgmgr.registry.trustroot import METADATA_DIR
@@ -63,9 +63,9 @@ def parse_expiry(text: str, option: str) -> timedelta:
     try:
         seconds = parse_go_duration(text)
     except ValueError as exc:
-        raise PkgmgrError(f"{option}: {exc}", code="usage") from None
+        raise PkgmgrError(f"{option}: {exc}", code=Code.USAGE) from None
     if seconds <= 0:
-        raise PkgmgrError(f"{option}: {text!r} must be a positive duration", code="usage")
+        raise PkgmgrError(f"{option}: {text!r} must be a positive duration", code=Code.USAGE)
     return timedelta(seconds=seconds)
 
 
@@ -83,7 +83,7 @@ def keys_dir(index: Path, name: str, keys: str | Path | None) -> Path:
     chosen = chosen.absolute()
     if chosen.resolve().is_relative_to(Path(index).resolve()):
         raise PkgmgrError(f"the signing keys directory {chosen} is inside the registry index; keys must never be "
-                          "published with it", code="usage", hint="choose a directory outside the index with --keys")
+                          "published with it", code=Code.USAGE, hint="choose a directory outside the index with --keys")
     return chosen
 
 
@@ -105,15 +105,15 @@ class KeyStore:
         try:
             pem = path.read_bytes()
         except FileNotFoundError:
-            raise PkgmgrError(f"no {role} signing key: {path} does not exist", code="not_found",
+            raise PkgmgrError(f"no {role} signing key: {path} does not exist", code=Code.NOT_FOUND,
                               hint="pass the keys directory with --keys DIR or PKGMGR_SIGNING_KEYS") from None
         except OSError as exc:
-            raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="internal") from None
+            raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code=Code.INTERNAL) from None
         try:
             return CryptoSigner(load_pem_private_key(pem, None))
         except (ValueError, TypeError) as exc:
             raise PkgmgrError(f"{path}: not an unencrypted PKCS#8 PEM private key ({exc})",
-                              code="invalid_config") from None
+                              code=Code.INVALID_CONFIG) from None
 
     def generate(self, role: str) -> CryptoSigner:
         """A new Ed25519 key for `role`, written with mode 0600 (replacing an older one)."""
@@ -143,10 +143,10 @@ def _load(index: Path, name: str) -> Metadata[Any]:
     try:
         return Metadata.from_bytes(path.read_bytes())
     except FileNotFoundError:
-        raise PkgmgrError(f"{path} does not exist: the index is not signed", code="not_found",
+        raise PkgmgrError(f"{path} does not exist: the index is not signed", code=Code.NOT_FOUND,
                           hint="sign it first: 'pkgmgr registry init DIR --sign' creates the metadata") from None
     except Exception as exc:  # noqa: BLE001 - a broken metadata file, whatever the reason
-        raise PkgmgrError(f"{path}: not TUF metadata ({exc})", code="invalid_index") from None
+        raise PkgmgrError(f"{path}: not TUF metadata ({exc})", code=Code.INVALID_INDEX) from None
 
 
 def target_files(index: Path) -> list[str]:
@@ -278,7 +278,7 @@ def _signer(store: KeyStore, root: Metadata[Root], role: str) -> CryptoSigner:
     signer = store.signer(role)
     if signer.public_key.keyid not in root.signed.roles[role].keyids:
         raise PkgmgrError(f"{store.path(role)} is not a {role} key of this index's current root",
-                          code="registry_signature_invalid",
+                          code=Code.REGISTRY_SIGNATURE_INVALID,
                           hint="use the keys directory the index was signed with (--keys DIR)")
     return signer
 
@@ -297,7 +297,7 @@ def rotate_key(index: Path, keys: Path, role: str, *, expiries: Expiries = Expir
     key (and, when `role` is root, by the new one too, as TUF requires), then every other role
     re-signed at once so the index is valid right after it."""
     if role not in ROLES:
-        raise PkgmgrError(f"{role!r} is not a TUF role ({', '.join(ROLES)})", code="usage")
+        raise PkgmgrError(f"{role!r} is not a TUF role ({', '.join(ROLES)})", code=Code.USAGE)
     store = KeyStore(keys)
     root, version = _current_root(index)
     old_root_signer = _signer(store, root, "root")

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 from urllib.parse import urlsplit
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
@@ -95,7 +95,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
     everything else is a problem in the report."""
     root = Path(root)
     if not root.is_dir():
-        raise PkgmgrError(f"{root}: no such directory", code="not_found", details={"path": str(root)})
+        raise PkgmgrError(f"{root}: no such directory", code=Code.NOT_FOUND, path=str(root))
     report = Report(root, base=base)
     checker = _Checker(root, report)
     meta = checker.registry(now or datetime.now(UTC))
@@ -133,7 +133,7 @@ class _Checker:
         # imports tuf: only for a signed index
         from pkgmgr.registry.signing import signature_problems
 
-        self.add(Problem("registry_signature_invalid", file, "", message)
+        self.add(Problem(Code.REGISTRY_SIGNATURE_INVALID, file, "", message)
                  for file, message in signature_problems(self.root))
 
     # -- recording ---------------------------------------------------------------------------
@@ -342,10 +342,10 @@ class _Checker:
         sha256, size = file_digest(path)
         if size != version.size:
             self.problem(rel, f"{key}.size", f"{label}: the archive is {size} bytes, the entry says {version.size}",
-                         code="checksum_mismatch")
+                         code=Code.CHECKSUM_MISMATCH)
         if sha256 != version.sha256:
             self.problem(rel, f"{key}.sha256", f"{label}: the archive's sha256 is {sha256}, the entry says "
-                                               f"{version.sha256}", code="checksum_mismatch")
+                                               f"{version.sha256}", code=Code.CHECKSUM_MISMATCH)
         try:
             facts = inspect_archive(path, limits=limits, reserved_agent_names=reserved, host=entry.host)
         except ValidationFailed as error:
@@ -358,7 +358,7 @@ class _Checker:
         for difference in metadata_differences(entry.name, version, facts, host=entry.host):
             field_name = difference.split(":", 1)[0]
             self.problem(rel, f"{key}.{field_name}" if field_name != "name" else key, f"{label}: {difference}",
-                         code="metadata_mismatch")
+                         code=Code.METADATA_MISMATCH)
 
     def _locate(self, url: str, label: str, fetcher: Fetcher) -> Path:
         if urlsplit(url).scheme:
@@ -368,7 +368,7 @@ class _Checker:
         if not path.is_relative_to(root):
             raise PkgmgrError("resolves outside the index directory", code=INVALID)
         if not path.is_file():
-            raise PkgmgrError(f"no such file in the index ({path})", code="not_found")
+            raise PkgmgrError(f"no such file in the index ({path})", code=Code.NOT_FOUND)
         return path
 
 
@@ -381,10 +381,10 @@ class _Git:
     def __init__(self, root: Path, rev: str) -> None:
         self.root = root
         if not rev or rev.startswith("-") or any(ch.isspace() for ch in rev):
-            raise PkgmgrError(f"--base {rev!r} is not a git revision", code="usage")
+            raise PkgmgrError(f"--base {rev!r} is not a git revision", code=Code.USAGE)
         out = self._run("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}", check=False)
         if out is None:
-            raise PkgmgrError(f"--base {rev}: not a commit of the git repository at {root}", code="usage",
+            raise PkgmgrError(f"--base {rev}: not a commit of the git repository at {root}", code=Code.USAGE,
                               hint="in CI, check out the whole history (actions/checkout with fetch-depth: 0)")
         self.rev = out.decode().strip()
 
@@ -392,13 +392,13 @@ class _Git:
         try:
             proc = subprocess.run(["git", "-C", str(self.root), *args], capture_output=True, timeout=120)
         except FileNotFoundError:
-            raise PkgmgrError("--base needs git, which is not installed", code="usage") from None
+            raise PkgmgrError("--base needs git, which is not installed", code=Code.USAGE) from None
         except subprocess.TimeoutExpired:
-            raise PkgmgrError(f"git {args[0]} took too long in {self.root}", code="internal") from None
+            raise PkgmgrError(f"git {args[0]} took too long in {self.root}", code=Code.INTERNAL) from None
         if proc.returncode != 0:
             if check:
                 raise PkgmgrError(f"git {args[0]} failed in {self.root}: "
-                                  f"{proc.stderr.decode('utf-8', 'replace').strip()}", code="internal")
+                                  f"{proc.stderr.decode('utf-8', 'replace').strip()}", code=Code.INTERNAL)
             return None
         return proc.stdout
 

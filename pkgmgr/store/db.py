@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError, io_error
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import DURABLE
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
 from pkgmgr.patterns import HEX64, UTC_MOMENT
@@ -253,8 +253,8 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
             if writable:
                 return None
             raise PkgmgrError(f"{path}: schema version {version} needs migrating to {len(MIGRATIONS)}, which a "
-                              "directory that cannot be written does not allow", code="io_error",
-                              details={"path": str(path), "errno": "EROFS", "os_message": "not writable"},
+                              "directory that cannot be written does not allow", code=Code.IO_ERROR,
+                              details={"errno": "EROFS", "os_message": "not writable"}, path=str(path),
                               hint="run any pkgmgr command once where the store can be written")
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
@@ -275,7 +275,7 @@ def unusable(path: Path, exc: sqlite3.DatabaseError) -> PkgmgrError:
         return disk
     return PkgmgrError(
         f"{path}: the state database cannot be used: {exc}",
-        code="state_inconsistent",
+        code=Code.STATE_INCONSISTENT,
         hint="run 'pkgmgr doctor --check' to inspect the scope",
     )
 
@@ -285,8 +285,8 @@ def lost_database(path: Path, how: str) -> PkgmgrError:
     return PkgmgrError(
         f"{path} {how}, but {path.parent / 'extensions'} holds installed trees: nothing can be "
         "trusted about them, and nothing was changed or deleted",
-        code="state_inconsistent",
-        details={"path": str(path)},
+        code=Code.STATE_INCONSISTENT,
+        path=str(path),
         hint="restore state.db from a backup, or run 'pkgmgr doctor --rebuild' to record the trees found "
              "(provenance unknown)",
     )
@@ -447,7 +447,7 @@ def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
     row = ascii(key) if isinstance(key, str) else str(key)
     return PkgmgrError(
         f"state.db: row {row} of table {table} is damaged: column {column}: {why}",
-        code="state_inconsistent",
+        code=Code.STATE_INCONSISTENT,
         details={"table": table, "row": key if isinstance(key, int) or (isinstance(key, str) and decodable(key)) else row,
                  "column": column},
         hint="run 'pkgmgr doctor --check' to list the damage; reinstalling the extension rewrites its row",

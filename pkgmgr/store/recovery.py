@@ -16,24 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
+from pkgmgr.errors import Code, Problem
 from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
-
-
-@dataclass
-class Finding:
-    """One violated invariant (or one repair done)."""
-
-    scope: str
-    check: str
-    message: str
-    repairable: bool = False
-
-    def to_json(self) -> dict[str, object]:
-        return {"scope": self.scope, "check": self.check, "message": self.message, "repairable": self.repairable}
 
 
 @dataclass
@@ -114,28 +102,28 @@ def remove_leftovers(scope: "Scope") -> list[str]:
 
 @dataclass
 class Report:
-    findings: list[Finding] = field(default_factory=list)
-    repaired: list[Finding] = field(default_factory=list)
+    findings: list[Problem] = field(default_factory=list)
+    repaired: list[Problem] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
         return not self.findings
 
 
-RowCheck = Callable[["Scope", sqlite3.Connection], list[Finding]]
+RowCheck = Callable[["Scope", sqlite3.Connection], list[Problem]]
 
 
-def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequence[RowCheck] = ()) -> list[Finding]:
+def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequence[RowCheck] = ()) -> list[Problem]:
     """Read-only invariant checks of SPEC 4, and the `row_checks` of the layers above (the
     activations': `pkgmgr.doctor` composes them) once every row is known to be sound. Rows that are
     damaged are listed and nothing else is checked (every other check would believe them); a live
     writer's staging and the version directories it moves are not leftovers (its lock is held)."""
-    findings: list[Finding] = []
+    findings: list[Problem] = []
     if not scope.root.exists():
         return findings
     layout = scope.layout_problem()
     if layout is not None:  # a link or another user's directory: nothing below it is read
-        return [Finding(scope.kind, "layout", layout)]
+        return [Problem.invariant(scope.kind, "layout", layout)]
     broken = database_problem(scope)
     if broken is not None:
         return [broken]
@@ -151,7 +139,7 @@ def check_store(scope: "Scope", *, verify_trees: bool = True, row_checks: Sequen
     return findings
 
 
-def _directory_findings(scope: "Scope", conn: sqlite3.Connection | None) -> list[Finding]:
+def _directory_findings(scope: "Scope", conn: sqlite3.Connection | None) -> list[Problem]:
     """Leftovers (repairable) and unrecorded trees (reported, never deleted), unless a writer is at
     work: it holds the lock, or committed while the directories were read (its staging and the
     trees it moves are not leftovers)."""
@@ -166,15 +154,15 @@ def _directory_findings(scope: "Scope", conn: sqlite3.Connection | None) -> list
     found = survey(scope)
     if is_held(scope.lock_path) or version() != before:
         return []
-    findings = [Finding(scope.kind, "leftover", f"{_rel(scope, path)} is a leftover of an interrupted command", True)
+    findings = [Problem.invariant(scope.kind, "leftover", f"{_rel(scope, path)} is a leftover of an interrupted command", True)
                 for path in found.leftovers]
-    findings.extend(Finding(scope.kind, "unrecorded", f"{_rel(scope, path)} is not named by state.db: left in place "
+    findings.extend(Problem.invariant(scope.kind, "unrecorded", f"{_rel(scope, path)} is not named by state.db: left in place "
                             "(run 'pkgmgr doctor --rebuild' to record it, or remove it by hand)")
                     for path in found.unrecorded)
     return findings
 
 
-def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
+def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     """Every row of the state tables that does not decode to what pkgmgr writes, one finding each."""
     from pkgmgr.errors import PkgmgrError
     from pkgmgr.store.db import ROW_RULES, check_row
@@ -191,11 +179,11 @@ def damaged_rows(scope: Scope, conn: sqlite3.Connection) -> list[Finding]:
                 else:
                     check_row(table, row)
             except PkgmgrError as error:
-                findings.append(Finding(scope.kind, "row", error.message))
+                findings.append(Problem.invariant(scope.kind, "row", error.message))
     return findings
 
 
-def database_problem(scope: "Scope") -> Finding | None:
+def database_problem(scope: "Scope") -> Problem | None:
     """The scope's state.db cannot be opened, or fails SQLite's `integrity_check` (a damaged
     page makes the check itself raise); None when it is sound or does not exist."""
     from pkgmgr.errors import PkgmgrError
@@ -206,17 +194,17 @@ def database_problem(scope: "Scope") -> Finding | None:
             return None
         results = [row[0] for row in conn.execute("PRAGMA integrity_check(20)")]
     except PkgmgrError as error:  # not a database this pkgmgr can open, or none beside installed trees
-        if error.code == "io_error":
+        if error.code == Code.IO_ERROR:
             raise  # the disk fails, not the state: exit 9 with the path (SPEC 11)
-        return Finding(scope.kind, "sqlite", error.message + (f"; {error.hint}" if error.hint else ""))
+        return Problem.invariant(scope.kind, "sqlite", error.message + (f"; {error.hint}" if error.hint else ""))
     except sqlite3.DatabaseError as exc:
         results = [str(exc)]
     if results == ["ok"]:
         return None
-    return Finding(scope.kind, "sqlite", "state.db integrity_check: " + "; ".join(results))
+    return Problem.invariant(scope.kind, "sqlite", "state.db integrity_check: " + "; ".join(results))
 
 
-def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Finding]:
+def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool) -> list[Problem]:
     """Each install's directory exists and holds what its row records: the tree checksum and the
     file listing `ext verify` compares (so the two never disagree), and a manifest that says what
     the row says."""
@@ -226,10 +214,12 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
     for item in list_installed(scope):
         label = f"{item.name} {item.version}"
         if not item.directory.is_dir():
-            findings.append(Finding(scope.kind, "install", f"{label}: {item.path} is missing"))
+            findings.append(Problem.invariant(scope.kind, "install", f"{label}: {item.path} is missing",
+                                              name=item.name))
             continue
         if verify_trees:
-            findings.extend(Finding(scope.kind, "install", f"{label}: {problem}") for problem in _tree_problems(item))
+            findings.extend(Problem.invariant(scope.kind, "install", f"{label}: {problem}", name=item.name)
+                            for problem in _tree_problems(item))
     return findings
 
 
@@ -271,7 +261,7 @@ def _manifest_problems(item: Installed) -> list[str]:
             if recorded[key] != actual[key]]
 
 
-def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
+def repair_scope(scope: "Scope", timeout: float) -> list[Problem]:
     """What `pkgmgr doctor` repairs safely: `.staging/` contents and the trees dead writers
     recorded as pending (never a tree no row names); nothing while the database is missing,
     empty, unreadable or holds a damaged row, nor through a link."""
@@ -282,14 +272,14 @@ def repair_scope(scope: "Scope", timeout: float) -> list[Finding]:
         return []
     with scope.writer(timeout):  # taking the writer lock removes the leftovers
         removed = scope.last_cleanup
-    return [Finding(scope.kind, "leftover", f"removed {path}", True) for path in removed]
+    return [Problem.invariant(scope.kind, "leftover", f"removed {path}", True) for path in removed]
 
 
 def staging_is_empty(scope: "Scope") -> bool:
     return not scope.staging_dir.is_dir() or not any(os.scandir(scope.staging_dir))
 
 
-def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
+def rebuild_scope(scope: Scope, timeout: float) -> list[Problem]:
     """`pkgmgr doctor --rebuild` (SPEC 4): when state.db is missing, empty or unreadable while
     installed trees exist, set it aside (renamed, never deleted) and record each tree found from
     its own manifest and tree checksum, provenance unknown and not verified (the newest version of
@@ -311,9 +301,9 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
         lock.acquire()
     except LockTimeout:
         raise PkgmgrError(f"another pkgmgr process is changing the {scope.kind} scope ({scope.root})",
-                          code="locked", hint="wait for it to finish, or raise --lock-timeout") from None
+                          code=Code.LOCKED, hint="wait for it to finish, or raise --lock-timeout") from None
     try:
-        done = [Finding(scope.kind, "rebuild", f"set aside the unusable state.db as {name}", True)
+        done = [Problem.invariant(scope.kind, "rebuild", f"set aside the unusable state.db as {name}", True)
                 for name in _set_aside(scope)]
         trees = [tree for name_dir in sorted(scope.extensions_dir.iterdir())
                  if name_dir.is_dir() and not name_dir.is_symlink() for tree in sorted(name_dir.iterdir())]
@@ -326,7 +316,7 @@ def rebuild_scope(scope: Scope, timeout: float) -> list[Finding]:
         lock.release()
 
 
-def _adopt_unrecorded(scope: Scope, timeout: float) -> list[Finding]:
+def _adopt_unrecorded(scope: Scope, timeout: float) -> list[Problem]:
     """`doctor --rebuild` beside a sound state.db: under the writer lock, record the trees no row
     names (`survey`) of names with no install; a tree of an installed name is reported and left
     in place (one install per name), as is anything that is not a directory."""
@@ -347,10 +337,10 @@ def _adopt_unrecorded(scope: Scope, timeout: float) -> list[Finding]:
                 notes.append(f"left {rel} alone: {current.name} is installed at {current.version} ({current.path})")
             else:
                 trees.append(path)
-        return _record_trees(scope, scope.db, trees) + [Finding(scope.kind, "rebuild", note, True) for note in notes]
+        return _record_trees(scope, scope.db, trees) + [Problem.invariant(scope.kind, "rebuild", note, True) for note in notes]
 
 
-def _record_trees(scope: Scope, conn: sqlite3.Connection, trees: list[Path]) -> list[Finding]:
+def _record_trees(scope: Scope, conn: sqlite3.Connection, trees: list[Path]) -> list[Problem]:
     """One transaction inserting the rows `_records_of_trees` makes of `trees`; what was done."""
     import pkgmgr.store.db as dbmod
 
@@ -360,9 +350,9 @@ def _record_trees(scope: Scope, conn: sqlite3.Connection, trees: list[Path]) -> 
             columns = ", ".join(row)
             conn.execute(f"INSERT INTO extensions ({columns}) VALUES ({', '.join('?' for _ in row)})",
                          tuple(row.values()))
-    done = [Finding(scope.kind, "rebuild", f"recorded {row['name']} {row['version']} from {row['path']} "
+    done = [Problem.invariant(scope.kind, "rebuild", f"recorded {row['name']} {row['version']} from {row['path']} "
                     "(provenance unknown, not verified)", True) for row in rows]
-    return done + [Finding(scope.kind, "rebuild", note, True) for note in notes]
+    return done + [Problem.invariant(scope.kind, "rebuild", note, True) for note in notes]
 
 
 def _set_aside(scope: Scope) -> list[str]:

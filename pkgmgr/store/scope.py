@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pkgmgr.store.db as dbmod
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError, io_error
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
 
 WORKSPACE_MANIFEST = "pkgmgr.toml"
@@ -172,7 +172,7 @@ class Scope:
             raise PkgmgrError(
                 f"another pkgmgr process is changing the {self.kind} scope ({self.root}); "
                 f"gave up after waiting {timeout:g} s",
-                code="locked",
+                code=Code.LOCKED,
                 hint="wait for it to finish, or raise --lock-timeout",
             ) from None
         try:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
 from pkgmgr.store.installed import Installed
@@ -140,12 +140,38 @@ def list_installed(scope: Scope) -> list[Installed]:
     return [Installed.from_row(r, scope.kind, scope.root) for r in conn.execute("SELECT * FROM extensions ORDER BY name")]
 
 
-def same_source(current: Installed, fetched: Source) -> bool:
+class Provenance(Protocol):
+    """Where an install came from, as its row records it (`Installed`, a host's `HostInstalled`)."""
+
+    @property
+    def source_kind(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def registry(self) -> str | None: ...
+
+
+def same_source(current: Provenance, fetched: Source) -> bool:
     if current.source_kind != fetched.kind:
         return False
     if fetched.kind == "registry":
         return current.registry == fetched.registry
     return current.source == fetched.locator
+
+
+def check_source(current: Provenance, fetched: Source, name: str, *, force: bool) -> bool:
+    """Whether `fetched` comes from the source `current` was installed from. Raises
+    source_conflict when it does not, unless `force` (the one rule of every host's switch)."""
+    if same_source(current, fetched):
+        return True
+    if not force:
+        raise PkgmgrError(
+            f"{name} is installed from another source ({current.source_kind} {current.source}); "
+            f"refusing to replace it with {fetched.kind} {fetched.locator}",
+            code=Code.SOURCE_CONFLICT,
+            hint="pass --force to replace it",
+        )
+    return False
 
 
 def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) -> bool:
@@ -155,14 +181,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
 
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
-    from_same_source = same_source(current, fetched)
-    if not from_same_source and not options.force:
-        raise PkgmgrError(
-            f"{name} is installed from another source ({current.source_kind} {current.source}); "
-            f"refusing to replace it with {fetched.kind} {fetched.locator}",
-            code="source_conflict",
-            hint="pass --force to replace it",
-        )
+    from_same_source = check_source(current, fetched, name, force=options.force)
     if not same_version(current.version, version):
         return False
     # --force always replaces: it records another source's provenance even when the content is
@@ -175,7 +194,7 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
         raise PkgmgrError(
             f"{name} {version} is already installed with different content "
             f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
-            code="source_conflict",
+            code=Code.SOURCE_CONFLICT,
             hint="pass --force to replace it",
         )
     return False
@@ -360,7 +379,7 @@ def _free_place(scope: Scope, prepared: Staged, current: Installed | None) -> st
     raise PkgmgrError(
         f"{prepared.name} {prepared.version}: {' and '.join(str(scope.root / c) for c in candidates)} are taken by "
         "trees state.db does not name; refusing to replace them",
-        code="state_inconsistent", details={"paths": [str(scope.root / c) for c in candidates]},
+        code=Code.STATE_INCONSISTENT, details={"paths": [str(scope.root / c) for c in candidates]},
         hint="run 'pkgmgr doctor --check' to list them; 'pkgmgr doctor --rebuild' records one, or remove them by hand")
 
 
@@ -448,7 +467,7 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     deactivated."""
     current = get_installed(scope, name)
     if current is None:
-        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
     conn = scope.db
     with transaction(conn):
         deactivated = before_delete(conn, current) if before_delete is not None else []
@@ -472,7 +491,7 @@ def set_enabled(scope: Scope, name: str, enabled: bool, *, before_disable: Befor
     disable (the activation guard) and returns what it deactivated. Raises not_found."""
     current = get_installed(scope, name)
     if current is None:
-        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
+        raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
     conn = scope.db
     changed: list[dict[str, Any]] = []
     with transaction(conn):

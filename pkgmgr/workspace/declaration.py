@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from pkgmgr.config import RegistryConfig
-from pkgmgr.errors import PkgmgrError, Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, PkgmgrError, Problem, ProblemSink, ValidationFailed
 from pkgmgr.fsutil import NotRegularFile, read_regular
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
 from pkgmgr.patterns import GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
@@ -88,11 +88,11 @@ def manifest_file(root: Path) -> Path:
     except FileNotFoundError:
         raise FileNotFoundError(str(path)) from None
     except OSError as exc:  # a loop of links
-        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
-                          details={"path": str(path)}) from None
+        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code=Code.INVALID_CONFIG,
+                          path=str(path)) from None
     if not target.is_relative_to(Path(os.path.realpath(root))):
         raise PkgmgrError(f"{path} is a symbolic link to {target}, outside the workspace: pkgmgr.toml comes with "
-                          "the repository", code="invalid_config", details={"path": str(path)},
+                          "the repository", code=Code.INVALID_CONFIG, path=str(path),
                           hint="make it a file, or a link to a file inside the workspace")
     return target
 
@@ -106,13 +106,13 @@ def read_manifest_bytes(root: Path) -> bytes:
     try:
         return read_regular(target, limit=MAX_BYTES)
     except NotRegularFile as exc:
-        raise PkgmgrError(f"{path} is {exc.kind}, not a regular file", code="invalid_config",
-                          details={"path": str(path)}) from None
+        raise PkgmgrError(f"{path} is {exc.kind}, not a regular file", code=Code.INVALID_CONFIG,
+                          path=str(path)) from None
     except FileNotFoundError:
         raise
     except OSError as exc:
-        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code="invalid_config",
-                          details={"path": str(path)}) from None
+        raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code=Code.INVALID_CONFIG,
+                          path=str(path)) from None
 
 
 def read_workspace_manifest(root: Path) -> WorkspaceManifest:
@@ -122,8 +122,8 @@ def read_workspace_manifest(root: Path) -> WorkspaceManifest:
     try:
         raw = read_manifest_bytes(root)
     except FileNotFoundError:
-        raise PkgmgrError(f"{path} does not exist: this workspace declares nothing", code="not_found",
-                          details={"path": str(path)},
+        raise PkgmgrError(f"{path} does not exist: this workspace declares nothing", code=Code.NOT_FOUND,
+                          path=str(path),
                           hint="start one with 'pkgmgr ext install NAME --save' (or write [extensions] NAME = \"SPEC\"); "
                                "--workspace DIR names another workspace") from None
     return parse_workspace_manifest(raw, root)
@@ -133,16 +133,16 @@ def parse_workspace_manifest(raw: bytes, root: Path) -> WorkspaceManifest:
     from pkgmgr.documents import DocumentError, load_document
     from pkgmgr.schemas import schema_problems
 
-    sink = ProblemSink(MANIFEST, "invalid_config")
+    sink = ProblemSink(MANIFEST, Code.INVALID_CONFIG)
     try:
         data, _ = load_document(raw, kind="toml", max_bytes=MAX_BYTES)
     except DocumentError as exc:
-        raise ValidationFailed([Problem("invalid_config", MANIFEST, exc.key, exc.message, exc.line)]) from None
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, MANIFEST, exc.key, exc.message, exc.line)]) from None
 
     try:
-        problems = schema_problems(data, "workspace", file=MANIFEST, code="invalid_config")
+        problems = schema_problems(data, "workspace", file=MANIFEST, code=Code.INVALID_CONFIG)
     except RecursionError:
-        problems = [Problem("invalid_config", MANIFEST, "", "nested too deeply")]
+        problems = [Problem(Code.INVALID_CONFIG, MANIFEST, "", "nested too deeply")]
     if problems:
         raise ValidationFailed(problems)
     registries, lock_sources = _registries(data.get("registries", {}), root, sink)

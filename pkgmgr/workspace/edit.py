@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.refs import parse_ref
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.declaration import (
@@ -37,7 +37,7 @@ def declaration_for(ref_text: str, installed: Any, workspace: Path) -> Any:
             rel = Path(installed.source).resolve().relative_to(workspace.resolve()).as_posix()
         except ValueError:
             raise PkgmgrError(f"{installed.source} is outside the workspace {workspace}; pkgmgr.toml can only "
-                              "declare paths inside it", code="usage") from None
+                              "declare paths inside it", code=Code.USAGE) from None
         table = tomlkit.inline_table()
         table["path"] = rel
         return table
@@ -61,7 +61,7 @@ def check_saveable(workspace: Path, refs: Iterable[str] = ()) -> None:
                 ref.path.resolve().relative_to(workspace.resolve())
             except ValueError:
                 raise PkgmgrError(f"{text} is outside the workspace {workspace}; {MANIFEST} can only declare "
-                                  "directories inside it", code="usage") from None
+                                  "directories inside it", code=Code.USAGE) from None
 
 
 def edit_manifest(workspace: Path, home: Path, change: Callable[[Any], None]) -> bool:

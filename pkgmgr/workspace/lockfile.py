@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pkgmgr.archive.checksum import is_tree_checksum
-from pkgmgr.errors import Problem, ValidationFailed
+from pkgmgr.errors import Code, Problem, ValidationFailed
 from pkgmgr.patterns import HEX64
 
 LOCK = "pkgmgr.lock"
@@ -84,17 +84,17 @@ def read_lock(root: Path) -> tuple[Lock | None, bytes | None]:
     except FileNotFoundError:
         return None, None
     except NotRegularFile as exc:
-        raise ValidationFailed([Problem("invalid_config", LOCK, "", f"is {exc.kind}, not a regular file")]) from None
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, LOCK, "", f"is {exc.kind}, not a regular file")]) from None
     except OSError as exc:
-        raise ValidationFailed([Problem("invalid_config", LOCK, "", f"cannot be read: {exc.strerror}")]) from None
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, LOCK, "", f"cannot be read: {exc.strerror}")]) from None
     if len(raw) > MAX_BYTES:
-        raise ValidationFailed([Problem("invalid_config", LOCK, "", f"is larger than {MAX_BYTES // 2**20} MiB")])
+        raise ValidationFailed([Problem(Code.INVALID_CONFIG, LOCK, "", f"is larger than {MAX_BYTES // 2**20} MiB")])
     return parse_lock(raw), raw
 
 
 def parse_lock(raw: bytes) -> Lock:
     def fail(key: str, message: str) -> ValidationFailed:
-        return ValidationFailed([Problem("invalid_config", LOCK, key, message)])
+        return ValidationFailed([Problem(Code.INVALID_CONFIG, LOCK, key, message)])
 
     from pkgmgr.documents import DocumentError, decode_toml
 
@@ -116,17 +116,17 @@ def parse_lock(raw: bytes) -> Lock:
         key = f"extension[{index}]"
         fields_of = set(FIELDS) | (set(HOST_FIELDS) if isinstance(item, dict) and "host" in item else set())
         if not isinstance(item, dict) or set(item) != fields_of or not all(isinstance(item[f], str) for f in fields_of):
-            problems.append(Problem("invalid_config", LOCK, key, f"needs exactly the string fields {', '.join(FIELDS)} "
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, key, f"needs exactly the string fields {', '.join(FIELDS)} "
                                                                  f"(and {', '.join(HOST_FIELDS)} for another host)"))
             continue
         if "host" in item and item["host"] not in ("terva", "eva", "vera"):
-            problems.append(Problem("invalid_config", LOCK, f"{key}.host", "must be terva, eva or vera"))
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.host", "must be terva, eva or vera"))
             continue
         if item["name"] in names:
-            problems.append(Problem("invalid_config", LOCK, key, f"{item['name']} is locked twice"))
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, key, f"{item['name']} is locked twice"))
             continue
         if item["source"].partition("+")[0] not in ("registry", "github", "path") or "+" not in item["source"]:
-            problems.append(Problem("invalid_config", LOCK, f"{key}.source", "must start with registry+, github+ or path+"))
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.source", "must start with registry+, github+ or path+"))
             continue
         # a lock reproduces an installation only with its checksums: an archive's for what is
         # downloaded (a path has none), a tree's for everything; a blank one would check nothing
@@ -135,12 +135,12 @@ def parse_lock(raw: bytes) -> Lock:
             value = item[field]
             if not (_HEX64.fullmatch(value) or (blank and value == "")):
                 rule = "must be 64 lower-case hex" + (" or \"\"" if blank else "")
-                problems.append(Problem("invalid_config", LOCK, f"{key}.{field}", rule))
+                problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.{field}", rule))
         if version == VERSION and not is_tree_checksum(item["tree_sha256"]):
-            problems.append(Problem("invalid_config", LOCK, f"{key}.tree_sha256",
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.tree_sha256",
                                     "must be sha256-2: and 64 lower-case hex (SPEC 3, format 2)"))
         elif version == 1 and not _HEX64.fullmatch(item["tree_sha256"]):
-            problems.append(Problem("invalid_config", LOCK, f"{key}.tree_sha256", "must be 64 lower-case hex"))
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.tree_sha256", "must be 64 lower-case hex"))
         names.add(item["name"])
         fields = {f: item[f] for f in fields_of}
         if version == 1:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expectations, Fetched, Plan
 from pkgmgr.progress import Reporter
@@ -23,6 +23,12 @@ from pkgmgr.versions import parse_specifier, version_key
 from pkgmgr.workspace.declaration import MANIFEST, Declared
 from pkgmgr.workspace.lockfile import LOCK, LockEntry
 from pkgmgr.workspace.workspace import Workspace
+
+if TYPE_CHECKING:
+    from pkgmgr.hosts.base import Host
+    from pkgmgr.registry.client import Registry
+    from pkgmgr.registry.index_format import Entry, VersionEntry
+    from pkgmgr.registry.session import Session
 
 
 @dataclass(frozen=True)
@@ -66,12 +72,12 @@ class Item:
 class Resolver:
     """The declared extensions against the lock and the registries."""
 
-    def __init__(self, ws: Workspace, session: Any, options: SyncOptions) -> None:
+    def __init__(self, ws: Workspace, session: Session, options: SyncOptions) -> None:
         self.ws = ws
         self.session = session
         self.options = options
 
-    def lock_source(self, registry: Any) -> str:
+    def lock_source(self, registry: Registry) -> str:
         """`registry+<source>`, the same on every machine: the shipped registry is
         `registry+default`; a directory that pkgmgr.toml names relative to the workspace stays
         relative."""
@@ -79,7 +85,7 @@ class Resolver:
             return "registry+default"
         return "registry+" + self.ws.manifest.lock_sources.get(registry.name, registry.source)
 
-    def registry_for_lock(self, entry: LockEntry) -> Any | None:
+    def registry_for_lock(self, entry: LockEntry) -> Registry | None:
         return next((r for r in self.session.registries.ordered if self.lock_source(r) == entry.source), None)
 
     def resolve(self, declared: Declared) -> Item:
@@ -88,7 +94,7 @@ class Resolver:
             if locked is None or not self.fits(declared, locked):
                 what = "is not locked" if locked is None else f"is locked from another source ({locked.source})"
                 raise PkgmgrError(f"{declared.name} is declared in {MANIFEST} but {what} in {LOCK}",
-                                  code="lock_outdated", details={"extensions": [declared.name]},
+                                  code=Code.LOCK_OUTDATED, details={"extensions": [declared.name]},
                                   hint="run 'pkgmgr sync' (without --frozen) to update the lock")
             return Item(declared, locked, kept=True)
         if declared.kind == "path":
@@ -128,8 +134,8 @@ class Resolver:
 
         directory = self.ws.root / (declared.path or "")
         if not directory.is_dir():
-            raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code="not_found",
-                              details={"key": f"extensions.{declared.name}.path"})
+            raise PkgmgrError(f"{declared.name}: {directory} is not a directory", code=Code.NOT_FOUND,
+                              key=f"extensions.{declared.name}.path")
         tree = self.ws.path_tree(declared.name)  # hashed for the trust digest: exactly what was approved
         if tree.startswith("invalid:"):
             from pkgmgr.archive import select_files
@@ -143,13 +149,13 @@ class Resolver:
         manifest = read_manifest(directory)
         if manifest.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its manifest names "
-                              f"{manifest.name}", code="invalid_config",
-                              details={"key": f"extensions.{declared.name}.path"})
+                              f"{manifest.name}", code=Code.INVALID_CONFIG,
+                              key=f"extensions.{declared.name}.path")
         entry = LockEntry(declared.name, manifest.version, f"path+{declared.path}", "", "", tree,
                           manifest.network_digest)
         return Item(declared, entry, kept=locked == entry)
 
-    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Any) -> Item:
+    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Host) -> Item:
         """A path extension of terva, Eva or Vera: judged by its host, locked with the checksum its
         install will have (terva's `enabled` left out) and its host."""
         tree = host.source_checksum(directory)
@@ -161,29 +167,21 @@ class Resolver:
         judged = judge_level(host, directory, declared.name)
         if judged.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its {host.name} manifest "
-                              f"names {judged.name}", code="invalid_config",
-                              details={"key": f"extensions.{declared.name}.path"})
+                              f"names {judged.name}", code=Code.INVALID_CONFIG,
+                              key=f"extensions.{declared.name}.path")
         install_path = locked.install_path if locked is not None and locked.host == host.name else ""
         entry = LockEntry(declared.name, judged.version, f"path+{declared.path}", "", "", tree, "", host=host.name,
                           install_path=install_path)
         return Item(declared, entry, kept=locked == entry)
 
     def resolve_registry(self, declared: Declared) -> Item:
-        from pkgmgr.registry.resolve import Request, select_version
+        from pkgmgr.registry.resolve import Request, resolve
 
-        registries = self.session.registries
-        if declared.registry is not None:
-            registry = registries.get(declared.registry)
-            entry = registry.entry(declared.name)
-            if entry is None:
-                raise PkgmgrError(f"registry {registry.name} does not list {declared.name}", code="not_found",
-                                  details={"key": f"extensions.{declared.name}.registry"})
-        else:
-            registry, entry = registries.lookup(declared.name)
         request = Request(spec=declared.spec, exact=declared.exact, pre=self.options.install.pre,
                           host_version=self.session.config.host_version)
-        version = select_version(entry, request, registry=registry.name, vanished=registry.vanished(declared.name))
-        registry.remember()
+        resolved = resolve(self.session.registries, declared.name, request, registry=declared.registry,
+                           key=f"extensions.{declared.name}.registry")
+        registry, entry, version = resolved.registry, resolved.entry, resolved.version
         lock_entry = LockEntry(declared.name, version.version, self.lock_source(registry), version.url,
                                version.sha256, "", version.network_digest)
         item = Item(declared, lock_entry, kept=False)
@@ -197,7 +195,8 @@ class Resolver:
         plan = plan_github(self.session, ref, pre=self.options.install.pre)
         return Item(declared, None, kept=False, plan=plan)
 
-    def registry_plan(self, registry: Any, entry: Any, version: Any, *, tree: str | None = None) -> Plan:
+    def registry_plan(self, registry: Registry, entry: Entry, version: VersionEntry, *,
+                      tree: str | None = None) -> Plan:
         from pkgmgr.registry.plan import registry_plan
 
         plan = registry_plan(self.session, registry, entry, version, _ref(entry.name, version.version))
@@ -221,15 +220,15 @@ class Resolver:
         registry = self.registry_for_lock(locked)
         if registry is None:
             raise PkgmgrError(f"{name}: the lock names {locked.source}, which is neither configured nor declared",
-                              code="not_found", hint=f"declare the registry in {MANIFEST} [registries]")
+                              code=Code.NOT_FOUND, hint=f"declare the registry in {MANIFEST} [registries]")
         entry = registry.entry(name)
         version = entry.find(locked.version) if entry is not None else None
         if version is None:
             raise PkgmgrError(f"{name} {locked.version} (locked) is not listed by registry {registry.name}",
-                              code="version_not_found")
+                              code=Code.VERSION_NOT_FOUND)
         if version.sha256 != locked.sha256:
             raise PkgmgrError(f"{name} {locked.version}: registry {registry.name} lists sha256 {version.sha256}, the "
-                              f"lock records {locked.sha256}", code="checksum_mismatch",
+                              f"lock records {locked.sha256}", code=Code.CHECKSUM_MISMATCH,
                               details={"sha256": version.sha256, "expected": locked.sha256})
         registry.remember()
         return self.registry_plan(registry, entry, version, tree=locked.tree_sha256 or None)
@@ -264,7 +263,7 @@ def _ref(name: str, version: str) -> Ref:
     return Ref("name", f"{name}@{version}", name=name, spec=f"=={version}", exact=version)
 
 
-def _host_of(directory: Path, declared: Declared) -> Any:
+def _host_of(directory: Path, declared: Declared) -> Host | None:
     """The destination of a declared directory that is another host's extension, else None."""
     from pkgmgr.hosts.detect import detect, for_host, manifests
 

@@ -26,7 +26,7 @@ from typing import Any, Callable
 from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.plan import Plan
+from pkgmgr.install.plan import NameMismatch, Plan
 from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
 from pkgmgr.store.installed import Installed
@@ -151,7 +151,7 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
         extra = sorted({e.name for e in ws.lock.entries} - {i.name for i in items})
         if extra:
             raise PkgmgrError(f"{LOCK} locks extensions {MANIFEST} does not declare: {', '.join(extra)}",
-                              code="lock_outdated", details={"extensions": extra},
+                              code=Code.LOCK_OUTDATED, details={"extensions": extra},
                               hint="run 'pkgmgr sync' (without --frozen) to update the lock")
     if options.locked:
         _check_locked(ws, items)
@@ -188,7 +188,7 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
     plan = SyncPlan(ws.root, items, removals, activate, deactivate, confirm)
     plan.lock_update = not options.frozen and _render_lock(plan) != ws.lock_raw
     if options.locked and plan.lock_update:
-        raise PkgmgrError(f"{LOCK} would be rewritten (it is not as pkgmgr writes it)", code="lock_outdated",
+        raise PkgmgrError(f"{LOCK} would be rewritten (it is not as pkgmgr writes it)", code=Code.LOCK_OUTDATED,
                           details={"extensions": []}, hint="run 'pkgmgr sync' to update the lock")
     return plan
 
@@ -250,7 +250,7 @@ def _check_lock_version(ws: Workspace, options: SyncOptions) -> None:
     if (options.locked or options.frozen) and ws.lock is not None and ws.lock.version == 1:
         flag = "--locked" if options.locked else "--frozen"
         raise PkgmgrError(f"{LOCK} is version 1, whose tree checksums (format 1) {flag} cannot check: sync "
-                          "recomputes them and rewrites it as version 2", code="lock_outdated",
+                          "recomputes them and rewrites it as version 2", code=Code.LOCK_OUTDATED,
                           details={"extensions": []}, hint="run 'pkgmgr sync' to update the lock, then commit it")
 
 
@@ -260,7 +260,7 @@ def _check_locked(ws: Workspace, items: list[Item]) -> None:
         changed += sorted({e.name for e in ws.lock.entries} - {i.name for i in items})
     if ws.lock is None or changed:
         what = ", ".join(changed) if ws.lock is not None else f"there is no {LOCK}"
-        raise PkgmgrError(f"{LOCK} does not match {MANIFEST} ({what})", code="lock_outdated",
+        raise PkgmgrError(f"{LOCK} does not match {MANIFEST} ({what})", code=Code.LOCK_OUTDATED,
                           details={"extensions": changed}, hint="run 'pkgmgr sync' to update the lock")
 
 
@@ -323,7 +323,7 @@ def _check_upgrade(ws: Workspace, options: SyncOptions) -> None:
     unknown = sorted(set(options.upgrade or ()) - {d.name for d in ws.manifest.extensions})
     if unknown:
         raise PkgmgrError(f"--upgrade names extensions {MANIFEST} does not declare: {', '.join(unknown)}",
-                          code="usage", details={"extensions": unknown},
+                          code=Code.USAGE, details={"extensions": unknown},
                           hint="declare them first (e.g. 'pkgmgr ext install NAME --save')")
 
 
@@ -384,13 +384,13 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error
-        if error is not None and error.code == Code.INVALID_CONFIG and error.details.get("expected") == item.name:
-            name = error.details["name"]
+        if isinstance(error, NameMismatch) and error.expected == item.name:
+            name = error.actual
             github = f"{item.declared.github}@{item.declared.tag}" if item.declared.tag else item.declared.github
             source = f"github {github}" if github else item.declared.kind
             ref_result.error = PkgmgrError(
                 f"{MANIFEST} declares {item.name} from {source}, but what it fetched holds the extension {name}; "
-                "nothing was installed", code="invalid_config",
+                "nothing was installed", code=Code.INVALID_CONFIG,
                 details={"key": f"extensions.{item.name}" + (".github" if item.declared.github else ""),
                          "name": name},
                 hint=f"declare it as {name} = {{ github = \"{github}\" }}" if github else None)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import foreign_owner
 from pkgmgr.store.scope import Scope
 from pkgmgr.workspace import trust
@@ -61,7 +61,7 @@ class Workspace:
             raise PkgmgrError(
                 f"{self.root / MANIFEST} (with its lock, path extensions and registry directories) has not been "
                 "approved, or changed since it was approved",
-                code="trust_required",
+                code=Code.TRUST_REQUIRED,
                 details={"digest": self.trust_state().digest},
                 hint=f"review it with 'pkgmgr trust --show --workspace {self.root}', then approve it with "
                      "'pkgmgr trust'",
@@ -78,5 +78,5 @@ def _refuse_foreign(root: Path) -> None:
             continue  # a missing pkgmgr.toml is reported when it is read
         if owner is not None:
             raise PkgmgrError(f"{path} is owned by {owner}, not by you: pkgmgr does not trust or sync a workspace "
-                              "another user controls", code="trust_required", details={"path": str(path)},
+                              "another user controls", code=Code.TRUST_REQUIRED, path=str(path),
                               hint="work in a copy of your own (e.g. a clone owned by you)")

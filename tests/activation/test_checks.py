@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pkgmgr.activation.checks import Finding, VisibleAgents, raise_findings, static_agent_names
-from pkgmgr.errors import PkgmgrError
+from pkgmgr.activation.checks import VisibleAgents, raise_findings, static_agent_names
+from pkgmgr.errors import PkgmgrError, Problem
 from tests.bundles.helpers import agent_md, job, trigger
 
 from .helpers import NAME, activate, fail, install, installed, make_ext, ok, profile, resources, state
@@ -222,9 +222,9 @@ def test_already_active(tmp_path: Path, home: Path) -> None:
 
 
 def test_the_most_severe_finding_decides_the_code() -> None:
-    findings = [Finding("invalid_layout", "window_layout", "l", "layout"),
-                Finding("agent_reference_not_found", "job", "j", "ref"),
-                Finding("agent_conflict", "agent", "a", "conflict")]
+    findings = [Problem.scope_rule("invalid_layout", "window_layout", "l", "layout"),
+                Problem.scope_rule("agent_reference_not_found", "job", "j", "ref"),
+                Problem.scope_rule("agent_conflict", "agent", "a", "conflict")]
     with pytest.raises(PkgmgrError) as info:
         raise_findings(findings, "cannot activate x")
     assert info.value.code == "agent_conflict" and info.value.exit_code == 6

@@ -220,6 +220,9 @@ def test_status_mapping_without_retry(client, fault_server: FaultServer, sleeps,
     url = fault_server.script("/x", Reply(status, b"nope"))
     err = fails(code, client.get_small, url, max_bytes=100)
     assert err.details["status"] == status
+    from pkgmgr.net.fetcher import FetchError
+
+    assert isinstance(err, FetchError) and err.status == status and err.url == url  # typed, for the callers
     assert fault_server.count("/x") == 1 and sleeps == []
 
 

@@ -87,3 +87,22 @@ def test_build_metadata_is_ignored_as_the_manifest_check_ignores_it() -> None:
     assert host is not None and host_satisfies(host, "2.0.0+build.7") and not host_satisfies(host, "2.0.1")
     assert skip_reason(v("1.0.0", host="2.0.0+build.7"), Request(host_version="2.0.0")) is None
     assert skip_reason(v("1.0.0", host="2.0.1"), Request(host_version="2.0.0+build.9")) is not None
+
+
+def test_host_compatible_is_the_rule_skip_reason_applies() -> None:
+    """`ext info`'s "compatible" column asks `host_compatible`, not the wording of a skip reason."""
+    from pkgmgr.registry.resolve import host_compatible
+
+    assert host_compatible(v("1.0.0", host="9.0.0"), None)
+    assert not host_compatible(v("1.0.0", host="9.0.0"), "1.0.0")
+    assert host_compatible(v("1.0.0", host="1.0.0"), "1.0.0")
+
+
+def test_version_not_found_is_typed_with_why_each_was_skipped() -> None:
+    from pkgmgr.errors import Code
+    from pkgmgr.registry.resolve import VersionNotFound
+
+    with pytest.raises(VersionNotFound) as caught:
+        select_version(ENTRY, Request(spec=">=0.3.0", host_version="1.0.0"), registry="acme")
+    assert caught.value.code == Code.VERSION_NOT_FOUND and caught.value.entry is ENTRY
+    assert {s.version for s in caught.value.skipped} == {"0.3.0", "0.4.0-rc.1", "0.5.0", "0.1.0", "0.2.0"}

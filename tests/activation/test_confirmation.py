@@ -1,11 +1,12 @@
-"""Operator-facing text: the exact confirm command, the exit-8 error, show's key/value block."""
+"""Operator-facing commands: the exact confirm command and the exit-8 error (the human text of
+`bundle show` and `bundle activate` is tests/cli/test_activation_text.py's)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.activation.render import activation_lines, activation_pairs, confirm_command, confirmation_error
+from pkgmgr.activation.confirmation import confirm_command, confirmation_error
 from tests.support.cli import run_cli
 
 from .helpers import NAME, OPS_DIGEST, installed, make_ext
@@ -36,31 +37,6 @@ def test_confirmation_error_lists_every_activation_with_its_command() -> None:
     assert error.details["commands"] == [
         "pkgmgr bundle confirm act_0123456789abcdef --expected-version 2",
         "pkgmgr bundle confirm act_fedcba9876543210 --expected-version 3"]
-
-
-def test_activation_lines_show_the_change_and_the_command() -> None:
-    lines = activation_lines([activation(change="updated"), activation(status="active", change="unchanged"),
-                              activation(status="deactivated", change="deactivated")])
-    assert lines[0].endswith("awaiting_confirmation (updated); to confirm: pkgmgr bundle confirm "
-                             "act_0123456789abcdef --expected-version 2")
-    assert lines[1].endswith("v2 active (unchanged)")
-    assert lines[2].endswith("v2 deactivated")
-
-
-def test_show_says_who_confirmed_which_digest_when() -> None:
-    pairs = dict(activation_pairs(activation(status="active", confirmed_version=1, confirmed_digest=OPS_DIGEST,
-                                             confirmed_by="alice", confirmed_at="2026-01-02T03:04:05Z")))
-    assert pairs["confirmed"] == (f"network digest {OPS_DIGEST} at version 1, by alice at 2026-01-02T03:04:05Z "
-                                  "(still holds at version 2: the network digest did not change)")
-    dropped = dict(activation_pairs(activation(status="active", network_digest="", confirmed_version=1,
-                                               confirmed_digest=OPS_DIGEST, confirmed_by="alice",
-                                               confirmed_at="2026-01-02T03:04:05Z")))
-    assert dropped["confirmed"] == (f"network digest {OPS_DIGEST} at version 1, by alice at 2026-01-02T03:04:05Z "
-                                    "(version 2 declares no network requirement)")
-    assert dict(activation_pairs(activation()))["confirmed"] == \
-        "not yet: run pkgmgr bundle confirm act_0123456789abcdef --expected-version 2"
-    assert dict(activation_pairs(activation(status="active", network_digest="")))["confirmed"] == \
-        "not needed (no network requirement)"
 
 
 def test_human_activate_prints_the_command_to_run(tmp_path: Path, home: Path) -> None:
