@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `ext list`'s fast path imports this module
 if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext search` and friends skip it
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
