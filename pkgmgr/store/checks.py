@@ -36,6 +36,7 @@ def decode_text(raw: bytes) -> str:
 
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
+_SUSPECT = re.compile("[\x00-\x1f\udc80-\udcff]")  # either: one search of a sound text instead of two
 _FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path"})  # may name any file
 _HEX64 = HEX64
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
@@ -117,9 +118,11 @@ def row_problem(table: str, row: Any) -> tuple[str, str] | None:
     `[column]`) holding undecodable text or a value its column never holds, as (column, why);
     None when every column is sound."""
     rules = ROW_RULES[table][1]
-    for column in row.keys():
-        value = row[column]
-        if isinstance(value, str):
+    keys = row.keys()
+    # a Row's values in column order (looking each up by name is a scan of the names); a mapping's
+    # values() are in the order of its keys()
+    for column, value in zip(keys, row.values() if hasattr(row, "values") else tuple(row)):
+        if isinstance(value, str) and _SUSPECT.search(value) is not None:
             if _UNDECODED.search(value) is not None:
                 return column, "text that is not UTF-8"
             if column not in _FREE_TEXT and _CONTROL.search(value) is not None:  # JSON escapes them
