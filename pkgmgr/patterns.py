@@ -1,11 +1,14 @@
 """The shared rules of pkgmgr's formats, written once: names, digests, timestamps, GitHub
 coordinates, archive suffixes, and the streamed sha256 of a file. Every module that checks one
-of these imports it from here (stdlib only: cheap enough for `pkgmgr --version`)."""
+of these imports it from here (`re` only: cheap enough for the start-up fast path of `ext list`)."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
+
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `ext list`'s fast path imports this module
+if TYPE_CHECKING:
+    from pathlib import Path
 
 # an extension name (SPEC 2): lowercase letter, then letters, digits and '-', 2 to 64 characters
 EXTENSION_NAME = re.compile(r"^[a-z][a-z0-9-]{1,63}$")

@@ -9,10 +9,8 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
 
-from pkgmgr.errors import Code
-
+TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `ext list`'s fast path imports this module
 if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext search` and friends skip it
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
@@ -125,7 +123,7 @@ def version_key(text: str) -> Version:
 def parse_host_version(text: str | None) -> Version | None:
     """The configured host version, parsed; None when none is configured. Raises
     `PkgmgrError(invalid_config)` when it is not a semantic version."""
-    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.errors import Code, PkgmgrError
 
     if text is None:
         return None

@@ -1,7 +1,9 @@
 """The `pkgmgr` command line.
 
 Kept free of imports: `pkgmgr --version` is answered here without loading argparse or the
-rest of pkgmgr (SPEC 12: start-up), and `typing` is not imported for an annotation.
+rest of pkgmgr (SPEC 12: start-up), and `typing` is not imported for an annotation. The plain
+spellings of `ext list -o json` are answered by `pkgmgr.cli.fast_list`, which hands anything
+else back.
 """
 
 import sys
@@ -20,6 +22,13 @@ def main(argv: list[str] | None = None) -> int:
         except BrokenPipeError:
             pass
         return 0
+    if "list" in args or "ls" in args:
+        from pkgmgr.cli.fast_list import answer
+
+        code = answer(args)
+        if code is not None:
+            _flush()
+            return code
     import gc
 
     # A command is short-lived and makes few reference cycles, but it builds tens of thousands of
@@ -34,8 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         code = run(args)
     finally:
         gc.set_threshold(*thresholds)
+    _flush()
+    return code
+
+
+def _flush() -> None:
     try:
         sys.stdout.flush()
     except BrokenPipeError:
         pass
-    return code

@@ -314,16 +314,24 @@ def run(argv: Sequence[str] | None = None) -> int:
         lock.on_wait(None if ctx.quiet else ctx.note)
         result = args.handler(ctx, args)
         return emit(ctx, result)
-    except PkgmgrError as error:
-        return report(error, json_mode)
-    except SystemExit as exit_:  # --help and --version
-        return exit_.code if isinstance(exit_.code, int) else 0
-    except KeyboardInterrupt:
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
+        return failure(exc, json_mode, verbose)
+
+
+def failure(exc: BaseException, json_mode: bool, verbose: bool) -> int:
+    """Report what interrupted a command (called while it is being handled: `-v` prints its
+    traceback) and return the exit status: its own for a `PkgmgrError`, `io_error` for the disk,
+    70 for a bug (SPEC 11: no traceback reaches a user)."""
+    if isinstance(exc, PkgmgrError):
+        return report(exc, json_mode)
+    if isinstance(exc, SystemExit):  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
+    if isinstance(exc, KeyboardInterrupt):
         sys.stderr.write("interrupted\n")
         return 130
-    except BrokenPipeError:
+    if isinstance(exc, BrokenPipeError):
         return 0
-    except OSError as exc:  # the disk (full, read-only, permissions, I/O) is io_error; the rest a bug
+    if isinstance(exc, OSError):  # the disk (full, read-only, permissions, I/O) is io_error; the rest a bug
         if verbose:
             import traceback
 
@@ -332,20 +340,19 @@ def run(argv: Sequence[str] | None = None) -> int:
         error = io_error(exc) or PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code=Code.INTERNAL,
                                              details={"errno": exc.errno})
         return report(error, json_mode)
-    except Exception as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
-        damaged = _damaged_database(exc) or io_error(exc, "a state database")
-        if damaged is not None:
-            return report(damaged, json_mode)
-        if verbose:
-            import traceback
+    damaged = _damaged_database(exc) or io_error(exc, "a state database")
+    if damaged is not None:
+        return report(damaged, json_mode)
+    if verbose:
+        import traceback
 
-            sys.stderr.write(scrub_secrets(traceback.format_exc()))
-        error = PkgmgrError(
-            f"internal error: {type(exc).__name__}: {_one_line(exc)}"
-            + ("" if verbose else " (run with -v for the traceback)"),
-            code=Code.INTERNAL,
-        )
-        return report(error, json_mode)
+        sys.stderr.write(scrub_secrets(traceback.format_exc()))
+    error = PkgmgrError(
+        f"internal error: {type(exc).__name__}: {_one_line(exc)}"
+        + ("" if verbose else " (run with -v for the traceback)"),
+        code=Code.INTERNAL,
+    )
+    return report(error, json_mode)
 
 
 def _damaged_database(exc: BaseException) -> PkgmgrError | None:

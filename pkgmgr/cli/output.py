@@ -13,6 +13,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+from pkgmgr.cli.secrets import scrub_secrets
 from pkgmgr.errors import PkgmgrError
 
 
@@ -114,18 +115,6 @@ def isatty(stream: Any) -> bool:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
         return False
-
-
-def scrub_secrets(text: str) -> str:
-    """`text` with the GitHub token masked (SPEC 6: never printed). pkgmgr's own messages never
-    carry it; this guards the one place everything is shown from what a bug (an exception quoting
-    request headers, a traceback) could put in a message."""
-    for name in ("GITHUB_TOKEN", "GH_TOKEN"):
-        value = os.environ.get(name, "")
-        for secret in {value.strip(), *value.split()}:
-            if len(secret) >= 8 and secret in text:
-                text = text.replace(secret, "***")
-    return text
 
 
 def write_json(document: dict[str, Any], stream: Any = None) -> None:

@@ -78,6 +78,7 @@ _SMALL_DRAIN = 64 * 1024
 _HEX64 = HEX64_ANY_CASE
 _SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
 _CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
+_NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f]")  # \s is str.isspace's whitespace: one search, not a loop per character
 
 
 # --------------------------------------------------------------------------- URL policy
@@ -110,7 +111,7 @@ def check_url_allowed(url: str, *, insecure: bool) -> None:
     Raises `UrlNotAllowed` (a `PkgmgrError` with code `usage`); re-raise with your own code.
     """
     shown = redact_url(url)
-    if not isinstance(url, str) or any(ch.isspace() or ord(ch) < 0x20 or ord(ch) == 0x7F for ch in url):
+    if not isinstance(url, str) or _NOT_IN_URL.search(url) is not None:
         raise UrlNotAllowed(f"{shown}: not a valid URL (whitespace or control characters)")
     try:
         parts = urlsplit(url)

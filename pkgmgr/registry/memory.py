@@ -52,11 +52,14 @@ class Memory:
     def record(self, source: str, serial: int | None, versions: Iterable[tuple[str, str, str, bool]]) -> None:
         """Remember `serial` (never lowering it) and (name, version, sha256, yanked) rows,
         atomically. A version already known keeps its first sha256 (a change is refused before
-        we get here) and, once seen yanked, stays yanked."""
+        we get here) and, once seen yanked, stays yanked. What would change nothing — a serial
+        not above the remembered one, a version known (and remembered yanked if it is yanked
+        now) — is not written: a check that finds nothing new commits no transaction (each is
+        a WAL fsync: ~18 ms of a 50-extension `ext update --check`)."""
         from pkgmgr.store.db import transaction
         from pkgmgr.store.switch import now_utc
 
-        rows = list(versions)
+        serial, rows = self._news(source, serial, list(versions))
         if serial is None and not rows:
             return
         conn = self._scope.db
@@ -74,6 +77,26 @@ class Memory:
                 [(source, name, version, sha256, int(yanked)) for name, version, sha256, yanked in rows],
             )
             crashpoint("memory.before_commit")
+
+    def _news(self, source: str, serial: int | None,
+              rows: list[tuple[str, str, str, bool]]) -> tuple[int | None, list[tuple[str, str, str, bool]]]:
+        """`serial` (None when it is not above the remembered one) and the `rows` that would change
+        `registry_versions`. A remembered value that is not what pkgmgr writes counts as none:
+        the write goes ahead as it always did."""
+        conn = self._scope.reader()
+        if conn is None:
+            return serial, rows
+        if serial is not None:
+            found = conn.execute("SELECT serial FROM registry_serials WHERE source = ?", (source,)).fetchone()
+            if found is not None and type(found[0]) is int and serial <= found[0]:
+                serial = None
+        remembered: dict[str, dict[str, Any]] = {}
+        for name in dict.fromkeys(name for name, *_ in rows):
+            remembered[name] = dict(conn.execute("SELECT version, yanked FROM registry_versions "
+                                                 "WHERE source = ? AND name = ?", (source, name)).fetchall())
+        news = [row for row in rows
+                if row[1] not in remembered[row[0]] or (row[3] and remembered[row[0]][row[1]] != 1)]
+        return serial, news
 
     def forget(self, source: str) -> None:
         from pkgmgr.store.db import transaction

@@ -1,5 +1,4 @@
-"""Scope roots, SQLite state, the writer lock, and atomic install/switch/remove."""
+"""Scope roots, SQLite state, the writer lock, and atomic install/switch/remove.
 
-from pkgmgr.store.scope import Scope, discover_workspace, global_scope
-
-__all__ = ["Scope", "discover_workspace", "global_scope"]
+Import the modules themselves (`pkgmgr.store.scope`, ...): this package imports nothing, so that
+`pkgmgr.store.checks` costs only itself (the start-up fast path of `ext list`)."""

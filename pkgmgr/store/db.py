@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,9 +16,7 @@ from typing import Any, Callable, Iterable, Iterator
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import DURABLE
-from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
-from pkgmgr.patterns import HEX64, UTC_MOMENT
-from pkgmgr.versions import _SEMVER, strip_v
+from pkgmgr.store.checks import ROW_RULES, decode_text, row_problem
 
 FORMAT_1_MARK = "sha256-1:"  # a format-1 tree checksum kept by migration 5: it equals no tree's checksum
 
@@ -47,7 +44,8 @@ def _tree_checksums_format_2(conn: sqlite3.Connection, root: Path) -> None:
 
 
 # Each entry migrates the schema from version i to i + 1: SQL statements, or a function of the
-# connection and the scope root (the directory of state.db). Never edit a released step; append.
+# connection and the scope root (the directory of state.db). Never edit a released step; append
+# (and raise pkgmgr.store.checks.SCHEMA_VERSION with it).
 MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     # 1: installed extensions with their provenance
     """
@@ -263,7 +261,7 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
 
 def _configure(conn: sqlite3.Connection) -> None:
     conn.row_factory = sqlite3.Row
-    conn.text_factory = _decode_text
+    conn.text_factory = decode_text
     conn.execute("PRAGMA busy_timeout = 30000")
 
 
@@ -350,98 +348,6 @@ def database_path(conn: sqlite3.Connection) -> str | None:
 # --- reading rows: every decoded row is checked before it is believed (SPEC 4) ----------------------
 
 
-def _decode_text(raw: bytes) -> str:
-    """TEXT as str; bytes that are not UTF-8 survive as lone surrogates, which `check_row` reports
-    with the table and row (the default decoder raises without naming either)."""
-    return raw.decode("utf-8", "surrogateescape")
-
-
-_UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `_decode_text` could not decode
-_CONTROL = re.compile("[\x00-\x1f]")
-_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path"})  # may name any file
-_HEX64 = HEX64
-_TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
-_ACT_ID = re.compile(r"act_[0-9a-f]{16}")
-_RESOURCE_ID = re.compile(r"[a-z]{3}_[0-9a-f]{16}")
-_MOMENT = UTC_MOMENT
-SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
-RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
-STATUSES = frozenset({"active", "awaiting_confirmation"})
-PENDING_MOVES = frozenset({"in", "out"})  # pending_trees.pending: being renamed in; no longer named, to be deleted
-
-Rule = Callable[[Any], bool]
-
-
-def _text(value: Any) -> bool:
-    return isinstance(value, str) and value != ""
-
-
-def _optional(rule: Rule) -> Rule:
-    return lambda value: value is None or rule(value)
-
-
-def _match(pattern: re.Pattern[str]) -> Rule:
-    return lambda value: isinstance(value, str) and pattern.fullmatch(value) is not None
-
-
-def _flag(value: Any) -> bool:
-    return value in (0, 1) and isinstance(value, int)
-
-
-def _count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
-def _version(value: Any) -> bool:
-    return isinstance(value, str) and _SEMVER.fullmatch(strip_v(value)) is not None
-
-
-def _digest_or_empty(value: Any) -> bool:
-    return value == "" or _match(_HEX64)(value)
-
-
-_NAME, _WHEN = _match(NAME_RE), _match(_MOMENT)
-
-# table -> (the column naming a row in messages, {column: rule}); columns without a rule are only
-# checked to be decodable. JSON columns are checked where they are decoded (`store.installed`).
-ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
-    "extensions": ("name", {
-        "name": _NAME, "version": _version, "path": _text, "enabled": _flag, "pinned": _flag,
-        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
-        "sha256": _optional(_match(_HEX64)), "verified": _flag, "allow_unverified": _flag,
-        "tree_sha256": _match(_TREE_SHA), "network_digest": _digest_or_empty,
-        "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
-    }),
-    "activations": ("id", {
-        "id": _match(_ACT_ID), "extension": _NAME, "extension_version": _version, "bundle": _text,
-        "profile": _text, "scope": lambda v: v in ("global", "workspace"), "workspace": lambda v: isinstance(v, str),
-        "version": _count, "status": lambda v: v in STATUSES, "network_digest": _digest_or_empty,
-        "activation_digest": _match(_HEX64), "confirmed_version": _optional(_count),
-        "confirmed_digest": _optional(_digest_or_empty), "confirmed_at": _optional(_WHEN),
-        "created_at": _WHEN, "updated_at": _WHEN,
-    }),
-    "resources": ("id", {
-        "id": _match(_RESOURCE_ID), "activation_id": _match(_ACT_ID), "kind": lambda v: v in RESOURCE_KINDS,
-        "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
-    }),
-    "host_extensions": ("name", {
-        "host": lambda v: v in ("terva", "eva", "vera"), "name": _text, "version": lambda v: isinstance(v, str),
-        "path": _text, "layout": lambda v: v in ("directory", "script"), "enabled": _flag, "pinned": _flag,
-        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
-        "sha256": _optional(_match(_HEX64)), "verified": _flag, "tree_sha256": _match(_TREE_SHA),
-        "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
-    }),
-    "pending_trees": ("path", {
-        "path": _text, "name": _NAME, "version": _version, "pending": lambda v: v in PENDING_MOVES,
-        "recorded_at": _WHEN,
-    }),
-    "workspace_stores": ("id", {"path": _text}),
-    "trust_approvals": ("workspace", {"digest": _text}),
-    "registry_serials": ("source", {"serial": lambda v: isinstance(v, int)}),
-    "registry_versions": ("source", {"sha256": _text}),
-}
-
-
 def damaged_row(table: str, key: Any, column: str, why: str) -> PkgmgrError:
     """`state_inconsistent` for one damaged row, naming its table, row and column."""
     row = ascii(key) if isinstance(key, str) else str(key)
@@ -465,19 +371,10 @@ def decodable(value: str) -> bool:
 def check_row(table: str, row: sqlite3.Row) -> sqlite3.Row:
     """Raise `state_inconsistent` (naming the table, the row and the column) when a column of
     `row` holds undecodable text or a value its column never holds; return the row."""
-    key_column, rules = ROW_RULES[table]
-    keys = row.keys()
-    key = row[key_column] if key_column in keys else "?"
-    for column in keys:
-        value = row[column]
-        if isinstance(value, str):
-            if _UNDECODED.search(value) is not None:
-                raise damaged_row(table, key, column, "text that is not UTF-8")
-            if column not in _FREE_TEXT and _CONTROL.search(value) is not None:  # JSON escapes them
-                raise damaged_row(table, key, column, f"control characters in {value!a}")
-        rule = rules.get(column)
-        if rule is not None and not rule(value):
-            raise damaged_row(table, key, column, f"unexpected value {value!a}")
+    problem = row_problem(table, row)
+    if problem is not None:
+        key_column = ROW_RULES[table][0]
+        raise damaged_row(table, row[key_column] if key_column in row.keys() else "?", *problem)
     return row
 
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
-import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pkgmgr.store.checks import install_path_problem, json_value
 
 
 @dataclass(frozen=True)
@@ -106,11 +106,8 @@ def json_column(row: sqlite3.Row, column: str, kind: type) -> Any:
     or is not a `kind`."""
     from pkgmgr.store.db import damaged_row
 
-    try:
-        value = json.loads(row[column])
-    except (TypeError, ValueError, RecursionError):
-        value = None
-    if not isinstance(value, kind):
+    value = json_value(row[column], kind)
+    if value is None:
         raise damaged_row("extensions", row["name"], column, f"not a JSON {kind.__name__}")
     return value
 
@@ -123,7 +120,7 @@ def check_path(row: sqlite3.Row, table: str = "extensions") -> str:
     from pkgmgr.store.db import damaged_row
 
     name, version, path = row["name"], row["version"], row["path"]
-    if not re.fullmatch(rf"extensions/{re.escape(name)}/{re.escape(version)}(?:~[0-9a-f]{{12}})?", path):
-        raise damaged_row(table, path if table != "extensions" else name, "path",
-                          f"{path!r} is not the directory of {name} {version}")
+    problem = install_path_problem(name, version, path)
+    if problem is not None:
+        raise damaged_row(table, path if table != "extensions" else name, "path", problem)
     return path

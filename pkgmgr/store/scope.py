@@ -21,6 +21,7 @@ import pkgmgr.store.db as dbmod
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
+from pkgmgr.store.checks import has_trees
 
 WORKSPACE_MANIFEST = "pkgmgr.toml"
 # the files pkgmgr opens for writing in a scope root (SQLite adds the -wal and -shm files)
@@ -97,14 +98,7 @@ class Scope:
 
     def has_trees(self) -> bool:
         """Whether `extensions/` holds any version directory."""
-        try:
-            with os.scandir(self.extensions_dir) as names:
-                for name in names:
-                    if name.is_dir(follow_symlinks=False) and any(os.scandir(name.path)):
-                        return True
-        except (FileNotFoundError, NotADirectoryError):
-            return False
-        return False
+        return has_trees(str(self.extensions_dir))
 
     def _refuse_lost_database(self) -> None:
         if not self.db_path.exists() and self.has_trees():

@@ -91,6 +91,18 @@ def test_refused_urls(url: str, why: str) -> None:
     assert "hunter2" not in info.value.message
 
 
+def test_every_character_a_url_may_not_hold() -> None:
+    """The rule as it was written, a loop over the characters: whitespace (str.isspace), C0
+    controls and DEL are refused, everything else is left to urlsplit."""
+    from pkgmgr.net.http import _NOT_IN_URL
+
+    refused = [chr(c) for c in range(sys.maxunicode + 1) if chr(c).isspace() or c < 0x20 or c == 0x7F]
+    assert [chr(c) for c in range(sys.maxunicode + 1) if _NOT_IN_URL.search(chr(c))] == refused
+    for ch in refused:
+        with pytest.raises(UrlNotAllowed, match="whitespace or control"):
+            check_url_allowed(f"https://example.com/a{ch}b", insecure=False)
+
+
 def test_insecure_allows_plain_http_but_not_credentials() -> None:
     check_url_allowed("http://mirror.internal/a", insecure=True)
     with pytest.raises(UrlNotAllowed):

@@ -164,3 +164,53 @@ def test_a_crash_before_commit_records_nothing(home: Path) -> None:
         assert list(memory.known(SRC, "demo-ext").values()) == [("1.0.0", A)]
     finally:
         memory.close()
+
+
+def test_a_record_that_changes_nothing_writes_nothing(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 3, [("demo-ext", "1.0.0", A, False), ("demo-ext", "2.0.0", B, True)])
+    before = rows(home, "SELECT * FROM registry_serials") + rows(home, "SELECT * FROM registry_versions")
+    again = Memory(home)
+    try:  # the same serial or a lower one, known versions, a yank already remembered, a yank undone
+        again.record(SRC, 3, [("demo-ext", "1.0.0", A, False), ("demo-ext", "2.0.0", B, True)])
+        again.record(SRC, 2, [("demo-ext", "2.0.0", B, False)])
+        again.record(SRC, None, [("demo-ext", "1.0.0", B, False)])  # a known version keeps its sha256 anyway
+        assert again._scope._conn is None  # no write connection, no transaction
+    finally:
+        again.close()
+    assert rows(home, "SELECT * FROM registry_serials") + rows(home, "SELECT * FROM registry_versions") == before
+
+
+@pytest.mark.parametrize(("serial", "versions", "changed"), [
+    (4, [], "serial"),
+    (None, [("demo-ext", "1.0.0", A, True)], "yank"),
+    (None, [("demo-ext", "3.0.0", C, False)], "version"),
+    (None, [("other-ext", "1.0.0", A, False)], "version"),
+])
+def test_a_record_that_changes_something_writes_it(home: Path, memory: Memory, serial: int | None,
+                                                    versions: list, changed: str) -> None:
+    memory.record(SRC, 3, [("demo-ext", "1.0.0", A, False)])
+    again = Memory(home)
+    try:
+        again.record(SRC, serial, versions)
+        assert again._scope._conn is not None
+    finally:
+        again.close()
+    assert memory.serial(SRC) == (serial or 3)
+    if changed == "yank":
+        assert memory.yanked(SRC, "demo-ext") == {"1.0.0"}
+    if changed == "version":
+        assert (versions[0][1], versions[0][2]) in memory.known(SRC, versions[0][0]).values()
+
+
+def test_a_remembered_value_pkgmgr_never_writes_is_written_over_as_before(home: Path, memory: Memory) -> None:
+    memory.record(SRC, 3, [("demo-ext", "1.0.0", A, False)])
+    conn = sqlite3.connect(home / "state.db", isolation_level=None)
+    conn.execute("UPDATE registry_versions SET yanked = 'x'")
+    conn.execute("UPDATE registry_serials SET serial = 'x'")
+    conn.close()
+    again = Memory(home)
+    try:
+        again.record(SRC, 3, [("demo-ext", "1.0.0", A, True)])
+        assert again._scope._conn is not None
+    finally:
+        again.close()

@@ -196,8 +196,10 @@ SCENARIOS = [
              ("cache.before_replace", "install.after_extract", "install.after_pending", "install.after_rename",
               "activation.mid_projection",
               "install.before_commit", "install.after_commit", "install.after_old_removed")),
+    # no memory.before_commit: the install before it remembered both versions and the serial, so the
+    # update's registry memory has nothing new to commit (registry.memory.Memory.record)
     Scenario("update", _activated, lambda w: ["ext", "update", BUNDLED],
-             ("memory.before_commit", *DOWNLOAD, "writer.locked", "install.after_extract", "install.after_rename",
+             (*DOWNLOAD, "writer.locked", "install.after_extract", "install.after_rename",
               "activation.mid_projection", "install.before_commit", "install.after_commit",
               "install.after_old_removed")),
     # a batch: a new ref and a switch of an activated one, committed in one transaction (SPEC 4
