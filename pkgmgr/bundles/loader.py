@@ -14,6 +14,7 @@ from typing import Any
 
 from pkgmgr.bundles.agent import load_agent
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
+from pkgmgr.bundles.keys import fold_bundle_keys
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
@@ -183,6 +184,7 @@ class _Loader:
             return None, "", None
         from pkgmgr.schemas import schema_problems
 
+        document, ignored = fold_bundle_keys(document)
         reported = {problem.key for problem in read_problems}
         sink.extend(problem for problem in schema_problems(document, "bundle", file=rel, code=CODE) if problem.key not in reported)
         core, prefix = self._core(sink, document)
@@ -206,7 +208,8 @@ class _Loader:
         self.problems.extend(self.side)
         clean = not (read_problems or sink or self.side)
         self.side = []
-        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles)) if clean and name else None
+        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles),
+                        warnings=tuple(f"{rel}: {warning}" for warning in ignored)) if clean and name else None
         return (name if isinstance(name, str) else None), name_key, bundle
 
     @staticmethod

@@ -194,7 +194,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.manifest import check_host
 
     check_host(manifest, ctx.config.host_version)  # as ext install does
-    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    warnings = (list(manifest.warnings) + [warning for bundle in bundles for warning in bundle.warnings] + tree_warnings
+                + _activation_warnings(bundles, ctx.config.reserved_agent_names))
     for warning in warnings:
         ctx.warn(warning)
     data = {

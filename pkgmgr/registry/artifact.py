@@ -75,7 +75,7 @@ def inspect_archive(path: Path, *, config: "Config", host: str | None = None) ->
         hosted = hosted_facts(root, Path(tmp), path, host)
         if hosted is not None:
             return ArchiveFacts(sha256=sha256, size=size, suffix=archive_suffix(path), **hosted)
-        manifest, _ = read_extension(root, config)
+        manifest, bundles = read_extension(root, config)
     return ArchiveFacts(
         name=manifest.name,
         version=strip_v(manifest.version),
@@ -86,7 +86,7 @@ def inspect_archive(path: Path, *, config: "Config", host: str | None = None) ->
         sha256=sha256,
         size=size,
         suffix=archive_suffix(path),
-        warnings=tuple(manifest.warnings),
+        warnings=tuple(manifest.warnings) + tuple(warning for bundle in bundles for warning in bundle.warnings),
     )
 
 
