@@ -32,6 +32,21 @@ MAX_AUTHORED_BYTES = 32 * 1024  # SOUL.md, HEARTBEAT.md: Compozy's agents.soul/h
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSIONS = ("deny-all", "approve-reads", "approve-all")
 MCP_KEYS = ("mcpServers", "mcp_servers")
+# the fields of the structs the front matter decodes into (internal/config mcp_server.go MCPServer,
+# hooks.go parsedHookDeclaration, parsedHookExecutor, parsedHookMatcher), all generations alike
+MCP_SERVER_FIELDS = ("name", "transport", "command", "args", "env", "secret_env", "url", "auth", "catalog_entry",
+                     "catalog_version")
+HOOK_EXECUTOR_FIELDS = ("kind", "command", "args", "env", "secret_env")
+HOOK_FIELDS = ("name", "event", "mode", "enabled", "required", "priority", "timeout", "matcher", *HOOK_EXECUTOR_FIELDS[1:],
+               "metadata", "executor")
+HOOK_MATCHER_FIELDS = (
+    "agent_name", "agent_type", "workspace_id", "workspace_root", "session_type", "sandbox_id", "sandbox_backend",
+    "sandbox_profile", "sync_direction", "input_class", "acp_event_type", "turn_id", "tool_id", "tool_name",
+    "tool_read_only", "decision_class", "message_role", "message_delta_type", "channel", "surface", "kind",
+    "direction", "work_state", "compaction_reason", "compaction_strategy", "task_id", "run_id", "workflow_id",
+    "participation_channel", "coordinator_session_id", "parent_session_id", "root_session_id", "child_session_id",
+    "spawn_role", "release_reason",
+)
 
 
 # The rules of Compozy's agent loader (internal/config: ParseAgentDef, AgentDef.Validate,
@@ -128,11 +143,19 @@ def _category_path(value: Any) -> str | None:
     return None
 
 
+def _unknown_field(table: dict[str, Any], known: tuple[str, ...], where: str) -> str | None:
+    """The strict decoder's refusal (goccy `yaml.Strict`, TOML `meta.Undecoded`) of a key no field names."""
+    unknown = [key for key in table if key not in known]
+    return f"{where}: unknown field {unknown[0]!r}; it holds " + ", ".join(known) if unknown else None
+
+
 def _mcp_servers(value: Any) -> str | None:
     """`MCPServer.Validate` on each entry of a list of server tables."""
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         return "must be a list of server tables (name, command or url, ...)"
     for index, server in enumerate(value):
+        if problem := _unknown_field(server, MCP_SERVER_FIELDS, f"[{index}]"):
+            return problem
         name = _trim(server.get("name"))
         transport = _trim(server.get("transport")) or "stdio"
         if not isinstance(name, str) or not name or "\x00" in name or "/" in name:
@@ -152,8 +175,51 @@ def _mcp_servers(value: Any) -> str | None:
 
 
 def _hooks(value: Any) -> str | None:
-    """`parsedHookDeclaration` entries: a list of tables (a map does not decode)."""
-    return None if isinstance(value, list) else "must be a list of hook tables"
+    """`parsedHookDeclaration` entries, as `ParseAgentDef` converts them (`toHookDecl`) and
+    `AgentDef.Validate` judges them (`hookspkg.ValidateHookDecl`, `sanitizedHookDecl`): a list of
+    tables with only the declaration's fields, a name, an event of the hook taxonomy, a mode
+    sync|async (default async), a required hook sync, a sync hook on an event that takes one,
+    the executor fields at the top level or under `executor`, not both."""
+    from pkgmgr.manifest.generations import HOOK_EVENTS, SYNC_HOOK_EVENTS, V03_BETA3
+
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        return "must be a list of hook tables (name, event, command, ...)"
+    events, sync_events = HOOK_EVENTS[V03_BETA3], SYNC_HOOK_EVENTS[V03_BETA3]  # the bundle generations'
+    for index, hook in enumerate(value):
+        where = f"[{index}]"
+        executor, matcher = hook.get("executor", {}), hook.get("matcher", {})
+        problem = (_unknown_field(hook, HOOK_FIELDS, where)
+                   or (_unknown_field(executor, HOOK_EXECUTOR_FIELDS, where + ".executor") if isinstance(executor, dict)
+                       else f"{where}.executor must be a table")
+                   or (_unknown_field(matcher, HOOK_MATCHER_FIELDS, where + ".matcher") if isinstance(matcher, dict)
+                       else f"{where}.matcher must be a table"))
+        if problem:
+            return problem
+        name, event, mode = (_trim(hook.get(field)) for field in ("name", "event", "mode"))
+        if not isinstance(name, str) or not name:
+            return f"{where}.name is required"
+        if not isinstance(event, str) or event not in events:
+            return f"{where}.event: {event!r} is not a hook event"
+        mode = mode or "async"
+        if mode not in ("sync", "async"):
+            return f"{where}.mode must be sync or async"
+        if hook.get("required") is True and mode != "sync":
+            return f"{where}: a required hook must run in sync mode"
+        if mode == "sync" and event not in sync_events:
+            return f"{where}.mode: {event!r} accepts only async hooks"
+        if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
+                executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
+            return f"{where}: executor fields at the top level and under executor; keep them in one place"
+    return None
+
+
+def _hook_agent(hooks: list[dict[str, Any]], agent: str) -> str | None:
+    """`toHookMatcher`: an agent's hook matches that agent; a matcher naming another is refused."""
+    for index, hook in enumerate(hooks):
+        named = _trim(hook.get("matcher", {}).get("agent_name"))
+        if named and named != agent:
+            return f"[{index}].matcher.agent_name must be this agent's name {agent!r} (or be left out)"
+    return None
 
 
 FIELDS: dict[str, Callable[[Any], str | None]] = {
@@ -225,9 +291,13 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
         value = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
         issues = plain_issues(value)
     except yaml.YAMLError as exc:
+        toml_value = _toml_front_matter(text)
+        if toml_value is not None:
+            return toml_value, plain_issues(toml_value)
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
-        sink.add("", f"front matter is not valid YAML: {problem}", line=mark.line + 2 if mark is not None else None)
+        sink.add("", f"front matter is not valid YAML: {problem} (nor TOML)",
+                 line=mark.line + 2 if mark is not None else None)
         return None, []
     except RecursionError:
         sink.add("", "front matter is nested too deeply")
@@ -242,9 +312,24 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
         sink.add("name", "is required (the front matter is empty)")
         return None, []
     if not isinstance(value, dict):
-        sink.add("", "front matter must be a YAML mapping of fields")
+        toml_value = _toml_front_matter(text)
+        if toml_value is not None:
+            return toml_value, plain_issues(toml_value)
+        sink.add("", "front matter must be a YAML mapping of fields (or a TOML table)")
         return None, []
     return value, issues
+
+
+def _toml_front_matter(text: str) -> dict[str, Any] | None:
+    """The front matter read as TOML, Compozy's second try when YAML does not decode
+    (`decodeAgentFrontmatter`: strict YAML first, then BurntSushi TOML, unknown keys refused
+    through `meta.Undecoded`); None when it is not TOML either."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
 
 
 def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection[str]) -> None:
@@ -260,6 +345,8 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
         message = rule(value)
         if message is None and key == "name":
             message = agent_name_problem(go_trim_space(value), reserved)
+        if message is None and key == "hooks" and isinstance(front.get("name"), str):
+            message = _hook_agent(value, go_trim_space(front["name"]))
         if message:
             sink.add(key, message)
 

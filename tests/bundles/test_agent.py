@@ -31,7 +31,7 @@ mcp_servers:
   - {name: linear, command: linear-mcp, args: [serve]}
   - {name: docs, transport: http, url: "https://docs.example.invalid/mcp"}
 hooks:
-  - {event: session.post_create, command: echo}
+  - {name: notify, event: session.post_create, command: echo}
 ---
 
 # Role
@@ -106,7 +106,8 @@ def test_minimal_and_line_endings_and_bom():
         ("---\nname: !!timestamp 2024-01-01\n---\nb", "name", "non-empty string"),
         ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "list of strings"),
         ("---\nname: a\nhooks: x\n---\nb", "hooks", "must be a list"),
-        ("---\nname: a\nhooks: [{at: !!timestamp 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
+        ("---\nname: a\nhooks: [{name: h, event: tool.pre_call, command: x, metadata: {at: !!timestamp 2024-01-01}}]\n---\nb", "hooks[0].metadata.at",
+         "write it as a string"),
         ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
         ("---\nname: '..'\n---\nb", "name", "is not allowed"),
         ("---\nname: a\nname: b\n---\nb", "", "duplicate key 'name'"),
@@ -126,8 +127,8 @@ def test_lone_surrogates_in_text_are_a_problem():
 
 
 def test_plain_json_issues_outside_free_form_fields():
-    _, _, problems = parse("---\nname: a\nhooks: [{when: !!timestamp 2024-01-01}]\n---\nbody")
-    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks[0].when", True)]
+    _, _, problems = parse("---\nname: a\nhooks: [{name: h, event: tool.pre_call, command: x, metadata: {when: !!timestamp 2024-01-01}}]\n---\nbody")
+    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks[0].metadata.when", True)]
 
 
 @pytest.mark.parametrize(("scalar", "value"), [
@@ -139,8 +140,8 @@ def test_plain_json_issues_outside_free_form_fields():
     ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5),
 ])
 def test_plain_scalars_are_typed_by_the_yaml_1_2_core_schema(scalar, value):
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
-    assert problems == [] and front["hooks"] == [{"v": value}]
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["metadata"] == {"v": value}
 
 
 @pytest.mark.parametrize("text", [
@@ -158,8 +159,8 @@ def test_hostile_numbers_are_problems(text):
 def test_base_60_flood_is_a_string_not_quadratic():
     # the red team's shape: PyYAML's YAML 1.1 resolver turned this into one huge base-60 integer
     scalar = "1" + ":59" * 15_000
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
-    assert problems == [] and front["hooks"][0]["v"] == scalar
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["metadata"]["v"] == scalar
 
 
 def test_front_matter_size_is_capped():
@@ -331,11 +332,11 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
 def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
     from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
 
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
     assert all(p.code == "invalid_bundle" for p in problems)
     if problems:
         return
-    value, text = front["hooks"][0].get("v"), scalar.strip()
+    value, text = front["hooks"][0]["metadata"].get("v"), scalar.strip()
     if isinstance(value, bool):
         assert _CORE_BOOL.match(text)
     elif value is None:
