@@ -18,6 +18,7 @@ from pkgmgr.bundles.keys import fold_bundle_keys
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.model import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
+from pkgmgr.bundles.prompt_template import prompt_template_problem
 from pkgmgr.bundles.schedule import (
     check_fire_limit,
     check_retry,
@@ -370,6 +371,8 @@ class _Loader:
         for trigger_key, trigger in _named_entries(sink, table, key, "triggers", "trigger"):
             for field in ("agent", "prompt", "event"):
                 _required(sink, trigger, trigger_key, field)
+            if problem := prompt_template_problem(_text(trigger, "prompt")):
+                sink.add(f"{trigger_key}.prompt", problem)
             event = _text(trigger, "event")
             if event == WEBHOOK:
                 sink.add(f"{trigger_key}.event", "a webhook trigger needs a webhook_secret_ref, which a bundle "
