@@ -15,6 +15,7 @@ import re
 from functools import cache
 from typing import Any, Callable, ClassVar, Collection
 
+from pkgmgr.bundles.capabilities import load_capabilities
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.model import AgentSpec
 from pkgmgr.bundles.names import agent_key, agent_name_problem
@@ -445,7 +446,7 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
     # a reserved name is judged at activation (agent_conflict), as Compozy does: no problem here
     front, body, problems = parse_agent_md(text, file=agent_md)
     mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
-    capabilities = _capabilities(tree, path, present, problems)
+    capabilities = load_capabilities(tree, path, present, MAX_COMPANION_BYTES, problems)
     soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None
     heartbeat = _authored(tree, path, "HEARTBEAT.md", problems) if "HEARTBEAT.md" in present else None
     if problems:
@@ -468,84 +469,46 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
 
 
 def _mcp(tree: PackageTree, folder: str, problems: list[Problem]) -> dict[str, Any] | None:
-    """The server map of mcp.json (`mcpServers` or `mcp_servers`), or None."""
+    """The server map of mcp.json, as Compozy's `ParseMCPServersJSON` reads it: one JSON object
+    whose other keys are ignored; `mcpServers` and `mcp_servers` (either, or both: a server of
+    the second replaces the first's of the same name) map a server name to a server, decoded
+    strictly (`decodeStrictMCPJSONCollection`) and judged by `MCPServer.Validate`; names are
+    trimmed and unique. None when the file has problems."""
     rel = child(folder, "mcp.json")
     value, read_problems = tree.read_document(rel, kind="json", limit=MAX_COMPANION_BYTES, code=CODE)
     problems.extend(read_problems)
-    if value is None or read_problems:
+    if read_problems:
         return None
     sink = ProblemSink(rel, CODE)
-    if not isinstance(value, dict):
+    if value is not None and not isinstance(value, dict):
         sink.add("", "mcp.json must be a JSON object holding an mcpServers map")
         problems.extend(sink.problems)
         return None
-    for key in value:
-        if key not in MCP_KEYS:
-            sink.add(key, "unknown key; mcp.json holds mcpServers (or mcp_servers)")
-    present = [key for key in MCP_KEYS if key in value]
-    servers = value.get(present[0]) if present else None
-    if not present:
-        sink.add("", "needs an mcpServers (or mcp_servers) map")
-    elif len(present) > 1:
-        sink.add("mcp_servers", "mcpServers and mcp_servers are both given; keep one")
-    elif not isinstance(servers, dict):
-        sink.add(present[0], "must be a map of server name to server definition")
-    else:
+    merged: dict[str, Any] = {}
+    for key in MCP_KEYS:
+        servers = (value or {}).get(key)
+        if servers is None:
+            continue
+        if not isinstance(servers, dict):
+            sink.add(key, "must be a map of server name to server definition")
+            continue
+        seen: set[str] = set()
         for name, server in servers.items():
-            if not name.strip():
-                sink.add(join_key(present[0], name), "server name must not be empty")
-            elif not isinstance(server, dict):
-                sink.add(join_key(present[0], name), "must be an object (command, args, env, ...)")
+            trimmed = go_trim_space(name)
+            entry_key = join_key(key, name)
+            if not isinstance(server, dict):
+                sink.add(entry_key, "must be an object (command, args, env, ...)")
+                continue
+            if trimmed in seen:
+                sink.add(entry_key, f"duplicate server name {trimmed!r} once trimmed")
+                continue
+            seen.add(trimmed)
+            problem = _unknown_field(server, MCP_SERVER_FIELDS[1:], "") or _mcp_servers([{**server, "name": trimmed}])
+            if problem:
+                sink.add(entry_key, problem.removeprefix("[0]").lstrip(":. ") or problem)
+            merged[trimmed] = server
     problems.extend(sink.problems)
-    return None if sink else servers
-
-
-def _capabilities(tree: PackageTree, folder: str, present: frozenset[str], problems: list[Problem]) -> dict[str, Any] | None:
-    """capabilities.toml, capabilities.json or capabilities/ (exactly one) as a map of file
-    (relative to the agent folder) to its document, or None."""
-    declared = [name for name in ("capabilities.toml", "capabilities.json", "capabilities") if name in present]
-    if not declared:
-        return None
-    if len(declared) > 1:
-        found = ", ".join(name + ("/" if name == "capabilities" else "") for name in declared)
-        problems.append(Problem(CODE, folder, "", f"declares capabilities more than once ({found}); keep exactly one"))
-        return None
-    if declared[0] != "capabilities":
-        files = [child(folder, declared[0])]
-    else:
-        files = _capability_dir(tree, child(folder, "capabilities"), problems)
-        if files is None:
-            return None
-    result: dict[str, Any] = {}
-    failed = False
-    for rel in files:
-        value, read_problems = tree.read_document(rel, kind=rel.rsplit(".", 1)[1], limit=MAX_COMPANION_BYTES, code=CODE)
-        if value is not None and not isinstance(value, dict):
-            read_problems.append(Problem(CODE, rel, "", "a capabilities document must be an object"))
-        problems.extend(read_problems)
-        failed = failed or bool(read_problems)
-        result[rel[len(folder) + 1:] if folder != "." else rel] = value
-    return None if failed else result
-
-
-def _capability_dir(tree: PackageTree, rel: str, problems: list[Problem]) -> list[str] | None:
-    try:
-        if not tree.resolve(rel).is_dir():
-            problems.append(Problem(CODE, rel, "", "capabilities must be a directory of .toml/.json files"))
-            return None
-        files, issues = tree.walk(rel, ("",))
-    except TreeError as exc:
-        problems.append(Problem(exc.code, rel, "", exc.message))
-        return None
-    for path, error in issues:
-        problems.append(Problem(error.code, path, "", error.message))
-    wanted = [path for path in files if path.endswith((".toml", ".json"))]
-    for path in files:
-        if path not in wanted:
-            problems.append(Problem(CODE, path, "", "capabilities/ holds only .toml or .json files"))
-    if not files:
-        problems.append(Problem(CODE, rel, "", "capabilities/ holds no .toml or .json file"))
-    return None if issues or len(wanted) != len(files) or not files else wanted
+    return None if sink else merged
 
 
 def _authored(tree: PackageTree, folder: str, name: str, problems: list[Problem]) -> bytes | None:

@@ -48,7 +48,7 @@ _TABLES: dict[str, tuple[tuple[str, ...], dict[str, tuple[str, str]]]] = {
 _GO_FOLDS = {"\u212a": "k", "\u017f": "s"}
 
 
-def _go_fold(key: str) -> str:
+def go_fold(key: str) -> str:
     """`key` as Go's EqualFold compares it with an ASCII field name."""
     return "".join(_GO_FOLDS.get(char, char.lower() if char.isascii() else char) for char in key)
 
@@ -66,7 +66,7 @@ def _fold(table: dict[str, Any], kind: str, prefix: str, ignored: list[str]) -> 
     fields, nested = _TABLES[kind]
     result: dict[str, Any] = {}
     for key, value in table.items():
-        field = key if key in fields else next((f for f in fields if isinstance(key, str) and _go_fold(key) == f), None)
+        field = key if key in fields else next((f for f in fields if isinstance(key, str) and go_fold(key) == f), None)
         path = f"{prefix}.{key}" if prefix else str(key)
         if field is None:
             ignored.append(f"{path}: unknown key, ignored by Compozy")

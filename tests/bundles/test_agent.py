@@ -221,41 +221,59 @@ def test_full_folder(root):
         "agents/planner/SOUL.md": "# Soul\ncalm\n",
         "agents/planner/HEARTBEAT.md": "# Beat\n",
         "agents/planner/mcp.json": json.dumps({"mcp_servers": {"linear": {"command": "x"}}}),
-        "agents/planner/capabilities/a.toml": "[security]\ncapabilities = ['session.read']\n",
-        "agents/planner/capabilities/sub/b.json": '{"x": 1}',
+        "agents/planner/capabilities/a.toml": 'id = "a"\nsummary = "A"\noutcome = "Done"\n',
+        "agents/planner/capabilities/sub/b.toml": "not read: Compozy reads no subdirectory",
+        "agents/planner/capabilities/notes.md": "passed over",
+        "agents/planner/capabilities/.hidden.json": "passed over",
     })
     spec, problems = load(root)
     assert problems == []
     assert spec.soul == b"# Soul\ncalm\n" and spec.heartbeat == b"# Beat\n"
     assert spec.mcp == {"linear": {"command": "x"}}
-    assert spec.capabilities == {"capabilities/a.toml": {"security": {"capabilities": ["session.read"]}},
-                                 "capabilities/sub/b.json": {"x": 1}}
+    assert spec.capabilities == {"capabilities/a.toml": {"id": "a", "summary": "A", "outcome": "Done"}}
 
 
 def test_capabilities_file(root):
-    write_tree(root, {"agents/planner/capabilities.json": '{"security": {"capabilities": ["tool.read"]}}'})
+    catalog = {"capabilities": [{"id": "triage", "summary": "Triage", "outcome": "Labelled issues",
+                                 "requirements": ["linear"], "Examples": ["label the new bug"]}]}
+    write_tree(root, {"agents/planner/capabilities.json": json.dumps(catalog)})
     spec, problems = load(root)
-    assert problems == [] and spec.capabilities == {"capabilities.json": {"security": {"capabilities": ["tool.read"]}}}
+    assert problems == [] and spec.capabilities == {"capabilities.json": catalog}
 
 
 @pytest.mark.parametrize(
     ("files", "file", "key", "fragment"),
     [
         ({"mcp.json": "[]"}, "agents/planner/mcp.json", "", "must be a JSON object"),
-        ({"mcp.json": "{}"}, "agents/planner/mcp.json", "", "needs an mcpServers"),
-        ({"mcp.json": '{"mcpServers": {}, "mcp_servers": {}}'}, "agents/planner/mcp.json", "mcp_servers", "both given"),
-        ({"mcp.json": '{"mcpServers": {}, "servers": {}}'}, "agents/planner/mcp.json", "servers", "unknown key"),
+        ({"mcp.json": '{"mcpServers": {"a": {"command": "x", "cwd": "/"}}}'}, "agents/planner/mcp.json", "mcpServers.a",
+         "unknown field 'cwd'"),
+        ({"mcp.json": '{"mcpServers": {"a": {"transport": "http"}}}'}, "agents/planner/mcp.json", "mcpServers.a",
+         "url is required"),
+        ({"mcp.json": '{"mcp_servers": {"a": {"command": "x"}, " a": {"command": "y"}}}'}, "agents/planner/mcp.json",
+         "mcp_servers. a", "duplicate server name"),
         ({"mcp.json": '{"mcpServers": []}'}, "agents/planner/mcp.json", "mcpServers", "must be a map"),
         ({"mcp.json": '{"mcpServers": {"a": 1}}'}, "agents/planner/mcp.json", "mcpServers.a", "must be an object"),
-        ({"mcp.json": '{"mcpServers": {" ": {}}}'}, "agents/planner/mcp.json", "mcpServers. ", "must not be empty"),
+        ({"mcp.json": '{"mcpServers": {" ": {"command": "x"}}}'}, "agents/planner/mcp.json", "mcpServers. ", "name is required"),
         ({"mcp.json": '{"mcpServers": {"a": {}}, "mcpServers": {}}'}, "agents/planner/mcp.json", "", "duplicate key"),
         ({"mcp.json": "{"}, "agents/planner/mcp.json", "", "not valid JSON"),
-        ({"capabilities.toml": "a = 1", "capabilities.json": "{}"}, "agents/planner", "", "more than once"),
-        ({"capabilities.toml": "a = 1", "capabilities/x.toml": "a = 1"}, "agents/planner", "", "more than once"),
+        ({"capabilities.toml": "", "capabilities.json": "{}"}, "agents/planner", "", "two capability catalog files"),
+        ({"capabilities.toml": "", "capabilities/x.toml": ""}, "agents/planner", "", "mixed capability catalog layouts"),
+        ({"capabilities.toml": "security = 1"}, "agents/planner/capabilities.toml", "security", "unknown field"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\n"}, "agents/planner/capabilities.toml",
+         "capabilities[0].outcome", "is required"),
+        ({"capabilities.json": '{"capabilities": [{"id": "a", "summary": "A", "outcome": "B", "owner": "x"}]}'},
+         "agents/planner/capabilities.json", "capabilities[0].owner", "unknown field"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\noutcome = 'B'\n"
+                               "[[capabilities]]\nid = ' a '\nsummary = 'A'\noutcome = 'B'\n"},
+         "agents/planner/capabilities.toml", "capabilities[1].id", "duplicate capability id"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\noutcome = 'B'\nrequirements = ['x', ' x']\n"},
+         "agents/planner/capabilities.toml", "capabilities[0].requirements[1]", "duplicate requirement"),
+        ({"capabilities/a.toml": "id = 'b'\nsummary = 'A'\noutcome = 'B'\n"}, "agents/planner/capabilities/a.toml", "id",
+         "must match the file's name"),
+        ({"capabilities/a.toml": "id = 'a'\nsummary = 'A'\noutcome = 'B'\n", "capabilities/b.json": "{}"},
+         "agents/planner/capabilities", "", "mixed capability file formats"),
         ({"capabilities.toml": "a = "}, "agents/planner/capabilities.toml", "", "not valid TOML"),
         ({"capabilities.json": "[1]"}, "agents/planner/capabilities.json", "", "must be an object"),
-        ({"capabilities/readme.md": "x"}, "agents/planner/capabilities/readme.md", "", "only .toml or .json"),
-        ({"capabilities/.keep": ""}, "agents/planner/capabilities/.keep", "", "only .toml or .json"),
         ({"capabilities": "not a dir"}, "agents/planner/capabilities", "", "must be a directory"),
         ({"SOUL.md": ""}, "agents/planner/SOUL.md", "", "SOUL.md is empty"),
         ({"HEARTBEAT.md": " \n\n"}, "agents/planner/HEARTBEAT.md", "", "HEARTBEAT.md is empty"),
@@ -275,15 +293,23 @@ def test_folder_problems(root, files, file, key, fragment):
     assert any(p.file == file and p.key == key and fragment in p.message for p in problems), [str(p) for p in problems]
 
 
-def test_empty_capabilities_dir(root):
+def test_empty_capabilities_dir_is_an_empty_catalog(root):
     (root / "agents/planner/capabilities").mkdir()
+    (root / "agents/planner/capabilities/README.md").write_text("no definitions yet")
     spec, problems = load(root)
-    assert spec is None and "holds no .toml or .json file" in problems[0].message
+    assert problems == [] and spec.capabilities == {}
+
+
+def test_a_symlinked_catalog_is_refused(root):
+    (root / "elsewhere.toml").write_text("")
+    (root / "agents/planner/capabilities.toml").symlink_to(root / "elsewhere.toml")
+    spec, problems = load(root)
+    assert spec is None and "not a symlink" in problems[0].message
 
 
 def test_folder_problems_are_all_reported(root):
     write_tree(root, {"agents/planner/AGENT.md": "---\nname: a/b\n---\n", "agents/planner/SOUL.md": "",
-                      "agents/planner/mcp.json": "{}"})
+                      "agents/planner/mcp.json": "[]"})
     _, problems = load(root)
     assert {(p.file, p.key) for p in problems} == {
         ("agents/planner/AGENT.md", "name"), ("agents/planner/AGENT.md", "body"),
