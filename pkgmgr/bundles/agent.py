@@ -181,11 +181,11 @@ def _hooks(value: Any) -> str | None:
     tables with only the declaration's fields, a name, an event of the hook taxonomy, a mode
     sync|async (default async), a required hook sync, a sync hook on an event that takes one,
     the executor fields at the top level or under `executor`, not both."""
-    from pkgmgr.manifest.generations import HOOK_EVENTS, SYNC_HOOK_EVENTS, V03_BETA3
+    from pkgmgr.manifest.generations import HOOK_EVENTS, V03_BETA3, hook_mode_problem
 
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         return "must be a list of hook tables (name, event, command, ...)"
-    events, sync_events = HOOK_EVENTS[V03_BETA3], SYNC_HOOK_EVENTS[V03_BETA3]  # the bundle generations'
+    events = HOOK_EVENTS[V03_BETA3]  # the bundle generations' taxonomy (v0.2's and more)
     for index, hook in enumerate(value):
         where = f"[{index}]"
         executor, matcher = hook.get("executor", {}), hook.get("matcher", {})
@@ -204,10 +204,8 @@ def _hooks(value: Any) -> str | None:
         mode = mode or "async"
         if mode not in ("sync", "async"):
             return f"{where}.mode must be sync or async"
-        if hook.get("required") is True and mode != "sync":
-            return f"{where}: a required hook must run in sync mode"
-        if mode == "sync" and event not in sync_events:
-            return f"{where}.mode: {event!r} accepts only async hooks"
+        if (problem := hook_mode_problem(event, mode, hook.get("required"), V03_BETA3)) is not None:
+            return f"{where}.{problem[0]}: {problem[1]}"
         if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
                 executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
             return f"{where}: executor fields at the top level and under executor; keep them in one place"

@@ -19,7 +19,7 @@ import stat
 from typing import Any
 
 from pkgmgr.bundles.files import PackageTree, TreeError, child
-from pkgmgr.bundles.keys import go_fold
+from pkgmgr.bundles.keys import field_for
 from pkgmgr.errors import Problem, ProblemSink
 from pkgmgr.manifest.network import go_trim_space
 
@@ -95,7 +95,7 @@ def _fields(sink: ProblemSink, table: dict[str, Any], known: tuple[str, ...], pr
     a key that fills none is refused (`DisallowUnknownFields`, `meta.Undecoded`)."""
     read: dict[str, Any] = {}
     for key, value in table.items():
-        field = key if key in known else next((f for f in known if go_fold(key) == f), None)
+        field = field_for(key, known)
         if field is None:
             sink.add(f"{prefix}{key}", "unknown field; it holds " + ", ".join(known))
         elif field not in read or field == key:

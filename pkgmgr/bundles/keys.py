@@ -53,6 +53,14 @@ def go_fold(key: str) -> str:
     return "".join(_GO_FOLDS.get(char, char.lower() if char.isascii() else char) for char in key)
 
 
+def field_for(key: object, fields: tuple[str, ...]) -> str | None:
+    """The field a Go decoder fills with `key`: the one it names exactly, else the one it names
+    but for case (Go's EqualFold); None when it names none."""
+    if not isinstance(key, str):
+        return None
+    return key if key in fields else next((field for field in fields if go_fold(key) == field), None)
+
+
 def fold_bundle_keys(document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """(the document with each key renamed to the field Compozy fills with it, the key paths
     Compozy ignores). A key that names no field is kept (the schema and the rules ignore it);
@@ -66,7 +74,7 @@ def _fold(table: dict[str, Any], kind: str, prefix: str, ignored: list[str]) -> 
     fields, nested = _TABLES[kind]
     result: dict[str, Any] = {}
     for key, value in table.items():
-        field = key if key in fields else next((f for f in fields if isinstance(key, str) and go_fold(key) == f), None)
+        field = field_for(key, fields)
         path = f"{prefix}.{key}" if prefix else str(key)
         if field is None:
             ignored.append(f"{path}: unknown key, ignored by Compozy")
