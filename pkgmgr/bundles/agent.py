@@ -188,7 +188,8 @@ def _hooks(value: Any) -> str | None:
     events = HOOK_EVENTS[V03_BETA3]  # the bundle generations' taxonomy (v0.2's and more)
     for index, hook in enumerate(value):
         where = f"[{index}]"
-        executor, matcher = hook.get("executor", {}), hook.get("matcher", {})
+        # a null table decodes as the zero value, as Go's decoders read it
+        executor, matcher = ({} if hook.get(name) is None else hook[name] for name in ("executor", "matcher"))
         problem = (_unknown_field(hook, HOOK_FIELDS, where)
                    or (_unknown_field(executor, HOOK_EXECUTOR_FIELDS, where + ".executor") if isinstance(executor, dict)
                        else f"{where}.executor must be a table")
@@ -215,7 +216,8 @@ def _hooks(value: Any) -> str | None:
 def _hook_agent(hooks: list[dict[str, Any]], agent: str) -> str | None:
     """`toHookMatcher`: an agent's hook matches that agent; a matcher naming another is refused."""
     for index, hook in enumerate(hooks):
-        named = _trim(hook.get("matcher", {}).get("agent_name"))
+        matcher = hook.get("matcher")
+        named = _trim(matcher.get("agent_name")) if isinstance(matcher, dict) else None
         if named and named != agent:
             return f"[{index}].matcher.agent_name must be this agent's name {agent!r} (or be left out)"
     return None

@@ -373,3 +373,13 @@ def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
         assert _CORE_FLOAT.match(text)
     else:
         assert isinstance(value, str) and not any(p.match(value) for p in (_CORE_INT, _CORE_FLOAT, _CORE_BOOL))
+
+
+def test_agent_hooks_as_compozys_agent_loader_judges_them():
+    hook = "---\nname: planner\nhooks:\n  - {{name: audit, event: tool.pre_call, command: ./a.sh{}}}\n---\nbody"
+    assert parse(hook.format(", matcher: null, executor: null"))[2] == []  # null tables are the zero value
+    assert parse(hook.format(", mode: sync, required: true, matcher: {agent_name: planner}"))[2] == []
+    for extra, fragment in ((", matcher: x", "matcher must be a table"), (", when: now", "unknown field 'when'"),
+                            (", matcher: {agent_name: writer}", "this agent's name"),
+                            (", mode: sometimes", "sync or async"), (", required: true", "sync mode")):
+        assert [fragment in p.message for p in parse(hook.format(extra))[2]] == [True], extra
