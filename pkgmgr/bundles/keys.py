@@ -6,8 +6,8 @@ Compozy decodes a bundle file into Go structs with BurntSushi `toml.Decode` or `
 names is ignored. Both match a key to a field case-insensitively when no key names the field
 exactly (BurntSushi's `strings.EqualFold`, encoding/json's fold), so `Name` is read as `name`.
 
-`fold_bundle_keys` gives the document with such keys renamed to the field they fill, and the
-keys Compozy ignores (pkgmgr warns about each). Free-form values (a trigger's `filter`, a
+`fold_bundle_keys` gives the document as Compozy reads it: such keys renamed to the field they
+fill, the keys Compozy ignores left out (pkgmgr warns about each). Free-form values (a trigger's `filter`, a
 task's `owner` and `network_participation`, a bridge's `routing_policy` and
 `delivery_defaults`) are left as written: the rules that judge them speak of their keys.
 """
@@ -62,10 +62,11 @@ def field_for(key: object, fields: tuple[str, ...]) -> str | None:
 
 
 def fold_bundle_keys(document: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """(the document with each key renamed to the field Compozy fills with it, the key paths
-    Compozy ignores). A key that names no field is kept (the schema and the rules ignore it);
-    so is a variant of a field the table also names exactly, which Compozy's TOML decoder
-    ignores and its JSON decoder reads in document order (pkgmgr warns that it is ambiguous)."""
+    """(the document as Compozy reads it — each key renamed to the field it fills, the keys
+    that fill none left out, so nothing Compozy ignores is judged or projected — and a warning
+    for each key left out). A variant of a field the table also names exactly is left out too:
+    Compozy's TOML decoder ignores it, its JSON decoder reads whichever comes last (pkgmgr
+    warns that it is ambiguous)."""
     ignored: list[str] = []
     return _fold(document, "document", "", ignored), ignored
 
@@ -78,11 +79,9 @@ def _fold(table: dict[str, Any], kind: str, prefix: str, ignored: list[str]) -> 
         path = f"{prefix}.{key}" if prefix else str(key)
         if field is None:
             ignored.append(f"{path}: unknown key, ignored by Compozy")
-            result[key] = value
             continue
         if field != key and (field in table or field in result):
             ignored.append(f"{path}: another spelling of {field!r}, which this table also sets; write one")
-            result[key] = value
             continue
         shape, inner = nested.get(field, ("", ""))
         path = f"{prefix}.{field}" if prefix else field
