@@ -16,6 +16,7 @@ from functools import cache
 from typing import Any, Callable, ClassVar, Collection
 
 from pkgmgr.bundles.bundle import AgentSpec
+from pkgmgr.bundles.capabilities import load_capabilities
 from pkgmgr.bundles.files import PackageTree, TreeError, child, normalize
 from pkgmgr.bundles.names import agent_key, agent_name_problem
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
@@ -32,6 +33,21 @@ MAX_AUTHORED_BYTES = 32 * 1024  # SOUL.md, HEARTBEAT.md: Compozy's agents.soul/h
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
 PERMISSIONS = ("deny-all", "approve-reads", "approve-all")
 MCP_KEYS = ("mcpServers", "mcp_servers")
+# the fields of the structs the front matter decodes into (internal/config mcp_server.go MCPServer,
+# hooks.go parsedHookDeclaration, parsedHookExecutor, parsedHookMatcher), all generations alike
+MCP_SERVER_FIELDS = ("name", "transport", "command", "args", "env", "secret_env", "url", "auth", "catalog_entry",
+                     "catalog_version")
+HOOK_EXECUTOR_FIELDS = ("kind", "command", "args", "env", "secret_env")
+HOOK_FIELDS = ("name", "event", "mode", "enabled", "required", "priority", "timeout", "matcher", *HOOK_EXECUTOR_FIELDS[1:],
+               "metadata", "executor")
+HOOK_MATCHER_FIELDS = (
+    "agent_name", "agent_type", "workspace_id", "workspace_root", "session_type", "sandbox_id", "sandbox_backend",
+    "sandbox_profile", "sync_direction", "input_class", "acp_event_type", "turn_id", "tool_id", "tool_name",
+    "tool_read_only", "decision_class", "message_role", "message_delta_type", "channel", "surface", "kind",
+    "direction", "work_state", "compaction_reason", "compaction_strategy", "task_id", "run_id", "workflow_id",
+    "participation_channel", "coordinator_session_id", "parent_session_id", "root_session_id", "child_session_id",
+    "spawn_role", "release_reason",
+)
 
 
 # The rules of Compozy's agent loader (internal/config: ParseAgentDef, AgentDef.Validate,
@@ -128,11 +144,19 @@ def _category_path(value: Any) -> str | None:
     return None
 
 
+def _unknown_field(table: dict[str, Any], known: tuple[str, ...], where: str) -> str | None:
+    """The strict decoder's refusal (goccy `yaml.Strict`, TOML `meta.Undecoded`) of a key no field names."""
+    unknown = [key for key in table if key not in known]
+    return f"{where}: unknown field {unknown[0]!r}; it holds " + ", ".join(known) if unknown else None
+
+
 def _mcp_servers(value: Any) -> str | None:
     """`MCPServer.Validate` on each entry of a list of server tables."""
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         return "must be a list of server tables (name, command or url, ...)"
     for index, server in enumerate(value):
+        if problem := _unknown_field(server, MCP_SERVER_FIELDS, f"[{index}]"):
+            return problem
         name = _trim(server.get("name"))
         transport = _trim(server.get("transport")) or "stdio"
         if not isinstance(name, str) or not name or "\x00" in name or "/" in name:
@@ -152,8 +176,51 @@ def _mcp_servers(value: Any) -> str | None:
 
 
 def _hooks(value: Any) -> str | None:
-    """`parsedHookDeclaration` entries: a list of tables (a map does not decode)."""
-    return None if isinstance(value, list) else "must be a list of hook tables"
+    """`parsedHookDeclaration` entries, as `ParseAgentDef` converts them (`toHookDecl`) and
+    `AgentDef.Validate` judges them (`hookspkg.ValidateHookDecl`, `sanitizedHookDecl`): a list of
+    tables with only the declaration's fields, a name, an event of the hook taxonomy, a mode
+    sync|async (default async), a required hook sync, a sync hook on an event that takes one,
+    the executor fields at the top level or under `executor`, not both."""
+    from pkgmgr.manifest.generations import HOOK_EVENTS, V03_BETA3, hook_mode_problem
+
+    if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
+        return "must be a list of hook tables (name, event, command, ...)"
+    events = HOOK_EVENTS[V03_BETA3]  # the bundle generations' taxonomy (v0.2's and more)
+    for index, hook in enumerate(value):
+        where = f"[{index}]"
+        # a null table decodes as the zero value, as Go's decoders read it
+        executor, matcher = ({} if hook.get(name) is None else hook[name] for name in ("executor", "matcher"))
+        problem = (_unknown_field(hook, HOOK_FIELDS, where)
+                   or (_unknown_field(executor, HOOK_EXECUTOR_FIELDS, where + ".executor") if isinstance(executor, dict)
+                       else f"{where}.executor must be a table")
+                   or (_unknown_field(matcher, HOOK_MATCHER_FIELDS, where + ".matcher") if isinstance(matcher, dict)
+                       else f"{where}.matcher must be a table"))
+        if problem:
+            return problem
+        name, event, mode = (_trim(hook.get(field)) for field in ("name", "event", "mode"))
+        if not isinstance(name, str) or not name:
+            return f"{where}.name is required"
+        if not isinstance(event, str) or event not in events:
+            return f"{where}.event: {event!r} is not a hook event"
+        mode = mode or "async"
+        if mode not in ("sync", "async"):
+            return f"{where}.mode must be sync or async"
+        if (problem := hook_mode_problem(event, mode, hook.get("required"), V03_BETA3)) is not None:
+            return f"{where}.{problem[0]}: {problem[1]}"
+        if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
+                executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
+            return f"{where}: executor fields at the top level and under executor; keep them in one place"
+    return None
+
+
+def _hook_agent(hooks: list[dict[str, Any]], agent: str) -> str | None:
+    """`toHookMatcher`: an agent's hook matches that agent; a matcher naming another is refused."""
+    for index, hook in enumerate(hooks):
+        matcher = hook.get("matcher")
+        named = _trim(matcher.get("agent_name")) if isinstance(matcher, dict) else None
+        if named and named != agent:
+            return f"[{index}].matcher.agent_name must be this agent's name {agent!r} (or be left out)"
+    return None
 
 
 FIELDS: dict[str, Callable[[Any], str | None]] = {
@@ -225,9 +292,13 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
         value = yaml.load(text, Loader=_strict_loader())  # noqa: S506 - a SafeLoader subclass
         issues = plain_issues(value)
     except yaml.YAMLError as exc:
+        toml_value = _toml_front_matter(text)
+        if toml_value is not None:
+            return toml_value, plain_issues(toml_value)
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
-        sink.add("", f"front matter is not valid YAML: {problem}", line=mark.line + 2 if mark is not None else None)
+        sink.add("", f"front matter is not valid YAML: {problem} (nor TOML)",
+                 line=mark.line + 2 if mark is not None else None)
         return None, []
     except RecursionError:
         sink.add("", "front matter is nested too deeply")
@@ -242,9 +313,24 @@ def _load_front_matter(sink: ProblemSink, text: str) -> tuple[dict[str, Any] | N
         sink.add("name", "is required (the front matter is empty)")
         return None, []
     if not isinstance(value, dict):
-        sink.add("", "front matter must be a YAML mapping of fields")
+        toml_value = _toml_front_matter(text)
+        if toml_value is not None:
+            return toml_value, plain_issues(toml_value)
+        sink.add("", "front matter must be a YAML mapping of fields (or a TOML table)")
         return None, []
     return value, issues
+
+
+def _toml_front_matter(text: str) -> dict[str, Any] | None:
+    """The front matter read as TOML, Compozy's second try when YAML does not decode
+    (`decodeAgentFrontmatter`: strict YAML first, then BurntSushi TOML, unknown keys refused
+    through `meta.Undecoded`); None when it is not TOML either."""
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError):
+        return None
 
 
 def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection[str]) -> None:
@@ -260,6 +346,8 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
         message = rule(value)
         if message is None and key == "name":
             message = agent_name_problem(go_trim_space(value), reserved)
+        if message is None and key == "hooks" and isinstance(front.get("name"), str):
+            message = _hook_agent(value, go_trim_space(front["name"]))
         if message:
             sink.add(key, message)
 
@@ -358,7 +446,7 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
     # a reserved name is judged at activation (agent_conflict), as Compozy does: no problem here
     front, body, problems = parse_agent_md(text, file=agent_md)
     mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
-    capabilities = _capabilities(tree, path, present, problems)
+    capabilities = load_capabilities(tree, path, present, MAX_COMPANION_BYTES, problems)
     soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None
     heartbeat = _authored(tree, path, "HEARTBEAT.md", problems) if "HEARTBEAT.md" in present else None
     if problems:
@@ -381,84 +469,46 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
 
 
 def _mcp(tree: PackageTree, folder: str, problems: list[Problem]) -> dict[str, Any] | None:
-    """The server map of mcp.json (`mcpServers` or `mcp_servers`), or None."""
+    """The server map of mcp.json, as Compozy's `ParseMCPServersJSON` reads it: one JSON object
+    whose other keys are ignored; `mcpServers` and `mcp_servers` (either, or both: a server of
+    the second replaces the first's of the same name) map a server name to a server, decoded
+    strictly (`decodeStrictMCPJSONCollection`) and judged by `MCPServer.Validate`; names are
+    trimmed and unique. None when the file has problems."""
     rel = child(folder, "mcp.json")
     value, read_problems = tree.read_document(rel, kind="json", limit=MAX_COMPANION_BYTES, code=CODE)
     problems.extend(read_problems)
-    if value is None or read_problems:
+    if read_problems:
         return None
     sink = ProblemSink(rel, CODE)
-    if not isinstance(value, dict):
+    if value is not None and not isinstance(value, dict):
         sink.add("", "mcp.json must be a JSON object holding an mcpServers map")
         problems.extend(sink.problems)
         return None
-    for key in value:
-        if key not in MCP_KEYS:
-            sink.add(key, "unknown key; mcp.json holds mcpServers (or mcp_servers)")
-    present = [key for key in MCP_KEYS if key in value]
-    servers = value.get(present[0]) if present else None
-    if not present:
-        sink.add("", "needs an mcpServers (or mcp_servers) map")
-    elif len(present) > 1:
-        sink.add("mcp_servers", "mcpServers and mcp_servers are both given; keep one")
-    elif not isinstance(servers, dict):
-        sink.add(present[0], "must be a map of server name to server definition")
-    else:
+    merged: dict[str, Any] = {}
+    for key in MCP_KEYS:
+        servers = (value or {}).get(key)
+        if servers is None:
+            continue
+        if not isinstance(servers, dict):
+            sink.add(key, "must be a map of server name to server definition")
+            continue
+        seen: set[str] = set()
         for name, server in servers.items():
-            if not name.strip():
-                sink.add(join_key(present[0], name), "server name must not be empty")
-            elif not isinstance(server, dict):
-                sink.add(join_key(present[0], name), "must be an object (command, args, env, ...)")
+            trimmed = go_trim_space(name)
+            entry_key = join_key(key, name)
+            if not isinstance(server, dict):
+                sink.add(entry_key, "must be an object (command, args, env, ...)")
+                continue
+            if trimmed in seen:
+                sink.add(entry_key, f"duplicate server name {trimmed!r} once trimmed")
+                continue
+            seen.add(trimmed)
+            problem = _unknown_field(server, MCP_SERVER_FIELDS[1:], "") or _mcp_servers([{**server, "name": trimmed}])
+            if problem:
+                sink.add(entry_key, problem.removeprefix("[0]").lstrip(":. ") or problem)
+            merged[trimmed] = server
     problems.extend(sink.problems)
-    return None if sink else servers
-
-
-def _capabilities(tree: PackageTree, folder: str, present: frozenset[str], problems: list[Problem]) -> dict[str, Any] | None:
-    """capabilities.toml, capabilities.json or capabilities/ (exactly one) as a map of file
-    (relative to the agent folder) to its document, or None."""
-    declared = [name for name in ("capabilities.toml", "capabilities.json", "capabilities") if name in present]
-    if not declared:
-        return None
-    if len(declared) > 1:
-        found = ", ".join(name + ("/" if name == "capabilities" else "") for name in declared)
-        problems.append(Problem(CODE, folder, "", f"declares capabilities more than once ({found}); keep exactly one"))
-        return None
-    if declared[0] != "capabilities":
-        files = [child(folder, declared[0])]
-    else:
-        files = _capability_dir(tree, child(folder, "capabilities"), problems)
-        if files is None:
-            return None
-    result: dict[str, Any] = {}
-    failed = False
-    for rel in files:
-        value, read_problems = tree.read_document(rel, kind=rel.rsplit(".", 1)[1], limit=MAX_COMPANION_BYTES, code=CODE)
-        if value is not None and not isinstance(value, dict):
-            read_problems.append(Problem(CODE, rel, "", "a capabilities document must be an object"))
-        problems.extend(read_problems)
-        failed = failed or bool(read_problems)
-        result[rel[len(folder) + 1:] if folder != "." else rel] = value
-    return None if failed else result
-
-
-def _capability_dir(tree: PackageTree, rel: str, problems: list[Problem]) -> list[str] | None:
-    try:
-        if not tree.resolve(rel).is_dir():
-            problems.append(Problem(CODE, rel, "", "capabilities must be a directory of .toml/.json files"))
-            return None
-        files, issues = tree.walk(rel, ("",))
-    except TreeError as exc:
-        problems.append(Problem(exc.code, rel, "", exc.message))
-        return None
-    for path, error in issues:
-        problems.append(Problem(error.code, path, "", error.message))
-    wanted = [path for path in files if path.endswith((".toml", ".json"))]
-    for path in files:
-        if path not in wanted:
-            problems.append(Problem(CODE, path, "", "capabilities/ holds only .toml or .json files"))
-    if not files:
-        problems.append(Problem(CODE, rel, "", "capabilities/ holds no .toml or .json file"))
-    return None if issues or len(wanted) != len(files) or not files else wanted
+    return None if sink else merged
 
 
 def _authored(tree: PackageTree, folder: str, name: str, problems: list[Problem]) -> bytes | None:

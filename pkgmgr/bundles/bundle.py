@@ -152,6 +152,8 @@ class Bundle:
     description: str
     file: str
     profiles: tuple[Profile, ...]
+    #: what Compozy's decoder ignores in the file (`pkgmgr.bundles.keys`); not part of any record
+    warnings: tuple[str, ...] = field(default=(), compare=False)
 
     def profile(self, name: str) -> Profile | None:
         """The profile called `name` (case-insensitive), or None."""

@@ -15,6 +15,13 @@ from typing import Any
 from pkgmgr.documents import DocumentError, load_document, size_text
 from pkgmgr.errors import Code, Problem, ProblemSink
 
+NAME_MAX = 255  # bytes in one path component (Linux's and macOS's limit)
+PATH_MAX = 4096  # bytes in a whole path (Linux's)
+
+
+def _size(text: str) -> int:
+    return len(text.encode("utf-8", "surrogatepass"))
+
 
 class TreeError(Exception):
     """A path that cannot be used: `code` is `path_escapes_root` or the caller's invalid_* code."""
@@ -59,6 +66,10 @@ class PackageTree:
             raise TreeError(self.code, f"{rel!r} contains a NUL character")
         if rel.startswith("/"):
             raise TreeError(Code.PATH_ESCAPES_ROOT, f"{rel!r} must be a relative path inside the extension root")
+        if _size(f"{self.root}/{rel}") >= PATH_MAX or any(_size(part) > NAME_MAX for part in rel.split("/")):
+            # no such file can exist, and asking the filesystem raises ENAMETOOLONG
+            raise TreeError(self.code, f"{rel[:80]!r}... is longer than a path can be ({NAME_MAX} bytes a name, "
+                                       f"{PATH_MAX} in all)")
         try:
             target = (self.root / rel).resolve()
         except (OSError, RuntimeError, ValueError) as exc:  # RuntimeError: a symlink loop (3.11)

@@ -15,8 +15,10 @@ from typing import Any
 from pkgmgr.bundles.agent import load_agent
 from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
+from pkgmgr.bundles.keys import fold_bundle_keys
 from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, parse_layout
 from pkgmgr.bundles.names import UniqueNames, agent_key, name_problem
+from pkgmgr.bundles.prompt_template import prompt_template_problem
 from pkgmgr.bundles.schedule import (
     check_fire_limit,
     check_retry,
@@ -183,6 +185,7 @@ class _Loader:
             return None, "", None
         from pkgmgr.schemas import schema_problems
 
+        document, ignored = fold_bundle_keys(document)
         reported = {problem.key for problem in read_problems}
         sink.extend(problem for problem in schema_problems(document, "bundle", file=rel, code=CODE) if problem.key not in reported)
         core, prefix = self._core(sink, document)
@@ -206,7 +209,8 @@ class _Loader:
         self.problems.extend(self.side)
         clean = not (read_problems or sink or self.side)
         self.side = []
-        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles)) if clean and name else None
+        bundle = Bundle(name, _text(core, "description"), rel, tuple(profiles),
+                        warnings=tuple(f"{rel}: {warning}" for warning in ignored)) if clean and name else None
         return (name if isinstance(name, str) else None), name_key, bundle
 
     @staticmethod
@@ -367,6 +371,8 @@ class _Loader:
         for trigger_key, trigger in _named_entries(sink, table, key, "triggers", "trigger"):
             for field in ("agent", "prompt", "event"):
                 _required(sink, trigger, trigger_key, field)
+            if problem := prompt_template_problem(_text(trigger, "prompt")):
+                sink.add(f"{trigger_key}.prompt", problem)
             event = _text(trigger, "event")
             if event == WEBHOOK:
                 sink.add(f"{trigger_key}.event", "a webhook trigger needs a webhook_secret_ref, which a bundle "

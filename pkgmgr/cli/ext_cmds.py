@@ -144,15 +144,6 @@ def register(commands: "Commands") -> "Commands":
 # --- validate / pack ---------------------------------------------------------------------------
 
 
-def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
-    from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import read_manifest
-
-    manifest = read_manifest(root, generation=config.compozy_generation)
-    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
-    return manifest, bundles
-
-
 def _tree_warnings(root: Path, manifest: Any) -> list[str]:
     from pkgmgr.manifest.resources import resource_warnings
 
@@ -188,20 +179,23 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     path = user_path(args.path)
     if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
         raise PkgmgrError(f"{args.path}: no such file or directory", code=Code.NOT_FOUND)
+    from pkgmgr.bundles.extension import read_extension
+
     if path.is_dir():
-        manifest, bundles = _validate_tree(path, ctx.config)
+        manifest, bundles = read_extension(path, ctx.config)
         tree_warnings = _tree_warnings(path, manifest)
     else:
         from pkgmgr.archive import extract_archive
 
         with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
             root = extract_archive(path, Path(tmp), ctx.config.limits)
-            manifest, bundles = _validate_tree(root, ctx.config)
+            manifest, bundles = read_extension(root, ctx.config)
             tree_warnings = _tree_warnings(root, manifest)
     from pkgmgr.manifest import check_host
 
     check_host(manifest, ctx.config.host_version)  # as ext install does
-    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    warnings = (list(manifest.warnings) + [warning for bundle in bundles for warning in bundle.warnings] + tree_warnings
+                + _activation_warnings(bundles, ctx.config.reserved_agent_names))
     for warning in warnings:
         ctx.warn(warning)
     data = {
@@ -236,7 +230,9 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     root = user_path(args.path)
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code=Code.NOT_FOUND)
-    manifest, _ = _validate_tree(root, ctx.config)
+    from pkgmgr.bundles.extension import read_extension
+
+    manifest, _ = read_extension(root, ctx.config)
     default_name = f"{manifest.name}-{manifest.version}.tar.gz"
     output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
     if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):

@@ -624,9 +624,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
         else:
             source = user_path(args.source)
         with private_copy(source) as copy:
-            facts = inspect_archive(copy, limits=ctx.config.limits,
-                                    reserved_agent_names=ctx.config.reserved_agent_names,
-                                    host=getattr(args, "host", None))
+            facts = inspect_archive(copy, config=ctx.config, host=getattr(args, "host", None))
             if tag is not None:
                 _check_tag(ctx, tag, facts.version)
             if args.push:
@@ -704,8 +702,7 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
-        report = validate_index(root, base=args.base, fetcher=fetcher, limits=ctx.config.limits,
-                                reserved_agent_names=ctx.config.reserved_agent_names)
+        report = validate_index(root, base=args.base, fetcher=fetcher, config=ctx.config)
     finally:
         if cleanup is not None:
             cleanup()

@@ -162,7 +162,7 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         try:
             if declared.kind == "path":
                 item.update(path=declared.path, tree_sha256=trees.get(declared.name))
-                manifest = read_manifest(ws.root / (declared.path or ""))
+                manifest = read_manifest(ws.root / (declared.path or ""), generation=ctx.config.compozy_generation)
             else:
                 if declared.kind == "registry":
                     item.update(requirement=declared.spec or "*", registry=declared.registry)

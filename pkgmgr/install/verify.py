@@ -128,12 +128,11 @@ def verify(fetched: Fetched, root: Path, staging: Path, record: TreeRecord | Non
            options: InstallOptions) -> Verified:
     """Every check a staged tree must pass before it may be switched to (see `prepare`)."""
     from pkgmgr.archive import tree_checksum_and_listing
-    from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import check_host, read_manifest
+    from pkgmgr.bundles.extension import read_extension
+    from pkgmgr.manifest import check_host
 
     expects = fetched.expects
-    manifest = read_manifest(root, generation=getattr(config, "compozy_generation", None))
-    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+    manifest, bundles = read_extension(root, config)
     check_host(manifest, config.host_version)
     if expects.entry is not None:
         check_expected(expects.entry, manifest)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
-from pkgmgr.manifest.generations import AUTO, CHOICES
+from pkgmgr.manifest.generations import AUTO
 from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.manifest.paths import relative_path_problem
 from pkgmgr.manifest.validate import INVALID, parse_manifest
@@ -31,9 +31,10 @@ def find_manifest(root: Path) -> tuple[Path, tuple[str, ...]] | None:
     return present[0], (JSON_IGNORED,) if len(present) == 2 else ()
 
 
-def read_manifest(root: Path, *, generation: str | None = None) -> Manifest:
+def read_manifest(root: Path, *, generation: str = AUTO) -> Manifest:
     """Read, decode and validate the manifest of the extension at `root`, judged by the
-    Compozy `generation` (SPEC 2.1; None: `PKGMGR_COMPOZY_GENERATION`, else `auto`).
+    Compozy `generation` (SPEC 2.1): a command passes its configuration's
+    (`Config.compozy_generation`, see `pkgmgr.bundles.extension`); `auto` is every generation.
 
     Raises `PkgmgrError(invalid_manifest)` when there is no manifest, and `ValidationFailed`
     (`invalid_manifest`, `path_escapes_root`) listing every problem of the file.
@@ -45,21 +46,14 @@ def read_manifest(root: Path, *, generation: str | None = None) -> Manifest:
                           hint="an extension's root holds extension.toml (or extension.json)")
     path, warnings = found
     data = decode_manifest(_read(root, path), file=path.name)
-    manifest = parse_manifest(data, file=path.name, root=root, generation=generation or default_generation())
+    manifest = parse_manifest(data, file=path.name, root=root, generation=generation)
     return replace(manifest, warnings=warnings + manifest.warnings) if warnings else manifest
 
 
 def load_manifest_bytes(raw: bytes, *, file: str = TOML_FILE, root: Path | None = None,
-                        generation: str | None = None) -> Manifest:
+                        generation: str = AUTO) -> Manifest:
     """Decode and validate manifest bytes (e.g. read from an archive member)."""
-    return parse_manifest(decode_manifest(raw, file=file), file=file, root=root,
-                          generation=generation or default_generation())
-
-
-def default_generation() -> str:
-    """`PKGMGR_COMPOZY_GENERATION` when set (checked when the configuration loads), else `auto`."""
-    value = os.environ.get("PKGMGR_COMPOZY_GENERATION", "").strip()
-    return value if value in CHOICES else AUTO
+    return parse_manifest(decode_manifest(raw, file=file), file=file, root=root, generation=generation)
 
 
 def _read(root: Path, path: Path) -> bytes:

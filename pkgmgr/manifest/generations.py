@@ -222,5 +222,17 @@ SYNC_HOOK_EVENTS = {
 }
 
 
+def hook_mode_problem(event: object, mode: str, required: object, generation: str) -> tuple[str, str] | None:
+    """Compozy's `sanitizedHookDecl` on a hook's mode (blank: async, `defaultHookMode`): (the
+    field at fault, why) when a required hook is not sync, or a sync hook's event accepts only
+    async hooks in `generation`; None otherwise."""
+    if required is True and mode != "sync":
+        return "required", 'a required hook must run in sync mode (set mode = "sync"); Compozy refuses a required async hook'
+    if mode == "sync" and isinstance(event, str) and event in HOOK_EVENTS[generation] and (
+            event not in SYNC_HOOK_EVENTS[generation]):
+        return "mode", f"{event!r} accepts only async hooks (Compozy {generation})"
+    return None
+
+
 def has_bundles(generation: str) -> bool:
     return generation in WITH_BUNDLES

@@ -91,6 +91,50 @@ def tool_problems(extension: str, tools: Any) -> Iterator[tuple[str, str]]:
         for index, toolset in enumerate(toolsets if isinstance(toolsets, list) else []):
             if isinstance(toolset, str) and (problem := segmented_id_problem(go_trim_space(toolset))):
                 yield f"{key}.toolsets[{index}]", problem
+        yield from _descriptor(key, tool)
+
+
+# the flag an explicit risk class needs (`manifestToolRisk`)
+_RISK_FLAGS = {"read": "read_only", "open_world": "open_world", "destructive": "destructive"}
+_PREVIEW_HINTS = ("", "auto", "none", "command", "path", "delegate", "query")  # toolmeta normalizePreviewHint
+_PREVIEW_ARGUMENT = re.compile(r"[A-Za-z][A-Za-z0-9_.-]{0,63}")
+MAX_PRESENTATION_RUNES = 80  # toolmeta maxDescriptorPresentationRunes
+
+
+def _one_line(text: str) -> str:
+    """toolmeta `oneLine`: Go's strings.Fields joined by one space."""
+    return " ".join(text.split())
+
+
+def _descriptor(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    """`manifestToolRisk`, `tools.Descriptor.Validate` and `toolmeta.ValidateDescriptorMetadata`
+    (checked again by the runtime descriptor): an explicit risk needs its flag, a read-only tool
+    is neither destructive nor open-world, `max_result_bytes` is not negative, `friendly_verb`
+    is one short line and `preview` a declarative hint."""
+    flags = {name: tool.get(name) is True for name in ("read_only", "open_world", "destructive")}
+    risk = tool.get("risk")
+    risk = go_trim_space(risk) if isinstance(risk, str) else ""
+    if risk in _RISK_FLAGS and not flags[_RISK_FLAGS[risk]]:
+        yield f"{key}.risk", f"{risk!r} risk requires {_RISK_FLAGS[risk]} = true"
+    if flags["read_only"] and (flags["destructive"] or flags["open_world"]):
+        yield f"{key}.read_only", "a read-only tool cannot be destructive or open-world"
+    size = tool.get("max_result_bytes")
+    if isinstance(size, int) and not isinstance(size, bool) and size < 0:
+        yield f"{key}.max_result_bytes", "must be greater than or equal to zero"
+    verb = tool.get("friendly_verb")
+    verb = go_trim_space(verb) if isinstance(verb, str) else ""
+    if verb and _one_line(verb) != verb:
+        yield f"{key}.friendly_verb", "must be one line"
+    elif len(verb) > MAX_PRESENTATION_RUNES:
+        yield f"{key}.friendly_verb", f"is longer than {MAX_PRESENTATION_RUNES} characters"
+    elif any(char < " " or char == "\x7f" for char in verb):
+        yield f"{key}.friendly_verb", "contains control characters"
+    preview = tool.get("preview")
+    hint = _one_line(go_trim_space(preview)) if isinstance(preview, str) else ""
+    if hint.lower() not in _PREVIEW_HINTS and not (
+            hint.lower().startswith("arg:") and _PREVIEW_ARGUMENT.fullmatch(hint[len("arg:"):])):
+        yield f"{key}.preview", (f"{hint!r} is not a preview hint: auto, none, command, path, delegate, query or "
+                                 "arg:<input field>")
 
 
 def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:

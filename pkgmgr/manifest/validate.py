@@ -452,14 +452,9 @@ class _Parser:
     def _hook_mode(self, hook: dict[str, Any], key: str) -> None:
         """`sanitizedHookDecl`: the mode defaults to async; a required hook must be sync; a sync
         hook needs an event that accepts sync hooks."""
-        mode = hook.get("mode", "async")
-        if hook.get("required") is True and mode == "async":
-            self.add(f"{key}.required", "a required hook must run in sync mode (set mode = \"sync\"); "
-                                        "Compozy refuses a required async hook")
-        event = hook.get("event")
-        if mode == "sync" and isinstance(event, str) and event in gen.HOOK_EVENTS[self.generation] and (
-                event not in gen.SYNC_HOOK_EVENTS[self.generation]):
-            self.add(f"{key}.mode", f"{_q(event)} accepts only async hooks (Compozy {self.generation})")
+        problem = gen.hook_mode_problem(hook.get("event"), hook.get("mode", "async"), hook.get("required"), self.generation)
+        if problem is not None:
+            self.add(f"{key}.{problem[0]}", problem[1])
 
     def _mcp_servers(self, value: Any) -> tuple[tuple[str, Command], ...]:
         servers = []

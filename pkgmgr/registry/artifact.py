@@ -12,11 +12,14 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Collection
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.patterns import file_digest
 from pkgmgr.versions import same_version, strip_v
+
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
 
 _ZIP_MAGIC = b"PK"
 
@@ -50,31 +53,29 @@ def archive_suffix(path: Path) -> str:
     return ".zip" if magic == _ZIP_MAGIC else ".tar.gz"
 
 
-def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection[str],
-                    host: str | None = None) -> ArchiveFacts:
+def inspect_archive(path: Path, *, config: "Config", host: str | None = None) -> ArchiveFacts:
     """Validate the archive at `path` and describe it, by the rules of its host (detected from
-    its manifest file, or `host`; SPEC 13).
+    its manifest file, or `host`; SPEC 13) under `config` (its limits, Compozy generation and
+    reserved agent names, as `ext install` applies them).
 
     Raises `not_found` (no such file), `invalid_archive`, `unsafe_archive`,
     `archive_too_large` (SPEC 3), and `ValidationFailed` for the manifest (`invalid_manifest`,
     `path_escapes_root`) or the bundles (`invalid_bundle`, `invalid_layout`)."""
     from pkgmgr.archive import extract_archive
-    from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import read_manifest
+    from pkgmgr.bundles.extension import read_extension
 
     path = Path(path)
     if not path.is_file():
         raise PkgmgrError(f"{path}: no such archive", code=Code.NOT_FOUND, path=str(path))
     sha256, size = file_digest(path)
     with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-") as tmp:
-        root = extract_archive(path, Path(tmp), limits)
+        root = extract_archive(path, Path(tmp), config.limits)
         from pkgmgr.hosts.facts import hosted_facts
 
         hosted = hosted_facts(root, Path(tmp), path, host)
         if hosted is not None:
             return ArchiveFacts(sha256=sha256, size=size, suffix=archive_suffix(path), **hosted)
-        manifest = read_manifest(root)
-        load_bundles(root, manifest.bundles, reserved_agent_names=reserved_agent_names, manifest_file=manifest.file)
+        manifest, bundles = read_extension(root, config)
     return ArchiveFacts(
         name=manifest.name,
         version=strip_v(manifest.version),
@@ -85,7 +86,7 @@ def inspect_archive(path: Path, *, limits: Any, reserved_agent_names: Collection
         sha256=sha256,
         size=size,
         suffix=archive_suffix(path),
-        warnings=tuple(manifest.warnings),
+        warnings=tuple(manifest.warnings) + tuple(warning for bundle in bundles for warning in bundle.warnings),
     )
 
 

@@ -25,7 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 from urllib.parse import urlsplit
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
@@ -49,6 +49,9 @@ from pkgmgr.registry.index_format import (
 )
 from pkgmgr.registry.toml_lines import TomlLines
 from pkgmgr.versions import parse_semver
+
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
 
 ENTRIES_DIR = "extensions"
 Fetcher = Callable[[str, str], Path]  # (absolute url, label) -> a local file holding its bytes
@@ -88,8 +91,7 @@ def problem_line(problem: Problem) -> str:
 
 
 def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | None = None,
-                   limits: Any = None, reserved_agent_names: Iterable[str] = (),
-                   now: datetime | None = None) -> Report:
+                   config: "Config | None" = None, now: datetime | None = None) -> Report:
     """Check the index directory `root` (module docstring). Raises `not_found` when `root` is
     not a directory and `usage` for a `base` that is not a commit of its git repository;
     everything else is a problem in the report."""
@@ -105,9 +107,9 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
     if base is not None:
         new_versions = checker.against_base(base, meta, entries)
     if fetcher is not None:
-        from pkgmgr.config import Limits
+        from pkgmgr.config import Config
 
-        checker.fetch(entries, new_versions, fetcher, limits or Limits(), tuple(reserved_agent_names))
+        checker.fetch(entries, new_versions, fetcher, config or Config())
     checker.signatures()
     report.problems.sort(key=lambda p: (p.file != REGISTRY_FILE, p.file, p.line or 0))
     return report
@@ -319,17 +321,16 @@ class _Checker:
     # -- fetching ----------------------------------------------------------------------------
 
     def fetch(self, entries: dict[str, Entry], only: set[tuple[str, Any]] | None, fetcher: Fetcher,
-              limits: Any, reserved: tuple[str, ...]) -> None:
+              config: "Config") -> None:
         for entry in entries.values():
             rel = entry_path(entry.name)
             for index, version in enumerate(entry.versions):
                 if only is not None and (entry.name, version.parsed) not in only:
                     continue
                 self.report.fetched += 1
-                self._check_archive(rel, f"versions[{index}]", entry, version, fetcher, limits, reserved)
+                self._check_archive(rel, f"versions[{index}]", entry, version, fetcher, config)
 
-    def _check_archive(self, rel: str, key: str, entry: Entry, version: Any, fetcher: Fetcher, limits: Any,
-                       reserved: tuple[str, ...]) -> None:
+    def _check_archive(self, rel: str, key: str, entry: Entry, version: Any, fetcher: Fetcher, config: "Config") -> None:
         from pkgmgr.registry.artifact import file_digest, inspect_archive, metadata_differences
 
         label = f"{entry.name} {version.version}"
@@ -347,7 +348,7 @@ class _Checker:
             self.problem(rel, f"{key}.sha256", f"{label}: the archive's sha256 is {sha256}, the entry says "
                                                f"{version.sha256}", code=Code.CHECKSUM_MISMATCH)
         try:
-            facts = inspect_archive(path, limits=limits, reserved_agent_names=reserved, host=entry.host)
+            facts = inspect_archive(path, config=config, host=entry.host)
         except ValidationFailed as error:
             for problem in error.problems:
                 self.problem(rel, key, f"{label}: the archive's {problem}", code=problem.code)

@@ -146,7 +146,7 @@ class Resolver:
             return self.resolve_hosted_path(declared, locked, directory, hosted)
         if locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree:
             return Item(declared, locked, kept=True)  # the same files as locked: the same manifest
-        manifest = read_manifest(directory)
+        manifest = read_manifest(directory, generation=self.session.config.compozy_generation)
         if manifest.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its manifest names "
                               f"{manifest.name}", code=Code.INVALID_CONFIG,

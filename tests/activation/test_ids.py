@@ -9,7 +9,7 @@ import pytest
 
 from pkgmgr.activation.ids import RESOURCE_PREFIXES, activation_id, resource_id, stable_id
 
-from .helpers import NAME, activate, installed, make_ext, ok
+from .helpers import NAME, activate, installed, make_ext, ok, profile
 
 
 def expected(prefix: str, *parts: str) -> str:
@@ -34,6 +34,31 @@ def test_activation_id_keeps_names_as_written_and_the_workspace_path() -> None:
     assert activation_id("crew-ext", "crew", "default", "workspace", ws) == \
         expected("act", "crew-ext", "crew", "default", "workspace", ws)
     assert activation_id("a", "b", "c", "global", "") != activation_id("a", "b", "c", "workspace", ws)
+
+
+# Compozy's own golden values (internal/bundles service_refac_test.go TestStableIDGoldenValues at
+# 8eeb8a381), as literals: these are not recomputed here, so a change of formula shows
+@pytest.mark.parametrize("prefix, parts, value", [
+    ("bun", (" marketing-team ", " marketing "), "bun_71abf3d73c5a934f"),
+    ("act", ("marketing-team", "marketing", "default", "workspace", "ws-001"), "act_05c52a0fc3434e04"),
+    ("job", ("act_abc", "daily-sync"), "job_44e1af1b7cb594ac"),
+    ("agt", ("act_abc", "marketer"), "agt_2d25fbd1cf05ff42"),
+    ("bri", ("act_abc", "telegram-main"), "bri_879455ae8928252c"),
+    ("act", ("", " spaced ", "", "global", ""), "act_7958a67dc6e347a1"),
+])
+def test_stable_id_gives_compozys_golden_values(prefix: str, parts: tuple[str, ...], value: str) -> None:
+    assert stable_id(prefix, parts) == value
+
+
+def test_activation_id_of_compozys_marketing_default_example(tmp_path: Path, home: Path) -> None:
+    # issue 14's act_d118... is ActivationResourceID("marketing-team", "Marketing", "Default", global, "")
+    # (internal/bundles resource.go: Compozy's test extension marketing-team, names as written)
+    value = "act_d11878dd6945955e"
+    assert activation_id("marketing-team", "Marketing", "Default", "global", "") == value
+    make_ext(tmp_path / "src", name="marketing-team", bundle_name="Marketing", scopes=None,
+             profiles=[profile("Default")])
+    installed(tmp_path / "src")
+    assert activate("marketing-team:Marketing/Default")["activation"]["id"] == value
 
 
 @pytest.mark.parametrize("kind, prefix", [("agent", "agt"), ("agent.soul", "sol"), ("agent.heartbeat", "hbt"),

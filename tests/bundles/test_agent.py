@@ -31,7 +31,7 @@ mcp_servers:
   - {name: linear, command: linear-mcp, args: [serve]}
   - {name: docs, transport: http, url: "https://docs.example.invalid/mcp"}
 hooks:
-  - {event: session.post_create, command: echo}
+  - {name: notify, event: session.post_create, command: echo}
 ---
 
 # Role
@@ -106,7 +106,8 @@ def test_minimal_and_line_endings_and_bom():
         ("---\nname: !!timestamp 2024-01-01\n---\nb", "name", "non-empty string"),
         ("---\nname: a\ncategory_path: 3\n---\nb", "category_path", "list of strings"),
         ("---\nname: a\nhooks: x\n---\nb", "hooks", "must be a list"),
-        ("---\nname: a\nhooks: [{at: !!timestamp 2024-01-01}]\n---\nb", "hooks[0].at", "write it as a string"),
+        ("---\nname: a\nhooks: [{name: h, event: tool.pre_call, command: x, metadata: {at: !!timestamp 2024-01-01}}]\n---\nb", "hooks[0].metadata.at",
+         "write it as a string"),
         ("---\nname: a/b\n---\nb", "name", "must not contain '/'"),
         ("---\nname: '..'\n---\nb", "name", "is not allowed"),
         ("---\nname: a\nname: b\n---\nb", "", "duplicate key 'name'"),
@@ -126,8 +127,8 @@ def test_lone_surrogates_in_text_are_a_problem():
 
 
 def test_plain_json_issues_outside_free_form_fields():
-    _, _, problems = parse("---\nname: a\nhooks: [{when: !!timestamp 2024-01-01}]\n---\nbody")
-    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks[0].when", True)]
+    _, _, problems = parse("---\nname: a\nhooks: [{name: h, event: tool.pre_call, command: x, metadata: {when: !!timestamp 2024-01-01}}]\n---\nbody")
+    assert [(p.key, "write it as a string" in p.message) for p in problems] == [("hooks[0].metadata.when", True)]
 
 
 @pytest.mark.parametrize(("scalar", "value"), [
@@ -139,8 +140,8 @@ def test_plain_json_issues_outside_free_form_fields():
     ("42", 42), ("-7", -7), ("0o17", 15), ("0x1F", 31), ("1.5", 1.5), ("1e3", 1000.0), (".5", 0.5),
 ])
 def test_plain_scalars_are_typed_by_the_yaml_1_2_core_schema(scalar, value):
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
-    assert problems == [] and front["hooks"] == [{"v": value}]
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["metadata"] == {"v": value}
 
 
 @pytest.mark.parametrize("text", [
@@ -158,8 +159,8 @@ def test_hostile_numbers_are_problems(text):
 def test_base_60_flood_is_a_string_not_quadratic():
     # the red team's shape: PyYAML's YAML 1.1 resolver turned this into one huge base-60 integer
     scalar = "1" + ":59" * 15_000
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
-    assert problems == [] and front["hooks"][0]["v"] == scalar
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
+    assert problems == [] and front["hooks"][0]["metadata"]["v"] == scalar
 
 
 def test_front_matter_size_is_capped():
@@ -220,41 +221,59 @@ def test_full_folder(root):
         "agents/planner/SOUL.md": "# Soul\ncalm\n",
         "agents/planner/HEARTBEAT.md": "# Beat\n",
         "agents/planner/mcp.json": json.dumps({"mcp_servers": {"linear": {"command": "x"}}}),
-        "agents/planner/capabilities/a.toml": "[security]\ncapabilities = ['session.read']\n",
-        "agents/planner/capabilities/sub/b.json": '{"x": 1}',
+        "agents/planner/capabilities/a.toml": 'id = "a"\nsummary = "A"\noutcome = "Done"\n',
+        "agents/planner/capabilities/sub/b.toml": "not read: Compozy reads no subdirectory",
+        "agents/planner/capabilities/notes.md": "passed over",
+        "agents/planner/capabilities/.hidden.json": "passed over",
     })
     spec, problems = load(root)
     assert problems == []
     assert spec.soul == b"# Soul\ncalm\n" and spec.heartbeat == b"# Beat\n"
     assert spec.mcp == {"linear": {"command": "x"}}
-    assert spec.capabilities == {"capabilities/a.toml": {"security": {"capabilities": ["session.read"]}},
-                                 "capabilities/sub/b.json": {"x": 1}}
+    assert spec.capabilities == {"capabilities/a.toml": {"id": "a", "summary": "A", "outcome": "Done"}}
 
 
 def test_capabilities_file(root):
-    write_tree(root, {"agents/planner/capabilities.json": '{"security": {"capabilities": ["tool.read"]}}'})
+    catalog = {"capabilities": [{"id": "triage", "summary": "Triage", "outcome": "Labelled issues",
+                                 "requirements": ["linear"], "Examples": ["label the new bug"]}]}
+    write_tree(root, {"agents/planner/capabilities.json": json.dumps(catalog)})
     spec, problems = load(root)
-    assert problems == [] and spec.capabilities == {"capabilities.json": {"security": {"capabilities": ["tool.read"]}}}
+    assert problems == [] and spec.capabilities == {"capabilities.json": catalog}
 
 
 @pytest.mark.parametrize(
     ("files", "file", "key", "fragment"),
     [
         ({"mcp.json": "[]"}, "agents/planner/mcp.json", "", "must be a JSON object"),
-        ({"mcp.json": "{}"}, "agents/planner/mcp.json", "", "needs an mcpServers"),
-        ({"mcp.json": '{"mcpServers": {}, "mcp_servers": {}}'}, "agents/planner/mcp.json", "mcp_servers", "both given"),
-        ({"mcp.json": '{"mcpServers": {}, "servers": {}}'}, "agents/planner/mcp.json", "servers", "unknown key"),
+        ({"mcp.json": '{"mcpServers": {"a": {"command": "x", "cwd": "/"}}}'}, "agents/planner/mcp.json", "mcpServers.a",
+         "unknown field 'cwd'"),
+        ({"mcp.json": '{"mcpServers": {"a": {"transport": "http"}}}'}, "agents/planner/mcp.json", "mcpServers.a",
+         "url is required"),
+        ({"mcp.json": '{"mcp_servers": {"a": {"command": "x"}, " a": {"command": "y"}}}'}, "agents/planner/mcp.json",
+         "mcp_servers. a", "duplicate server name"),
         ({"mcp.json": '{"mcpServers": []}'}, "agents/planner/mcp.json", "mcpServers", "must be a map"),
         ({"mcp.json": '{"mcpServers": {"a": 1}}'}, "agents/planner/mcp.json", "mcpServers.a", "must be an object"),
-        ({"mcp.json": '{"mcpServers": {" ": {}}}'}, "agents/planner/mcp.json", "mcpServers. ", "must not be empty"),
+        ({"mcp.json": '{"mcpServers": {" ": {"command": "x"}}}'}, "agents/planner/mcp.json", "mcpServers. ", "name is required"),
         ({"mcp.json": '{"mcpServers": {"a": {}}, "mcpServers": {}}'}, "agents/planner/mcp.json", "", "duplicate key"),
         ({"mcp.json": "{"}, "agents/planner/mcp.json", "", "not valid JSON"),
-        ({"capabilities.toml": "a = 1", "capabilities.json": "{}"}, "agents/planner", "", "more than once"),
-        ({"capabilities.toml": "a = 1", "capabilities/x.toml": "a = 1"}, "agents/planner", "", "more than once"),
+        ({"capabilities.toml": "", "capabilities.json": "{}"}, "agents/planner", "", "two capability catalog files"),
+        ({"capabilities.toml": "", "capabilities/x.toml": ""}, "agents/planner", "", "mixed capability catalog layouts"),
+        ({"capabilities.toml": "security = 1"}, "agents/planner/capabilities.toml", "security", "unknown field"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\n"}, "agents/planner/capabilities.toml",
+         "capabilities[0].outcome", "is required"),
+        ({"capabilities.json": '{"capabilities": [{"id": "a", "summary": "A", "outcome": "B", "owner": "x"}]}'},
+         "agents/planner/capabilities.json", "capabilities[0].owner", "unknown field"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\noutcome = 'B'\n"
+                               "[[capabilities]]\nid = ' a '\nsummary = 'A'\noutcome = 'B'\n"},
+         "agents/planner/capabilities.toml", "capabilities[1].id", "duplicate capability id"),
+        ({"capabilities.toml": "[[capabilities]]\nid = 'a'\nsummary = 'A'\noutcome = 'B'\nrequirements = ['x', ' x']\n"},
+         "agents/planner/capabilities.toml", "capabilities[0].requirements[1]", "duplicate requirement"),
+        ({"capabilities/a.toml": "id = 'b'\nsummary = 'A'\noutcome = 'B'\n"}, "agents/planner/capabilities/a.toml", "id",
+         "must match the file's name"),
+        ({"capabilities/a.toml": "id = 'a'\nsummary = 'A'\noutcome = 'B'\n", "capabilities/b.json": "{}"},
+         "agents/planner/capabilities", "", "mixed capability file formats"),
         ({"capabilities.toml": "a = "}, "agents/planner/capabilities.toml", "", "not valid TOML"),
         ({"capabilities.json": "[1]"}, "agents/planner/capabilities.json", "", "must be an object"),
-        ({"capabilities/readme.md": "x"}, "agents/planner/capabilities/readme.md", "", "only .toml or .json"),
-        ({"capabilities/.keep": ""}, "agents/planner/capabilities/.keep", "", "only .toml or .json"),
         ({"capabilities": "not a dir"}, "agents/planner/capabilities", "", "must be a directory"),
         ({"SOUL.md": ""}, "agents/planner/SOUL.md", "", "SOUL.md is empty"),
         ({"HEARTBEAT.md": " \n\n"}, "agents/planner/HEARTBEAT.md", "", "HEARTBEAT.md is empty"),
@@ -274,15 +293,23 @@ def test_folder_problems(root, files, file, key, fragment):
     assert any(p.file == file and p.key == key and fragment in p.message for p in problems), [str(p) for p in problems]
 
 
-def test_empty_capabilities_dir(root):
+def test_empty_capabilities_dir_is_an_empty_catalog(root):
     (root / "agents/planner/capabilities").mkdir()
+    (root / "agents/planner/capabilities/README.md").write_text("no definitions yet")
     spec, problems = load(root)
-    assert spec is None and "holds no .toml or .json file" in problems[0].message
+    assert problems == [] and spec.capabilities == {}
+
+
+def test_a_symlinked_catalog_is_refused(root):
+    (root / "elsewhere.toml").write_text("")
+    (root / "agents/planner/capabilities.toml").symlink_to(root / "elsewhere.toml")
+    spec, problems = load(root)
+    assert spec is None and "not a symlink" in problems[0].message
 
 
 def test_folder_problems_are_all_reported(root):
     write_tree(root, {"agents/planner/AGENT.md": "---\nname: a/b\n---\n", "agents/planner/SOUL.md": "",
-                      "agents/planner/mcp.json": "{}"})
+                      "agents/planner/mcp.json": "[]"})
     _, problems = load(root)
     assert {(p.file, p.key) for p in problems} == {
         ("agents/planner/AGENT.md", "name"), ("agents/planner/AGENT.md", "body"),
@@ -331,11 +358,11 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
 def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
     from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
 
-    front, _, problems = parse(f"---\nname: a\nhooks: [{{v: {scalar}}}]\n---\nbody")
+    front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
     assert all(p.code == "invalid_bundle" for p in problems)
     if problems:
         return
-    value, text = front["hooks"][0].get("v"), scalar.strip()
+    value, text = front["hooks"][0]["metadata"].get("v"), scalar.strip()
     if isinstance(value, bool):
         assert _CORE_BOOL.match(text)
     elif value is None:
@@ -346,3 +373,13 @@ def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
         assert _CORE_FLOAT.match(text)
     else:
         assert isinstance(value, str) and not any(p.match(value) for p in (_CORE_INT, _CORE_FLOAT, _CORE_BOOL))
+
+
+def test_agent_hooks_as_compozys_agent_loader_judges_them():
+    hook = "---\nname: planner\nhooks:\n  - {{name: audit, event: tool.pre_call, command: ./a.sh{}}}\n---\nbody"
+    assert parse(hook.format(", matcher: null, executor: null"))[2] == []  # null tables are the zero value
+    assert parse(hook.format(", mode: sync, required: true, matcher: {agent_name: planner}"))[2] == []
+    for extra, fragment in ((", matcher: x", "matcher must be a table"), (", when: now", "unknown field 'when'"),
+                            (", matcher: {agent_name: writer}", "this agent's name"),
+                            (", mode: sometimes", "sync or async"), (", required: true", "sync mode")):
+        assert [fragment in p.message for p in parse(hook.format(extra))[2]] == [True], extra

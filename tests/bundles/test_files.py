@@ -117,3 +117,10 @@ def test_walk_follows_inner_symlinks_once_and_reports_escapes(tree):
 def test_walk_of_escaping_start_raises(tree):
     with pytest.raises(TreeError):
         tree.walk("../outside", (".toml",))
+
+
+@pytest.mark.parametrize("rel", ["a" * 256, "x/" + "c" * 300, "d/" * 2100, "\ud800" * 100])
+def test_a_path_too_long_to_exist_is_a_problem_not_an_oserror(tmp_path, rel) -> None:
+    tree = PackageTree.open(tmp_path)
+    with pytest.raises(TreeError, match="longer than a path can be"):
+        tree.resolve(rel)

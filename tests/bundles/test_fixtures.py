@@ -107,13 +107,14 @@ def test_fixture_layout_is_the_shared_vector():
 
 
 @pytest.mark.parametrize("name", ["marketing-linear", "release-crew"])
-def test_fixture_capabilities_are_read_only(name):
+def test_fixture_capability_catalogs_are_compozys(name):
+    # internal/config LoadAgentCapabilities: a list of capabilities, each with an id, summary and outcome
     for bundle in bundles_of(name):
         for profile in bundle.profiles:
             for agent in profile.agents:
                 for document in (agent.capabilities or {}).values():
-                    grants = set(document.get("security", {}).get("capabilities", []))
-                    assert grants <= READ_ONLY_GRANTS
+                    assert set(document) == {"capabilities"}
+                    assert all(entry["id"] and entry["summary"] and entry["outcome"] for entry in document["capabilities"])
 
 
 @pytest.mark.parametrize("name", ["marketing-linear", "release-crew"])

@@ -105,7 +105,7 @@ def test_shared_vector_mutations(document):
     _check_layout_result(parse_layout(json.dumps(document).encode(), file="x.json"))
 
 
-VALID_AGENT = agent_md("planner", model="sonnet", tools=["ns__a", "ns__b"], hooks=[{"event": "x"}],
+VALID_AGENT = agent_md("planner", model="sonnet", tools=["ns__a", "ns__b"], hooks=[{"name": "audit", "event": "tool.pre_call", "command": "./audit.sh"}],
                        reasoning_effort="low")
 
 

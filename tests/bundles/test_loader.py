@@ -90,6 +90,20 @@ def test_json_bundle_file(root):
     assert loaded.file == "bundles/main.json"
 
 
+@pytest.mark.parametrize("fmt", ["toml", "json"])
+def test_keys_as_compozys_decoders_read_them(root, fmt):
+    # bundle_decode.go: unknown keys ignored, a key in another case fills its field
+    daily = job(schedule={"mode": "every", "interval": "24h", "jitter": "5m"}, owner="ops")
+    daily["Prompt"] = daily.pop("prompt")
+    write_bundle_ext(root, bundle(profiles=[profile(jobs=[daily], audience="ops")], colour="red"), fmt=fmt)
+    [loaded] = load(root)
+    [daily_spec] = loaded.profiles[0].jobs
+    assert daily_spec.prompt == "Do the daily thing." and "jitter" not in daily_spec.schedule
+    assert "jitter" not in json.dumps(daily_spec.record())
+    assert sorted(warning.split(": ")[1] for warning in loaded.warnings) == [
+        "colour", "profiles[0].audience", "profiles[0].jobs[0].owner", "profiles[0].jobs[0].schedule.jitter"]
+
+
 def test_bundle_table_form(root):
     document = {"bundle": {"name": "tabled", "description": "d", "profiles": [profile()]}}
     write_bundle_ext(root, document)

@@ -173,6 +173,30 @@ def test_the_configured_generation_judges_validate_and_install(tmp_path: Path, m
     fail("invalid_manifest", "ext", "install", root, "--allow-unverified", "--yes")
 
 
+def test_one_configured_generation_judges_pack_publish_and_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # config host.compozy_generation, not only PKGMGR_COMPOZY_GENERATION, reaches every command
+    monkeypatch.delenv("PKGMGR_COMPOZY_GENERATION", raising=False)
+    root = write_extension(tmp_path / "ws" / "legacy", minimal_manifest("legacy-ext", actions={"requires": ["sessions/list"]},
+                                                                        subprocess={"command": "node"}))
+    archive = tmp_path / "legacy.tar.gz"
+    ok("ext", "pack", root, "--output", archive)
+    index = tmp_path / "index"
+    ok("registry", "init", index, "--name", "acme")
+    ws = tmp_path / "ws"
+    (ws / "pkgmgr.toml").write_text('[extensions]\nlegacy-ext = { path = "legacy" }\n', encoding="utf-8")
+    ok("trust", "--workspace", ws)
+    (tmp_path / "config.toml").write_text('[host]\ncompozy_generation = "v0.3"\n', encoding="utf-8")
+    monkeypatch.setenv("PKGMGR_CONFIG", str(tmp_path / "config.toml"))
+    for command in (("ext", "pack", root, "--output", tmp_path / "again.tar.gz"),
+                    ("registry", "publish", archive, "--index", index),
+                    ("sync", "--workspace", ws)):
+        document = fail("invalid_manifest", *command)
+        assert "[actions] was removed; use [permissions]" in str(document["error"]), command
+    assert not list((index / "extensions").rglob("*.toml"))
+    (tmp_path / "config.toml").write_text('[host]\ncompozy_generation = "v0.2"\n', encoding="utf-8")
+    assert ok("registry", "publish", archive, "--index", index)["published"]["version"] == "0.1.0"
+
+
 def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
     root = write_extension(tmp_path / "ext", minimal_manifest("new-ext", min_compozy_version="9.0.0"))
     fail("incompatible_host", "ext", "validate", root, env={"PKGMGR_HOST_VERSION": "1.0.0"})

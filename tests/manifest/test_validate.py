@@ -67,7 +67,8 @@ VALID = {
     "tool with unknown keys (warned)": minimal(resources={"tools": {"search": {
         "handler": "search", "backend": {"kind": "extension_host"}, "any": {"thing": [1, None]}}}}),
     "mcp tool with its own id": minimal(resources={"tools": {"Search Docs": {
-        "id": "ext__demo_ext__docs", "backend": {"kind": "mcp", "server": "docs", "tool": "search"}, "risk": "read"}}}),
+        "id": "ext__demo_ext__docs", "backend": {"kind": "mcp", "server": "docs", "tool": "search"}, "risk": "read",
+        "read_only": True}}}),  # manifestToolRisk: read risk requires read_only
     "publish with default scope": minimal(resources={"publish": {"families": ["hooks", "tools"]}}),
     "every family": minimal(resources={"publish": {"families": [
         "hooks", "tools", "agents", "mcp_servers", "skills", "automation_jobs", "automation_triggers", "bundles",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pkgmgr.config import Limits
+from pkgmgr.config import Config
 from pkgmgr.registry.artifact import archive_suffix, inspect_archive, metadata_differences
 from pkgmgr.registry.index_format import VersionEntry
 from tests.publish.helpers import ok, packed, variant
@@ -15,14 +15,14 @@ FIXTURE_DIGEST = "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178
 
 def test_inspect_a_packed_fixture(tmp_path: Path) -> None:
     archive = packed(tmp_path, "marketing-linear")
-    facts = inspect_archive(archive, limits=Limits(), reserved_agent_names=())
+    facts = inspect_archive(archive, config=Config(reserved_agent_names=()))
     assert (facts.name, facts.version, facts.min_compozy_version) == ("marketing-linear", "0.1.0", "0.5.0")
     assert facts.network_digest == FIXTURE_DIGEST and facts.permissions == () and facts.suffix == ".tar.gz"
     assert facts.size == archive.stat().st_size
 
 
 def test_metadata_differences_name_every_field(tmp_path: Path) -> None:
-    facts = inspect_archive(packed(tmp_path, "prompt-enhancer"), limits=Limits(), reserved_agent_names=())
+    facts = inspect_archive(packed(tmp_path, "prompt-enhancer"), config=Config(reserved_agent_names=()))
     agreeing = VersionEntry("0.1.0", "u", facts.sha256, facts.size, "0.5", "", ("session.read",))
     assert metadata_differences("prompt-enhancer", agreeing, facts) == []
     wrong = VersionEntry("0.2.0", "u", facts.sha256, facts.size, "0.6.0", "0" * 64, ())

@@ -249,9 +249,9 @@ def test_a_held_lock_makes_publish_wait_then_fail_locked(tmp_path: Path, index: 
 
 
 def _facts(archive: Path):  # noqa: ANN202 - ArchiveFacts
-    from pkgmgr.config import Limits
+    from pkgmgr.config import Config
 
-    return inspect_archive(archive, limits=Limits(), reserved_agent_names=())
+    return inspect_archive(archive, config=Config(reserved_agent_names=()))
 
 
 def test_concurrent_publishes_do_not_interleave(tmp_path: Path, index: Path) -> None:

@@ -106,3 +106,19 @@ def figures(tmp: Path, kind: str | None = None) -> dict[str, tuple[int, int, int
             stricter += bool(case.stricter) and agrees(case.pkgmgr[generation], actual)
         result[generation] = (agreed, len(cases), stricter)
     return result
+
+
+def table(tmp: Path) -> str:
+    """The opening table of docs/compatibility.md and the line that counts the cases."""
+    rows = ["| generation | agreement with Compozy | refused on purpose (pkgmgr's rules) |", "|---|---|---|"]
+    rows += [f"| `{generation}` | {agreed} of {total} | {stricter} |"
+             for generation, (agreed, total, stricter) in figures(tmp).items()]
+    counts = ", ".join(f"{len(load_cases(kind))} {kind} cases" for kind in KINDS)
+    return "\n".join(rows) + f"\n\nThe corpus: {counts}."
+
+
+if __name__ == "__main__":  # python -m tests.hosts.compozy.corpus: what the doc's table should say
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-corpus-") as scratch:
+        print(table(Path(scratch)))
