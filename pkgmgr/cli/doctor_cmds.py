@@ -98,12 +98,12 @@ def _reinstall_fixes(scope: Any, findings: list[Any]) -> list[str]:
     for finding in findings:
         if finding.check != "install":
             continue
-        from pkgmgr.cli.ext_cmds import _reinstall_hint
         from pkgmgr.store.switch import get_installed
+        from pkgmgr.store.verify import reinstall_hint
 
         item = get_installed(scope, finding.message.split(" ", 1)[0])
         if item is not None:
-            hint = _reinstall_hint(item)
+            hint = reinstall_hint(item)
             if scope.kind == "workspace":
                 hint = hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
             fixes.append(f"{item.name}: {hint}")

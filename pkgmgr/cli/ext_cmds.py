@@ -555,8 +555,8 @@ def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
 
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.archive import diff_listings, tree_checksum_and_listing
     from pkgmgr.cli import host_cmds
+    from pkgmgr.store.verify import verify_installed
 
     hosted = host_cmds.verify(ctx, args, cmd_verify)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -567,30 +567,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
         items = [find_installed(ctx, name) for name in args.names]
     else:
         raise PkgmgrError("name the extensions to verify, or pass --all", code="usage")
-    results = []
-    for item in items:
-        directory = item.directory
-        if not directory.is_dir():
-            results.append({"name": item.name, "version": item.version, "ok": False, "missing": True,
-                            "added": [], "removed": sorted(item.tree_listing), "modified": []})
-            continue
-        checksum, listing = tree_checksum_and_listing(directory)
-        diff = diff_listings(item.tree_listing, listing)
-        ok = not (diff.added or diff.removed or diff.modified) and checksum == item.tree_sha256
-        results.append({"name": item.name, "version": item.version, "ok": ok, "added": diff.added,
-                        "removed": diff.removed, "modified": diff.modified, "tree_sha256": checksum,
-                        "recorded_tree_sha256": item.tree_sha256})
-    bad = [r for r in results if not r["ok"]]
-    error = None
-    if bad:
-        parts = []
-        for r in bad:
-            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or [
-                f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
-            parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
-        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code="tree_modified", details={"extensions": bad},
-                            hint=_reinstall_hint(next(i for i in items if i.name == bad[0]["name"])))
+    results, error = verify_installed(items)
 
     def human(p: Printer) -> None:
         for r in results:
@@ -605,14 +582,6 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
                 p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")
 
     return Output({"verified": results}, human, error)
-
-
-def _reinstall_hint(item: "Installed") -> str:
-    """How to put back what was installed, from the source it came from."""
-    ref = {"path": item.source, "archive": item.source, "url": item.source, "github": f"github:{item.source}"}
-    if item.source_kind in ref:
-        return f"reinstall it with 'pkgmgr ext install {ref[item.source_kind]} --force --allow-unverified'"
-    return f"reinstall it with 'pkgmgr ext install {item.name}@{item.version} --force'"
 
 
 # --- enable / disable / remove -------------------------------------------------------------------

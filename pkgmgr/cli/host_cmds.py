@@ -285,30 +285,10 @@ def _kind(row: HostInstalled) -> str:
     return "extension"
 
 
-def verify_rows(ctx: Context, rows: list[HostInstalled]) -> list[dict[str, Any]]:
-    """`ext verify` of host installs: the tree checksum recomputed the host's way (terva's
-    `enabled` left out) and the files listed that were added, removed or modified."""
-    from pkgmgr.archive import diff_listings
-    from pkgmgr.hosts.detect import for_host
-
-    results = []
-    for row in rows:
-        place = row.directory
-        base = {"name": row.name, "version": row.version or None, "host": row.host, "path": str(place)}
-        if not os.path.lexists(place):
-            results.append({**base, "ok": False, "missing": True, "added": [], "removed": sorted(row.tree_listing),
-                            "modified": []})
-            continue
-        checksum, listing = for_host(row.host).checksum(place)  # type: ignore[attr-defined]
-        diff = diff_listings(row.tree_listing, listing)
-        ok = not diff and checksum == row.tree_sha256
-        results.append({**base, "ok": ok, "added": diff.added, "removed": diff.removed, "modified": diff.modified,
-                        "tree_sha256": checksum, "recorded_tree_sha256": row.tree_sha256})
-    return results
-
-
 def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:
     """`ext verify` of other hosts' installs; `compozy` (ext_cmds' own command) verifies the rest."""
+    from pkgmgr.hosts.verify import verify_hosted
+
     host = getattr(args, "host", None)
     if args.all:
         if host == "compozy":
@@ -316,19 +296,19 @@ def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         rows = hosted_rows(ctx, host)
         if not rows:
             return None
-        results = verify_rows(ctx, rows)
+        verified = verify_hosted(rows)
         rest = None
         if host is None:
             rest = compozy(ctx, _with_host(args, "compozy"))
-        return _merge(rest, _verify_output(results)) if rest is not None else _verify_output(results)
+        return _merge(rest, _verify_output(*verified)) if rest is not None else _verify_output(*verified)
     found = resolve(ctx, list(args.names), host)
     if not found:
         return None
-    results = verify_rows(ctx, [found[n] for n in args.names if n in found])
+    verified = verify_hosted([found[n] for n in args.names if n in found])
     others = [n for n in args.names if n not in found]
     if others:
-        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(results))
-    return _verify_output(results)
+        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(*verified))
+    return _verify_output(*verified)
 
 
 def _with_host(args: argparse.Namespace, host: str) -> argparse.Namespace:
@@ -337,18 +317,7 @@ def _with_host(args: argparse.Namespace, host: str) -> argparse.Namespace:
     return copied
 
 
-def _verify_output(results: list[dict[str, Any]]) -> Output:
-    bad = [r for r in results if not r["ok"]]
-    error = None
-    if bad:
-        parts = []
-        for r in bad:
-            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or ["tree checksum"]
-            parts.append(f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes)))
-        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code="tree_modified", details={"extensions": bad},
-                            hint="reinstall it with --force")
-
+def _verify_output(results: list[dict[str, Any]], error: PkgmgrError | None) -> Output:
     def human(p: Printer) -> None:
         for r in results:
             label = f"{r['name']} {r['version'] or ''}".strip() + f" ({r['host']})"
