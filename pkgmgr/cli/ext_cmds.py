@@ -589,35 +589,18 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import set_enabled
+    from pkgmgr.install.scope_destination import set_enabled_each
 
     hosted = host_cmds.set_enabled(ctx, args, enabled, cmd_enable if enabled else cmd_disable)  # other hosts' installs (SPEC 13)
     if hosted is not None:
         return hosted
-    scope = target_scope(ctx)
-    _require_store(scope, args.names)
-    done: list[dict[str, Any]] = []
-    activations: list[dict[str, Any]] = []
-    error = None
-    with scope.writer(ctx.lock_timeout):
-        for name in args.names:  # one transaction each; a failure does not hide the others' outcome
-            try:
-                item, changed = set_enabled(scope, name, enabled, deactivate=getattr(args, "deactivate", False))
-            except PkgmgrError as exc:
-                error = error or exc
-                continue
-            done.append({"name": item.name, "version": item.version, "scope": item.scope, "enabled": item.enabled})
-            activations.extend(changed)
+    done, activations, error = set_enabled_each(target_scope(ctx), args.names, enabled,
+                                                deactivate=getattr(args, "deactivate", False),
+                                                timeout=ctx.lock_timeout)
     verb = "enabled" if enabled else "disabled"
     data = {verb: done, "deactivated": activations}
     return Output(data, lambda p: p.done([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
                                           + [f"deactivated {a['id']}" for a in activations]), error)
-
-
-def _require_store(scope: Any, names: list[str]) -> None:
-    """A scope never written holds nothing to change: say so without creating its store."""
-    if not scope.exists():
-        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code="not_found")
 
 
 def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
@@ -630,8 +613,7 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import remove
-    from pkgmgr.store.switch import get_installed
+    from pkgmgr.install.scope_destination import plan_remove, remove_each
 
     hosted = host_cmds.remove(ctx, args, cmd_remove)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -644,30 +626,12 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     if args.save:
         check_saveable(scope.workspace)
     if args.dry_run:
-        planned = []
-        for name in args.names:
-            item = get_installed(scope, name)
-            if item is None:
-                raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code="not_found")
-            planned.append({"name": item.name, "version": item.version, "scope": scope.kind,
-                            "activations": _activations_of(ctx, item)})
+        planned = plan_remove(scope, args.names)
         return Output({"planned": planned}, lambda p: p.lines(
             f"would remove {d['name']} {d['version']} ({d['scope']} scope)"
             + (f" and deactivate {len(d['activations'])} activation(s)" if d["activations"] else "")
             for d in planned))
-    _require_store(scope, args.names)
-    removed: list[dict[str, Any]] = []
-    deactivated: list[dict[str, Any]] = []
-    error = None
-    with scope.writer(ctx.lock_timeout):
-        for name in args.names:
-            try:
-                item, gone = remove(scope, name, deactivate=args.deactivate)
-            except PkgmgrError as exc:
-                error = error or exc
-                continue
-            removed.append({"name": item.name, "version": item.version, "scope": scope.kind})
-            deactivated.extend(gone)
+    removed, deactivated, error = remove_each(scope, args.names, deactivate=args.deactivate, timeout=ctx.lock_timeout)
     if args.save:
         from pkgmgr.workspace.edit import save_removed
 

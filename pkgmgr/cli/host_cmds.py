@@ -341,6 +341,11 @@ def _host_options(ctx: Context, args: argparse.Namespace) -> Any:
     return SimpleNamespace(lock_timeout=ctx.lock_timeout, approve_host_trust=getattr(args, "approve_host_trust", False))
 
 
+def _named(names: Sequence[str], found: dict[str, Any]) -> list[Any]:
+    """The host installs `found` holds for `names`, in the order named."""
+    return [found[name] for name in names if name in found]
+
+
 def _note_lines(ctx: Context, items: list[Any]) -> list[str]:
     return [line for item in items for line in getattr(item, "notes", ())]
 
@@ -361,8 +366,9 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         hosted: Output = Output({"planned": planned}, lambda p: p.lines(
             f"would remove {d['name']} ({d['host']}, {d['path']})" for d in planned))
     else:
-        items, error = _each(ctx, scope, args.names, found,
-                             lambda row: install.remove(scope, row, options=_host_options(ctx, args)))
+        items, error = scope.each_under_writer(
+            _named(args.names, found), lambda row: install.remove(scope, row, options=_host_options(ctx, args)),
+            ctx.lock_timeout)
         removed = [{"name": item.name, "version": item.version or None, "host": item.host,
                     "scope": scope.kind, "path": str(item.directory), "notes": list(item.notes),
                     **({"trust": item.trust} if item.trust else {})} for item in items]
@@ -376,24 +382,6 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
     return hosted
 
 
-def _each(ctx: Context, scope: Any, names: Sequence[str], found: dict[str, Any],
-          action: Callable[[Any], Any]) -> tuple[list[Any], PkgmgrError | None]:
-    """`action` on each named host install `found` holds, in order, under the scope's writer lock;
-    what it did, and the first failure (the others still run)."""
-    items: list[Any] = []
-    error: PkgmgrError | None = None
-    with scope.writer(ctx.lock_timeout):
-        for name in names:
-            row = found.get(name)
-            if row is None:
-                continue
-            try:
-                items.append(action(row))
-            except PkgmgrError as exc:
-                error = error or exc
-    return items, error
-
-
 def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: Command) -> Output | None:
     from pkgmgr.hosts import install
 
@@ -402,8 +390,9 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: 
     if not found:
         return None
     verb = "enabled" if enabled else "disabled"
-    items, error = _each(ctx, scope, args.names, found,
-                         lambda row: install.set_enabled(scope, row, enabled, options=_host_options(ctx, args)))
+    items, error = scope.each_under_writer(
+        _named(args.names, found), lambda row: install.set_enabled(scope, row, enabled, options=_host_options(ctx, args)),
+        ctx.lock_timeout)
     done = [{"name": item.name, "version": item.version or None, "host": item.host, "scope": scope.kind,
              "enabled": item.enabled, "path": str(item.directory), "notes": list(item.notes),
              **({"trust": item.trust} if item.trust else {})} for item in items]
