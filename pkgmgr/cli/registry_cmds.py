@@ -111,17 +111,11 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.configure import registry_rows
+
     session = _resolution_session(ctx)
-    rows = []
     try:
-        for registry in session.registries.ordered:
-            serial = registry.remembered_serial()
-            if registry.exempt:
-                try:
-                    serial = registry.meta().serial
-                except PkgmgrError as error:
-                    ctx.warn(error.message.splitlines()[0])
-            rows.append({**registry.to_json(), "serial": serial})
+        rows = registry_rows(session, ctx.warn)
     finally:
         session.close()
 
@@ -145,28 +139,11 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.registry.index_format import format_datetime
+    from pkgmgr.registry.configure import refresh_registries
 
     session = _resolution_session(ctx, allow_expired=args.allow_expired)
-    refreshed: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    error: PkgmgrError | None = None
     try:
-        targets = [session.registries.get(args.name)] if args.name else session.registries.ordered
-        for registry in targets:
-            if not session.offline:
-                registry.cache.drop_validators()  # SPEC 5.2: re-read it, never confirmed by a 304
-            try:
-                meta = registry.meta()
-                index = registry.index()
-                registry.remember()
-            except PkgmgrError as exc:
-                error = error or exc
-                failed.append({"name": registry.name, "source": registry.source, "error": exc.to_json()})
-                continue
-            refreshed.append({"name": registry.name, "source": registry.source, "serial": meta.serial,
-                              "expires": format_datetime(meta.expires),
-                              "extensions": None if index is None else len(index.extensions)})
+        refreshed, failed, error = refresh_registries(session, args.name)
     finally:
         session.close()
 

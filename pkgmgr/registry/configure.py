@@ -1,5 +1,6 @@
-"""`registry add` and `registry remove`: the rules for recording a registry in `config.toml`
-and for forgetting one (SPEC 5.2, 5.4a).
+"""The operator's side of the configured registries (SPEC 5.2, 5.4a): `registry add` and
+`registry remove` (the rules for recording a registry in `config.toml` and for forgetting one),
+`registry list` and `registry refresh`.
 
 A new registry has a valid name that is not taken and not `default`, a source that parses and
 is allowed; unless told otherwise its registry.toml is read once first (a source that cannot be
@@ -142,6 +143,49 @@ def remove_registry(home: Path, config: Config, name: str, *, offline: bool = Fa
     finally:
         session.close()
     return {"name": found.name, "source": registry.source}
+
+
+def registry_rows(session: Session, warn: Callable[[str], None]) -> list[dict[str, Any]]:
+    """`registry list`: each registry the session sees, in the order resolution consults them,
+    with its remembered serial (the shipped one's read now; a failure to read it is a warning)."""
+    rows = []
+    for registry in session.registries.ordered:
+        serial = registry.remembered_serial()
+        if registry.exempt:
+            try:
+                serial = registry.meta().serial
+            except PkgmgrError as error:
+                warn(error.message.splitlines()[0])
+        rows.append({**registry.to_json(), "serial": serial})
+    return rows
+
+
+def refresh_registries(session: Session, name: str | None = None,
+                       ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], PkgmgrError | None]:
+    """`registry refresh`: re-read registry `name` (every registry when None) — online never
+    confirmed by a 304 (SPEC 5.2) — and remember what was seen. What was refreshed (serial,
+    expiry, how many extensions), what failed with its error, and the first failure."""
+    from pkgmgr.registry.index_format import format_datetime
+
+    refreshed: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
+    error: PkgmgrError | None = None
+    targets = [session.registries.get(name)] if name else session.registries.ordered
+    for registry in targets:
+        if not session.offline:
+            registry.cache.drop_validators()  # SPEC 5.2: re-read it, never confirmed by a 304
+        try:
+            meta = registry.meta()
+            index = registry.index()
+            registry.remember()
+        except PkgmgrError as exc:
+            error = error or exc
+            failed.append({"name": registry.name, "source": registry.source, "error": exc.to_json()})
+            continue
+        refreshed.append({"name": registry.name, "source": registry.source, "serial": meta.serial,
+                          "expires": format_datetime(meta.expires),
+                          "extensions": None if index is None else len(index.extensions)})
+    return refreshed, failed, error
 
 
 def _check_readable(session: Session, config: RegistryConfig, spec: SourceSpec) -> Any:
