@@ -17,6 +17,7 @@ def verify_hosted(rows: Sequence[HostInstalled]) -> tuple[list[dict[str, Any]], 
     checksums), and `tree_modified` naming every install that differs (None when all are intact)."""
     from pkgmgr.archive import tree_report
     from pkgmgr.hosts.detect import for_host
+    from pkgmgr.store.verify import tree_modified
 
     results = []
     for row in rows:
@@ -24,12 +25,8 @@ def verify_hosted(rows: Sequence[HostInstalled]) -> tuple[list[dict[str, Any]], 
         current = for_host(row.host).checksum(place) if os.path.lexists(place) else None  # type: ignore[attr-defined]
         results.append({"name": row.name, "version": row.version or None, "host": row.host, "path": str(place),
                         **tree_report(row.tree_sha256, row.tree_listing, current)})
-    bad = [r for r in results if not r["ok"]]
-    if not bad:
-        return results, None
-    parts = []
-    for r in bad:
-        changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or ["tree checksum"]
-        parts.append(f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes)))
-    return results, PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                                code="tree_modified", details={"extensions": bad}, hint="reinstall it with --force")
+
+    def describe(r: dict[str, Any], changes: list[str]) -> str:
+        return f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes or ["tree checksum"]))
+
+    return results, tree_modified(results, describe, lambda r: "reinstall it with --force")

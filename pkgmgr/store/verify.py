@@ -3,7 +3,7 @@ listing its row recorded (SPEC 4), and the `tree_modified` error that names what
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pkgmgr.errors import PkgmgrError
@@ -22,17 +22,29 @@ def verify_installed(items: Sequence[Installed]) -> tuple[list[dict[str, Any]], 
         current = tree_checksum_and_listing(directory) if directory.is_dir() else None
         results.append({"name": item.name, "version": item.version,
                         **tree_report(item.tree_sha256, item.tree_listing, current)})
+
+    def describe(r: dict[str, Any], changes: list[str]) -> str:
+        changes = changes or [f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
+        return f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes))
+
+    def hint(r: dict[str, Any]) -> str:
+        return reinstall_hint(next(i for i in items if i.name == r["name"]))
+
+    return results, tree_modified(results, describe, hint)
+
+
+def tree_modified(results: Sequence[dict[str, Any]], describe: Callable[[dict[str, Any], list[str]], str],
+                  hint: Callable[[dict[str, Any]], str]) -> PkgmgrError | None:
+    """`tree_modified` naming each of `results` (`archive.tree_report` verdicts) that is not ok,
+    None when all are: `describe` turns one and its counts (`["1 added", "2 modified"]`, empty when
+    only the checksum differs) into its part of the message, `hint` the first into the hint. Other
+    hosts' installs (`pkgmgr.hosts.verify`) are named the same way."""
     bad = [r for r in results if not r["ok"]]
     if not bad:
-        return results, None
-    parts = []
-    for r in bad:
-        changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or [
-            f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
-        parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
-    first = next(i for i in items if i.name == bad[0]["name"])
-    return results, PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                                code="tree_modified", details={"extensions": bad}, hint=reinstall_hint(first))
+        return None
+    parts = [describe(r, [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]]) for r in bad]
+    return PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
+                       code="tree_modified", details={"extensions": bad}, hint=hint(bad[0]))
 
 
 def reinstall_hint(item: Installed) -> str:
