@@ -41,6 +41,7 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         activation_json,
         findings_for,
         get_activation,
+        new_activation,
         resolve,
     )
     from pkgmgr.manifest.network import normalize_network
@@ -55,14 +56,7 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         activation = activation_json(existing)
         needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
     else:
-        activation = {
-            "id": projection.activation_id, "extension": resolved.installed.name,
-            "extension_version": resolved.installed.version, "bundle": projection.bundle,
-            "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
-            "status": AWAITING if needs_confirmation else ACTIVE, "network_digest": projection.network_digest,
-            "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
-            "confirmed_version": None, "confirmed_digest": None, "confirmed_at": None, "confirmed_by": None,
-        }
+        activation = new_activation(resolved, scope, AWAITING if needs_confirmation else ACTIVE)
     network, _ = normalize_network(resolved.installed.manifest.get("network_participation"))
     document = {
         "activation": activation,
