@@ -144,64 +144,15 @@ def register(commands: "Commands") -> "Commands":
 # --- validate / pack ---------------------------------------------------------------------------
 
 
-def _validate_tree(root: Path, config: Any) -> tuple[Any, tuple[Any, ...]]:
-    from pkgmgr.bundles import load_bundles
-    from pkgmgr.manifest import read_manifest
-
-    manifest = read_manifest(root, generation=config.compozy_generation)
-    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
-    return manifest, bundles
-
-
-def _tree_warnings(root: Path, manifest: Any) -> list[str]:
-    from pkgmgr.manifest.resources import resource_warnings
-
-    return resource_warnings(root, manifest)
-
-
-def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
-    """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
-    then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
-    folded = {name.lower() for name in reserved}
-    found = []
-    for bundle in bundles:
-        for profile in bundle.profiles:
-            where = f"{bundle.name}/{profile.name}"
-            packaged = {name.lower() for name in profile.agent_names()}
-            found += [f"{where}: agent {agent.name!r} uses a name the host reserves; activation will refuse it "
-                      "(agent_conflict)" for agent in profile.agents if agent.reserved]
-            for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
-                found += [f"{where}: {kind} {item.name!r} runs agent {item.agent!r}, which the profile does not "
-                          "package: it must be visible where the profile is activated"
-                          for item in items if item.agent and item.agent.lower() not in packaged | folded]
-    return found
-
-
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
-    import tempfile
-
     from pkgmgr.cli import host_cmds
+    from pkgmgr.validation import validate_extension
 
     hosted = host_cmds.validate(ctx, args)  # another host's extension (SPEC 13)
     if hosted is not None:
         return hosted
-    path = user_path(args.path)
-    if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
-        raise PkgmgrError(f"{args.path}: no such file or directory", code="not_found")
-    if path.is_dir():
-        manifest, bundles = _validate_tree(path, ctx.config)
-        tree_warnings = _tree_warnings(path, manifest)
-    else:
-        from pkgmgr.archive import extract_archive
-
-        with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
-            root = extract_archive(path, Path(tmp), ctx.config.limits)
-            manifest, bundles = _validate_tree(root, ctx.config)
-            tree_warnings = _tree_warnings(root, manifest)
-    from pkgmgr.manifest import check_host
-
-    check_host(manifest, ctx.config.host_version)  # as ext install does
-    warnings = list(manifest.warnings) + tree_warnings + _activation_warnings(bundles, ctx.config.reserved_agent_names)
+    validated = validate_extension(user_path(args.path), ctx.config, shown=args.path)
+    manifest, bundles, warnings = validated.manifest, validated.bundles, validated.warnings
     for warning in warnings:
         ctx.warn(warning)
     data = {
@@ -229,6 +180,7 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import pack_directory
     from pkgmgr.cli import host_cmds
+    from pkgmgr.validation import read_extension
 
     hosted = host_cmds.pack(ctx, args)  # another host's extension (SPEC 13)
     if hosted is not None:
@@ -236,7 +188,7 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     root = user_path(args.path)
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code="not_found")
-    manifest, _ = _validate_tree(root, ctx.config)
+    manifest, _ = read_extension(root, ctx.config)
     default_name = f"{manifest.name}-{manifest.version}.tar.gz"
     output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
     if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):
