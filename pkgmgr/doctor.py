@@ -1,14 +1,18 @@
-"""`doctor`'s checks of one scope: the store's (SPEC 4) composed with the activations' (SPEC 9),
-so that neither layer calls the other."""
+"""`pkgmgr doctor`: the checks of one scope — the store's (SPEC 4) composed with the
+activations' (SPEC 9), so that neither layer calls the other — and `run_doctor`, which repairs
+what is safe and checks every scope pkgmgr knows of."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.errors import Problem
     from pkgmgr.store.scope import Scope
 
 
@@ -26,7 +30,6 @@ def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> l
 
 def _host_leftovers(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     """Host installs a killed writer left pending (SPEC 4, 13), unless a writer is at work."""
-    from pkgmgr.errors import Problem
     from pkgmgr.hosts.install import interrupted
     from pkgmgr.store.lock import is_held
 
@@ -41,7 +44,6 @@ def _host_leftovers(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
 def repair_hosts(scope: Scope, timeout: float) -> list[Problem]:
     """`doctor`'s repair of host installs: what a killed writer left pending is settled from what
     is on disk (`hosts.install.recover`), under the scope's writer lock."""
-    from pkgmgr.errors import Problem
     from pkgmgr.hosts.install import interrupted, recover_all
     from pkgmgr.store.recovery import damaged_rows, database_problem
 
@@ -52,3 +54,102 @@ def repair_hosts(scope: Scope, timeout: float) -> list[Problem]:
         return []
     with scope.writer(timeout):
         return [Problem.invariant(scope.kind, "leftover", line, True) for line in recover_all(scope)]
+
+
+@dataclass(frozen=True)
+class DoctorReport:
+    """What one `pkgmgr doctor` found and did: the scopes it checked, the in-tree store an
+    earlier version left (never opened), the invariants that do not hold, the repairs done, and
+    `state_inconsistent` naming every problem (None when all hold)."""
+
+    scopes: list[Scope]
+    legacy: Path | None
+    findings: list[Problem]
+    repaired: list[Problem]
+    error: PkgmgrError | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "ok": not self.findings,
+            "scopes": [{"scope": s.kind, "root": str(s.root), **({"workspace": str(s.workspace)} if s.workspace else {})}
+                       for s in self.scopes],
+            "legacy_store": str(self.legacy) if self.legacy is not None else None,
+            "problems": [f.to_json() for f in self.findings],
+            "repaired": [f.to_json() for f in self.repaired],
+        }
+
+
+def run_doctor(home: Path, workspace: Path, *, config: Config, check: bool = False, rebuild: bool = False,
+               lock_timeout: float = 30.0) -> DoctorReport:
+    """Check the global scope and every workspace store recorded in the global state (with
+    `workspace`'s, when it has one); unless `check`, first repair what is safe (leftovers,
+    orphaned version directories, day-old partial downloads); with `rebuild`, set an unreadable
+    state.db aside and record the trees found (`store.recovery.rebuild_scope`)."""
+    from pkgmgr.store.recovery import rebuild_scope, repair_scope
+    from pkgmgr.store.scope import global_scope
+    from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
+
+    scopes = [global_scope(home)]
+    stores = recorded_stores(home)
+    current = workspace_scope(workspace, home)
+    if current.root.is_dir() and current.root not in {s.root for s in stores}:
+        stores.append(current)  # not recorded (the global state was replaced): still this user's store
+    scopes.extend(stores)
+    legacy = legacy_store(workspace)  # never opened: what a pull could have replaced
+    repaired: list[Problem] = []
+    findings: list[Problem] = []
+    labels: list[str] = []
+    fixes: list[str] = []
+    if not check:
+        repaired.extend(_prune_downloads(home))
+    for scope in scopes:
+        if rebuild:
+            repaired.extend(rebuild_scope(scope, lock_timeout))
+        if not check:
+            repaired.extend(repair_scope(scope, lock_timeout))
+            repaired.extend(repair_hosts(scope, lock_timeout))
+        found = check_scope(scope, config=config)
+        findings.extend(found)
+        labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
+        fixes.extend(_reinstall_fixes(scope, found))
+        scope.close()
+    error = None
+    if findings:
+        error = PkgmgrError(
+            f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
+            code=Code.STATE_INCONSISTENT,
+            details={"problems": [f.to_json() for f in findings]},
+            hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
+                                    if check and any(f.check != "install" for f in findings) else [])) or None,
+        )
+    return DoctorReport(scopes, legacy, findings, repaired, error)
+
+
+def _reinstall_fixes(scope: Scope, findings: list[Problem]) -> list[str]:
+    """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
+    advice `ext verify` gives)."""
+    fixes: list[str] = []
+    for finding in findings:
+        if finding.check != "install":
+            continue
+        from pkgmgr.store.switch import get_installed
+        from pkgmgr.store.verify import reinstall_hint
+
+        item = get_installed(scope, finding.name)
+        if item is not None:
+            hint = reinstall_hint(item)
+            if scope.kind == "workspace":
+                hint = hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
+            fixes.append(f"{item.name}: {hint}")
+    return fixes
+
+
+def _prune_downloads(home: Path) -> list[Problem]:
+    """Partial downloads that interrupted commands left in the cache's tmp/ (a day old, so that
+    a download running in another process is left alone); the cache proper is content-addressed
+    and re-hashed on every use, so it needs no repair."""
+    from pkgmgr.net.cache import DownloadCache
+
+    count = DownloadCache(home / "cache" / "downloads").prune_tmp()
+    return [Problem.invariant("global", "leftover", f"removed {count} partial download(s) from cache/downloads/tmp", True)
+            ] if count else []

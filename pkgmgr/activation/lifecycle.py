@@ -63,6 +63,20 @@ class Resolved:
     projection: Projection
 
 
+def new_activation(resolved: Resolved, scope: Scope, status: str) -> dict[str, Any]:
+    """The activation `resolved` becomes in `scope` (version 1, nothing confirmed yet), as
+    `activation_json` shows one: what `activate` records and `bundle preview` shows."""
+    projection = resolved.projection
+    return {
+        "id": projection.activation_id, "extension": resolved.installed.name,
+        "extension_version": resolved.installed.version, "bundle": projection.bundle,
+        "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
+        "status": status, "network_digest": projection.network_digest,
+        "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
+        "confirmed_version": None, "confirmed_digest": None, "confirmed_at": None, "confirmed_by": None,
+    }
+
+
 def resolve(scope: Scope, target: Target, *, config: Config) -> Resolved:
     """Find the installed extension, bundle and profile, and compute the projection.
     Raises not_found / usage with what exists."""
@@ -257,11 +271,7 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
         records_confirmation = confirmed and network != ""
         now = now_utc()
         row = {
-            "id": projection.activation_id, "extension": resolved.installed.name,
-            "extension_version": resolved.installed.version, "bundle": projection.bundle,
-            "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
-            "status": ACTIVE if confirmed else AWAITING, "network_digest": network,
-            "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
+            **new_activation(resolved, scope, ACTIVE if confirmed else AWAITING),
             "confirmed_version": 1 if records_confirmation else None,
             "confirmed_digest": network if records_confirmation else None,
             "confirmed_at": now if records_confirmation else None,

@@ -7,7 +7,7 @@ tree checksum (SPEC 3).
 - `discover.py`: where the manifest root is.
 - `selection.py`: which files a source directory contributes; `copy_source_tree`.
 - `pack.py`: `ext pack`.
-- `checksum.py`: tree checksum, listing and diff for `ext verify`.
+- `checksum.py`: tree checksum, listing, diff and verdict (`tree_report`) for `ext verify`.
 """
 
 from pkgmgr.archive.checksum import (
@@ -18,6 +18,7 @@ from pkgmgr.archive.checksum import (
     tree_checksum,
     tree_checksum_and_listing,
     tree_listing,
+    tree_report,
 )
 from pkgmgr.archive.discover import MANIFEST_NAMES, find_manifest_root
 from pkgmgr.archive.extract import extract_archive
@@ -41,4 +42,5 @@ __all__ = [
     "tree_checksum",
     "tree_checksum_and_listing",
     "tree_listing",
+    "tree_report",
 ]

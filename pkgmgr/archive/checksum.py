@@ -158,6 +158,19 @@ def diff_listings(recorded: dict[str, str], current: dict[str, str]) -> TreeDiff
     )
 
 
+def tree_report(recorded_sha256: str, recorded_listing: dict[str, str],
+                current: tuple[str, dict[str, str]] | None) -> dict[str, Any]:
+    """`ext verify`'s verdict on one installed tree: `current` is its checksum and listing now
+    (None: the tree is gone). `ok` when nothing was added, removed or modified and the checksum
+    is the recorded one; the paths of each change are listed sorted."""
+    if current is None:
+        return {"ok": False, "missing": True, "added": [], "removed": sorted(recorded_listing), "modified": []}
+    checksum, listing = current
+    diff = diff_listings(recorded_listing, listing)
+    return {"ok": not diff and checksum == recorded_sha256, "added": diff.added, "removed": diff.removed,
+            "modified": diff.modified, "tree_sha256": checksum, "recorded_tree_sha256": recorded_sha256}
+
+
 def _byte_order(entry: tuple[str, str, str, int]) -> bytes:
     return os.fsencode(entry[0])
 

@@ -74,19 +74,6 @@ def register(commands: "Commands") -> None:
     p.add_argument("--kind", choices=RESOURCE_KINDS, help="only resources of this kind")
 
 
-def _inventory(profile: Any) -> dict[str, Any]:
-    return {
-        "agents": [{"name": a.name, "path": a.path, "model": a.front_matter.get("model"),
-                    "provider": a.front_matter.get("provider"), "soul": a.soul is not None,
-                    "heartbeat": a.heartbeat is not None} for a in profile.agents],
-        "channels": profile.channels.record(),
-        "jobs": [{"name": j.name, "agent": j.agent, "enabled": j.enabled, "schedule": j.schedule}
-                 for j in profile.jobs],
-        "triggers": [{"name": t.name, "agent": t.agent, "event": t.event} for t in profile.triggers],
-        "layouts": [{"id": lay.id, "display_name": lay.display_name, "path": lay.path} for lay in profile.layouts],
-    }
-
-
 def _schedule_text(schedule: dict[str, Any]) -> str:
     mode = schedule.get("mode")
     value = schedule.get({"cron": "expr", "every": "interval", "at": "time"}.get(mode, ""), "")
@@ -121,47 +108,14 @@ def render_inventory(p: Printer, inventory: dict[str, Any]) -> None:
 
 def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.activation.confirmation import scope_options
-    from pkgmgr.activation.lifecycle import (
-        ACTIVE,
-        AWAITING,
-        Target,
-        activation_json,
-        findings_for,
-        get_activation,
-        resolve,
-    )
-    from pkgmgr.manifest.network import normalize_network
+    from pkgmgr.activation.preview import preview_activation
 
     scope = target_scope(ctx)
-    resolved = resolve(scope, Target.parse(args.target), config=ctx.config)
+    preview = preview_activation(scope, args.target, config=ctx.config)
+    data = preview.document
+    resolved, existing, findings = preview.resolved, preview.existing, preview.findings
     projection = resolved.projection
-    conn = scope.reader()  # never creates state.db: a preview writes nothing
-    existing = get_activation(conn, projection.activation_id)
-    findings = findings_for(conn, scope, resolved.bundle, resolved.profile, activation=projection.activation_id)
-    needs_confirmation = projection.network_digest != ""
-    if existing is not None:
-        activation = activation_json(existing)
-        needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
-    else:
-        activation = {
-            "id": projection.activation_id, "extension": resolved.installed.name,
-            "extension_version": resolved.installed.version, "bundle": projection.bundle,
-            "profile": projection.profile, "scope": scope.kind, "workspace": scope.workspace_path, "version": 1,
-            "status": AWAITING if needs_confirmation else ACTIVE, "network_digest": projection.network_digest,
-            "activation_digest": projection.activation_digest, "primary_channel": projection.primary_channel,
-            "confirmed_version": None, "confirmed_digest": None, "confirmed_at": None, "confirmed_by": None,
-        }
-    network, _ = normalize_network(resolved.installed.manifest.get("network_participation"))
-    data = {
-        "activation": activation,
-        "exists": existing is not None,
-        "inventory": _inventory(resolved.profile),
-        "resources": [{"id": r.id, "kind": r.kind, "name": r.name, "digest": r.sha256, "source_path": r.source_path}
-                      for r in projection.resources],
-        "conflicts": [f.to_json() for f in findings],
-        "confirmation_required": needs_confirmation,
-        "network_requirement": network if network and network.get("required") else None,
-    }
+    needs_confirmation = preview.needs_confirmation
     command = f"pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle activate {args.target}"
 
     def human(p: Printer) -> None:

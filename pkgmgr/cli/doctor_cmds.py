@@ -7,11 +7,9 @@ from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context, workspace_dir
 from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import Code, PkgmgrError, Problem
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
-    from pkgmgr.store.scope import Scope
 
 
 def register(commands: "Commands") -> None:
@@ -38,50 +36,11 @@ def register(commands: "Commands") -> None:
 
 
 def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.doctor import check_scope, repair_hosts
-    from pkgmgr.store.recovery import rebuild_scope, repair_scope
-    from pkgmgr.store.scope import global_scope
-    from pkgmgr.workspace.store import legacy_store, recorded_stores, workspace_scope
+    from pkgmgr.doctor import run_doctor
 
-    here = workspace_dir(ctx)
-    scopes = [global_scope(ctx.home)]
-    stores = recorded_stores(ctx.home)
-    current = workspace_scope(here, ctx.home)
-    if current.root.is_dir() and current.root not in {s.root for s in stores}:
-        stores.append(current)  # not recorded (the global state was replaced): still this user's store
-    scopes.extend(stores)
-    legacy = legacy_store(here)  # never opened: what a pull could have replaced
-    repaired, findings, labels, fixes = [], [], [], []
-    if not args.check:
-        repaired.extend(_prune_downloads(ctx))
-    for scope in scopes:
-        if args.rebuild:
-            repaired.extend(rebuild_scope(scope, ctx.lock_timeout))
-        if not args.check:
-            repaired.extend(repair_scope(scope, ctx.lock_timeout))
-            repaired.extend(repair_hosts(scope, ctx.lock_timeout))
-        found = check_scope(scope, config=ctx.config)
-        findings.extend(found)
-        labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
-        fixes.extend(_reinstall_fixes(scope, found))
-        scope.close()
-    data = {
-        "ok": not findings,
-        "scopes": [{"scope": s.kind, "root": str(s.root), **({"workspace": str(s.workspace)} if s.workspace else {})}
-                   for s in scopes],
-        "legacy_store": str(legacy) if legacy is not None else None,
-        "problems": [f.to_json() for f in findings],
-        "repaired": [f.to_json() for f in repaired],
-    }
-    error = None
-    if findings:
-        error = PkgmgrError(
-            f"{len(findings)} invariant(s) do not hold:\n" + "\n".join(f"{label}: {f.message}" for label, f in zip(labels, findings)),
-            code=Code.STATE_INCONSISTENT,
-            details={"problems": data["problems"]},
-            hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
-                                    if args.check and any(f.check != "install" for f in findings) else [])) or None,
-        )
+    report = run_doctor(ctx.home, workspace_dir(ctx), config=ctx.config, check=args.check, rebuild=args.rebuild,
+                        lock_timeout=ctx.lock_timeout)
+    repaired, legacy, findings, scopes = report.repaired, report.legacy, report.findings, report.scopes
 
     def human(p: Printer) -> None:
         for item in repaired:
@@ -92,34 +51,4 @@ def cmd_doctor(ctx: Context, args: argparse.Namespace) -> Output:
         if not findings:
             p.line("all invariants hold: " + ", ".join(f"{s.kind} ({s.root})" for s in scopes))
 
-    return Output(data, human, error)
-
-
-def _reinstall_fixes(scope: Scope, findings: list[Problem]) -> list[str]:
-    """A missing or modified installed tree is not doctor's to repair: reinstalling it is (the
-    advice `ext verify` gives)."""
-    fixes: list[str] = []
-    for finding in findings:
-        if finding.check != "install":
-            continue
-        from pkgmgr.cli.ext_cmds import _reinstall_hint
-        from pkgmgr.store.switch import get_installed
-
-        item = get_installed(scope, finding.name)
-        if item is not None:
-            hint = _reinstall_hint(item)
-            if scope.kind == "workspace":
-                hint = hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
-            fixes.append(f"{item.name}: {hint}")
-    return fixes
-
-
-def _prune_downloads(ctx: Context) -> list[Problem]:
-    """Partial downloads that interrupted commands left in the cache's tmp/ (a day old, so that
-    a download running in another process is left alone); the cache proper is content-addressed
-    and re-hashed on every use, so it needs no repair."""
-    from pkgmgr.net.cache import DownloadCache
-
-    count = DownloadCache(ctx.home / "cache" / "downloads").prune_tmp()
-    return [Problem.invariant("global", "leftover", f"removed {count} partial download(s) from cache/downloads/tmp", True)
-            ] if count else []
+    return Output(report.to_json(), human, report.error)

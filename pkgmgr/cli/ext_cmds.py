@@ -144,58 +144,15 @@ def register(commands: "Commands") -> "Commands":
 # --- validate / pack ---------------------------------------------------------------------------
 
 
-def _tree_warnings(root: Path, manifest: Any) -> list[str]:
-    from pkgmgr.manifest.resources import resource_warnings
-
-    return resource_warnings(root, manifest)
-
-
-def _activation_warnings(bundles: tuple[Any, ...], reserved: tuple[str, ...]) -> list[str]:
-    """What only activation decides (SPEC 11): an agent named after a host-reserved one (refused
-    then, as Compozy refuses it), a job's or trigger's agent neither packaged nor reserved."""
-    folded = {name.lower() for name in reserved}
-    found = []
-    for bundle in bundles:
-        for profile in bundle.profiles:
-            where = f"{bundle.name}/{profile.name}"
-            packaged = {name.lower() for name in profile.agent_names()}
-            found += [f"{where}: agent {agent.name!r} uses a name the host reserves; activation will refuse it "
-                      "(agent_conflict)" for agent in profile.agents if agent.reserved]
-            for kind, items in (("job", profile.jobs), ("trigger", profile.triggers)):
-                found += [f"{where}: {kind} {item.name!r} runs agent {item.agent!r}, which the profile does not "
-                          "package: it must be visible where the profile is activated"
-                          for item in items if item.agent and item.agent.lower() not in packaged | folded]
-    return found
-
-
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
-    import tempfile
-
     from pkgmgr.cli import host_cmds
+    from pkgmgr.validation import validate_extension
 
     hosted = host_cmds.validate(ctx, args)  # another host's extension (SPEC 13)
     if hosted is not None:
         return hosted
-    path = user_path(args.path)
-    if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
-        raise PkgmgrError(f"{args.path}: no such file or directory", code=Code.NOT_FOUND)
-    from pkgmgr.bundles.extension import read_extension
-
-    if path.is_dir():
-        manifest, bundles = read_extension(path, ctx.config)
-        tree_warnings = _tree_warnings(path, manifest)
-    else:
-        from pkgmgr.archive import extract_archive
-
-        with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
-            root = extract_archive(path, Path(tmp), ctx.config.limits)
-            manifest, bundles = read_extension(root, ctx.config)
-            tree_warnings = _tree_warnings(root, manifest)
-    from pkgmgr.manifest import check_host
-
-    check_host(manifest, ctx.config.host_version)  # as ext install does
-    warnings = (list(manifest.warnings) + [warning for bundle in bundles for warning in bundle.warnings] + tree_warnings
-                + _activation_warnings(bundles, ctx.config.reserved_agent_names))
+    validated = validate_extension(user_path(args.path), ctx.config, shown=args.path)
+    manifest, bundles, warnings = validated.manifest, validated.bundles, validated.warnings
     for warning in warnings:
         ctx.warn(warning)
     data = {
@@ -222,6 +179,7 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.archive import pack_directory
+    from pkgmgr.bundles.extension import read_extension
     from pkgmgr.cli import host_cmds
 
     hosted = host_cmds.pack(ctx, args)  # another host's extension (SPEC 13)
@@ -230,8 +188,6 @@ def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
     root = user_path(args.path)
     if not os.path.isdir(root):
         raise PkgmgrError(f"{args.path}: not a directory", code=Code.NOT_FOUND)
-    from pkgmgr.bundles.extension import read_extension
-
     manifest, _ = read_extension(root, ctx.config)
     default_name = f"{manifest.name}-{manifest.version}.tar.gz"
     output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
@@ -551,8 +507,8 @@ def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
 
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.archive import diff_listings, tree_checksum_and_listing
     from pkgmgr.cli import host_cmds
+    from pkgmgr.store.verify import verify_installed
 
     hosted = host_cmds.verify(ctx, args, cmd_verify)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -563,30 +519,7 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
         items = [find_installed(ctx, name) for name in args.names]
     else:
         raise PkgmgrError("name the extensions to verify, or pass --all", code=Code.USAGE)
-    results = []
-    for item in items:
-        directory = item.directory
-        if not directory.is_dir():
-            results.append({"name": item.name, "version": item.version, "ok": False, "missing": True,
-                            "added": [], "removed": sorted(item.tree_listing), "modified": []})
-            continue
-        checksum, listing = tree_checksum_and_listing(directory)
-        diff = diff_listings(item.tree_listing, listing)
-        ok = not (diff.added or diff.removed or diff.modified) and checksum == item.tree_sha256
-        results.append({"name": item.name, "version": item.version, "ok": ok, "added": diff.added,
-                        "removed": diff.removed, "modified": diff.modified, "tree_sha256": checksum,
-                        "recorded_tree_sha256": item.tree_sha256})
-    bad = [r for r in results if not r["ok"]]
-    error = None
-    if bad:
-        parts = []
-        for r in bad:
-            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or [
-                f"tree checksum {r.get('tree_sha256')} where {r.get('recorded_tree_sha256')} was recorded"]
-            parts.append(f"{r['name']} {r['version']}: " + ("directory missing" if r.get("missing") else ", ".join(changes)))
-        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code=Code.TREE_MODIFIED, details={"extensions": bad},
-                            hint=_reinstall_hint(next(i for i in items if i.name == bad[0]["name"])))
+    results, error = verify_installed(items)
 
     def human(p: Printer) -> None:
         for r in results:
@@ -603,48 +536,23 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     return Output({"verified": results}, human, error)
 
 
-def _reinstall_hint(item: "Installed") -> str:
-    """How to put back what was installed, from the source it came from."""
-    ref = {"path": item.source, "archive": item.source, "url": item.source, "github": f"github:{item.source}"}
-    if item.source_kind in ref:
-        return f"reinstall it with 'pkgmgr ext install {ref[item.source_kind]} --force --allow-unverified'"
-    return f"reinstall it with 'pkgmgr ext install {item.name}@{item.version} --force'"
-
-
 # --- enable / disable / remove -------------------------------------------------------------------
 
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import set_enabled
+    from pkgmgr.install.scope_destination import set_enabled_each
 
     hosted = host_cmds.set_enabled(ctx, args, enabled, cmd_enable if enabled else cmd_disable)  # other hosts' installs (SPEC 13)
     if hosted is not None:
         return hosted
-    scope = target_scope(ctx)
-    _require_store(scope, args.names)
-    done: list[dict[str, Any]] = []
-    activations: list[dict[str, Any]] = []
-    error = None
-    with scope.writer(ctx.lock_timeout):
-        for name in args.names:  # one transaction each; a failure does not hide the others' outcome
-            try:
-                item, changed = set_enabled(scope, name, enabled, deactivate=getattr(args, "deactivate", False))
-            except PkgmgrError as exc:
-                error = error or exc
-                continue
-            done.append({"name": item.name, "version": item.version, "scope": item.scope, "enabled": item.enabled})
-            activations.extend(changed)
+    done, activations, error = set_enabled_each(target_scope(ctx), args.names, enabled,
+                                                deactivate=getattr(args, "deactivate", False),
+                                                timeout=ctx.lock_timeout)
     verb = "enabled" if enabled else "disabled"
     data = {verb: done, "deactivated": activations}
     return Output(data, lambda p: p.done([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
                                           + [f"deactivated {a['id']}" for a in activations]), error)
-
-
-def _require_store(scope: Any, names: list[str]) -> None:
-    """A scope never written holds nothing to change: say so without creating its store."""
-    if not scope.exists():
-        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
 
 
 def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
@@ -657,8 +565,7 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import remove
-    from pkgmgr.store.switch import get_installed
+    from pkgmgr.install.scope_destination import plan_remove, remove_each
 
     hosted = host_cmds.remove(ctx, args, cmd_remove)  # other hosts' installs (SPEC 13)
     if hosted is not None:
@@ -671,30 +578,12 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     if args.save:
         check_saveable(scope.workspace)
     if args.dry_run:
-        planned = []
-        for name in args.names:
-            item = get_installed(scope, name)
-            if item is None:
-                raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
-            planned.append({"name": item.name, "version": item.version, "scope": scope.kind,
-                            "activations": _activations_of(ctx, item)})
+        planned = plan_remove(scope, args.names)
         return Output({"planned": planned}, lambda p: p.lines(
             f"would remove {d['name']} {d['version']} ({d['scope']} scope)"
             + (f" and deactivate {len(d['activations'])} activation(s)" if d["activations"] else "")
             for d in planned))
-    _require_store(scope, args.names)
-    removed: list[dict[str, Any]] = []
-    deactivated: list[dict[str, Any]] = []
-    error = None
-    with scope.writer(ctx.lock_timeout):
-        for name in args.names:
-            try:
-                item, gone = remove(scope, name, deactivate=args.deactivate)
-            except PkgmgrError as exc:
-                error = error or exc
-                continue
-            removed.append({"name": item.name, "version": item.version, "scope": scope.kind})
-            deactivated.extend(gone)
+    removed, deactivated, error = remove_each(scope, args.names, deactivate=args.deactivate, timeout=ctx.lock_timeout)
     if args.save:
         from pkgmgr.workspace.edit import save_removed
 

@@ -285,30 +285,10 @@ def _kind(row: HostInstalled) -> str:
     return "extension"
 
 
-def verify_rows(ctx: Context, rows: list[HostInstalled]) -> list[dict[str, Any]]:
-    """`ext verify` of host installs: the tree checksum recomputed the host's way (terva's
-    `enabled` left out) and the files listed that were added, removed or modified."""
-    from pkgmgr.archive import diff_listings
-    from pkgmgr.hosts.detect import for_host
-
-    results = []
-    for row in rows:
-        place = row.directory
-        base = {"name": row.name, "version": row.version or None, "host": row.host, "path": str(place)}
-        if not os.path.lexists(place):
-            results.append({**base, "ok": False, "missing": True, "added": [], "removed": sorted(row.tree_listing),
-                            "modified": []})
-            continue
-        checksum, listing = for_host(row.host).checksum(place)  # type: ignore[attr-defined]
-        diff = diff_listings(row.tree_listing, listing)
-        ok = not diff and checksum == row.tree_sha256
-        results.append({**base, "ok": ok, "added": diff.added, "removed": diff.removed, "modified": diff.modified,
-                        "tree_sha256": checksum, "recorded_tree_sha256": row.tree_sha256})
-    return results
-
-
 def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:
     """`ext verify` of other hosts' installs; `compozy` (ext_cmds' own command) verifies the rest."""
+    from pkgmgr.hosts.verify import verify_hosted
+
     host = getattr(args, "host", None)
     if args.all:
         if host == "compozy":
@@ -316,19 +296,19 @@ def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         rows = hosted_rows(ctx, host)
         if not rows:
             return None
-        results = verify_rows(ctx, rows)
+        verified = verify_hosted(rows)
         rest = None
         if host is None:
             rest = compozy(ctx, _with_host(args, "compozy"))
-        return _merge(rest, _verify_output(results)) if rest is not None else _verify_output(results)
+        return _merge(rest, _verify_output(*verified)) if rest is not None else _verify_output(*verified)
     found = resolve(ctx, list(args.names), host)
     if not found:
         return None
-    results = verify_rows(ctx, [found[n] for n in args.names if n in found])
+    verified = verify_hosted([found[n] for n in args.names if n in found])
     others = [n for n in args.names if n not in found]
     if others:
-        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(results))
-    return _verify_output(results)
+        return _merge(compozy(ctx, _with_host(_rest(args, others), "compozy")), _verify_output(*verified))
+    return _verify_output(*verified)
 
 
 def _with_host(args: argparse.Namespace, host: str) -> argparse.Namespace:
@@ -337,18 +317,7 @@ def _with_host(args: argparse.Namespace, host: str) -> argparse.Namespace:
     return copied
 
 
-def _verify_output(results: list[dict[str, Any]]) -> Output:
-    bad = [r for r in results if not r["ok"]]
-    error = None
-    if bad:
-        parts = []
-        for r in bad:
-            changes = [f"{len(r[k])} {k}" for k in ("added", "removed", "modified") if r[k]] or ["tree checksum"]
-            parts.append(f"{r['name']} ({r['host']}): " + ("missing" if r.get("missing") else ", ".join(changes)))
-        error = PkgmgrError("installed files differ from what was installed: " + "; ".join(parts),
-                            code=Code.TREE_MODIFIED, details={"extensions": bad},
-                            hint="reinstall it with --force")
-
+def _verify_output(results: list[dict[str, Any]], error: PkgmgrError | None) -> Output:
     def human(p: Printer) -> None:
         for r in results:
             label = f"{r['name']} {r['version'] or ''}".strip() + f" ({r['host']})"
@@ -372,6 +341,11 @@ def _host_options(ctx: Context, args: argparse.Namespace) -> Any:
     return SimpleNamespace(lock_timeout=ctx.lock_timeout, approve_host_trust=getattr(args, "approve_host_trust", False))
 
 
+def _named(names: Sequence[str], found: dict[str, Any]) -> list[Any]:
+    """The host installs `found` holds for `names`, in the order named."""
+    return [found[name] for name in names if name in found]
+
+
 def _note_lines(ctx: Context, items: list[Any]) -> list[str]:
     return [line for item in items for line in getattr(item, "notes", ())]
 
@@ -392,8 +366,9 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
         hosted: Output = Output({"planned": planned}, lambda p: p.lines(
             f"would remove {d['name']} ({d['host']}, {d['path']})" for d in planned))
     else:
-        items, error = _each(ctx, scope, args.names, found,
-                             lambda row: install.remove(scope, row, options=_host_options(ctx, args)))
+        items, error = scope.each_under_writer(
+            _named(args.names, found), lambda row: install.remove(scope, row, options=_host_options(ctx, args)),
+            ctx.lock_timeout)
         removed = [{"name": item.name, "version": item.version or None, "host": item.host,
                     "scope": scope.kind, "path": str(item.directory), "notes": list(item.notes),
                     **({"trust": item.trust} if item.trust else {})} for item in items]
@@ -407,24 +382,6 @@ def remove(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output |
     return hosted
 
 
-def _each(ctx: Context, scope: Any, names: Sequence[str], found: dict[str, Any],
-          action: Callable[[Any], Any]) -> tuple[list[Any], PkgmgrError | None]:
-    """`action` on each named host install `found` holds, in order, under the scope's writer lock;
-    what it did, and the first failure (the others still run)."""
-    items: list[Any] = []
-    error: PkgmgrError | None = None
-    with scope.writer(ctx.lock_timeout):
-        for name in names:
-            row = found.get(name)
-            if row is None:
-                continue
-            try:
-                items.append(action(row))
-            except PkgmgrError as exc:
-                error = error or exc
-    return items, error
-
-
 def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: Command) -> Output | None:
     from pkgmgr.hosts import install
 
@@ -433,8 +390,9 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: 
     if not found:
         return None
     verb = "enabled" if enabled else "disabled"
-    items, error = _each(ctx, scope, args.names, found,
-                         lambda row: install.set_enabled(scope, row, enabled, options=_host_options(ctx, args)))
+    items, error = scope.each_under_writer(
+        _named(args.names, found), lambda row: install.set_enabled(scope, row, enabled, options=_host_options(ctx, args)),
+        ctx.lock_timeout)
     done = [{"name": item.name, "version": item.version or None, "host": item.host, "scope": scope.kind,
              "enabled": item.enabled, "path": str(item.directory), "notes": list(item.notes),
              **({"trust": item.trust} if item.trust else {})} for item in items]

@@ -9,7 +9,6 @@ unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,17 +16,16 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
-from pkgmgr.patterns import REGISTRY_NAME
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
     from pkgmgr.registry.session import Session
 
-REGISTRY_NAME_RE = REGISTRY_NAME
-DEFAULT_PRIORITY = 100
 
 
 def register(commands: "Commands") -> "Commands":
+    from pkgmgr.registry.configure import DEFAULT_PRIORITY
+
     group = commands.group(
         "registry", "manage extension registries",
         "Configure the registries extensions are resolved from. Registries are consulted by ascending priority "
@@ -104,162 +102,20 @@ def _resolution_session(ctx: Context, *, allow_expired: bool = False) -> "Sessio
 
 
 def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
-    import tomlkit
+    from pkgmgr.registry.configure import NewRegistry, add_registry
 
-    from pkgmgr.config import RegistryConfig, edit_config
-    from pkgmgr.registry.client import DEFAULT_NAME
-    from pkgmgr.registry.readers import check_source_allowed, parse_source
-
-    name = args.name
-    if not REGISTRY_NAME_RE.fullmatch(name):
-        raise PkgmgrError(f"{name!r} is not a registry name (lower-case letters, digits, '-' and '_')", code=Code.USAGE)
-    if name == DEFAULT_NAME:
-        raise PkgmgrError("'default' is the registry shipped with pkgmgr; choose another name", code=Code.USAGE)
-    spec = parse_source(args.source)
-    check_source_allowed(spec, insecure=args.insecure)
-    for existing in ctx.config.registries:
-        if existing.name == name:
-            raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code=Code.USAGE,
-                              hint=f"'pkgmgr registry remove {name}' first to replace it")
-    priority = args.priority if args.priority is not None else DEFAULT_PRIORITY
-    pinned = None
-    if args.root or args.root_sha256:
-        pinned = _pin_root(ctx, name, spec, args)  # verified and read through TUF at once, else refused
-    elif ctx.config.require_signed:
-        raise PkgmgrError(f"policy.require_signed refuses the unsigned registry {name} ({spec.text})",
-                          code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": name},
-                          hint="add it with its TUF root: --root FILE or --root-sha256 HEX")
-    session = None if ctx.offline or args.no_check or pinned is not None else _session(ctx)
-    try:
-        registry = None if session is None else _check_readable(
-            session, RegistryConfig(name, spec.text, priority, insecure=bool(args.insecure)), spec)
-        with edit_config(ctx.home) as doc:
-            if "registries" not in doc:
-                doc.add("registries", tomlkit.table(is_super_table=True))
-            table = tomlkit.table()
-            table["source"] = spec.text
-            if args.priority is not None:
-                table["priority"] = args.priority
-            if args.insecure:
-                table["insecure"] = True
-            if pinned is not None:
-                table["root_sha256"] = pinned
-            doc["registries"][name] = table
-        serial = None
-        if registry is not None:
-            serial = registry.meta().serial
-            registry.remember()  # the serial seen when the operator added it: the rollback baseline
-    finally:
-        if session is not None:
-            session.close()
-    added = {"name": name, "source": spec.text, "priority": priority,
-             "insecure": bool(args.insecure), "serial": serial, "signed": pinned is not None}
-    if pinned is not None:
-        from pkgmgr.registry.trustroot import trusted_state
-
-        added["root_sha256"] = trusted_state(ctx.home, spec.text).root_sha256 or pinned
-    return Output({"added": added}, f"added registry {name} ({spec.text}, priority {added['priority']})")
-
-
-def _check_readable(session: Session, config: Any, spec: Any) -> Any:
-    """The registry `config` describes, its registry.toml read once; raises that read's error
-    (`not_found` for a directory that does not exist), saying how to record it anyway."""
-    from pkgmgr.registry.client import Registry
-
-    registry = Registry(config, session)
-    try:
-        registry.meta()
-    except PkgmgrError as error:
-        error.message = f"{error.message}\nnothing was recorded"
-        error.args = (error.message,)
-        error.hint = f"check the source, or 'pkgmgr registry add {config.name} {spec.text} --no-check' to record it anyway"
-        raise
-    return registry
-
-
-def _pin_root(ctx: Context, name: str, spec: Any, args: argparse.Namespace) -> str:
-    """Verify and pin a signed registry's initial root (SPEC 5.4a): from `--root FILE`, or its
-    `metadata/1.root.json` when its sha256 is `--root-sha256`. Online, the registry's metadata and
-    registry.toml are read through TUF at once; any failure leaves nothing recorded. Returns
-    the pinned root's sha256."""
-    from pkgmgr.config import RegistryConfig
-    from pkgmgr.registry.client import Registry
-    from pkgmgr.registry.signed import check_root, root_sha256
-    from pkgmgr.registry.trustroot import forget
-
-    for existing in ctx.config.registries:
-        if existing.source == spec.text:
-            raise PkgmgrError(f"{spec.text} is already configured as registry {existing.name}", code=Code.USAGE,
-                              hint=f"'pkgmgr registry remove {existing.name}' first to add it signed")
-    session = _session(ctx)
-    try:
-        probe = Registry(RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256="0" * 64), session)
-        if args.root:
-            path = user_path(args.root)
-            from pkgmgr.fsutil import NotRegularFile, read_regular
-
-            try:  # often the registry's own metadata/1.root.json: never blocks on a FIFO
-                data = read_regular(path, limit=4 * 1024 * 1024, follow_symlinks=True)
-            except NotRegularFile as exc:
-                raise PkgmgrError(f"--root {args.root}: is {exc.kind}, not a regular file", code=Code.INVALID_INDEX,
-                                  path=str(path)) from None
-            except OSError as exc:
-                raise PkgmgrError(f"--root {args.root}: cannot read: {exc.strerror}", code=Code.NOT_FOUND) from None
-        else:
-            wanted = args.root_sha256.strip().lower()
-            if not re.fullmatch(r"[0-9a-f]{64}", wanted):
-                raise PkgmgrError(f"--root-sha256 {args.root_sha256!r} is not 64 hexadecimal digits", code=Code.USAGE)
-            data = _first_root(probe)
-            if root_sha256(data) != wanted:
-                raise PkgmgrError(f"registry {name}: metadata/1.root.json has sha256 {root_sha256(data)}, not the "
-                                  f"pinned {wanted}", code=Code.REGISTRY_SIGNATURE_INVALID,
-                                  details={"registry": name, "expected": wanted, "actual": root_sha256(data)})
-        check_root(data, name)
-        pinned = root_sha256(data)
-        forget(ctx.home, spec.text)
-        probe.config = RegistryConfig(name, spec.text, insecure=args.insecure, root_sha256=pinned)
-        probe.bootstrap = data
-        if ctx.offline:
-            probe.persist_root()
-        else:
-            probe.meta()
-            probe.remember()
-        return pinned
-    except BaseException:
-        forget(ctx.home, spec.text)
-        raise
-    finally:
-        session.close()
-
-
-def _first_root(registry: Any) -> bytes:
-    """`metadata/1.root.json` of a registry, through pkgmgr's network layer (or its directory)."""
-    from pkgmgr.registry.readers import make_reader
-    from pkgmgr.registry.signed import CONFIG, NetFetcher, base_url_of, tuf_error
-    from pkgmgr.registry.trustroot import METADATA_DIR
-
-    plain = make_reader(registry.spec, registry.session, registry.cache, insecure=registry.insecure)
-    base, directory = base_url_of(plain)
-    fetcher = NetFetcher(registry.session, registry.cache, base, directory=directory, insecure=registry.insecure,
-                         immutable=False)
-    try:
-        return fetcher.get(f"{base}{METADATA_DIR}/1.root.json", CONFIG.root_max_length, conditional=False)
-    except Exception as exc:  # noqa: BLE001 - mapped to its SPEC code
-        raise tuf_error(exc, registry.name) from None
+    new = NewRegistry(args.name, args.source, priority=args.priority, insecure=bool(args.insecure),
+                      check=not args.no_check, root=args.root, root_sha256=args.root_sha256)
+    added = add_registry(ctx.home, ctx.config, new, offline=ctx.offline, warn=ctx.warn)
+    return Output({"added": added}, f"added registry {added['name']} ({added['source']}, priority {added['priority']})")
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.configure import registry_rows
+
     session = _resolution_session(ctx)
-    rows = []
     try:
-        for registry in session.registries.ordered:
-            serial = registry.remembered_serial()
-            if registry.exempt:
-                try:
-                    serial = registry.meta().serial
-                except PkgmgrError as error:
-                    ctx.warn(error.message.splitlines()[0])
-            rows.append({**registry.to_json(), "serial": serial})
+        rows = registry_rows(session, ctx.warn)
     finally:
         session.close()
 
@@ -275,57 +131,19 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.config import edit_config
-    from pkgmgr.registry.client import DEFAULT_NAME, Registry
+    from pkgmgr.registry.configure import remove_registry
 
-    if args.name == DEFAULT_NAME:
-        raise PkgmgrError("the shipped registry 'default' cannot be removed", code=Code.USAGE)
-    found = next((r for r in ctx.config.registries if r.name == args.name), None)
-    if found is None:
-        raise PkgmgrError(f"no registry named {args.name!r} is configured", code=Code.NOT_FOUND,
-                          hint="'pkgmgr registry list' shows the configured registries")
-    with edit_config(ctx.home) as doc:
-        del doc["registries"][args.name]
-        if not doc["registries"]:
-            del doc["registries"]
-    session = _session(ctx)
-    try:
-        registry = Registry(found, session)
-        session.memory.forget(registry.source)
-        registry.cache.clear()
-        from pkgmgr.registry.trustroot import forget
-
-        forget(ctx.home, registry.source)  # its trusted TUF metadata
-    finally:
-        session.close()
-    removed = {"name": found.name, "source": registry.source}
-    return Output({"removed": removed}, f"removed registry {found.name} ({registry.source}); "
+    removed = remove_registry(ctx.home, ctx.config, args.name, offline=ctx.offline, warn=ctx.warn)
+    return Output({"removed": removed}, f"removed registry {removed['name']} ({removed['source']}); "
                                         "its remembered serial and checksums are forgotten")
 
 
 def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.registry.index_format import format_datetime
+    from pkgmgr.registry.configure import refresh_registries
 
     session = _resolution_session(ctx, allow_expired=args.allow_expired)
-    refreshed: list[dict[str, Any]] = []
-    failed: list[dict[str, Any]] = []
-    error: PkgmgrError | None = None
     try:
-        targets = [session.registries.get(args.name)] if args.name else session.registries.ordered
-        for registry in targets:
-            if not session.offline:
-                registry.cache.drop_validators()  # SPEC 5.2: re-read it, never confirmed by a 304
-            try:
-                meta = registry.meta()
-                index = registry.index()
-                registry.remember()
-            except PkgmgrError as exc:
-                error = error or exc
-                failed.append({"name": registry.name, "source": registry.source, "error": exc.to_json()})
-                continue
-            refreshed.append({"name": registry.name, "source": registry.source, "serial": meta.serial,
-                              "expires": format_datetime(meta.expires),
-                              "extensions": None if index is None else len(index.extensions)})
+        refreshed, failed, error = refresh_registries(session, args.name)
     finally:
         session.close()
 

@@ -122,3 +122,47 @@ def set_enabled(scope: Scope, name: str, enabled: bool, *, deactivate: bool = Fa
         return guard_removal(conn, scope, current, deactivate=deactivate, action="disable")
 
     return store_set_enabled(scope, name, enabled, before_disable=guard)
+
+
+def _require_store(scope: Scope, names: Sequence[str]) -> None:
+    """A scope never written holds nothing to change: say so without creating its store."""
+    if not scope.exists():
+        raise PkgmgrError(f"{names[0]} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
+
+
+def plan_remove(scope: Scope, names: Sequence[str]) -> list[dict[str, Any]]:
+    """`ext remove --dry-run`: each named install of `scope` and the activations removing it
+    would deactivate. Raises not_found for a name not installed there. Reads only."""
+    from pkgmgr.activation.lifecycle import activations_for
+    from pkgmgr.store.switch import get_installed
+
+    planned = []
+    for name in names:
+        item = get_installed(scope, name)
+        if item is None:
+            raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
+        planned.append({"name": item.name, "version": item.version, "scope": scope.kind,
+                        "activations": activations_for(scope, item.name)})
+    return planned
+
+
+def remove_each(scope: Scope, names: Sequence[str], *, deactivate: bool, timeout: float,
+                ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], PkgmgrError | None]:
+    """`ext remove`: each name in its own transaction under one writer lock; what was removed,
+    the activations deactivated with it, and the first failure (the others still run)."""
+    _require_store(scope, names)
+    done, error = scope.each_under_writer(names, lambda name: remove(scope, name, deactivate=deactivate), timeout)
+    removed = [{"name": item.name, "version": item.version, "scope": scope.kind} for item, _ in done]
+    return removed, [a for _, gone in done for a in gone], error
+
+
+def set_enabled_each(scope: Scope, names: Sequence[str], enabled: bool, *, deactivate: bool, timeout: float,
+                     ) -> tuple[list[dict[str, Any]], list[dict[str, Any]], PkgmgrError | None]:
+    """`ext enable|disable`: each name in its own transaction under one writer lock; what changed,
+    the activations a disable deactivated, and the first failure (the others still run)."""
+    _require_store(scope, names)
+    done, error = scope.each_under_writer(
+        names, lambda name: set_enabled(scope, name, enabled, deactivate=deactivate), timeout)
+    changed = [{"name": item.name, "version": item.version, "scope": item.scope, "enabled": item.enabled}
+               for item, _ in done]
+    return changed, [a for _, gone in done for a in gone], error

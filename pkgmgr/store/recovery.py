@@ -224,12 +224,10 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
 
 
 def _tree_problems(item: Installed) -> list[str]:
-    from pkgmgr.archive import diff_listings, tree_checksum_and_listing
+    from pkgmgr.archive import tree_checksum_and_listing, tree_report
     from pkgmgr.store.db import FORMAT_1_MARK
 
-    checksum, listing = tree_checksum_and_listing(item.directory)
-    diff = diff_listings(item.tree_listing, listing)
-    if checksum != item.tree_sha256 or diff.added or diff.removed or diff.modified:
+    if not tree_report(item.tree_sha256, item.tree_listing, tree_checksum_and_listing(item.directory))["ok"]:
         why = ("its files no longer matched what was installed when its checksum was migrated to format 2"
                if item.tree_sha256.startswith(FORMAT_1_MARK) else "tree checksum differs from the recorded one")
         return [f"{why} (run 'pkgmgr ext verify {item.name}' for the files)"]

@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import os
 import sqlite3
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import pkgmgr.store.db as dbmod
 from pkgmgr.crash import crashpoint
@@ -26,6 +27,8 @@ from pkgmgr.store.checks import has_trees
 WORKSPACE_MANIFEST = "pkgmgr.toml"
 # the files pkgmgr opens for writing in a scope root (SQLite adds the -wal and -shm files)
 _ROOT_FILES = ("state.db", "state.db-wal", "state.db-shm", "state.lock")
+T = TypeVar("T")
+R = TypeVar("R")
 
 
 @dataclass
@@ -183,6 +186,20 @@ class Scope:
             raise disk from exc
         finally:
             lock.release()
+
+    def each_under_writer(self, items: Iterable[T], action: Callable[[T], R], timeout: float = 30.0,
+                          ) -> tuple[list[R], PkgmgrError | None]:
+        """`action` on each of `items` in order, under the writer lock held once: what each returned,
+        and the first failure (the others still run: one failure does not hide their outcome)."""
+        done: list[R] = []
+        error: PkgmgrError | None = None
+        with self.writer(timeout):
+            for item in items:
+                try:
+                    done.append(action(item))
+                except PkgmgrError as exc:
+                    error = error or exc
+        return done, error
 
     def _user_path(self, path: object) -> object:
         """The path a disk failure names: the scope root instead of a private staging path (SPEC 11:

@@ -16,7 +16,6 @@ import pytest
 
 from pkgmgr.cli.context import Context
 from pkgmgr.cli.ext_cmds import (
-    _reinstall_hint,
     announce_for,
     confirm_for,
     install_options,
@@ -102,7 +101,7 @@ def test_the_prompt_shows_the_summary_then_asks(answer: str, expected: bool, hom
         "\nInstall net-tool 1.2.0 from this unverified source? [y/N] "
 
 
-# --- install_options, installed_json, _reinstall_hint ---------------------------------------------
+# --- install_options, installed_json ------------------------------------------------------------
 
 
 def _install_args(**flags: bool) -> argparse.Namespace:
@@ -134,19 +133,6 @@ def test_installed_json_has_the_spec_fields_and_extras() -> None:
     assert installed_json(item, action="installed") == {
         "name": "x-ext", "version": "1.0.0", "scope": "global", "source": "registry", "sha256": "f" * 64,
         "verified": True, "action": "installed"}
-
-
-@pytest.mark.parametrize("kind, source, expected", [
-    ("path", "/src/x-ext", "pkgmgr ext install /src/x-ext --force --allow-unverified"),
-    ("archive", "/dl/x.tar.gz", "pkgmgr ext install /dl/x.tar.gz --force --allow-unverified"),
-    ("url", "https://example.org/x.tar.gz", "pkgmgr ext install https://example.org/x.tar.gz --force "
-                                            "--allow-unverified"),
-    ("github", "acme/x", "pkgmgr ext install github:acme/x --force --allow-unverified"),
-    ("registry", "acme", "pkgmgr ext install x-ext@1.0.0 --force"),
-])
-def test_the_reinstall_hint_names_the_recorded_source(kind: str, source: str, expected: str) -> None:
-    item = SimpleNamespace(name="x-ext", version="1.0.0", source_kind=kind, source=source)
-    assert _reinstall_hint(item) == f"reinstall it with '{expected}'"
 
 
 # --- validate, pack -----------------------------------------------------------------------------

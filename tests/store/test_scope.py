@@ -306,3 +306,19 @@ def test_the_walk_stops_at_a_filesystem_boundary(user_home: Path, monkeypatch: p
     device = user_home.stat().st_dev + 1
     fake_stat(monkeypatch, lambda path: path == mount or mount in path.parents, 2, device)  # st_dev
     assert discover_workspace(inside, home=user_home) == inside
+
+
+def test_each_under_writer_runs_every_item_and_keeps_the_first_failure(tmp_path: Path) -> None:
+    scope = global_scope(tmp_path / "home")
+    seen: list[str] = []
+
+    def action(name: str) -> str:
+        seen.append(name)
+        if name.startswith("bad"):
+            raise PkgmgrError(f"{name} failed", code="not_found")
+        return name.upper()
+
+    done, error = scope.each_under_writer(["a", "bad1", "b", "bad2"], action)
+    assert (done, seen) == (["A", "B"], ["a", "bad1", "b", "bad2"])
+    assert error is not None and error.message == "bad1 failed"
+    assert scope.each_under_writer([], action) == ([], None)

@@ -1,0 +1,85 @@
+"""`bundle preview`: what activating a target would create (SPEC 9), computed and checked but
+never written — the activation it would be (or the one that exists), its projected resources,
+the profile's inventory, the conflicts that would refuse it and whether it needs confirming."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import sqlite3
+
+    from pkgmgr.activation.lifecycle import Resolved
+    from pkgmgr.bundles import Profile
+    from pkgmgr.config import Config
+    from pkgmgr.errors import Problem
+    from pkgmgr.store.scope import Scope
+
+
+@dataclass(frozen=True)
+class Preview:
+    """`document` is the command's JSON; the rest is what its human text shows besides."""
+
+    document: dict[str, Any]
+    resolved: Resolved
+    existing: sqlite3.Row | None  # the activation's row when it exists
+    findings: list[Problem]
+
+    @property
+    def needs_confirmation(self) -> bool:
+        return bool(self.document["confirmation_required"])
+
+
+def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
+    """Resolve `target` (EXTENSION[:BUNDLE[/PROFILE]]) in `scope` and compute its activation.
+    Raises what `lifecycle.resolve` raises (not_found, usage). Reads only: never creates state.db."""
+    from pkgmgr.activation.lifecycle import (
+        ACTIVE,
+        AWAITING,
+        Target,
+        activation_json,
+        findings_for,
+        get_activation,
+        new_activation,
+        resolve,
+    )
+    from pkgmgr.manifest.network import normalize_network
+
+    resolved = resolve(scope, Target.parse(target), config=config)
+    projection = resolved.projection
+    conn = scope.reader()  # never creates state.db: a preview writes nothing
+    existing = get_activation(conn, projection.activation_id)
+    findings = findings_for(conn, scope, resolved.bundle, resolved.profile, activation=projection.activation_id)
+    needs_confirmation = projection.network_digest != ""
+    if existing is not None:
+        activation = activation_json(existing)
+        needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
+    else:
+        activation = new_activation(resolved, scope, AWAITING if needs_confirmation else ACTIVE)
+    network, _ = normalize_network(resolved.installed.manifest.get("network_participation"))
+    document = {
+        "activation": activation,
+        "exists": existing is not None,
+        "inventory": inventory(resolved.profile),
+        "resources": [{"id": r.id, "kind": r.kind, "name": r.name, "digest": r.sha256, "source_path": r.source_path}
+                      for r in projection.resources],
+        "conflicts": [f.to_json() for f in findings],
+        "confirmation_required": needs_confirmation,
+        "network_requirement": network if network and network.get("required") else None,
+    }
+    return Preview(document, resolved, existing, findings)
+
+
+def inventory(profile: Profile) -> dict[str, Any]:
+    """A profile's agents, channels, jobs, triggers and layouts, as plain JSON."""
+    return {
+        "agents": [{"name": a.name, "path": a.path, "model": a.front_matter.get("model"),
+                    "provider": a.front_matter.get("provider"), "soul": a.soul is not None,
+                    "heartbeat": a.heartbeat is not None} for a in profile.agents],
+        "channels": profile.channels.record(),
+        "jobs": [{"name": j.name, "agent": j.agent, "enabled": j.enabled, "schedule": j.schedule}
+                 for j in profile.jobs],
+        "triggers": [{"name": t.name, "agent": t.agent, "event": t.event} for t in profile.triggers],
+        "layouts": [{"id": lay.id, "display_name": lay.display_name, "path": lay.path} for lay in profile.layouts],
+    }
