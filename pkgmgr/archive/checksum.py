@@ -41,6 +41,9 @@ _CHECKSUM = re.compile(r"sha256-2:[0-9a-f]{64}")
 _REREADS = 3  # a file whose size changes while it is hashed is read again, this many times at most
 
 
+_LABEL_BYTES = {"0644": b"0644", "0755": b"0755"}
+
+
 def is_tree_checksum(value: str) -> bool:
     """`value` is a format-2 tree checksum (`sha256-2:` and 64 lower-case hex), matched whole."""
     return _CHECKSUM.fullmatch(value) is not None
@@ -103,6 +106,7 @@ class TreeRecord:
     def __init__(self) -> None:
         self._tree = hashlib.sha256()
         self._prefix: str | None = None
+        self._skip = 0  # len(os.fsencode(self._prefix))
         self._last = b""
         self._usable = sys.platform != "darwin"  # HFS+ may store a name differently than written
         self._content: Any = None
@@ -115,6 +119,7 @@ class TreeRecord:
     def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
         if self._prefix is None:
             self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
+            self._skip = len(os.fsencode(self._prefix))
         name = os.fsencode(rel)
         if not rel.startswith(self._prefix) or name <= self._last or size is None:
             self._usable = False
@@ -125,7 +130,7 @@ class TreeRecord:
             return content.update
         assert size is not None
         tree = self._tree
-        tree.update(record_header(os.fsencode(rel[len(self._prefix):]), self._label.encode(), size))
+        tree.update(record_header(name[self._skip:], _LABEL_BYTES[self._label], size))
 
         def take(chunk: bytes) -> None:
             self._fed += len(chunk)
