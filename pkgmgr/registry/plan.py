@@ -41,6 +41,7 @@ class RemotePlanner:
         self.options = options
         self.asset = asset
         self.registry = registry
+        self._unrecorded: dict[str, Registry] | None = None  # a batch: registries whose memory `remember` records
 
     def __call__(self, ref: "Ref") -> Plan:
         if ref.kind == "name":
@@ -55,7 +56,9 @@ class RemotePlanner:
 
     def prefetch(self, refs: "list[Ref]") -> None:
         """Read the registry entries of the name refs concurrently, before they are planned one
-        by one (`Registries.prefetch`); errors surface when each is planned."""
+        by one (`Registries.prefetch`); errors surface when each is planned. The batch's plans
+        then leave the registries' memory to one `remember()` (one transaction, not one a ref)."""
+        self._unrecorded = {}
         names = [ref.name for ref in refs if ref.kind == "name" and ref.name]
         if not names or self.registry is not None:
             return
@@ -93,8 +96,17 @@ class RemotePlanner:
             if error.code == "version_not_found":
                 _name_other_registry(error, registries.ordered, registry, ref, request)
             raise
-        registry.remember()
+        if self._unrecorded is None:
+            registry.remember()
+        else:
+            self._unrecorded[registry.name] = registry
         return registry_plan(self.session, registry, entry, version, ref)
+
+    def remember(self) -> None:
+        """Record what the plans of a batch read (`Registry.remember`, once per registry)."""
+        unrecorded, self._unrecorded = self._unrecorded, None
+        for registry in (unrecorded or {}).values():
+            registry.remember()
 
 
 def _listed_names(ordered: list[Registry]) -> list[str]:
