@@ -251,6 +251,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
         if index not in unchanged and move.switch.announce is not None:
             move.switch.announce(move.switch.prepared.summary())
     renamed: list[Path] = []
+    touched: dict[Path, None] = {}  # the directories the renames changed, fsynced once each after them
     conn = scope.db
     failed = -1
     try:
@@ -272,10 +273,13 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             os.rename(prepared.root, target)
             renamed.append(target)
             move.rel, move.target = rel, target
-            fsync_dirs(target.parent)  # the rename on disk before the commit that names it
+            touched[target.parent] = None
             if first_of_name:  # and the directories made for it
-                fsync_dirs(target.parent.parent, scope.root)
+                touched.update({target.parent.parent: None, scope.root: None})
             crashpoint("install.after_rename")
+        # every rename on disk before the commit that names it: one journal commit for the batch
+        # (the first fsync), not one a rename
+        fsync_dirs(*touched)
         activations: dict[int, list[dict[str, Any]]] = {}
         installed: dict[int, Installed] = {}
         if len(unchanged) == len(moves) and all(c.pinned == options.pin for c in unchanged.values()):
