@@ -98,7 +98,8 @@ class TreeRecord:
 
     `file(rel, mode, size)` starts a file (rel: relative to the extraction directory, mode
     already normalised, size: its length as the archive declares it, None when unknown) and
-    returns the function that takes its content, chunk by chunk; `end()` closes it.
+    returns the function that takes its content, chunk by chunk; `end()` closes it. `add(rel,
+    mode, data)` is the three for a file written whole.
     `result(directory, root)` is `tree_checksum_and_listing(root)` of what was written, or None
     when this recording cannot tell (files out of order, a size unknown or not the one written,
     or the manifest root is not the single top-level directory the first file suggested)."""
@@ -116,7 +117,9 @@ class TreeRecord:
         self._fed = 0
         self._listing: dict[str, str] = {}
 
-    def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
+    def _start(self, rel: str, mode: int, size: int | None) -> bytes | None:
+        """Begin file `rel`: the header of its record in the tree checksum, or None once this
+        recording cannot tell."""
         if self._prefix is None:
             self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
             self._skip = len(os.fsencode(self._prefix))
@@ -124,13 +127,20 @@ class TreeRecord:
         if not rel.startswith(self._prefix) or name <= self._last or size is None:
             self._usable = False
         self._last = name
-        self._rel, self._label, self._size, self._fed = rel, mode_label(mode), size, 0
-        self._content = content = hashlib.sha256()
+        self._rel, self._label = rel, mode_label(mode)
         if not self._usable:
-            return content.update
+            return None
         assert size is not None
+        return record_header(name[self._skip:], _LABEL_BYTES[self._label], size)
+
+    def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
+        header = self._start(rel, mode, size)
+        self._size, self._fed = size, 0
+        self._content = content = hashlib.sha256()
+        if header is None:
+            return content.update
         tree = self._tree
-        tree.update(record_header(name[self._skip:], _LABEL_BYTES[self._label], size))
+        tree.update(header)
 
         def take(chunk: bytes) -> None:
             self._fed += len(chunk)
@@ -138,6 +148,15 @@ class TreeRecord:
             tree.update(chunk)
 
         return take
+
+    def add(self, rel: str, mode: int, data: bytes) -> None:
+        """`file(rel, mode, len(data))`, the whole content and `end()` in one call."""
+        header = self._start(rel, mode, len(data))
+        if header is not None:
+            self._tree.update(header)
+            self._tree.update(data)
+            self._tree.update(b",")
+        self._listing[rel] = f"{self._label}:{hashlib.sha256(data).hexdigest()}"
 
     def end(self) -> None:
         if self._usable:

@@ -77,6 +77,14 @@ def empty_directory(directory: Path) -> None:
         remove_tree(Path(entry.path))
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    done = os.write(fd, data)
+    if done < len(data):
+        view = memoryview(data)[done:]
+        while view:
+            view = view[os.write(fd, view):]
+
+
 def process_umask() -> int | None:
     """The process's umask as Linux reports it (`/proc/self/status`), without changing it
     (`os.umask` can only be read by setting it, which races with other threads); None where
@@ -126,9 +134,9 @@ class TreeWriter:
             self._dirs.add(rel)
             self._made.append(path)
 
-    def write(self, rel: str, chunks: Iterable[bytes], mode: int, size: int | None = None) -> None:
-        """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), with
-        `mode` (0644 or 0755)."""
+    def _create(self, rel: str, mode: int) -> tuple[int, bool]:
+        """Create file `rel` (parents included): its descriptor, and whether it has `mode`
+        already (else the caller fchmods it)."""
         parent = rel.rpartition("/")[0]
         if parent not in self._dirs:
             self.mkdir(parent)
@@ -136,24 +144,37 @@ class TreeWriter:
             umask = process_umask()
             self._direct = frozenset(m for m in (FILE_MODE, EXEC_MODE) if umask is not None and not umask & m)
         direct = mode in self._direct
-        fd = os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600)
+        return os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600), direct
+
+    def write(self, rel: str, chunks: Iterable[bytes], mode: int, size: int | None = None) -> None:
+        """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), with
+        `mode` (0644 or 0755)."""
+        fd, direct = self._create(rel, mode)
         record = self._record
         take = record.file(rel, mode, size) if record is not None else None
         try:
             for chunk in chunks:
                 if take is not None:
                     take(chunk)
-                done = os.write(fd, chunk)
-                if done < len(chunk):
-                    view = memoryview(chunk)[done:]
-                    while view:
-                        view = view[os.write(fd, view):]
+                _write_all(fd, chunk)
             if not direct:
                 os.fchmod(fd, mode)
         finally:
             os.close(fd)
         if record is not None:
             record.end()
+
+    def write_bytes(self, rel: str, data: bytes, mode: int) -> None:
+        """`write` of a file whose whole content is at hand."""
+        fd, direct = self._create(rel, mode)
+        try:
+            _write_all(fd, data)
+            if not direct:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        if self._record is not None:
+            self._record.add(rel, mode, data)
 
     def finish(self) -> None:
         """Give every directory this writer made its final mode."""

@@ -54,7 +54,12 @@ class Staging:
     def write_bytes(self, rel: str, data: bytes, *, mode: int, member: str) -> None:
         """`write` of a small file whose whole content is at hand."""
         self.budget.take(len(data), member)
-        self._write(rel, (data,), mode, member, len(data))
+        try:
+            self._writer.write_bytes(rel, data, file_mode(mode))
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise self._too_long(member) from None
 
     def _write(self, rel: str, chunks: Iterable[bytes], mode: int, member: str, size: int | None) -> None:
         try:
