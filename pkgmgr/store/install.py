@@ -385,13 +385,24 @@ def now_utc() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def login_user() -> str:
-    import getpass
+_LOGIN_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")  # what getpass.getuser reads first
+_login_users: dict[tuple[str | None, ...], str] = {}
 
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+def login_user() -> str:
+    """`getpass.getuser()`, looked up once per process for the same environment (without a
+    login variable it reads the password database: once per row of a 20-extension batch)."""
+    key = tuple(os.environ.get(name) for name in _LOGIN_VARIABLES)
+    found = _login_users.get(key)
+    if found is None:
+        import getpass
+
+        try:
+            found = getpass.getuser()
+        except (KeyError, OSError):
+            found = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+        _login_users[key] = found
+    return found
 
 
 def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None,
