@@ -13,6 +13,7 @@ untimed; empty caches); the directories are deleted only after the last round (`
 
 from __future__ import annotations
 
+import os
 import random
 import shlex
 import sys
@@ -50,6 +51,18 @@ def _template_home(env: Env, **config: Any) -> Path:
     write_config(home, **config)
     env.pkgmgr("ext", "list", "-o", "json", home=home)
     return home
+
+
+def _settled(reset: Callable[[], None]) -> Callable[[], None]:
+    """`reset`, then an untimed `sync`: what the previous run wrote and did not flush (the peers
+    flush nothing) is on disk before the next timed run, so that pkgmgr's one syncfs writes back
+    its own files, not the peer's last 1,200-10,000."""
+
+    def run() -> None:
+        reset()
+        os.sync()
+
+    return run
 
 
 class _Runs:
@@ -109,7 +122,8 @@ def install_many(env: Env) -> Iterator[Case]:
 
         total = sum(r.size for r in releases)
         try:
-            yield Case(subject=ours.install, baseline=baseline, reset=ours.reset, reset_baseline=reset_baseline,
+            yield Case(subject=ours.install, baseline=baseline, reset=_settled(ours.reset),
+                       reset_baseline=_settled(reset_baseline),
                        baseline_label=("bash loop: curl -o, sha256sum -c, tar -xzf per archive" if curl else
                                        "bash loop: python3 urllib download (no curl on this machine), sha256sum -c, "
                                        "tar -xzf per archive"),
@@ -166,7 +180,8 @@ def install_uv(env: Env) -> Iterator[Case]:
 
         version = run([uv, "--version"]).strip()
         try:
-            yield Case(subject=ours.install, baseline=baseline, reset=ours.reset, reset_baseline=reset_baseline,
+            yield Case(subject=ours.install, baseline=baseline, reset=_settled(ours.reset),
+                       reset_baseline=_settled(reset_baseline),
                        baseline_label=f"{version}: pip install --no-deps --require-hashes --target DIR, "
                                       f"{count} wheels from a loopback PEP 503 index, cold cache",
                        facts={"extensions": f"{count} x {FILES} files (the same files in the wheels)",
@@ -191,8 +206,8 @@ def install_durable(env: Env) -> Iterator[Case]:
         durable = _Runs(env, template, args, server)
         volatile = _Runs(env, template, args, server, "home-volatile", PKGMGR_TEST_DURABILITY="off")
         try:
-            yield Case(subject=durable.install, baseline=volatile.install, reset=durable.reset,
-                       reset_baseline=volatile.reset,
+            yield Case(subject=durable.install, baseline=volatile.install, reset=_settled(durable.reset),
+                       reset_baseline=_settled(volatile.reset),
                        baseline_label="the same command with PKGMGR_TEST_DURABILITY=off",
                        facts={"extensions": f"{count} x {FILES} files",
                               "durable": "one syncfs, a directory fsync per rename, synchronous = FULL"})
@@ -294,8 +309,8 @@ def _local_install(env: Env, name: str, files: list[tuple[str, bytes]] | dict[st
     facts = {"archive": f"{size / (1 << 20):.1f} MiB compressed, {unpacked / (1 << 20):.1f} MiB in {count} files",
              **facts}
     try:
-        yield Case(subject=ours.install, baseline=lambda: run(["bash", "-c", script["s"]]), reset=ours.reset,
-                   reset_baseline=reset_baseline, baseline_label=label, facts=facts, verdict=verdict)
+        yield Case(subject=ours.install, baseline=lambda: run(["bash", "-c", script["s"]]), reset=_settled(ours.reset),
+                   reset_baseline=_settled(reset_baseline), baseline_label=label, facts=facts, verdict=verdict)
     finally:
         ours.homes.cleanup()
         outs.cleanup()

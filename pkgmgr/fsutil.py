@@ -131,10 +131,19 @@ def fsync_dir(path: Path) -> None:
 
 
 def fsync_dirs(*paths: Path) -> None:
-    """`fsync_dir` of each: the store's renames and removals that a later step relies on."""
-    if DURABLE:
+    """`fsync_dir` of each: the store's renames and removals that a later step relies on. Several
+    are fsynced at once, from threads: each fsync also flushes the disk's cache (~5-20 ms here
+    under load), and concurrent ones share the journal commit and the flush."""
+    if not DURABLE:
+        return
+    if len(paths) <= 2:
         for path in paths:
             fsync_dir(path)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=min(len(paths), 16), thread_name_prefix="pkgmgr-fsync") as pool:
+        list(pool.map(fsync_dir, paths))
 
 
 def fsync_tree(path: Path) -> None:

@@ -1,6 +1,6 @@
 """Start-up cost (SPEC 12): `pkgmgr --version` and `ext list -o json` import neither requests,
-rich nor jsonschema, and a read whose registry files all answer 304 (or `--offline`) imports no
-HTTP stack. Checked in a fresh interpreter, after running the real entry point."""
+rich nor jsonschema, and a read or an install whose requests all get an answer (or `--offline`)
+imports no HTTP stack. Checked in a fresh interpreter, after running the real entry point."""
 
 from __future__ import annotations
 
@@ -17,7 +17,9 @@ from tests.registry.helpers import RegistryDir
 from tests.support.servers import StaticFileServer
 
 HEAVY = ("requests", "rich", "jsonschema")
-HTTP_STACK = ("requests", "urllib3", "charset_normalizer", "idna")  # only for a request that is not a 304
+# only for a request the standard library's first hop could not answer (a redirect, a failure
+# before any response, a proxy)
+HTTP_STACK = ("requests", "urllib3", "charset_normalizer", "idna")
 DEFERRED = ("hashlib",)  # OpenSSL's load: neither command hashes anything (stdlib modules pinned out)
 TUF = ("tuf", "securesystemslib", "cryptography")  # only when a signed registry is read or signed (SPEC 5.4a)
 WRAPPER = """
@@ -75,8 +77,9 @@ def test_a_warm_read_imports_no_http_stack(args: tuple[str, ...], home: Path, re
                                            static_server: StaticFileServer) -> None:
     regdir.publish("demo-ext", "0.1.0")
     assert run_and_list_modules("registry", "add", "acme", static_server.url + "/")["code"] == 0
-    cold = run_and_list_modules(*args[-3:], "-o", "json")  # fills the registry cache (bodies: requests)
-    assert cold["code"] == 0 and "requests" in cold["loaded"]  # the wrapper would notice
+    cold = run_and_list_modules(*args[-3:], "-o", "json")  # fills the registry cache (bodies: the stdlib too)
+    assert cold["code"] == 0 and "http" in cold["loaded"]  # the wrapper would notice
+    assert [name for name in HTTP_STACK if name in cold["loaded"]] == []
     static_server.clear()
     warm = run_and_list_modules(*args, "-o", "json")
     assert warm["code"] == 0 and warm["stdout"] == cold["stdout"]
@@ -107,3 +110,15 @@ def test_a_generated_validator_loads_only_itself() -> None:
     assert proc.returncode == 0, proc.stderr
     loaded = json.loads(proc.stdout)
     assert [name for name in ("jsonschema", "fastjsonschema", "decimal") if name in loaded] == []
+
+
+def test_an_install_from_a_registry_imports_no_http_stack(home: Path, regdir: RegistryDir,
+                                                          static_server: StaticFileServer) -> None:
+    regdir.publish("demo-ext", "0.1.0")
+    regdir.publish("other-ext", "0.2.0")
+    assert run_and_list_modules("registry", "add", "acme", static_server.url + "/")["code"] == 0
+    report = run_and_list_modules("ext", "install", "demo-ext", "other-ext", "--yes", "-o", "json")
+    assert report["code"] == 0, report["stdout"]
+    assert [item["name"] for item in json.loads(report["stdout"])["installed"]] == ["demo-ext", "other-ext"]
+    assert "http" in report["loaded"] and [name for name in HTTP_STACK if name in report["loaded"]] == []
+    assert any(r.path.endswith(".tar.gz") for r in static_server.requests)

@@ -41,6 +41,9 @@ _CHECKSUM = re.compile(r"sha256-2:[0-9a-f]{64}")
 _REREADS = 3  # a file whose size changes while it is hashed is read again, this many times at most
 
 
+_LABEL_BYTES = {"0644": b"0644", "0755": b"0755"}
+
+
 def is_tree_checksum(value: str) -> bool:
     """`value` is a format-2 tree checksum (`sha256-2:` and 64 lower-case hex), matched whole."""
     return _CHECKSUM.fullmatch(value) is not None
@@ -95,7 +98,8 @@ class TreeRecord:
 
     `file(rel, mode, size)` starts a file (rel: relative to the extraction directory, mode
     already normalised, size: its length as the archive declares it, None when unknown) and
-    returns the function that takes its content, chunk by chunk; `end()` closes it.
+    returns the function that takes its content, chunk by chunk; `end()` closes it. `add(rel,
+    mode, data)` is the three for a file written whole.
     `result(directory, root)` is `tree_checksum_and_listing(root)` of what was written, or None
     when this recording cannot tell (files out of order, a size unknown or not the one written,
     or the manifest root is not the single top-level directory the first file suggested)."""
@@ -103,6 +107,7 @@ class TreeRecord:
     def __init__(self) -> None:
         self._tree = hashlib.sha256()
         self._prefix: str | None = None
+        self._skip = 0  # len(os.fsencode(self._prefix))
         self._last = b""
         self._usable = sys.platform != "darwin"  # HFS+ may store a name differently than written
         self._content: Any = None
@@ -112,20 +117,30 @@ class TreeRecord:
         self._fed = 0
         self._listing: dict[str, str] = {}
 
-    def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
+    def _start(self, rel: str, mode: int, size: int | None) -> bytes | None:
+        """Begin file `rel`: the header of its record in the tree checksum, or None once this
+        recording cannot tell."""
         if self._prefix is None:
             self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
+            self._skip = len(os.fsencode(self._prefix))
         name = os.fsencode(rel)
         if not rel.startswith(self._prefix) or name <= self._last or size is None:
             self._usable = False
         self._last = name
-        self._rel, self._label, self._size, self._fed = rel, mode_label(mode), size, 0
-        self._content = content = hashlib.sha256()
+        self._rel, self._label = rel, mode_label(mode)
         if not self._usable:
-            return content.update
+            return None
         assert size is not None
+        return record_header(name[self._skip:], _LABEL_BYTES[self._label], size)
+
+    def file(self, rel: str, mode: int, size: int | None = None) -> Callable[[bytes], None]:
+        header = self._start(rel, mode, size)
+        self._size, self._fed = size, 0
+        self._content = content = hashlib.sha256()
+        if header is None:
+            return content.update
         tree = self._tree
-        tree.update(record_header(os.fsencode(rel[len(self._prefix):]), self._label.encode(), size))
+        tree.update(header)
 
         def take(chunk: bytes) -> None:
             self._fed += len(chunk)
@@ -133,6 +148,15 @@ class TreeRecord:
             tree.update(chunk)
 
         return take
+
+    def add(self, rel: str, mode: int, data: bytes) -> None:
+        """`file(rel, mode, len(data))`, the whole content and `end()` in one call."""
+        header = self._start(rel, mode, len(data))
+        if header is not None:
+            self._tree.update(header)
+            self._tree.update(data)
+            self._tree.update(b",")
+        self._listing[rel] = f"{self._label}:{hashlib.sha256(data).hexdigest()}"
 
     def end(self) -> None:
         if self._usable:

@@ -77,24 +77,50 @@ def empty_directory(directory: Path) -> None:
         remove_tree(Path(entry.path))
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    done = os.write(fd, data)
+    if done < len(data):
+        view = memoryview(data)[done:]
+        while view:
+            view = view[os.write(fd, view):]
+
+
+def process_umask() -> int | None:
+    """The process's umask as Linux reports it (`/proc/self/status`), without changing it
+    (`os.umask` can only be read by setting it, which races with other threads); None where
+    it cannot be read."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 class TreeWriter:
     """Writes a new tree under an existing private directory.
 
     Paths are relative POSIX paths that were already validated; files are created with
-    O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) and given their final
-    normalised mode with fchmod, independent of the umask. Directories get 0755 in `finish()`.
+    O_CREAT|O_EXCL|O_NOFOLLOW (never overwriting, never through a link) with their final
+    normalised mode, independent of the umask: created with it when the umask leaves it whole
+    (the usual 022 does), else given it with fchmod — the umask is read once, when the first
+    file is created (pkgmgr never changes it). Directories get 0755 in `finish()`.
     No fsync here: the store makes the whole tree durable in one flush before renaming it into
     place (`store.switch.commit`, `fsutil.durable_tree`).
     """
 
     def __init__(self, root: Path, record: Any = None) -> None:
         self._root = os.fspath(root)
+        self._prefix = os.path.join(self._root, "")
         self._dirs: set[str] = {""}
         self._made: list[str] = []
         self._record = record  # a checksum.TreeRecord, fed what is written
+        self._direct: frozenset[int] | None = None  # the modes the umask leaves whole, read at the first file
 
     def _path(self, rel: str) -> str:
-        return os.path.join(self._root, rel)
+        return self._prefix + rel
 
     def mkdir(self, rel: str) -> None:
         """Create directory `rel` and any missing parents (known parents cost nothing)."""
@@ -108,24 +134,47 @@ class TreeWriter:
             self._dirs.add(rel)
             self._made.append(path)
 
+    def _create(self, rel: str, mode: int) -> tuple[int, bool]:
+        """Create file `rel` (parents included): its descriptor, and whether it has `mode`
+        already (else the caller fchmods it)."""
+        parent = rel.rpartition("/")[0]
+        if parent not in self._dirs:
+            self.mkdir(parent)
+        if self._direct is None:
+            umask = process_umask()
+            self._direct = frozenset(m for m in (FILE_MODE, EXEC_MODE) if umask is not None and not umask & m)
+        direct = mode in self._direct
+        return os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600), direct
+
     def write(self, rel: str, chunks: Iterable[bytes], mode: int, size: int | None = None) -> None:
-        """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), then
-        set `mode`."""
-        self.mkdir(rel.rpartition("/")[0])
-        fd = os.open(self._path(rel), _CREATE_FLAGS, 0o600)
-        take = self._record.file(rel, mode, size) if self._record is not None else None
+        """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), with
+        `mode` (0644 or 0755)."""
+        fd, direct = self._create(rel, mode)
+        record = self._record
+        take = record.file(rel, mode, size) if record is not None else None
         try:
             for chunk in chunks:
                 if take is not None:
                     take(chunk)
-                view = memoryview(chunk)
-                while view:
-                    view = view[os.write(fd, view):]
-            os.fchmod(fd, mode)
+                _write_all(fd, chunk)
+            if not direct:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+        if record is not None:
+            record.end()
+
+    def write_bytes(self, rel: str, data: bytes, mode: int) -> None:
+        """`write` of a file whose whole content is at hand."""
+        fd, direct = self._create(rel, mode)
+        try:
+            _write_all(fd, data)
+            if not direct:
+                os.fchmod(fd, mode)
         finally:
             os.close(fd)
         if self._record is not None:
-            self._record.end()
+            self._record.add(rel, mode, data)
 
     def finish(self) -> None:
         """Give every directory this writer made its final mode."""

@@ -59,20 +59,25 @@ def split_member_name(name: str, *, is_dir: bool) -> tuple[str, ...]:
         raise NameRefused(name, "name starts with a drive letter")
     if name.endswith("/") and not is_dir:
         raise NameRefused(name, "a file name ends with '/'")
-    parts = tuple(part for part in name.split("/") if part not in ("", "."))
+    parts = name.split("/")
+    if "" in parts or "." in parts:
+        parts = [part for part in parts if part not in ("", ".")]
     if ".." in parts:
         raise NameRefused(name, "name has a '..' component")
     if not parts and not is_dir:
         raise NameRefused(name, "empty name")
-    if len(name.encode("utf-8")) > MAX_NAME_BYTES:
+    size = len(name.encode("utf-8"))
+    if size > MAX_NAME_BYTES:
         raise NameRefused(name, f"name longer than {MAX_NAME_BYTES} bytes")
-    if any(len(part.encode("utf-8")) > MAX_COMPONENT_BYTES for part in parts):
+    if size > MAX_COMPONENT_BYTES and any(len(part.encode("utf-8")) > MAX_COMPONENT_BYTES for part in parts):
         raise NameRefused(name, f"a path component longer than {MAX_COMPONENT_BYTES} bytes")
-    return parts
+    return tuple(parts)
 
 
 def fold(path: str) -> str:
     """The key under which two names collide: case-folded, NFC-normalised (as on macOS/Windows)."""
+    if path.isascii():
+        return path.lower()  # ASCII: casefold() is lower(), and NFC changes nothing
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 
@@ -91,11 +96,12 @@ class NameTable:
 
     def add(self, parts: tuple[str, ...], *, is_dir: bool, member: str) -> None:
         """Record one member (its `split_member_name` parts); `NameRefused` on any clash."""
-        for depth in range(1, len(parts)):
-            self._add_dir("/".join(parts[:depth]), member)
         if not parts:
             return
         path = "/".join(parts)
+        if path.rpartition("/")[0] not in self._known_dirs:  # a known directory's parents are known
+            for depth in range(1, len(parts)):
+                self._add_dir("/".join(parts[:depth]), member)
         key = fold(path)
         if is_dir:
             self._add_dir(path, member)

@@ -49,8 +49,21 @@ class Staging:
         the uncompressed limit. `mode` is the archive's; it is normalised to 0644/0755. `size`
         is the length the archive declares (the tree checksum's record is fed before the
         content; a wrong one only costs reading the tree back)."""
+        self._write(rel, self._counted(chunks, member), mode, member, size)
+
+    def write_bytes(self, rel: str, data: bytes, *, mode: int, member: str) -> None:
+        """`write` of a small file whose whole content is at hand."""
+        self.budget.take(len(data), member)
         try:
-            self._writer.write(rel, self._counted(chunks, member), file_mode(mode), size)
+            self._writer.write_bytes(rel, data, file_mode(mode))
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise self._too_long(member) from None
+
+    def _write(self, rel: str, chunks: Iterable[bytes], mode: int, member: str, size: int | None) -> None:
+        try:
+            self._writer.write(rel, chunks, file_mode(mode), size)
         except OSError as exc:
             if exc.errno != errno.ENAMETOOLONG:
                 raise

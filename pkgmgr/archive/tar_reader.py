@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import struct
 import tarfile
+import zlib
 from typing import BinaryIO, Iterator
 
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
@@ -77,11 +78,16 @@ class _ForwardStream:
 
     def read(self, size: int = -1) -> bytes:
         """What tarfile reads itself: headers and their records (member data goes through
-        `chunks`)."""
+        `take` and `chunks`)."""
         if size is None or size < 0:
             raise corrupt("unbounded read of tar data")
         if size > MAX_HEADER_BYTES:
             raise too_large("tar header record size", MAX_HEADER_BYTES, configurable=False)
+        return self.take(size)
+
+    def take(self, size: int) -> bytes:
+        """The next `size` bytes as one piece (fewer at the end of the stream): a header, or
+        the content of a small member (`SMALL_MEMBER_BYTES`), copied once."""
         end = self._offset + size
         if end <= len(self._buffer):  # within the chunk at hand: one slice
             piece = self._buffer[self._offset:end]
@@ -121,13 +127,54 @@ class _ForwardStream:
 
 
 _OCTAL_FIELD_BYTES = b"01234567 \0"
+_SPLIT_DIGITS = re.compile(rb"[0-7] +[0-7]")  # "12 34": int() refuses it, so tarfile decides
 _FAST_TYPES = (tarfile.REGTYPE, tarfile.DIRTYPE)
+BLOCK = tarfile.BLOCKSIZE
 
 
 def _octal(field: bytes) -> int:
-    """tarfile's `nti` for a field of octal digits, spaces and NULs (ValueError otherwise)."""
+    """tarfile's `nti` of a field of octal digits, spaces and NULs — or ValueError, also for
+    some fields `nti` reads (digits after a NUL): those go to tarfile."""
+    return int(field.rstrip(b" \0") or b"0", 8)
+
+
+def _nts(field: bytes) -> str:
+    """tarfile's `nts` with the archive's encoding: the field up to its first NUL."""
     end = field.find(b"\0")
-    return int((field if end < 0 else field[:end]).strip() or b"0", 8)
+    return (field if end < 0 else field[:end]).decode("utf-8", "surrogateescape")
+
+
+def _byte_sum(buf: bytes) -> int:
+    """sum(buf) of a 512-byte header in C: the low half of Adler-32 is 1 + the byte sum modulo
+    65521, exact for 256 bytes (at most 65,280)."""
+    return (zlib.adler32(buf[:256]) & 0xFFFF) + (zlib.adler32(buf[256:]) & 0xFFFF) - 2
+
+
+def plain_header(buf: bytes) -> tuple[str, bytes, int, int, int] | None:
+    """(name, type, mode, size, chksum) of the common header, as tarfile's `frombuf` reads it:
+    a regular file or a directory whose number fields are plain octal (each one tarfile's
+    `nti` reads, the ones not returned too) and whose checksum is the unsigned one (what every
+    tar writer emits). None for any other header, or any doubt: tarfile's own parser then
+    decides (and raises its errors)."""
+    if (len(buf) != BLOCK or buf[156:157] not in _FAST_TYPES
+            or buf[100:156].translate(None, _OCTAL_FIELD_BYTES) or buf[329:345].translate(None, _OCTAL_FIELD_BYTES)):
+        return None
+    if ((buf.find(b" ", 100, 148) >= 0 or buf.find(b" ", 329, 345) >= 0)
+            and (_SPLIT_DIGITS.search(buf, 100, 156) or _SPLIT_DIGITS.search(buf, 329, 345))):
+        return None
+    try:
+        chksum, mode, size = _octal(buf[148:156]), _octal(buf[100:108]), _octal(buf[124:136])
+    except ValueError:
+        return None
+    if chksum != 256 + _byte_sum(buf) - sum(buf[148:156]):
+        return None  # a signed checksum, or a bad one
+    kind = buf[156:157]
+    name = _nts(buf[0:100])
+    if kind == tarfile.DIRTYPE:
+        name = name.rstrip("/")
+    if buf[345]:
+        name = _nts(buf[345:500]) + "/" + name
+    return name, kind, mode, size, chksum
 
 
 class _StrictTarInfo(tarfile.TarInfo):
@@ -136,36 +183,19 @@ class _StrictTarInfo(tarfile.TarInfo):
 
     @classmethod
     def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
-        """tarfile's `frombuf`, quicker for the common header: a regular file or a directory
-        whose number fields are plain octal and whose checksum is the unsigned one (what
-        every tar writer emits). It builds the same TarInfo; any other header, or any doubt,
-        goes to tarfile's own parser, which also raises its errors."""
-        if (len(buf) != tarfile.BLOCKSIZE or buf[156:157] not in _FAST_TYPES
-                or buf[100:156].translate(None, _OCTAL_FIELD_BYTES)
-                or buf[329:345].translate(None, _OCTAL_FIELD_BYTES)):
+        """tarfile's `frombuf`, quicker for the common header (`plain_header`): the same
+        TarInfo; any other header goes to tarfile's own parser."""
+        plain = plain_header(buf) if encoding == "utf-8" and errors == "surrogateescape" else None
+        if plain is None:
             return super().frombuf(buf, encoding, errors)
-        try:
-            chksum = _octal(buf[148:156])
-            numbers = (_octal(buf[100:108]), _octal(buf[108:116]), _octal(buf[116:124]), _octal(buf[124:136]),
-                       _octal(buf[136:148]), _octal(buf[329:337]), _octal(buf[337:345]))
-        except ValueError:
-            return super().frombuf(buf, encoding, errors)
-        if chksum != 256 + sum(buf) - sum(buf[148:156]):
-            return super().frombuf(buf, encoding, errors)  # a signed checksum, or a bad one
-        nts = tarfile.nts  # type: ignore[attr-defined]
         obj = cls()
-        obj.name = nts(buf[0:100], encoding, errors)
-        obj.mode, obj.uid, obj.gid, obj.size, obj.mtime, obj.devmajor, obj.devminor = numbers
-        obj.chksum = chksum
-        obj.type = buf[156:157]
-        obj.linkname = nts(buf[157:257], encoding, errors)
-        obj.uname = nts(buf[265:297], encoding, errors)
-        obj.gname = nts(buf[297:329], encoding, errors)
-        prefix = nts(buf[345:500], encoding, errors)
-        if obj.type == tarfile.DIRTYPE:
-            obj.name = obj.name.rstrip("/")
-        if prefix:
-            obj.name = prefix + "/" + obj.name
+        obj.name, obj.type, obj.mode, obj.size, obj.chksum = plain
+        try:
+            obj.uid, obj.gid, obj.mtime = _octal(buf[108:116]), _octal(buf[116:124]), _octal(buf[136:148])
+            obj.devmajor, obj.devminor = _octal(buf[329:337]), _octal(buf[337:345])
+        except ValueError:  # digits after a NUL
+            return super().frombuf(buf, encoding, errors)
+        obj.linkname, obj.uname, obj.gname = _nts(buf[157:257]), _nts(buf[265:297]), _nts(buf[297:329])
         return obj
 
     @classmethod
@@ -232,46 +262,77 @@ def extract_tar_gz(raw: BinaryIO, staging: Staging, *, size: int = 0) -> None:
         except _MALFORMED as exc:
             raise corrupt(f"not a tar stream inside the gzip data ({exc})") from None
         with tar:
-            for member in _members(tar):
-                _extract_member(stream, member, staging)
+            for name, kind, mode, size, data_at in _members(tar, stream):
+                _extract_member(stream, staging, name, kind, mode, size, data_at)
         stream.drain()  # inflate to the end: the gzip CRC and length are checked, truncation is seen
     finally:
         if ahead is not None:
             ahead.close()
 
 
-def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+Member = tuple[str, bytes, int, int, int]  # name, type, mode, size, offset of its data in the stream
+
+
+def _members(tar: tarfile.TarFile, stream: _ForwardStream) -> Iterator[Member]:
+    """Every member in order. A plain header (`plain_header`) is read here, with no TarInfo;
+    any other — pax and GNU long-name records, links, the end of the archive, anything odd —
+    and every header after a global pax header (whose fields apply to the members that
+    follow) goes through tarfile, which then reads on from `tar.offset` as it always does."""
     while True:
+        if tar.firstmember is None and not tar.pax_headers:
+            start = tar.offset
+            stream.seek(start)
+            buf = stream.take(BLOCK)
+            plain = plain_header(buf)
+            if plain is not None:
+                name, kind, mode, size, _ = plain
+                data_at = start + BLOCK
+                # as tarfile's `_proc_builtin`: only a regular file's data is skipped
+                tar.offset = data_at + (-(-size // BLOCK) * BLOCK if kind == tarfile.REGTYPE else 0)
+                yield name, kind, mode, size, data_at
+                continue
+            stream.unread(buf)
         try:
             member = tar.next()
         except _MALFORMED as exc:
             raise corrupt(f"bad tar data ({exc})") from None
         if member is None:
             return
-        yield member
+        kind = member.type
+        if kind != tarfile.DIRTYPE and (kind not in _FILE_TYPES or member.sparse is not None):
+            reason = _TYPE_WORDS.get(kind, f"member type {kind!r} is not allowed")
+            raise unsafe(member.name, "sparse files are not allowed" if member.sparse is not None else reason)
+        yield member.name, kind, member.mode, member.size, member.offset_data
 
 
-def _extract_member(stream: _ForwardStream, member: tarfile.TarInfo, staging: Staging) -> None:
-    name = member.name
-    is_dir = member.type == tarfile.DIRTYPE
-    if not is_dir and (member.type not in _FILE_TYPES or member.sparse is not None):
-        reason = _TYPE_WORDS.get(member.type, f"member type {member.type!r} is not allowed")
-        raise unsafe(name, "sparse files are not allowed" if member.sparse is not None else reason)
+# A regular member up to this size is read whole and written in one call; a larger one streams.
+SMALL_MEMBER_BYTES = 64 * 1024
+
+
+def _extract_member(stream: _ForwardStream, staging: Staging, name: str, kind: bytes, mode: int, size: int,
+                    data_at: int) -> None:
+    is_dir = kind == tarfile.DIRTYPE
     rel = staging.admit(name, is_dir=is_dir)
     if is_dir:
         if rel:
             staging.mkdir(rel)
         return
-    staging.budget.reserve(member.size, name)
-    staging.write(rel, _content(stream, member), mode=member.mode, member=name, size=member.size)
+    staging.budget.reserve(size, name)
+    if stream.tell() != data_at:
+        raise corrupt("tar data out of order", member=name)
+    if size > SMALL_MEMBER_BYTES:
+        staging.write(rel, _content(stream, name, size), mode=mode, member=name, size=size)
+        return
+    data = stream.take(size)
+    if len(data) != size:
+        raise corrupt("unexpected end of data (truncated archive)", member=name)
+    staging.write_bytes(rel, data, mode=mode, member=name)
 
 
-def _content(stream: _ForwardStream, member: tarfile.TarInfo) -> Iterator[bytes]:
-    if stream.tell() != member.offset_data:
-        raise corrupt("tar data out of order", member=member.name)
+def _content(stream: _ForwardStream, name: str, size: int) -> Iterator[bytes]:
     produced = 0
-    for chunk in stream.chunks(member.size):
+    for chunk in stream.chunks(size):
         produced += len(chunk)
         yield chunk
-    if produced != member.size:
-        raise corrupt("unexpected end of data (truncated archive)", member=member.name)
+    if produced != size:
+        raise corrupt("unexpected end of data (truncated archive)", member=name)

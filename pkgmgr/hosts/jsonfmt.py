@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-from decimal import Decimal
 from typing import Any
 
 MAX_DEPTH = 512  # deeper documents are refused (pkgmgr's bound; both hosts would parse them)
@@ -122,6 +121,8 @@ def go_float(value: float) -> str:
         raise JsonError(f"{value} cannot be written as JSON")
     if value == 0:
         return "-0" if math.copysign(1.0, value) < 0 else "0"
+    from decimal import Decimal  # here: _decimal is a large module, and installs never write a float
+
     digits = Decimal(repr(value))
     magnitude = abs(value)
     if magnitude < 1e-6 or magnitude >= 1e21:

@@ -249,6 +249,7 @@ class HttpClient:
     `backoff_base` (default `settings.backoff_base` if it exists, else 1 s) and `sleep` exist
     so tests never wait; `pool_size` overrides the per-host connection pool size; `notify`
     receives a line for every wait between retries longer than `ANNOUNCED_WAIT`.
+    `stdlib_first_hop` False sends every request through requests (tests compare the two paths).
     """
 
     def __init__(
@@ -263,6 +264,7 @@ class HttpClient:
         sleep: Callable[[float], None] = time.sleep,
         pool_size: int | None = None,
         notify: Callable[[str], None] | None = None,
+        stdlib_first_hop: bool = True,
     ) -> None:
         if token is not None:
             token = token.strip() or None
@@ -280,10 +282,12 @@ class HttpClient:
         self._headers = {"User-Agent": user_agent, "Accept": "*/*"}
         self._stack_lock = threading.Lock()
         self._plain = _PlainPool(self._pool_size)
+        self._stdlib_first_hop = stdlib_first_hop
 
     def __getattr__(self, name: str) -> Any:
         """The requests stack (`_requests`, `_adapter` and the exception tuples) is imported and
-        built on first use: a command whose every answer is a 304 never needs it (`_plain_304`)."""
+        built on first use: a command whose GETs all go out through the standard library
+        (`_plain_first`) never needs it."""
         if name not in _STACK_ATTRIBUTES:
             raise AttributeError(name)
         self._load_stack()
@@ -366,10 +370,7 @@ class HttpClient:
         conditional = bool(etag or last_modified)
 
         def attempt() -> SmallResponse:
-            # a conditional GET goes out through the standard library while requests is not loaded
-            # (`_plain_send`): a 304, what a warm read gets, then never imports it
-            plain = conditional and "_requests" not in self.__dict__
-            resp = self._open(url, headers, insecure=insecure, allow_304=conditional, plain=plain)
+            resp = self._open(url, headers, insecure=insecure, allow_304=conditional, plain=self._plain_first())
             try:
                 final = resp.url
                 resp_headers = resp.headers if isinstance(resp, _PlainResponse) else \
@@ -445,7 +446,7 @@ class HttpClient:
         limit = expected_size if expected_size is not None else max_bytes
 
         def attempt() -> Downloaded:
-            resp = self._open(url, headers, insecure=insecure, allow_304=False)
+            resp = self._open(url, headers, insecure=insecure, allow_304=False, plain=self._plain_first())
             try:
                 final = resp.url
                 announced = self._refuse_announced(resp, limit, expected_size, final)
@@ -534,6 +535,13 @@ class HttpClient:
         proxies = {} if is_loopback_host(host) else self._requests.utils.get_environ_proxies(url)
         verify: Any = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
         return {"proxies": proxies, "verify": verify}
+
+    def _plain_first(self) -> bool:
+        """Whether a GET's first hop goes out through the standard library (`_plain_send`): while
+        requests is not loaded. A command whose requests all get an answer then never imports
+        requests, urllib3, charset_normalizer or idna (~0.1 s); once something needed requests
+        (a redirect, a failure before any response), the rest of the command uses it."""
+        return self._stdlib_first_hop and "_requests" not in self.__dict__
 
     def _plain_send(self, url: str, sent: Mapping[str, str]) -> _PlainResponse | None:
         """Send one GET with the standard library's `http.client` (no requests, urllib3,

@@ -43,6 +43,7 @@ class RemotePlanner:
         self.options = options
         self.asset = asset
         self.registry = registry
+        self._unrecorded: dict[str, Registry] | None = None  # a batch: registries whose memory `remember` records
 
     def __call__(self, ref: "Ref") -> Plan:
         if ref.kind == "name":
@@ -57,7 +58,9 @@ class RemotePlanner:
 
     def prefetch(self, refs: "list[Ref]") -> None:
         """Read the registry entries of the name refs concurrently, before they are planned one
-        by one (`Registries.prefetch`); errors surface when each is planned."""
+        by one (`Registries.prefetch`); errors surface when each is planned. The batch's plans
+        then leave the registries' memory to one `remember()` (one transaction, not one a ref)."""
+        self._unrecorded = {}
         names = [ref.name for ref in refs if ref.kind == "name" and ref.name]
         if not names or self.registry is not None:
             return
@@ -78,7 +81,7 @@ class RemotePlanner:
         registries = self.session.registries
         request = self.request(ref)
         try:
-            resolved = resolve(registries, ref.name, request, registry=self.registry)
+            resolved = resolve(registries, ref.name, request, registry=self.registry, record=self._record)
         except NotListed as error:
             suggest_close(error, ref.name, _listed_names(registries.ordered))
             raise
@@ -87,6 +90,19 @@ class RemotePlanner:
             _name_other_registry(error, registries.ordered, error.registry, ref, request)
             raise
         return registry_plan(self.session, resolved.registry, resolved.entry, resolved.version, ref)
+
+    def _record(self, registry: Registry) -> None:
+        """What a plan read is recorded at once, or, in a batch, once per registry by `remember`."""
+        if self._unrecorded is None:
+            registry.remember()
+        else:
+            self._unrecorded[registry.name] = registry
+
+    def remember(self) -> None:
+        """Record what the plans of a batch read (`Registry.remember`, once per registry)."""
+        unrecorded, self._unrecorded = self._unrecorded, None
+        for registry in (unrecorded or {}).values():
+            registry.remember()
 
 
 def _listed_names(ordered: list[Registry]) -> list[str]:

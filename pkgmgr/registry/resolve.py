@@ -17,6 +17,8 @@ from pkgmgr.registry.index_format import Entry, VersionEntry
 from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from pkgmgr.registry.client import Registries, Registry
 
 
@@ -168,11 +170,13 @@ def find_entry(registries: Registries, name: str, *, registry: str | None = None
 
 
 def resolve(registries: Registries, name: str, request: Request, *, registry: str | None = None,
-            key: str | None = None, listed_before: bool = False) -> Resolved:
+            key: str | None = None, listed_before: bool = False,
+            record: Callable[[Registry], None] | None = None) -> Resolved:
     """The highest version of `name` that `request` allows, in the registry answering for it
     (`find_entry`). Once the entry is read, the registry's rollback memory records what was
-    read (`Registry.remember`), whether or not a version is allowed. Raises not_found,
-    version_not_found and the registry's read errors."""
+    read (`Registry.remember`, or `record(registry)` for a batch that records once), whether
+    or not a version is allowed. Raises not_found, version_not_found and the registry's read
+    errors."""
     chosen, entry = find_entry(registries, name, registry=registry, key=key, listed_before=listed_before)
     try:
         version = select_version(entry, request, registry=chosen.name, vanished=chosen.vanished(entry.name))
@@ -180,5 +184,8 @@ def resolve(registries: Registries, name: str, request: Request, *, registry: st
         error.registry = chosen
         raise
     finally:
-        chosen.remember()
+        if record is None:
+            chosen.remember()
+        else:
+            record(chosen)
     return Resolved(chosen, entry, version)

@@ -271,6 +271,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
         if index not in unchanged and move.switch.announce is not None:
             move.switch.announce(move.switch.prepared.summary())
     renamed: list[Path] = []
+    touched: dict[Path, None] = {}  # the directories the renames changed, fsynced once each after them
     conn = scope.db
     failed = -1
     moving = [index for index in range(len(moves)) if index not in unchanged]
@@ -295,10 +296,13 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             os.rename(prepared.root, target)
             renamed.append(target)
             move.target = target
-            fsync_dirs(target.parent)  # the rename on disk before the commit that names it
+            touched[target.parent] = None
             if first_of_name:  # and the directories made for it
-                fsync_dirs(target.parent.parent, scope.root)
+                touched.update({target.parent.parent: None, scope.root: None})
             crashpoint("install.after_rename")
+        # every rename on disk before the commit that names it: one journal commit for the batch
+        # (the first fsync), not one a rename
+        fsync_dirs(*touched)
         activations: dict[int, list[dict[str, Any]]] = {}
         installed: dict[int, Installed] = {}
         if len(unchanged) == len(moves) and all(c.pinned == options.pin for c in unchanged.values()):
@@ -451,13 +455,24 @@ def now_utc() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
-def login_user() -> str:
-    import getpass
+_LOGIN_VARIABLES = ("LOGNAME", "USER", "LNAME", "USERNAME")  # what getpass.getuser reads first
+_login_users: dict[tuple[str | None, ...], str] = {}
 
-    try:
-        return getpass.getuser()
-    except (KeyError, OSError):
-        return str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+
+def login_user() -> str:
+    """`getpass.getuser()`, looked up once per process for the same environment (without a
+    login variable it reads the password database: once per row of a 20-extension batch)."""
+    key = tuple(os.environ.get(name) for name in _LOGIN_VARIABLES)
+    found = _login_users.get(key)
+    if found is None:
+        import getpass
+
+        try:
+            found = getpass.getuser()
+        except (KeyError, OSError):
+            found = str(os.getuid()) if hasattr(os, "getuid") else "unknown"
+        _login_users[key] = found
+    return found
 
 
 def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None,

@@ -4,12 +4,18 @@ those headers with bytes changed."""
 
 from __future__ import annotations
 
+import gzip
+import io
+import stat
 import tarfile
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pkgmgr.archive.tar_reader import _StrictTarInfo
+from pkgmgr.archive.staging import Staging
+from pkgmgr.archive.tar_reader import _StrictTarInfo, extract_tar_gz
+from pkgmgr.config import Limits
 
 FIELDS = ("name", "mode", "uid", "gid", "size", "mtime", "chksum", "type", "linkname", "uname", "gname",
           "devmajor", "devminor")
@@ -68,3 +74,56 @@ def test_unusual_number_fields_and_checksums_go_to_tarfile() -> None:
     variants += [bytes(signed), bytes(512), bytes(buf[:511])]
     for candidate in variants:
         assert parse(_StrictTarInfo, candidate) == parse(tarfile.TarInfo, candidate)
+
+
+_PART = st.text(st.characters(min_codepoint=0x61, max_codepoint=0x7A), min_size=1, max_size=70)
+
+
+@settings(max_examples=60, deadline=None)
+@given(files=st.dictionaries(st.lists(_PART, min_size=1, max_size=4).map("/".join),
+                             st.tuples(st.binary(max_size=700), st.sampled_from([0o644, 0o755, 0o600])),
+                             min_size=1, max_size=8),
+       fmt=st.sampled_from([tarfile.USTAR_FORMAT, tarfile.GNU_FORMAT, tarfile.PAX_FORMAT]),
+       dir_data=st.integers(0, 1300), global_pax=st.booleans())
+def test_members_are_read_as_tarfile_reads_them(tmp_path_factory: pytest.TempPathFactory, files: dict,
+                                                fmt: int, dir_data: int, global_pax: bool) -> None:
+    """What `extract_tar_gz` writes (the quick header path, tarfile for the rest: long names,
+    pax records, a global pax header, a directory entry declaring a size) is what tarfile
+    itself reads from the same archive."""
+    files = {f"top/{rel}": value for rel, value in files.items()
+             if not any(other.startswith(f"top/{rel}/") for other in (f"top/{r}" for r in files))}
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=fmt,
+                      pax_headers={"comment": "c0ffee"} if global_pax and fmt == tarfile.PAX_FORMAT else None) as tar:
+        for name in ("top", "top/a-dir"):
+            folder = tarfile.TarInfo(name)
+            folder.type, folder.size = tarfile.DIRTYPE, 0
+            tar.addfile(folder)
+        for name, (data, mode) in sorted(files.items()):
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = len(data), mode
+            tar.addfile(info, io.BytesIO(data))
+    raw = buf.getvalue()
+    if dir_data:  # the second directory entry declares data it does not have: tarfile skips none
+        with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+            at = tar.getmember("top/a-dir").offset
+        header = bytearray(raw[at:at + 512])
+        header[124:136] = b"%011o\0" % dir_data
+        header[148:156] = b"%06o\0 " % (256 + sum(header) - sum(header[148:156]))
+        raw = raw[:at] + bytes(header) + raw[at + 512:]
+    expected = {}
+    with tarfile.open(fileobj=io.BytesIO(raw), mode="r:") as tar:
+        for member in tar.getmembers():
+            if member.isfile():
+                handle = tar.extractfile(member)
+                assert handle is not None
+                expected[member.name] = (handle.read(), 0o755 if member.mode & 0o100 else 0o644)
+    out = tmp_path_factory.mktemp("out")
+    staging = Staging(out, Limits())
+    extract_tar_gz(io.BytesIO(gzip.compress(raw)), staging)
+    staging.finish()
+    written = {}
+    for path in out.rglob("*"):
+        if path.is_file():
+            written[path.relative_to(out).as_posix()] = (path.read_bytes(), stat.S_IMODE(path.stat().st_mode))
+    assert written == expected

@@ -1,6 +1,7 @@
-"""The standard-library first hop of a conditional GET (`HttpClient._plain_send`): whatever
-the server answers, the outcome is the one requests gives (status, body, final URL, or the
-error's code and message), the token rule holds, and a 304 never loads requests."""
+"""The standard-library first hop of a GET (`HttpClient._plain_send`), conditional or not, and
+of a download: whatever the server answers, the outcome is the one requests gives (status,
+body, final URL, the file, or the error's code and message), the token rule holds, and an
+answered request never loads requests."""
 
 from __future__ import annotations
 
@@ -54,15 +55,63 @@ def outcome(client, url: str, max_bytes: int, **kwargs) -> tuple:
 def test_the_stdlib_hop_answers_as_requests_does(make_client, fault_server: FaultServer, sleeps, name: str) -> None:
     replies, cap = SCENARIOS[name]
     settings = NetworkSettings(connect_timeout=2.0, read_timeout=0.4, min_rate=1024.0, min_rate_after=30.0, retries=3)
-    seen = []
-    for etag in (None, '"not-this"'):  # unconditional: requests; conditional: the stdlib first hop
-        fault_server.script("/new", Reply(body=b"moved"))
-        url = fault_server.script("/x", *replies)
-        before = fault_server.count("/x")
-        sleeps.clear()
-        client = make_client(settings=settings)
-        seen.append((outcome(client, url, cap, etag=etag), fault_server.count("/x") - before, list(sleeps)))
-    assert seen[0] == seen[1]
+    for etag in (None, '"not-this"'):
+        seen = []
+        for stdlib in (False, True):  # requests, then the stdlib first hop
+            fault_server.script("/new", Reply(body=b"moved"))
+            url = fault_server.script("/x", *replies)
+            before = fault_server.count("/x")
+            sleeps.clear()
+            client = make_client(settings=settings, stdlib_first_hop=stdlib)
+            seen.append((outcome(client, url, cap, etag=etag), fault_server.count("/x") - before, list(sleeps)))
+        assert seen[0] == seen[1]
+
+
+DOWNLOADS = {name: SCENARIOS[name] for name in ("ok", "over-cap", "endless", "redirect", "404", "502", "503-then-ok",
+                                                "reset", "truncated", "chunked", "headers-dripped")}
+
+
+def fetch(client, url: str, cache_dir, cap: int, expected: bytes | None) -> tuple:
+    import hashlib
+
+    from pkgmgr.net.cache import DownloadCache
+    from pkgmgr.progress import Reporter
+
+    try:
+        got = client.download(url, expected_sha256=hashlib.sha256(expected).hexdigest() if expected else None,
+                              expected_size=None, cache=DownloadCache(cache_dir), reporter=Reporter(), key="k",
+                              label="a.tar.gz", max_bytes=cap)
+    except PkgmgrError as exc:
+        return ("error", exc.code, exc.message, exc.details.get("status"))
+    return ("ok", got.path.read_bytes(), got.size, got.sha256)
+
+
+@pytest.mark.parametrize("name", sorted(DOWNLOADS))
+def test_a_download_by_the_stdlib_hop_is_the_one_requests_gives(make_client, fault_server: FaultServer, sleeps,
+                                                                 tmp_path, name: str) -> None:
+    replies, cap = DOWNLOADS[name]
+    settings = NetworkSettings(connect_timeout=2.0, read_timeout=0.4, min_rate=1024.0, min_rate_after=30.0, retries=3)
+    for expected in (None, b"hello", b"moved"):
+        seen = []
+        for stdlib in (False, True):
+            fault_server.script("/new", Reply(body=b"moved"))
+            url = fault_server.script("/x", *replies)
+            before = fault_server.count("/x")
+            sleeps.clear()
+            client = make_client(settings=settings, stdlib_first_hop=stdlib)
+            result = fetch(client, url, tmp_path / f"cache-{stdlib}-{expected!r}", cap, expected)
+            seen.append((result, fault_server.count("/x") - before, list(sleeps)))
+        assert seen[0] == seen[1]
+
+
+def test_an_unconditional_get_and_a_download_answered_never_load_requests(make_client, fault_server: FaultServer,
+                                                                          tmp_path) -> None:
+    client = make_client()
+    url = fault_server.script("/x", Reply(body=b"hello"), Reply(body=b"hello"))
+    assert client.get_small(url, max_bytes=100).body == b"hello"
+    assert fetch(client, url, tmp_path / "cache", 100, b"hello")[0] == "ok"
+    assert "_requests" not in client.__dict__
+    assert len({r.client for r in fault_server.requests}) == 1, "kept alive"
 
 
 def test_a_304_answered_by_the_stdlib_never_loads_requests(make_client, fault_server: FaultServer) -> None:
@@ -74,7 +123,7 @@ def test_a_304_answered_by_the_stdlib_never_loads_requests(make_client, fault_se
     assert "_requests" not in client.__dict__
     assert len({r.client for r in fault_server.requests}) == 1, "kept alive"
     assert all(r.headers.get("if-none-match") == '"v1"' for r in fault_server.requests)
-    plain = make_client()
+    plain = make_client(stdlib_first_hop=False)
     assert outcome(plain, url, 100) == outcome(client, url, 100)  # unconditional 304: the same http_error
 
 
@@ -95,5 +144,5 @@ def test_the_token_rule_holds_on_the_stdlib_hop(make_client, fault_server: Fault
 def test_a_refused_connection_is_reported_as_requests_reports_it(make_client, sleeps) -> None:
     url = closed_port_url() + "/x"
     plain = outcome(make_client(), url, 100, etag='"a"')
-    assert plain == outcome(make_client(), url, 100)
+    assert plain == outcome(make_client(stdlib_first_hop=False), url, 100)
     assert "Connection refused" in plain[2]

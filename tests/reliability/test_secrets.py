@@ -153,9 +153,27 @@ def _failures(scan: Scan, github: FakeGitHub, tmp_path: Path, monkeypatch: pytes
     scan.run("ext", "install", "github:acme/tool", *UNVERIFIED, code=3, error="invalid_config",
              env={name: f"{scan.token} \n{scan.token}" for name in ("GITHUB_TOKEN", "GH_TOKEN") if name in scan.env
                   and scan.env[name]})
-    # requests' own exceptions quote header values (InvalidHeader does)
+    # http.client's own exceptions quote header values too (putheader's ValueError): the stdlib
+    # first hop steps aside, and requests, whose connections are http.client's, meets it again
+    import http.client
+
+    real_putheader = http.client.HTTPConnection.putheader
+
+    def quoting_putheader(self: Any, header: str, *values: Any) -> None:
+        if header.lower() == "authorization":
+            raise ValueError(f"Invalid header value {values!r}")
+        real_putheader(self, header, *values)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "putheader", quoting_putheader)
+    scan.run("-v", "ext", "install", "github:acme/tool@v1.0.0", "--force", *UNVERIFIED, code=7, error="network_error")
+    monkeypatch.setattr(http.client.HTTPConnection, "putheader", real_putheader)
+    # requests' own exceptions quote header values (InvalidHeader does): every request through it
     import requests.adapters
     import requests.exceptions
+
+    from pkgmgr.net.http import HttpClient
+
+    monkeypatch.setattr(HttpClient, "_plain_first", lambda self: False)
 
     real_send = requests.adapters.HTTPAdapter.send
 
