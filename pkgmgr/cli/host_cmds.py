@@ -175,19 +175,9 @@ def status(ctx: Context, args: argparse.Namespace) -> Output | None:
     row = found.get(args.name)
     if row is None:
         return None
-    data: dict[str, Any] = {
-        "name": row.name, "version": row.version or None, "host": row.host, "scope": row.scope,
-        "enabled": row.enabled, "path": str(row.directory), "install_path": str(row.path), "layout": row.layout,
-        "kind": row.manifest.get("kind") or _kind(row), "provenance": row.provenance(), "tree_sha256": row.tree_sha256,
-        "network_digest": "", "grants": [], "capabilities": list(row.capabilities), "missing_env": [],
-        "bundles": [], "activations": [], "manifest": row.manifest,
-    }
-    if row.host == "eva" and row.scope == "workspace":
-        from pkgmgr.hosts import eva
+    from pkgmgr.hosts.views import hosted_status
 
-        folder = row.path.parent
-        data["trust"] = {"folder": str(folder), "approved_hash": eva.approved_hash(folder),
-                         "content_hash": eva.content_hash(folder)}
+    data = hosted_status(row)
 
     def human(p: Printer) -> None:
         prov = row.provenance()
@@ -203,14 +193,6 @@ def status(ctx: Context, args: argparse.Namespace) -> Output | None:
         p.kv(pairs)
 
     return Output(data, human)
-
-
-def _kind(row: HostInstalled) -> str:
-    if row.host == "terva":
-        return "theme" if not row.manifest.get("exec") else "subprocess"
-    if row.host == "eva":
-        return row.layout
-    return "extension"
 
 
 def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:

@@ -1,6 +1,6 @@
-"""What the CLI shows of the other hosts' extensions, as values it renders: a tree judged by its
-host (`ext validate`), a host extension packed (`ext pack`), the hosts and their folders
-(`pkgmgr hosts`), and what `pkgmgr adopt` took under management."""
+"""What the CLI shows of the other hosts' extensions, as values it renders: an install
+(`ext status`), a tree judged by its host (`ext validate`), a host extension packed (`ext pack`),
+the hosts and their folders (`pkgmgr hosts`), and what `pkgmgr adopt` took under management."""
 
 from __future__ import annotations
 
@@ -49,6 +49,34 @@ def judge_path(path: Path, forced: str | None, *, limits: Limits) -> Judged | No
             return None
         hint = _VERSION_SUFFIX.sub("", root.name if root != Path(tmp) else path.name.split(".")[0])
         return judge_level(for_host(host), root, hint)
+
+
+def hosted_status(row: HostInstalled) -> dict[str, Any]:
+    """`ext status -o json` of another host's install: the fields of a Compozy install's document
+    (empty where the host has no such notion), and for an Eva project folder its approval (`trust`:
+    the approved hash and the content hash now). Reads only."""
+    data: dict[str, Any] = {
+        "name": row.name, "version": row.version or None, "host": row.host, "scope": row.scope,
+        "enabled": row.enabled, "path": str(row.directory), "install_path": str(row.path), "layout": row.layout,
+        "kind": row.manifest.get("kind") or _kind(row), "provenance": row.provenance(), "tree_sha256": row.tree_sha256,
+        "network_digest": "", "grants": [], "capabilities": list(row.capabilities), "missing_env": [],
+        "bundles": [], "activations": [], "manifest": row.manifest,
+    }
+    if row.host == "eva" and row.scope == "workspace":
+        from pkgmgr.hosts import eva
+
+        folder = row.path.parent
+        data["trust"] = {"folder": str(folder), "approved_hash": eva.approved_hash(folder),
+                         "content_hash": eva.content_hash(folder)}
+    return data
+
+
+def _kind(row: HostInstalled) -> str:
+    if row.host == "terva":
+        return "theme" if not row.manifest.get("exec") else "subprocess"
+    if row.host == "eva":
+        return row.layout
+    return "extension"
 
 
 @dataclass(frozen=True)

@@ -72,3 +72,15 @@ def test_adopt_names_records_what_is_there(tmp_path: Path, homes: Homes) -> None
     with pytest.raises(PkgmgrError) as exc:
         adopt_names(scope, "nohost", [], lock_timeout=5)
     assert exc.value.code == Code.USAGE
+
+
+def test_hosted_status_fills_the_compozy_fields_and_names_the_kind(tmp_path: Path, homes: Homes) -> None:
+    from pkgmgr.hosts import records
+    from pkgmgr.hosts.views import hosted_status
+
+    ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
+    [row] = records.list_rows(global_scope(homes.pkgmgr), "terva")
+    data = hosted_status(row)
+    assert (data["name"], data["host"], data["kind"], data["version"]) == ("hello", "terva", "subprocess", "0.1.0")
+    assert data["path"] == str(row.directory) and data["missing_env"] == data["bundles"] == []
+    assert "trust" not in data  # only an Eva project folder has an approval
