@@ -385,73 +385,23 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human)
 
 
-def _signature(ctx: Context, item: Any) -> dict[str, Any]:
-    """Whether the registry an extension came from is signed (SPEC 5.4a): `signed`, and the
-    sha256 of that registry's current trusted root. Read from the configuration and the trusted
-    metadata (no `tuf` import); an extension from elsewhere is `signed: false`."""
-    if item.source_kind != "registry" or not item.registry:
-        return {"signed": False}
-    config = next((r for r in ctx.config.registries if r.name == item.registry), None)
-    if config is None or not config.signed:
-        return {"signed": False}
-    from pkgmgr.registry.readers import parse_source
-    from pkgmgr.registry.trustroot import trusted_state
-
-    try:
-        source = parse_source(config.source).text
-    except PkgmgrError:
-        return {"signed": False}
-    state = trusted_state(ctx.home, source)
-    return {"signed": True, "root_sha256": state.root_sha256 or config.root_sha256, "expires": state.expires}
-
-
 def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.cli import host_cmds
-    from pkgmgr.manifest import parse_manifest
+    from pkgmgr.status import status_document
 
     hosted = host_cmds.status(ctx, args)  # another host's install (SPEC 13)
     if hosted is not None:
         return hosted
     item = find_installed(ctx, args.name)
-    manifest = parse_manifest(item.manifest, file="extension.toml", root=None)
-    missing_env = [name for name in manifest.requires_env if not os.environ.get(name)]
-    bundles = _bundle_summary(ctx, item, manifest)
-    activations = _activations_of(ctx, item)
-    data: dict[str, Any] = {
-        "name": item.name,
-        "version": item.version,
-        "scope": item.scope,
-        "enabled": item.enabled,
-        "path": str(item.directory),
-        "kind": manifest.kind,
-        "generations": list(manifest.generations),
-        "description": manifest.description,
-        "provenance": {**item.provenance(), **_signature(ctx, item)},
-        "tree_sha256": item.tree_sha256,
-        "network_digest": item.network_digest,
-        "network_requirement": manifest.network,
-        "grants": list(item.grants),
-        "max_scope": item.max_scope,
-        "requires_env": list(manifest.requires_env),
-        "missing_env": missing_env,
-        "bundles": bundles,
-        "activations": activations,
-        "skills": list(manifest.skills),
-        "hooks": [{"name": h.name, "event": h.event, "mode": h.mode, "command": " ".join([h.executor.command,
-                                                                                        *h.executor.args])}
-                  for h in manifest.hooks],
-        "mcp_servers": [{"name": name, "command": " ".join([c.command, *c.args])} for name, c in manifest.mcp_servers],
-    }
-    if args.resolved:
-        data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), os.environ)}
-                            for key, cmd in manifest.commands()]
+    scope = next(s for s in visible_scopes(ctx) if s.kind == item.scope)
+    data = status_document(item, scope, config=ctx.config, home=ctx.home, resolved=args.resolved, warn=ctx.warn)
 
     def human(p: Printer) -> None:
         prov = item.provenance()
         p.kv([
             ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
-            ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", manifest.kind),
-            ("compozy", ", ".join(manifest.generations)),
+            ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", data["kind"]),
+            ("compozy", ", ".join(data["generations"])),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
             ("verified", "yes" if item.verified else "no"),
@@ -460,7 +410,7 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("tree sha256", item.tree_sha256),
             ("network digest", item.network_digest or "(none)"),
             ("grants", ", ".join(item.grants) or "(none)"),
-            ("missing env", ", ".join(missing_env) or "(none)"),
+            ("missing env", ", ".join(data["missing_env"]) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
             *([("skills", ", ".join(data["skills"]))] if data["skills"] else []),
         ])
@@ -471,39 +421,19 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
         if data["mcp_servers"]:
             p.line()
             p.table(["MCP SERVER", "COMMAND"], [(m["name"], m["command"]) for m in data["mcp_servers"]])
-        if bundles:
+        if data["bundles"]:
             p.line()
-            p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in bundles])
+            p.table(["BUNDLE", "PROFILES"], [(b["name"], ", ".join(b["profiles"])) for b in data["bundles"]])
         if "commands" in data:
             p.line()
             p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
-        if activations:
+        if data["activations"]:
             from pkgmgr.cli.activation_text import activation_lines
 
             p.line()
-            p.lines(activation_lines(activations))
+            p.lines(activation_lines(data["activations"]))
 
     return Output(data, human)
-
-
-def _bundle_summary(ctx: Context, item: "Installed", manifest: Any) -> list[dict[str, Any]]:
-    if not manifest.bundles:
-        return []
-    from pkgmgr.bundles import load_bundles
-
-    try:
-        bundles = load_bundles(item.directory, manifest.bundles, reserved_agent_names=ctx.config.reserved_agent_names)
-    except PkgmgrError as error:
-        ctx.warn(f"{item.name}: bundles cannot be read: {error.message.splitlines()[0]}")
-        return []
-    return [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles]
-
-
-def _activations_of(ctx: Context, item: "Installed") -> list[dict[str, Any]]:
-    from pkgmgr.activation.lifecycle import activations_for
-
-    scope = next(s for s in visible_scopes(ctx) if s.kind == item.scope)
-    return activations_for(scope, item.name)
 
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:

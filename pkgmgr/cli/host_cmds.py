@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import copy
-import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -128,7 +127,9 @@ def _rest(args: argparse.Namespace, names: list[str], attr: str = "names") -> ar
 
 def validate(ctx: Context, args: argparse.Namespace) -> Output | None:
     """`ext validate` of another host's extension (None: the tree is Compozy's)."""
-    judged = _judge_path(ctx, user_path(args.path), getattr(args, "host", None))
+    from pkgmgr.hosts.views import judge_path
+
+    judged = judge_path(user_path(args.path), getattr(args, "host", None), limits=ctx.config.limits)
     if judged is None:
         return None
     for warning in judged.warnings:
@@ -147,90 +148,17 @@ def validate(ctx: Context, args: argparse.Namespace) -> Output | None:
     return Output(data, human)
 
 
-def _judge_path(ctx: Context, path: Path, forced: str | None) -> Any:
-    """Judge a directory, archive or Eva script by its host; None when it is Compozy's."""
-    import tempfile
-
-    from pkgmgr.hosts.detect import detect, for_host, manifests
-    from pkgmgr.hosts.install import is_script
-
-    if forced == "compozy":
-        return None
-    if not os.path.exists(path):
-        raise PkgmgrError(f"{path}: no such file or directory", code=Code.NOT_FOUND)
-    if path.is_file() and is_script(path):
-        if forced not in (None, "eva"):
-            raise PkgmgrError(f"{path} is an Eva script, not a {forced} extension", code=Code.INVALID_ARCHIVE)
-        return for_host("eva").judge(path, layout="script")  # type: ignore[attr-defined]
-    if path.is_dir():
-        found, _lone = manifests(path)
-        if forced is None and (not found or list(found) == ["compozy"]):
-            return None
-        return _judge_level(path, detect(path, forced), path.name)
-    from pkgmgr.archive import extract_archive
-
-    with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
-        root = extract_archive(path, Path(tmp), ctx.config.limits)
-        host = detect(root, forced)
-        if host == "compozy":
-            return None
-        from pkgmgr.hosts.install import _VERSION_SUFFIX
-
-        hint = _VERSION_SUFFIX.sub("", root.name if root != Path(tmp) else path.name.split(".")[0])
-        judged = _judge_level(root, host, hint)
-        del for_host
-        return judged
-
-
-def _judge_level(level: Path, host_name: str, name_hint: str) -> Any:
-    from pkgmgr.hosts.detect import for_host
-    from pkgmgr.hosts.install import judge_level
-
-    return judge_level(for_host(host_name), level, name_hint)  # type: ignore[arg-type]
-
-
 def pack(ctx: Context, args: argparse.Namespace) -> Output | None:
-    """`ext pack` of another host's extension: validated by its host, packed under
-    `<name>-<version>/` (an Eva extension, which carries no version, takes `--release`)."""
-    from pkgmgr.archive import pack_directory
+    """`ext pack` of another host's extension (None: the tree is Compozy's)."""
+    from pkgmgr.hosts.views import pack_hosted
 
-    root = user_path(args.path)
-    forced = getattr(args, "host", None)
-    from pkgmgr.hosts.install import is_script
-
-    script = root.is_file() and is_script(root)
-    if not script and not os.path.isdir(root):
+    packed = pack_hosted(user_path(args.path), getattr(args, "host", None), release=getattr(args, "release", None),
+                         output=user_path(args.output_file) if args.output_file else None,
+                         limits=ctx.config.limits, label=args.path)
+    if packed is None:
         return None
-    judged = _judge_path(ctx, root, forced)
-    if judged is None:
-        return None
-    version = judged.version or getattr(args, "release", None)
-    if not version:
-        raise PkgmgrError(f"{args.path}: an Eva extension carries no version; pass --release VERSION to name the "
-                          "archive's version", code=Code.USAGE)
-    from pkgmgr.versions import parse_semver
-
-    try:
-        parse_semver(version)
-    except ValueError as exc:
-        raise PkgmgrError(f"{judged.host} extension {judged.name}: version {version!r} cannot name a release "
-                          f"({exc})", code=Code.INVALID_MANIFEST) from None
-    output = (user_path(args.output_file) if args.output_file
-              else Path.cwd() / f"{judged.name}-{version}.tar.gz")
-    if script:
-        import tempfile
-
-        with tempfile.TemporaryDirectory(prefix="pkgmgr-pack-") as tmp:
-            folder = Path(tmp) / judged.name
-            folder.mkdir()
-            (folder / f"{judged.name}.exs").write_bytes(root.read_bytes())
-            result = pack_directory(folder, judged.name, version, output)
-    else:
-        result = pack_directory(root, judged.name, version, output)
-    data = {"name": judged.name, "version": version, "host": judged.host, "path": str(result.path),
-            "sha256": result.sha256, "size": result.size}
-    return Output(data, lambda p: p.kv([("packed", result.path), ("host", judged.host), ("sha256", result.sha256),
-                                        ("size", result.size)]))
+    return Output(packed.to_json(), lambda p: p.kv([("packed", packed.path), ("host", packed.judged.host),
+                                                    ("sha256", packed.sha256), ("size", packed.size)]))
 
 
 # --- ext list / status / verify ---------------------------------------------------------------------------
@@ -247,19 +175,9 @@ def status(ctx: Context, args: argparse.Namespace) -> Output | None:
     row = found.get(args.name)
     if row is None:
         return None
-    data: dict[str, Any] = {
-        "name": row.name, "version": row.version or None, "host": row.host, "scope": row.scope,
-        "enabled": row.enabled, "path": str(row.directory), "install_path": str(row.path), "layout": row.layout,
-        "kind": row.manifest.get("kind") or _kind(row), "provenance": row.provenance(), "tree_sha256": row.tree_sha256,
-        "network_digest": "", "grants": [], "capabilities": list(row.capabilities), "missing_env": [],
-        "bundles": [], "activations": [], "manifest": row.manifest,
-    }
-    if row.host == "eva" and row.scope == "workspace":
-        from pkgmgr.hosts import eva
+    from pkgmgr.hosts.views import hosted_status
 
-        folder = row.path.parent
-        data["trust"] = {"folder": str(folder), "approved_hash": eva.approved_hash(folder),
-                         "content_hash": eva.content_hash(folder)}
+    data = hosted_status(row)
 
     def human(p: Printer) -> None:
         prov = row.provenance()
@@ -275,14 +193,6 @@ def status(ctx: Context, args: argparse.Namespace) -> Output | None:
         p.kv(pairs)
 
     return Output(data, human)
-
-
-def _kind(row: HostInstalled) -> str:
-    if row.host == "terva":
-        return "theme" if not row.manifest.get("exec") else "subprocess"
-    if row.host == "eva":
-        return row.layout
-    return "extension"
 
 
 def verify(ctx: Context, args: argparse.Namespace, compozy: Command) -> Output | None:
@@ -410,36 +320,12 @@ def set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool, compozy: 
 
 
 def cmd_hosts(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.hosts import records
-    from pkgmgr.hosts.detect import for_host
+    from pkgmgr.hosts.views import hosts_overview
     from pkgmgr.store.scope import global_scope
-    from pkgmgr.store.switch import list_installed
 
-    gscope = global_scope(ctx.home)
     project = _project(ctx)
-    wscope = target_scope(ctx, "workspace") if project is not None else None
-    hosts = []
-    compozy_global = len(list_installed(gscope))
-    compozy_ws = len(list_installed(wscope)) if wscope is not None and wscope.exists() else 0
-    hosts.append({"name": "compozy", "homes": {"global": str(gscope.root),
-                                               "project": str(wscope.root) if wscope is not None else None},
-                  "managed": compozy_global + compozy_ws, "unmanaged": 0})
-    for name in ("terva", "eva", "vera"):
-        host = for_host(name)
-        folders = {"global": host.folder("global", None)}  # type: ignore[attr-defined]
-        root = host.project_root(project) if project is not None else None  # type: ignore[attr-defined]
-        folders["project"] = root / "extensions" if root is not None else None
-        managed = unmanaged = 0
-        for kind, scope in (("global", gscope), ("project", wscope)):
-            folder = folders[kind]
-            if folder is None or scope is None:
-                continue
-            rows = records.list_rows(scope, name) if scope.exists() else []
-            paths = {r.path for r in rows} | {r.directory for r in rows}
-            managed += len([r for r in rows if not records.is_placeholder(r)])
-            unmanaged += len([f for f in host.scan(folder) if f.path not in paths])  # type: ignore[attr-defined]
-        hosts.append({"name": name, "homes": {k: str(v) if v is not None else None for k, v in folders.items()},
-                      "managed": managed, "unmanaged": unmanaged})
+    hosts = hosts_overview(global_scope(ctx.home), target_scope(ctx, "workspace") if project is not None else None,
+                           project)
 
     def human(p: Printer) -> None:
         p.table(["HOST", "GLOBAL", "PROJECT", "MANAGED", "UNMANAGED"],
@@ -460,13 +346,10 @@ def _project(ctx: Context) -> Path | None:
 
 
 def cmd_adopt(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.hosts import install
-    from pkgmgr.hosts.detect import for_host
+    from pkgmgr.hosts.views import adopt_names, adopted_entry
 
     scope = target_scope(ctx)
-    host = for_host(args.host)
-    with scope.writer(ctx.lock_timeout):
-        adopted = install.adopt(scope, host, list(args.names), force=args.force)  # type: ignore[arg-type]
-    data = {"adopted": [list_entry(r) | {"tree_sha256": r.tree_sha256} for r in adopted]}
+    adopted = adopt_names(scope, args.host, list(args.names), force=args.force, lock_timeout=ctx.lock_timeout)
+    data = {"adopted": [adopted_entry(r) for r in adopted]}
     return Output(data, lambda p: p.done([f"adopted {r.name} {r.version or ''}".rstrip() + f" ({r.host}, {r.path})"
                                           for r in adopted] or [f"nothing to adopt in {args.host}'s {scope.kind} folder"]))

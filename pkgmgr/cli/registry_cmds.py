@@ -421,8 +421,16 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.cli.install_common import reporter_for
     from pkgmgr.registry.artifact import inspect_archive
-    from pkgmgr.registry.publish import parse_published, private_copy, publish, require_index
+    from pkgmgr.registry.publish import (
+        download_release,
+        parse_published,
+        private_copy,
+        publish,
+        require_index,
+        tag_warning,
+    )
 
     index = index_dir(args)
     published = parse_published(args.published) if args.published else None
@@ -437,14 +445,17 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
     try:
         if args.source.startswith("github:"):
             session = _session(ctx)
-            source, asset_url, repository, tag = _download_release(ctx, session, args.source, args.asset)
-            url = url or asset_url
+            release = download_release(session, args.source, args.asset, reporter=reporter_for(ctx),
+                                       max_bytes=ctx.config.limits.max_archive_bytes)
+            source, repository, tag = release.path, release.repository, release.tag
+            url = url or release.url
         else:
             source = user_path(args.source)
         with private_copy(source) as copy:
             facts = inspect_archive(copy, config=ctx.config, host=getattr(args, "host", None))
-            if tag is not None:
-                _check_tag(ctx, tag, facts.version)
+            warning = tag_warning(tag, facts.version) if tag is not None else None
+            if warning is not None:
+                ctx.warn(warning)
             if args.push:
                 from pkgmgr.net.oci import push_archive
 
@@ -477,40 +488,6 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
               ("  network", result.network_digest or "none")])
 
     return Output(data, human)
-
-
-def _download_release(ctx: Context, session: "Session", text: str,
-                      asset_name: str | None) -> tuple[Path, str, str, str]:
-    """Download the archive asset of a GitHub release: (file, its download URL, OWNER/REPO, tag)."""
-    from pkgmgr.cli.install_common import reporter_for
-    from pkgmgr.refs import parse_ref
-
-    ref = parse_ref(text)
-    if ref.kind != "github" or not ref.tag:
-        raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code=Code.USAGE)
-    github = session.github
-    release = github.release(ref.owner, ref.repo, ref.tag, pre=True)
-    asset = github.select_asset(release, asset_name)
-    if asset.pseudo:
-        raise PkgmgrError(
-            f"{ref.owner}/{ref.repo}@{release.tag} has no .tar.gz, .tgz or .zip asset; GitHub's generated source "
-            "tarball is not published (its bytes are not guaranteed stable)",
-            code=Code.NOT_FOUND, hint="attach the archive built by 'pkgmgr ext pack' to the release",
-        )
-    checksum = github.asset_checksum(release, asset)
-    downloaded = github.download_asset(release, asset, cache=session.downloads, reporter=reporter_for(ctx),
-                                       expected_sha256=checksum, max_bytes=ctx.config.limits.max_archive_bytes)
-    return downloaded.path, asset.url, f"{ref.owner}/{ref.repo}", release.tag
-
-
-def _check_tag(ctx: Context, tag: str, version: str) -> None:
-    from pkgmgr.registry.github_plan import tag_version
-    from pkgmgr.versions import same_version
-
-    named = tag_version(tag)
-    if named is not None and not same_version(named, version):
-        ctx.warn(f"release tag {tag} names version {named}, but the archive's manifest says {version}; "
-                 f"{version} is what gets published")
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:

@@ -98,39 +98,15 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
     result = sync(root, home=ctx.home, config=ctx.config, options=options, offline=ctx.offline, warn=ctx.warn,
                   reporter=reporter_for(ctx), lock_timeout=ctx.lock_timeout, on_plan=on_plan,
                   announce=announce_for(ctx))
-    installed = []
-    failed = []
-    for ref_result in result.installed:
-        if ref_result.outcome is not None:
-            inst = ref_result.outcome.installed
-            installed.append({"name": inst.name, "version": inst.version, "scope": "workspace",
-                              "source": inst.source_kind, "sha256": inst.sha256, "verified": inst.verified,
-                              "action": ref_result.outcome.action})
-        if ref_result.error is not None:
-            failed.append({"ref": ref_result.ref, "error": ref_result.error.to_json()})
     root = result.plan.workspace
-    data = {
-        "workspace": str(root),
-        "dry_run": options.dry_run,
-        "plan": planned or result.plan.to_json(),
-        "installed": installed,
-        "removed": result.removed,
-        "failed": failed,
-        "activations": result.activations,
-        "lock": {"path": str(root / "pkgmgr.lock"), "written": result.lock_written},
-    }
-    error = result.error
-    awaiting = [a for a in result.activations if a.get("status") == "awaiting_confirmation"]
-    if error is None and awaiting:
-        from pkgmgr.activation.confirmation import confirmation_error
-
-        error = confirmation_error(awaiting)
+    data = result.to_json(dry_run=options.dry_run, planned=planned)
+    error = result.final_error()
 
     def human(p: Printer) -> None:
         if options.dry_run:
             p.line("dry run: nothing was changed")
             return
-        p.done(f"{item['action']} {item['name']} {item['version']}" for item in installed)
+        p.done(f"{item['action']} {item['name']} {item['version']}" for item in data["installed"])
         p.done(f"removed {item['name']} {item['version']}" for item in result.removed)
         p.done(f"{a.get('change') or a.get('status')} {a['id']} ({a['extension']}:{a['bundle']}/{a['profile']})"
                for a in result.activations)

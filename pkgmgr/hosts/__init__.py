@@ -8,5 +8,7 @@
 - `records.py`: what pkgmgr records of a host install (its table in the scope's state.db).
 - `install.py`: the pipeline's host half: prepare (judge) and commit (switch, record); remove,
   enable/disable, adopt.
-- `views.py`: what the CLI shows (list, status, verify, validate, `pkgmgr hosts`).
+- `views.py`: what the CLI shows, as values: a host install (`ext status`), a tree judged by its
+  host (`ext validate`), a host extension packed (`ext pack`), the hosts and their folders
+  (`pkgmgr hosts`), what `adopt` took.
 """

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.hosts.base import HOSTS
+from pkgmgr.hosts.base import HOSTS, Host
 
 
 def manifests(level: Path) -> tuple[dict[str, str], str | None]:
@@ -74,7 +74,7 @@ def detect(level: Path, forced: str | None = None) -> str:
     return next(iter(found))
 
 
-def for_host(name: str) -> object:
+def for_host(name: str) -> Host:
     """The destination of `name` (terva, eva, vera)."""
     from pkgmgr.hosts.eva import Eva
     from pkgmgr.hosts.terva import Terva

@@ -28,16 +28,16 @@ def hosted_facts(root: Path, staging: Path, archive: Path, forced: str | None) -
     if host_name == "eva":
         _, lone = manifests(root)
         if not (root / "extension.exs").is_file() and lone is not None:
-            judged = host.judge(root / lone, layout="script")  # type: ignore[attr-defined]
+            judged = host.judge(root / lone, layout="script")
         else:
             name = release.group("name") if release else root.name
-            judged = host.judge(root, name_hint=name, layout="directory")  # type: ignore[attr-defined]
+            judged = host.judge(root, name_hint=name, layout="directory")
         if release is None:
             raise PkgmgrError(f"{archive}: an Eva archive names its version in its top directory "
                               "(<name>-<version>/, as 'pkgmgr ext pack --release VERSION' writes it)", code=Code.USAGE)
         version = release.group("version")
     else:
-        judged = host.judge(root)  # type: ignore[attr-defined]
+        judged = host.judge(root)
         version = judged.version
     from pkgmgr.versions import parse_semver, strip_v
 

@@ -93,7 +93,7 @@ def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
     forced = fetched.expects.host or getattr(options, "host", None)
     expected = fetched.expects.entry
     entry_host = getattr(expected, "host", None) if expected is not None else None
-    if entry_host and entry_host != "compozy":
+    if expected is not None and entry_host and entry_host != "compozy":
         if forced is not None and forced != entry_host:
             raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
                               code=Code.USAGE)
@@ -114,6 +114,7 @@ def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, *, option
         if forced not in (None, "eva"):
             raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
                               code=Code.INVALID_ARCHIVE)
+        assert fetched.archive is not None  # an Eva script is a file fetched as the archive
         script = staging / Path(fetched.archive).name
         shutil.copyfile(fetched.archive, script)
         os.chmod(script, 0o644)
@@ -127,7 +128,7 @@ def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, *, option
             _found, lone = manifests(root)
             if "extension.exs" not in os.listdir(root) and lone is not None:
                 path, layout = root / lone, "script"
-    host: Host = for_host(host_name)  # type: ignore[assignment]
+    host = for_host(host_name)
     judged = host.judge(path, name_hint=_name_hint(fetched, host_name, root, staging, path, layout), layout=layout)
     judged = _check_expected(fetched, judged)
     tree_sha256, listing = host.checksum(path)
@@ -413,7 +414,7 @@ def remove(scope: Scope, item: HostInstalled, *, options: Any = None) -> HostIns
     renamed away in one step, Vera's records dropped, the row deleted, then the tree deleted."""
     from pkgmgr.hosts.detect import for_host
 
-    host: Host = for_host(item.host)  # type: ignore[assignment]
+    host = for_host(item.host)
     folder = _folder(host, scope)
     check_dirs(folder)
     recover(scope, host)
@@ -455,7 +456,7 @@ def set_enabled(scope: Scope, item: HostInstalled, enabled: bool, *, options: An
     from pkgmgr.hosts import terva
     from pkgmgr.hosts.detect import for_host
 
-    host: Host = for_host(item.host)  # type: ignore[assignment]
+    host = for_host(item.host)
     folder = _folder(host, scope)
     check_dirs(folder)
     recover(scope, host)
@@ -607,7 +608,7 @@ def recover(scope: Scope, host: Host) -> list[str]:
     return done
 
 
-def interrupted(scope: Any) -> list[str]:
+def interrupted(scope: Scope) -> list[str]:
     """What killed writers left of host installs in this scope, for `doctor --check` (reads only):
     each row still pending, and what lies in the staging folder of a host with rows."""
     from pkgmgr.hosts.detect import for_host
@@ -615,20 +616,20 @@ def interrupted(scope: Any) -> list[str]:
     found = [f"{item.host} {item.name}: an interrupted {(item.pending or {}).get('action', 'switch')} is pending"
              for item in records.list_rows(scope) if item.pending is not None]
     for name in sorted({item.host for item in records.list_rows(scope)}):
-        staging = _folder(for_host(name), scope).parent / STAGING  # type: ignore[arg-type]
+        staging = _folder(for_host(name), scope).parent / STAGING
         if staging.is_dir() and not staging.is_symlink():
             found.extend(f"{name}: {staging / leftover.name} is a leftover of an interrupted command"
                          for leftover in sorted(staging.iterdir()))
     return found
 
 
-def recover_all(scope: Any) -> list[str]:
+def recover_all(scope: Scope) -> list[str]:
     """`recover` for every host with rows in this scope (writer lock held): `doctor`'s repair."""
     from pkgmgr.hosts.detect import for_host
 
     done: list[str] = []
     for name in sorted({item.host for item in records.list_rows(scope)}):
-        host: Host = for_host(name)  # type: ignore[assignment]
+        host = for_host(name)
         done.extend(f"{name}: {line}" for line in recover(scope, host))
     return done
 

@@ -50,7 +50,7 @@ def decode(raw: bytes, *, pairs: bool = False) -> Any:
     return value
 
 
-class _Pairs(list):  # type: ignore[type-arg]
+class _Pairs(list):
     """An object as its (key, value) pairs, in file order (duplicates kept)."""
 
 
@@ -127,6 +127,7 @@ def go_float(value: float) -> str:
     magnitude = abs(value)
     if magnitude < 1e-6 or magnitude >= 1e21:
         sign, mantissa, exponent = digits.as_tuple()
+        assert isinstance(exponent, int)  # a finite value (NaN and infinities were refused above)
         text = "".join(str(d) for d in mantissa).rstrip("0") or "0"
         power = exponent + len(mantissa) - 1
         head = text[0] + ("." + text[1:] if len(text) > 1 else "")

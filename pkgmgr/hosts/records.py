@@ -189,7 +189,7 @@ _NO_TREE = "sha256-2:" + "0" * 64  # a fresh install's row before its tree is in
 def row_from_pending(data: dict[str, Any], scope: str) -> HostInstalled:
     """The HostInstalled a pending record describes."""
     class _Row(dict):  # sqlite3.Row-like access for from_row
-        def keys(self) -> Any:  # type: ignore[override]
+        def keys(self) -> Any:
             return list(super().keys())
 
     return from_row(_Row(data), scope)  # type: ignore[arg-type]

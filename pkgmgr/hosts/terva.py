@@ -128,17 +128,17 @@ def _check(problems: ProblemSink, key: str, kind: str, value: Any) -> Any:
             out.append(item if isinstance(item, str) else "")
         return out
     if kind == "config" and isinstance(value, list):
-        out = []
+        fields: list[dict[str, Any]] = []
         for index, item in enumerate(value):
             if item is None:
-                out.append({})
+                fields.append({})
                 continue
             if not jsonfmt.is_object(item):
                 problems.add(f"{key}[{index}]", f"cannot unmarshal {_go_kind(item)} into Go struct "
                                                 "extdriver.ConfigField")
                 continue
-            out.append(_struct(problems, item, _CONFIG_FOLDED, CONFIG_FIELDS, f"{key}[{index}]"))
-        return out
+            fields.append(_struct(problems, item, _CONFIG_FOLDED, CONFIG_FIELDS, f"{key}[{index}]"))
+        return fields
     problems.add(key, f"cannot unmarshal {_go_kind(value)} into Go value of type {go_type}")
     return None
 

@@ -22,7 +22,7 @@ def verify_hosted(rows: Sequence[HostInstalled]) -> tuple[list[dict[str, Any]], 
     results = []
     for row in rows:
         place = row.directory
-        current = for_host(row.host).checksum(place) if os.path.lexists(place) else None  # type: ignore[attr-defined]
+        current = for_host(row.host).checksum(place) if os.path.lexists(place) else None
         results.append({"name": row.name, "version": row.version or None, "host": row.host, "path": str(place),
                         **tree_report(row.tree_sha256, row.tree_listing, current)})
 

@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Iterator, Sequence
 from urllib.parse import urlsplit
 
 from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
@@ -51,6 +51,10 @@ from pkgmgr.registry.index_format import (
     url_problem,
 )
 from pkgmgr.versions import parse_semver
+
+if TYPE_CHECKING:
+    from pkgmgr.progress import Reporter
+    from pkgmgr.registry.session import Session
 
 LOCK_FILE = ".pkgmgr-registry.lock"
 ARCHIVES_DIR = "archives"
@@ -513,3 +517,52 @@ def private_copy(source: Path) -> Iterator[Path]:
                               code=Code.INVALID_ARCHIVE, path=str(source)) from None
         os.chmod(target, 0o600)
         yield target
+
+
+@dataclass(frozen=True)
+class ReleaseArchive:
+    """A GitHub release's archive asset, downloaded for `registry publish github:OWNER/REPO@TAG`."""
+
+    path: Path
+    url: str  # the asset's download URL: what the entry records unless --url says otherwise
+    repository: str  # OWNER/REPO
+    tag: str
+
+
+def download_release(session: Session, text: str, asset_name: str | None, *, reporter: Reporter,
+                     max_bytes: int) -> ReleaseArchive:
+    """Download the archive asset of the GitHub release `text` names (github:OWNER/REPO@TAG),
+    checked against the release's published checksum when it has one. Raises `usage` when `text`
+    names no release, `not_found` when the release has no archive asset (GitHub's generated
+    source tarball is never published)."""
+    from pkgmgr.refs import parse_ref
+
+    ref = parse_ref(text)
+    if ref.kind != "github" or not ref.tag:
+        raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code=Code.USAGE)
+    github = session.github
+    release = github.release(ref.owner, ref.repo, ref.tag, pre=True)
+    asset = github.select_asset(release, asset_name)
+    if asset.pseudo:
+        raise PkgmgrError(
+            f"{ref.owner}/{ref.repo}@{release.tag} has no .tar.gz, .tgz or .zip asset; GitHub's generated source "
+            "tarball is not published (its bytes are not guaranteed stable)",
+            code=Code.NOT_FOUND, hint="attach the archive built by 'pkgmgr ext pack' to the release",
+        )
+    checksum = github.asset_checksum(release, asset)
+    downloaded = github.download_asset(release, asset, cache=session.downloads, reporter=reporter,
+                                       expected_sha256=checksum, max_bytes=max_bytes)
+    return ReleaseArchive(downloaded.path, asset.url, f"{ref.owner}/{ref.repo}", release.tag)
+
+
+def tag_warning(tag: str, version: str) -> str | None:
+    """The warning when a release tag names another version than the archive's manifest (the
+    manifest's is published), or None."""
+    from pkgmgr.registry.github_plan import tag_version
+    from pkgmgr.versions import same_version
+
+    named = tag_version(tag)
+    if named is not None and not same_version(named, version):
+        return (f"release tag {tag} names version {named}, but the archive's manifest says {version}; "
+                f"{version} is what gets published")
+    return None

@@ -26,7 +26,7 @@ from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
 from pkgmgr.store.db import transaction
-from pkgmgr.store.installed import Installed
+from pkgmgr.store.installed import Installed, InstalledRecord
 
 if TYPE_CHECKING:
     from pkgmgr.store.scope import Scope
@@ -120,7 +120,7 @@ BeforeDelete = Callable[[sqlite3.Connection, Installed], list[dict[str, Any]]]
 @dataclass
 class Outcome:
     action: str  # installed | switched | unchanged | reinstalled
-    installed: Installed
+    installed: InstalledRecord  # an `Installed`, or a `HostInstalled` after a host's switch
     previous_version: str | None = None
     activations: list[dict[str, Any]] = field(default_factory=list)
 

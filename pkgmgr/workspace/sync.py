@@ -81,6 +81,49 @@ class SyncResult:
     lock_written: bool = False
     error: PkgmgrError | None = None
 
+    def installed_rows(self) -> list[dict[str, Any]]:
+        """One row per extension installed or switched (another host's too), as `sync -o json`
+        reports it."""
+        rows = []
+        for ref_result in self.installed:
+            if ref_result.outcome is not None:
+                inst = ref_result.outcome.installed
+                rows.append({"name": inst.name, "version": inst.version, "scope": "workspace",
+                             "source": inst.source_kind, "sha256": inst.sha256, "verified": inst.verified,
+                             "action": ref_result.outcome.action})
+        return rows
+
+    def failed_rows(self) -> list[dict[str, Any]]:
+        """One row per declared ref that failed to install: the ref and its error's JSON."""
+        return [{"ref": r.ref, "error": r.error.to_json()} for r in self.installed if r.error is not None]
+
+    def to_json(self, *, dry_run: bool, planned: dict[str, Any] | None = None) -> dict[str, Any]:
+        """`sync -o json`'s document; `planned` is the plan as it was reported before acting (acting
+        moves each item's current version), this result's plan when None."""
+        root = self.plan.workspace
+        return {
+            "workspace": str(root),
+            "dry_run": dry_run,
+            "plan": planned or self.plan.to_json(),
+            "installed": self.installed_rows(),
+            "removed": self.removed,
+            "failed": self.failed_rows(),
+            "activations": self.activations,
+            "lock": {"path": str(root / LOCK), "written": self.lock_written},
+        }
+
+    def final_error(self) -> PkgmgrError | None:
+        """The error the command ends with: the first failure, else `confirmation_required` when
+        activations await confirmation, else None."""
+        if self.error is not None:
+            return self.error
+        awaiting = [a for a in self.activations if a.get("status") == "awaiting_confirmation"]
+        if awaiting:
+            from pkgmgr.activation.confirmation import confirmation_error
+
+            return confirmation_error(awaiting)
+        return None
+
 
 def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) -> bool:
     """The installed extension already is what the item wants (compared with the records: no

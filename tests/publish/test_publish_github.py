@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pkgmgr.errors import Code, PkgmgrError
 from tests.publish.helpers import entry_text, fail, ok, packed, snapshot
 from tests.registry.conftest import fake_github  # noqa: F401 - the shared fake GitHub fixture
 from tests.support.fakegithub import FakeGitHub
@@ -80,3 +81,34 @@ def test_a_tag_naming_another_version_is_warned_about(tmp_path: Path, index: Pat
     result = run_cli(["registry", "publish", "github:acme/review-pack@v0.9.0", "--index", index])
     assert result.code == 0, result
     assert "names version 0.9.0" in result.stderr
+
+
+def test_download_release_returns_the_asset_and_where_it_came_from(tmp_path: Path, github: FakeGitHub) -> None:
+    from pkgmgr.config import Config
+    from pkgmgr.progress import Reporter
+    from pkgmgr.registry.publish import download_release
+    from pkgmgr.registry.session import Session
+
+    data = packed(tmp_path).read_bytes()
+    release = github.add_release("acme", "review-pack", "v0.1.0", assets={"review-pack-0.1.0.tar.gz": data})
+    session = Session(tmp_path / "home", Config())
+    try:
+        got = download_release(session, "github:acme/review-pack@v0.1.0", None, reporter=Reporter(),
+                               max_bytes=len(data))
+        assert got.path.read_bytes() == data
+        assert (got.url, got.repository, got.tag) == (release["assets"][0]["browser_download_url"],
+                                                      "acme/review-pack", "v0.1.0")
+        with pytest.raises(PkgmgrError) as exc:
+            download_release(session, "github:acme/review-pack", None, reporter=Reporter(), max_bytes=len(data))
+        assert exc.value.code == Code.USAGE
+    finally:
+        session.close()
+
+
+def test_tag_warning_names_the_two_versions() -> None:
+    from pkgmgr.registry.publish import tag_warning
+
+    assert tag_warning("v0.1.0", "0.1.0") is None
+    assert tag_warning("nightly", "0.1.0") is None
+    warning = tag_warning("v0.9.0", "0.1.0")
+    assert warning is not None and "v0.9.0" in warning and "0.1.0 is what gets published" in warning

@@ -3,6 +3,7 @@ workspace, and the errors raised before anything is done."""
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -110,3 +111,31 @@ def test_a_path_extension_with_an_escaping_link(tmp_path: Path, home: Path) -> N
         run(ws, home)
     assert caught.value.code == "path_escapes_root"
     assert not store_root(ws, home).exists()
+
+
+def test_the_result_renders_its_rows(tmp_path: Path, home: Path) -> None:
+    ws = workspace(tmp_path / "ws", home)
+    result = run(ws, home)
+    doc = result.to_json(dry_run=False)
+    assert doc["workspace"] == str(ws) and doc["dry_run"] is False and doc["plan"] == result.plan.to_json()
+    [row] = doc["installed"]
+    assert {k: row[k] for k in ("name", "version", "scope", "source", "action")} == {
+        "name": "crew-ext", "version": "0.1.0", "scope": "workspace", "source": "path", "action": "installed"}
+    assert doc["failed"] == [] and doc["lock"] == {"path": str(ws / "pkgmgr.lock"), "written": True}
+    assert result.to_json(dry_run=True, planned={"as": "planned"})["plan"] == {"as": "planned"}
+    assert result.final_error() is None
+
+
+def test_the_final_error_asks_for_confirmation_when_activations_await(tmp_path: Path, home: Path) -> None:
+    from pkgmgr.errors import Code
+    from pkgmgr.workspace.sync import SyncResult
+
+    ws = workspace(tmp_path / "ws", home)
+    result = run(ws, home)
+    awaiting = dict(result.activations[0], status="awaiting_confirmation")
+    error = SyncResult(result.plan, activations=[awaiting]).final_error()
+    assert error is not None and error.code == Code.CONFIRMATION_REQUIRED
+    first = PkgmgrError("boom", code=Code.NOT_FOUND)
+    assert SyncResult(result.plan, activations=[awaiting], error=first).final_error() is first
+    failed = dataclasses.replace(result.installed[0], outcome=None, error=first)
+    assert SyncResult(result.plan, installed=[failed]).failed_rows() == [{"ref": failed.ref, "error": first.to_json()}]
