@@ -112,7 +112,9 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
                           details={"compozy_generation": generation},
                           hint="set host.compozy_generation (or PKGMGR_COMPOZY_GENERATION) to auto, v0.2 or "
                                "v0.3-beta.3")
-    resources = installed.manifest.get("resources")
+    from pkgmgr.manifest.keys import as_read
+
+    resources = as_read(installed.manifest).get("resources")  # as Compozy reads the keys
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
     return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)

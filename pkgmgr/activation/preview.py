@@ -44,6 +44,7 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         new_activation,
         resolve,
     )
+    from pkgmgr.manifest.keys import as_read
     from pkgmgr.manifest.network import normalize_network
 
     resolved = resolve(scope, Target.parse(target), config=config)
@@ -57,7 +58,7 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
     else:
         activation = new_activation(resolved, scope, AWAITING if needs_confirmation else ACTIVE)
-    network, _ = normalize_network(resolved.installed.manifest.get("network_participation"))
+    network, _ = normalize_network(as_read(resolved.installed.manifest).get("network_participation"))
     document = {
         "activation": activation,
         "exists": existing is not None,

@@ -22,10 +22,13 @@ from pkgmgr.bundles.names import agent_key, agent_name_problem
 from pkgmgr.documents import MIB, DocumentError, decode_text, plain_issues
 from pkgmgr.errors import Code, Problem, ProblemSink
 from pkgmgr.jsonutil import join_key
+from pkgmgr.manifest.durations import parse_go_duration
+from pkgmgr.manifest.generations import V03_BETA3
 from pkgmgr.manifest.network import go_trim_space
 from pkgmgr.manifest.tools import segmented_id_problem
 
 CODE = Code.INVALID_BUNDLE
+BUNDLE_GENERATION = V03_BETA3  # unless told: the latest generation with bundles
 MAX_AGENT_MD_BYTES = 1 * MIB
 MAX_FRONT_MATTER_BYTES = 64 * 1024
 MAX_COMPANION_BYTES = 1 * MIB  # mcp.json and capabilities documents
@@ -54,6 +57,7 @@ HOOK_MATCHER_FIELDS = (
 # tool_grammar.go, mcp_server_validation.go), applied to the value as written: strings are
 # trimmed first, as ParseAgentDef trims them.
 MCP_TRANSPORTS = ("stdio", "http", "sse")
+HOOK_EXECUTOR_KINDS = ("native", "subprocess", "wasm")  # internal/hooks HookExecutorKind.Validate
 
 
 def _trim(value: Any) -> Any:
@@ -175,17 +179,18 @@ def _mcp_servers(value: Any) -> str | None:
     return None
 
 
-def _hooks(value: Any) -> str | None:
+def _hooks(value: Any, generation: str = BUNDLE_GENERATION) -> str | None:
     """`parsedHookDeclaration` entries, as `ParseAgentDef` converts them (`toHookDecl`) and
     `AgentDef.Validate` judges them (`hookspkg.ValidateHookDecl`, `sanitizedHookDecl`): a list of
-    tables with only the declaration's fields, a name, an event of the hook taxonomy, a mode
-    sync|async (default async), a required hook sync, a sync hook on an event that takes one,
-    the executor fields at the top level or under `executor`, not both."""
-    from pkgmgr.manifest.generations import HOOK_EVENTS, V03_BETA3, hook_mode_problem
+    tables with only the declaration's fields, a name, an event of `generation`'s hook taxonomy
+    (internal/hooks at its commit), a mode sync|async (default async), a required hook sync, a
+    sync hook on an event that takes one, the executor fields at the top level or under
+    `executor`, not both."""
+    from pkgmgr.manifest.generations import HOOK_EVENTS, hook_mode_problem
 
     if not isinstance(value, list) or not all(isinstance(item, dict) for item in value):
         return "must be a list of hook tables (name, event, command, ...)"
-    events = HOOK_EVENTS[V03_BETA3]  # the bundle generations' taxonomy (v0.2's and more)
+    events = HOOK_EVENTS[generation]
     for index, hook in enumerate(value):
         where = f"[{index}]"
         # a null table decodes as the zero value, as Go's decoders read it
@@ -201,15 +206,64 @@ def _hooks(value: Any) -> str | None:
         if not isinstance(name, str) or not name:
             return f"{where}.name is required"
         if not isinstance(event, str) or event not in events:
-            return f"{where}.event: {event!r} is not a hook event"
+            return f"{where}.event: {event!r} is not a hook event of Compozy {generation}"
         mode = mode or "async"
         if mode not in ("sync", "async"):
             return f"{where}.mode must be sync or async"
-        if (problem := hook_mode_problem(event, mode, hook.get("required"), V03_BETA3)) is not None:
+        if (problem := hook_mode_problem(event, mode, hook.get("required"), generation)) is not None:
             return f"{where}.{problem[0]}: {problem[1]}"
         if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
                 executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
             return f"{where}: executor fields at the top level and under executor; keep them in one place"
+        if problem := (_hook_timing(hook) or _hook_executor_kind(hook, executor)):
+            return f"{where}.{problem}"
+    return None
+
+
+def _hook_timing(hook: dict[str, Any]) -> str | None:
+    """`PriorityFromInt` (toHookDecl): a priority fits an int32; `sanitizedHookDecl`: a timeout
+    is non-negative (a string is read by `time.ParseDuration`, untrimmed)."""
+    priority, timeout = hook.get("priority"), hook.get("timeout")
+    if isinstance(priority, int) and not isinstance(priority, bool) and not -(1 << 31) <= priority < 1 << 31:
+        return f"priority: {priority} is outside the int32 range"
+    if isinstance(timeout, str):
+        try:
+            seconds = parse_go_duration(timeout)
+        except ValueError as exc:
+            return f"timeout: {exc}"
+    elif isinstance(timeout, int) and not isinstance(timeout, bool):
+        seconds = timeout
+    else:
+        return None
+    return "timeout must be non-negative" if seconds < 0 else None
+
+
+def _hook_executor_kind(hook: dict[str, Any], executor: dict[str, Any]) -> str | None:
+    """`resolveExecutor`, then `resolveHookExecutorKind` for an agent's hook (not a native source):
+    the kind (trimmed) defaults to subprocess when there is a command, is one of native, subprocess
+    or wasm, never native; subprocess needs a command, and only subprocess takes command, args,
+    env or secret_env."""
+    def shell_fields(table: dict[str, Any]) -> tuple[str, bool]:
+        command = _trim(table.get("command"))
+        command = command if isinstance(command, str) else ""
+        return command, bool(command) or any(table.get(field) for field in ("args", "env", "secret_env"))
+
+    command, shell = shell_fields(executor)
+    if not shell:
+        command, shell = shell_fields(hook)
+    kind = _trim(executor.get("kind")) or ""
+    if not isinstance(kind, str):
+        return None  # the type rules speak
+    if not kind:
+        return None if command else "executor.kind is required when the hook has no command"
+    if kind not in HOOK_EXECUTOR_KINDS:
+        return f"executor.kind: {kind!r} is not one of " + ", ".join(HOOK_EXECUTOR_KINDS)
+    if kind == "native":
+        return "executor.kind: only hooks compiled into Compozy may use the native executor"
+    if kind == "subprocess" and not command:
+        return "executor.kind: a subprocess executor requires a command"
+    if kind != "subprocess" and shell:
+        return f"executor.kind: command, args, env and secret_env need a subprocess executor, not {kind}"
     return None
 
 
@@ -241,13 +295,14 @@ FIELDS: dict[str, Callable[[Any], str | None]] = {
 
 
 def parse_agent_md(
-    text: str, *, file: str, reserved_agent_names: Collection[str] = ()
+    text: str, *, file: str, reserved_agent_names: Collection[str] = (), generation: str = BUNDLE_GENERATION
 ) -> tuple[dict[str, Any], str, list[Problem]]:
     """Split AGENT.md into its front matter (a dict) and body (the prompt, stripped).
 
     Returns (front_matter, body, problems); problems (code `invalid_bundle`, filed under `file`)
     cover the `---` delimiters, YAML errors, unknown or mistyped fields, the agent name
-    (`reserved_agent_names` lower-cased) and an empty body. Never raises for bad input.
+    (`reserved_agent_names` lower-cased) and an empty body; hooks are judged by the Compozy
+    `generation`'s taxonomy. Never raises for bad input.
     """
     sink = ProblemSink(file, CODE)
     try:
@@ -268,7 +323,7 @@ def parse_agent_md(
         return {}, "", sink.problems
     front, issues = _load_front_matter(sink, "\n".join(lines[1:close]))
     if front is not None:
-        _check_fields(sink, front, reserved_agent_names)
+        _check_fields(sink, front, reserved_agent_names, generation)
         reported = {problem.key for problem in sink.problems}
         for key, message in issues:  # values JSON cannot carry, where no field rule spoke already
             if key.split(".")[0].split("[")[0] not in reported:
@@ -333,7 +388,7 @@ def _toml_front_matter(text: str) -> dict[str, Any] | None:
         return None
 
 
-def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection[str]) -> None:
+def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection[str], generation: str) -> None:
     if "name" not in front:
         sink.add("name", "is required")
     for key, value in front.items():
@@ -343,7 +398,7 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
         if rule is None:
             sink.add(key, "unknown field; AGENT.md front matter allows " + ", ".join(FIELDS))
             continue
-        message = rule(value)
+        message = _hooks(value, generation) if rule is _hooks else rule(value)
         if message is None and key == "name":
             message = agent_name_problem(go_trim_space(value), reserved)
         if message is None and key == "hooks" and isinstance(front.get("name"), str):
@@ -422,8 +477,9 @@ def _strict_loader() -> Any:
     return StrictLoader
 
 
-def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collection[str]) -> tuple[AgentSpec | None, list[Problem]]:
-    """Load the agent folder `rel_dir` of `tree`.
+def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collection[str],
+               generation: str = BUNDLE_GENERATION) -> tuple[AgentSpec | None, list[Problem]]:
+    """Load the agent folder `rel_dir` of `tree`, judged by the Compozy `generation`.
 
     Raises TreeError when `rel_dir` is not a folder holding AGENT.md inside the root (the
     caller files it under the bundle key that named it). Returns the AgentSpec, or None and
@@ -444,7 +500,7 @@ def load_agent(tree: PackageTree, rel_dir: str, *, reserved_agent_names: Collect
     except DocumentError as exc:
         return None, [Problem(CODE, agent_md, "", exc.message)]
     # a reserved name is judged at activation (agent_conflict), as Compozy does: no problem here
-    front, body, problems = parse_agent_md(text, file=agent_md)
+    front, body, problems = parse_agent_md(text, file=agent_md, generation=generation)
     mcp = _mcp(tree, path, problems) if "mcp.json" in present else None
     capabilities = load_capabilities(tree, path, present, MAX_COMPANION_BYTES, problems)
     soul = _authored(tree, path, "SOUL.md", problems) if "SOUL.md" in present else None

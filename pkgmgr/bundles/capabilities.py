@@ -19,8 +19,8 @@ import stat
 from typing import Any
 
 from pkgmgr.bundles.files import PackageTree, TreeError, child
-from pkgmgr.bundles.keys import field_for
 from pkgmgr.errors import Code, Problem, ProblemSink
+from pkgmgr.gokeys import field_for
 from pkgmgr.manifest.network import go_trim_space
 
 CODE = Code.INVALID_BUNDLE

@@ -22,10 +22,27 @@ def read_extension(root: Path, config: "Config") -> tuple["Manifest", tuple["Bun
     listing every problem of the manifest (`invalid_manifest`, `path_escapes_root`) or of the
     bundles (`invalid_bundle`, `invalid_layout`, `path_escapes_root`).
     """
+    from dataclasses import replace
+
     from pkgmgr.bundles.loader import load_bundles
+    from pkgmgr.errors import ValidationFailed
     from pkgmgr.manifest import read_manifest
+    from pkgmgr.manifest.generations import has_bundles
 
     manifest = read_manifest(root, generation=config.compozy_generation)
-    bundles = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names,
-                           manifest_file=manifest.file)
-    return manifest, bundles
+    if not manifest.bundles:
+        return manifest, ()
+    # the bundles are judged by each generation that loaded the manifest (their agents' hook
+    # taxonomies differ); the extension loads in those that load its bundles too
+    loaded: dict[str, tuple["Bundle", ...]] = {}
+    failures: list[ValidationFailed] = []
+    for generation in (name for name in manifest.generations if has_bundles(name)):
+        try:
+            loaded[generation] = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names,
+                                              manifest_file=manifest.file, generation=generation)
+        except ValidationFailed as exc:
+            failures.append(exc)
+    if not loaded:
+        raise min(failures, key=lambda exc: len(exc.problems))
+    generations = tuple(name for name in manifest.generations if name in loaded or not has_bundles(name))
+    return replace(manifest, generations=generations), next(iter(loaded.values()))

@@ -12,7 +12,7 @@ from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.bundles.agent import load_agent
+from pkgmgr.bundles.agent import BUNDLE_GENERATION, load_agent
 from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
 from pkgmgr.bundles.files import PackageTree, TreeError, normalize
 from pkgmgr.bundles.keys import fold_bundle_keys
@@ -43,6 +43,7 @@ def load_bundles(
     *,
     reserved_agent_names: Collection[str],
     manifest_file: str = "extension.toml",
+    generation: str = BUNDLE_GENERATION,
 ) -> tuple[Bundle, ...]:
     """Load and validate the bundles of the extension at `root`.
 
@@ -50,9 +51,11 @@ def load_bundles(
     filed under `manifest_file`, key `resources.bundles[i]`). Applies every scope-independent
     rule of SPEC 8. Raises ValidationFailed listing every problem of every file (codes
     `invalid_bundle`, `invalid_layout`, `path_escapes_root`), each naming its file relative to
-    `root` and its key path.
+    `root` and its key path. Agents are judged by the Compozy `generation` (a generation with
+    bundles: v0.2 or v0.3-beta.3), whose hook taxonomy differs.
     """
-    loader = _Loader(PackageTree.open(root, code=CODE), frozenset(name.lower() for name in reserved_agent_names))
+    loader = _Loader(PackageTree.open(root, code=CODE), frozenset(name.lower() for name in reserved_agent_names),
+                     generation)
     bundles: list[Bundle] = []
     names = UniqueNames()
     for rel in loader.discover(bundle_paths, manifest_file):
@@ -132,9 +135,10 @@ class _Loader:
     """One `load_bundles` call: the tree, the problems so far, and agent folders and layout
     files already loaded (profiles may share them; their own problems are reported once)."""
 
-    def __init__(self, tree: PackageTree, reserved: frozenset[str]) -> None:
+    def __init__(self, tree: PackageTree, reserved: frozenset[str], generation: str) -> None:
         self.tree = tree
         self.reserved = reserved
+        self.generation = generation
         self.problems: list[Problem] = []
         self.side: list[Problem] = []  # problems of agent/layout files met while reading a bundle file
         self.loaded: dict[tuple[str, str], tuple[Any, TreeError | None]] = {}  # (kind, path) -> (spec, path error)
@@ -304,7 +308,7 @@ class _Loader:
     def _read_agent(self, rel: str) -> tuple[AgentSpec | None, TreeError | None]:
         """Path problems are the bundle's (returned); problems of the folder's files are its own."""
         try:
-            spec, problems = load_agent(self.tree, rel, reserved_agent_names=self.reserved)
+            spec, problems = load_agent(self.tree, rel, reserved_agent_names=self.reserved, generation=self.generation)
         except TreeError as exc:
             return None, exc
         self.side.extend(problems)

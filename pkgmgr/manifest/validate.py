@@ -17,6 +17,7 @@ from typing import Any
 import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
+from pkgmgr.manifest.keys import CORE_FIELDS, ReadKeys, read_keys
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
 from pkgmgr.manifest.normalize import normalize_document
@@ -31,7 +32,6 @@ from pkgmgr.manifest.templates import (
 from pkgmgr.versions import NotPep440, parse_semver, strip_v
 
 INVALID = Code.INVALID_MANIFEST
-CORE_FIELDS = ("name", "version", "min_compozy_version", "description", "requires_env")
 RESERVED_NAMES = frozenset({"marketplace"})
 MAX_DEPTH = 64
 
@@ -62,33 +62,6 @@ EXECUTOR_FIELDS = ("command", "args", "env", "secret_env")
 # vault.vaultRefPattern; the namespace must be the one of the declaring section (ValidateRefNamespace)
 VAULT_REFERENCE = re.compile(r"vault:(providers|bridges|automation|mcp|hooks|extensions|sandbox|sessions)/"
                              r"[a-z0-9][a-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
-_KNOWN_KEYS: dict[str, frozenset[str]] = {
-    NETWORK: frozenset({"required", "mode", "channel_scopes"}),
-    "capabilities": frozenset({"provides"}),
-    "actions": frozenset({"requires"}),
-    "security": frozenset({"capabilities"}),
-    "permissions": frozenset({"requires"}),
-    "subprocess": frozenset({"command", "args", "env", "secret_env", "health_check_interval", "shutdown_timeout"}),
-    "bridge": frozenset({"platform", "display_name", "secret_slots", "config_schema"}),
-    "bridge.secret_slots[]": frozenset({"name", "description", "required"}),
-    "bridge.config_schema": frozenset({"schema", "version"}),
-    "resources.publish": frozenset({"families", "max_scope"}),
-    "resources.hooks[]": frozenset({"name", "event", "mode", "required", "priority", "timeout", "matcher",
-                                    "command", "args", "env", "secret_env", "executor"}),
-    "resources.hooks[].executor": frozenset({"kind", "command", "args", "env", "secret_env"}),
-    "resources.hooks[].matcher": frozenset({
-        "agent_name", "agent_type", "workspace_id", "workspace_root", "session_type", "input_class",
-        "acp_event_type", "turn_id", "tool_id", "tool_name", "tool_read_only", "decision_class", "message_role",
-        "message_delta_type", "channel", "surface", "kind", "direction", "work_state", "compaction_reason",
-        "compaction_strategy"}),
-    "resources.mcp_servers.*": frozenset({"command", "args", "env", "secret_env"}),
-    "resources.tools.*": frozenset({  # ToolConfig
-        "id", "display_title", "friendly_verb", "preview", "description", "handler", "backend", "input_schema",
-        "output_schema", "risk", "read_only", "destructive", "open_world", "requires_interaction",
-        "concurrency_safe", "max_result_bytes", "toolsets", "tags", "search_hints", "requires_env",
-        "required_capabilities", "visibility"}),
-    "resources.tools.*.backend": frozenset({"kind", "handler", "server", "tool"}),
-}
 BRIDGE_ADAPTER = "bridge.adapter"
 NOT_ENV_NAME = "is not an environment variable name (^[A-Za-z_][A-Za-z0-9_]*$)"
 
@@ -114,12 +87,18 @@ def parse_manifest(data: Any, *, file: str, root: Path | None, generation: str =
     loaded: list[tuple[str, Manifest]] = []
     failures: list[ValidationFailed] = []
     checked: dict[tuple[str, str], Any] = {}  # filesystem answers, shared by the generations
+    schemas: dict[str, list[Problem]] = {}  # the schema's problems, per document as read
     try:
-        # the schema judges the values as Compozy's loader sees them: trimmed, blanks dropped
-        schema = schema_problems(normalize_document(data), "extension", file=file, code=INVALID)
         for name in judged:
+            read = read_keys(data, name)
+            # the schema judges the document as Compozy's loader reads it: keys in their fields'
+            # spelling, the keys it ignores left out, values trimmed and blanks dropped
+            normalised = normalize_document(read.document)
+            seen = json.dumps(normalised, sort_keys=True, default=str)
+            if seen not in schemas:
+                schemas[seen] = schema_problems(normalised, "extension", file=file, code=INVALID)
             try:
-                loaded.append((name, _Parser(data, file, root, name, checked).parse(schema, issues)))
+                loaded.append((name, _Parser(data, read, file, root, name, checked).parse(schemas[seen], issues)))
             except ValidationFailed as exc:
                 failures.append(exc)
     except RecursionError:
@@ -144,34 +123,6 @@ def _document_problems(data: Any) -> tuple[list[tuple[str, str]] | None, list[tu
     return (fatal or None), issues
 
 
-def _unknown_paths(data: dict[str, Any]) -> Iterator[str]:
-    """Key paths below the top level and [resources] that no generation's decoder knows."""
-    for spec, known in _KNOWN_KEYS.items():
-        spec_path = spec.replace("[]", ".[]").replace("..", ".")
-        for prefix, table in _walk(data, spec_path.split(".")):
-            for key in table:
-                if key not in known:
-                    yield f"{prefix}.{key}"
-
-
-def _walk(value: Any, parts: list[str], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:
-    if not parts:
-        if isinstance(value, dict):
-            yield prefix, value
-        return
-    part, rest = parts[0], parts[1:]
-    if part == "[]":
-        if isinstance(value, list):
-            for index, item in enumerate(value):
-                yield from _walk(item, rest, f"{prefix}[{index}]")
-    elif part == "*":
-        if isinstance(value, dict):
-            for key, item in value.items():
-                yield from _walk(item, rest, f"{prefix}.{key}")
-    elif isinstance(value, dict):
-        yield from _walk(value.get(part), rest, f"{prefix}.{part}" if prefix else part)
-
-
 def _q(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
@@ -193,11 +144,12 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
 
 
 class _Parser:
-    def __init__(self, data: dict[str, Any], file: str, root: Path | None, generation: str,
+    def __init__(self, data: dict[str, Any], read: ReadKeys, file: str, root: Path | None, generation: str,
                  checked: dict[tuple[str, str], Any] | None = None) -> None:
         self.checked = {} if checked is None else checked
         self.original = data
-        self.data = normalize_document(data)
+        self.read = read
+        self.data = normalize_document(read.document)
         self.generation = generation
         self.root = root
         self.sink = ProblemSink(file, INVALID)
@@ -285,30 +237,11 @@ class _Parser:
     # -- generations ------------------------------------------------------------------------
 
     def _unknown_keys(self) -> None:
-        """Keys Compozy's decoder does not know: ignored at v0.2 and v0.3-beta.3 (a warning),
-        refused under [resources] at v0.3; [actions]/[security] refused from v0.3-beta.3 on."""
-        version = self.generation
-        for key in self.original:
-            if key in gen.TOP_LEVEL[version]:
-                continue
-            if key in ("actions", "security"):
-                self.add(key, f"[{key}] was removed; use [permissions] (Compozy {version})")
-            else:
-                self.warnings.append(f"{key}: unknown top-level key, ignored by Compozy {version}")
-        resources = self.original.get("resources")
-        if isinstance(resources, dict):
-            for key in resources:
-                if key not in gen.RESOURCE_KEYS[version]:
-                    self._unknown(f"resources.{key}")
-        for path in _unknown_paths(self.original):
-            self._unknown(path)
-
-    def _unknown(self, path: str) -> None:
-        if self.generation == gen.V03 and path.startswith("resources."):
-            self.add(path, f"unknown manifest field {_q(path)} (Compozy {gen.V03} refuses unknown keys "
-                           "under [resources])")
-        else:
-            self.warnings.append(f"{path}: unknown key, ignored by Compozy {self.generation}")
+        """Keys the generation's decoder does not read: ignored (a warning), or refused where
+        the generation refuses them (`pkgmgr.manifest.keys`)."""
+        for key, message in self.read.refused:
+            self.add(key, message)
+        self.warnings.extend(self.read.ignored)
 
     def _permissions(self) -> tuple[str, ...]:
         """`permissions.requires`: judged from v0.3-beta.3 on (slash identifiers naming known Host
@@ -328,11 +261,7 @@ class _Parser:
 
     def _core(self) -> dict[str, Any]:
         """Core fields from the root or `[extension]`; problems are keyed `extension.<field>`."""
-        inner = _table(self.data.get("extension"))
-        for key in inner:
-            if key not in CORE_FIELDS:
-                self.add(f"extension.{key}", "unknown key (pkgmgr's rule: [extension] holds only the core fields "
-                                             + ", ".join(CORE_FIELDS) + ")")
+        inner = _table(self.data.get("extension"))  # its unknown keys were refused (_unknown_keys)
         values: dict[str, Any] = {}
         for name in CORE_FIELDS:
             outer_value, inner_value = self.data.get(name), inner.get(name)

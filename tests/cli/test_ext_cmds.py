@@ -183,6 +183,24 @@ def test_one_configured_generation_judges_pack_publish_and_sync(tmp_path: Path, 
     assert ok("registry", "publish", archive, "--index", index)["published"]["version"] == "0.1.0"
 
 
+def test_bundles_are_judged_by_each_generation_that_loads_the_manifest(tmp_path: Path) -> None:
+    # an agent hook on an event internal/hooks has from cff6dae48 on: v0.3-beta.3 loads it, v0.2 does not
+    root = tmp_path / "tiles"
+    files = {
+        "extension.toml": 'name = "tiles"\nversion = "0.1.0"\nmin_compozy_version = "0.5.0"\n'
+                          '[resources]\nbundles = ["bundles"]\n',
+        "bundles/a.toml": 'name = "team"\n[[profiles]]\nname = "default"\n[[profiles.agents]]\npath = "agents/planner"\n',
+        "agents/planner/AGENT.md": "---\nname: planner\nhooks:\n  - name: tiles\n    event: window_manager.window.opened\n"
+                                   "    command: ./tiles.sh\n---\nPlan.\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    assert ok("ext", "validate", root)["generations"] == ["v0.3-beta.3"]
+    document = fail("invalid_bundle", "ext", "validate", root, env={"PKGMGR_COMPOZY_GENERATION": "v0.2"})
+    assert "is not a hook event of Compozy v0.2" in str(document["error"])
+
+
 def test_validate_checks_the_configured_host_version(tmp_path: Path) -> None:
     root = write_extension(tmp_path / "ext", minimal_manifest("new-ext", min_compozy_version="9.0.0"))
     fail("incompatible_host", "ext", "validate", root, env={"PKGMGR_HOST_VERSION": "1.0.0"})

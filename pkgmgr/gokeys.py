@@ -1,0 +1,65 @@
+"""How Compozy's Go decoders match the keys of a document to the fields of its structs.
+
+BurntSushi `toml.Decode` (`unifyStruct`) and `encoding/json` fill a field with the key that
+names it exactly or, failing that, with a key that names it but for case (`strings.EqualFold`,
+encoding/json's fold); a key that names no field is not read. `fold_keys` gives a document as
+such a decoder reads it, described by a table of struct kinds: each key renamed to the field it
+fills, the keys that fill none left out and reported to the caller.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+#: a struct kind: its fields, and for the fields holding structs, (shape, kind), the shape being
+#: "table" (one struct), "list" (a list of them) or "map" (a map of names to them)
+Tables = dict[str, tuple[tuple[str, ...] | frozenset[str], dict[str, tuple[str, str]]]]
+#: told of a key no field names: (its path, None) — or (its path, the field it spells otherwise)
+#: when the table also names that field exactly (the key is left out: pkgmgr keeps the exact one)
+Unknown = Callable[[str, "str | None"], None]
+
+# the characters outside ASCII that Go's simple case folding maps onto an ASCII letter
+_GO_FOLDS = {"\u212a": "k", "\u017f": "s"}
+
+
+def go_fold(key: str) -> str:
+    """`key` as Go's EqualFold compares it with an ASCII field name."""
+    return "".join(_GO_FOLDS.get(char, char.lower() if char.isascii() else char) for char in key)
+
+
+def field_for(key: object, fields: tuple[str, ...] | frozenset[str]) -> str | None:
+    """The field a Go decoder fills with `key`: the one it names exactly, else the one it names
+    but for case (Go's EqualFold); None when it names none."""
+    if not isinstance(key, str):
+        return None
+    return key if key in fields else next((field for field in fields if go_fold(key) == field), None)
+
+
+def fold_keys(table: dict[str, Any], kind: str, tables: Tables, unknown: Unknown, prefix: str = "") -> dict[str, Any]:
+    """`table` (a struct of `kind`) as the decoder reads it: keys renamed to their fields, the
+    keys that name none left out, each told to `unknown`; a variant of a field the table also
+    names exactly is left out too (BurntSushi fills the field with both, in no fixed order;
+    encoding/json with the last)."""
+    fields, nested = tables[kind]
+    result: dict[str, Any] = {}
+    for key, value in table.items():
+        field = field_for(key, fields)
+        path = f"{prefix}.{key}" if prefix else str(key)
+        if field is None:
+            unknown(path, None)
+            continue
+        if field != key and (field in table or field in result):
+            unknown(path, field)
+            continue
+        shape, inner = nested.get(field, ("", ""))
+        path = f"{prefix}.{field}" if prefix else field
+        if shape == "table" and isinstance(value, dict):
+            value = fold_keys(value, inner, tables, unknown, path)
+        elif shape == "list" and isinstance(value, list):
+            value = [fold_keys(item, inner, tables, unknown, f"{path}[{index}]") if isinstance(item, dict) else item
+                     for index, item in enumerate(value)]
+        elif shape == "map" and isinstance(value, dict):
+            value = {name: fold_keys(item, inner, tables, unknown, f"{path}.{name}") if isinstance(item, dict)
+                     else item for name, item in value.items()}
+        result[field] = value
+    return result
