@@ -213,12 +213,13 @@ class Registry:
                 raise read
             entry = read
             if entry is not None and not self.exempt:
-                vanished = check_entry(entry, label=self.name, known=self.session.memory.known(self.source, name))
+                known, yanked = self.session.memory.seen(self.source, name)
+                vanished = check_entry(entry, label=self.name, known=known)
                 if vanished:
                     self._vanished[name] = vanished
                     self.session.warn(f"registry {self.name}: {name} {', '.join(vanished)} no longer listed; "
                                       "treated as yanked")
-                entry, unyanked = sticky_yanks(entry, self.session.memory.yanked(self.source, name))
+                entry, unyanked = sticky_yanks(entry, yanked)
                 if unyanked:
                     self.session.warn(f"registry {self.name}: {name} {', '.join(unyanked)} was seen yanked before; "
                                       "it stays yanked (install it by naming the version exactly)")
