@@ -45,6 +45,7 @@ details or reprs; URLs are shown through `redact_url` (no credentials, no signed
 from __future__ import annotations
 
 import email.utils
+import functools
 import hashlib
 import heapq
 import ipaddress
@@ -91,6 +92,7 @@ class UrlNotAllowed(PkgmgrError):
     code = Code.USAGE
 
 
+@functools.lru_cache(maxsize=64)  # pure; asked for every request (~60 µs of ipaddress each)
 def is_loopback_host(host: str | None) -> bool:
     """127.0.0.0/8, `localhost` and ::1 (host as `urlsplit(...).hostname` gives it)."""
     if not host:

@@ -29,20 +29,33 @@ from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
     INDEX_MAX_BYTES,
+    PARSED_FORMAT,
     REGISTRY_FILE,
     REGISTRY_MAX_BYTES,
     Entry,
     Index,
     RegistryMeta,
     VersionEntry,
+    entry_from_json,
     entry_path,
+    entry_to_json,
     is_extension_name,
+    meta_from_json,
+    meta_to_json,
     parse_entry,
     parse_index,
     parse_registry,
 )
 from pkgmgr.registry.metadata_checks import check_entry, check_meta, check_serial, sticky_yanks
-from pkgmgr.registry.readers import Location, Reader, SourceSpec, check_source_allowed, make_reader, parse_source
+from pkgmgr.registry.readers import (
+    CachedParse,
+    Location,
+    Reader,
+    SourceSpec,
+    check_source_allowed,
+    make_reader,
+    parse_source,
+)
 
 if TYPE_CHECKING:
     from pkgmgr.registry.session import Session
@@ -50,6 +63,9 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 DEFAULT_NAME = "default"
 DEFAULT_PRIORITY = 1000
+# registry.toml's parse, kept beside its cached body (readers.CachedParse); entries: `_read_entry`
+_META_PARSE = CachedParse(lambda raw: parse_registry(raw, REGISTRY_FILE), f"registry/{PARSED_FORMAT}",
+                          meta_to_json, meta_from_json)
 
 
 def default_registry_config() -> RegistryConfig:
@@ -175,7 +191,7 @@ class Registry:
             return self._meta
 
     def _read_meta(self) -> RegistryMeta:
-        meta = self._read(REGISTRY_FILE, REGISTRY_MAX_BYTES, lambda raw: parse_registry(raw, REGISTRY_FILE))
+        meta = self._read(REGISTRY_FILE, REGISTRY_MAX_BYTES, _META_PARSE)
         if meta is None:
             raise PkgmgrError(f"registry {self.name} ({self.source}) has no {REGISTRY_FILE}",
                               code=Code.INVALID_INDEX, details={"registry": self.name, "file": REGISTRY_FILE},
@@ -197,12 +213,13 @@ class Registry:
                 raise read
             entry = read
             if entry is not None and not self.exempt:
-                vanished = check_entry(entry, label=self.name, known=self.session.memory.known(self.source, name))
+                known, yanked = self.session.memory.seen(self.source, name)
+                vanished = check_entry(entry, label=self.name, known=known)
                 if vanished:
                     self._vanished[name] = vanished
                     self.session.warn(f"registry {self.name}: {name} {', '.join(vanished)} no longer listed; "
                                       "treated as yanked")
-                entry, unyanked = sticky_yanks(entry, self.session.memory.yanked(self.source, name))
+                entry, unyanked = sticky_yanks(entry, yanked)
                 if unyanked:
                     self.session.warn(f"registry {self.name}: {name} {', '.join(unyanked)} was seen yanked before; "
                                       "it stays yanked (install it by naming the version exactly)")
@@ -217,7 +234,9 @@ class Registry:
         if not is_extension_name(name):
             return None
         rel = entry_path(name)
-        return self._read(rel, ENTRY_MAX_BYTES, lambda raw: parse_entry(raw, rel, expected_name=name))
+        return self._read(rel, ENTRY_MAX_BYTES, CachedParse(
+            lambda raw: parse_entry(raw, rel, expected_name=name), f"entry/{PARSED_FORMAT}/{name}",
+            entry_to_json, lambda doc: entry_from_json(doc, expected_name=name)))
 
     def prefetch(self, names: Iterable[str], *, workers: int) -> bool:
         """Read the entry files of `names` concurrently, for `entry()` to check later (module

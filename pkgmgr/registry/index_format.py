@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 from urllib.parse import urlsplit
 
+from pkgmgr import __version__
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.jsonutil import join_key
 from pkgmgr.patterns import EXTENSION_NAME
@@ -377,6 +378,87 @@ def _version_entry(item: Any, key: str, sink: ProblemSink, stamps: dict[str, Any
         published=published,
         yanked=bool(item.get("yanked", False)),
     )
+
+
+# --- validated parses kept beside cached bodies (registry/readers.py) ----------------------------
+#
+# A JSON form of `RegistryMeta` and `Entry`, read back strictly: anything but the exact shape
+# `*_to_json` writes raises ValueError and the caller parses the body instead. The schema
+# version goes into the cache key, so a change of these forms (or of the rules behind
+# `parse_registry`/`parse_entry`: bump it then) never reads an older one.
+
+PARSED_FORMAT = f"1/{__version__}"
+_VERSION_KEYS = frozenset({"version", "url", "sha256", "size", "min_compozy_version", "network_digest",
+                           "permissions", "published", "yanked"})
+_ENTRY_KEYS = frozenset({"name", "description", "repository", "tier", "host", "versions"})
+_META_KEYS = frozenset({"name", "description", "format", "serial", "expires"})
+
+
+def _want(value: Any, kind: type, what: str) -> Any:
+    if type(value) is not kind:  # exact: a bool is no int here
+        raise ValueError(f"{what}: expected {kind.__name__}")
+    return value
+
+
+def _keys(doc: Any, keys: frozenset[str], what: str) -> dict[str, Any]:
+    if type(doc) is not dict or doc.keys() != keys:
+        raise ValueError(f"{what}: not the expected table")
+    return doc
+
+
+def _stamp_from_json(value: Any, what: str) -> datetime | None:
+    if value is None:
+        return None
+    stamp = datetime.fromisoformat(_want(value, str, what))
+    if stamp.tzinfo is None:
+        raise ValueError(f"{what}: no offset")
+    return stamp
+
+
+def meta_to_json(meta: RegistryMeta) -> dict[str, Any]:
+    return {"name": meta.name, "description": meta.description, "format": meta.format, "serial": meta.serial,
+            "expires": None if meta.expires is None else meta.expires.isoformat()}
+
+
+def meta_from_json(doc: Any) -> RegistryMeta:
+    table = _keys(doc, _META_KEYS, "registry")
+    return RegistryMeta(name=_want(table["name"], str, "name"), description=_want(table["description"], str, "description"),
+                        format=_want(table["format"], int, "format"), serial=_want(table["serial"], int, "serial"),
+                        expires=_stamp_from_json(table["expires"], "expires"))
+
+
+def entry_to_json(entry: Entry) -> dict[str, Any]:
+    return {"name": entry.name, "description": entry.description, "repository": entry.repository,
+            "tier": entry.tier, "host": entry.host,
+            "versions": [{"version": v.version, "url": v.url, "sha256": v.sha256, "size": v.size,
+                          "min_compozy_version": v.min_compozy_version, "network_digest": v.network_digest,
+                          "permissions": list(v.permissions),
+                          "published": None if v.published is None else v.published.isoformat(),
+                          "yanked": v.yanked} for v in entry.versions]}
+
+
+def entry_from_json(doc: Any, *, expected_name: str | None = None) -> Entry:
+    table = _keys(doc, _ENTRY_KEYS, "entry")
+    name = _want(table["name"], str, "name")
+    if expected_name is not None and name != expected_name:
+        raise ValueError(f"the parse of {name!r}, not of {expected_name!r}")
+    repository = table["repository"]
+    if repository is not None:
+        _want(repository, str, "repository")
+    if table["tier"] not in TIERS:
+        raise ValueError("tier")
+    versions = []
+    for item in _want(table["versions"], list, "versions"):
+        v = _keys(item, _VERSION_KEYS, "version")
+        permissions = tuple(_want(p, str, "permissions") for p in _want(v["permissions"], list, "permissions"))
+        versions.append(VersionEntry(
+            version=_want(v["version"], str, "version"), url=_want(v["url"], str, "url"),
+            sha256=_want(v["sha256"], str, "sha256"), size=_want(v["size"], int, "size"),
+            min_compozy_version=_want(v["min_compozy_version"], str, "min_compozy_version"),
+            network_digest=_want(v["network_digest"], str, "network_digest"), permissions=permissions,
+            published=_stamp_from_json(v["published"], "published"), yanked=_want(v["yanked"], bool, "yanked")))
+    return Entry(name=name, description=_want(table["description"], str, "description"), repository=repository,
+                 tier=table["tier"], versions=tuple(versions), host=_want(table["host"], str, "host"))
 
 
 # --- index.json ---------------------------------------------------------------------------------

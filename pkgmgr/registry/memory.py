@@ -40,6 +40,18 @@ class Memory:
                      "WHERE source = ? AND name = ?", (source, name))
         return known_versions([(r["version"], r["sha256"]) for r in found])
 
+    def seen(self, source: str, name: str) -> tuple[dict[Any, tuple[str, str]], frozenset[str]]:
+        """`known` and `yanked` of `name` in `source` in one query (what `Registry.entry` asks)."""
+        conn = self._scope.reader()
+        if conn is None:
+            return {}, frozenset()
+        from pkgmgr.store.db import rows
+
+        found = rows(conn, "registry_versions", "SELECT version, sha256, yanked FROM registry_versions "
+                     "WHERE source = ? AND name = ?", (source, name))
+        return (known_versions([(r["version"], r["sha256"]) for r in found]),
+                frozenset(r["version"] for r in found if r["yanked"] == 1))
+
     def yanked(self, source: str, name: str) -> frozenset[str]:
         """The versions of `name` (as written) this client has ever seen yanked in `source`."""
         conn = self._scope.reader()

@@ -13,9 +13,9 @@ from __future__ import annotations
 import os
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
@@ -78,6 +78,23 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
         path = (cwd or Path.cwd()) / path
     path = Path(*path.parts)  # normalise separators, keep symlinks as written
     return SourceSpec("dir", str(path.absolute()), path=path.absolute())
+
+
+@dataclass(frozen=True)
+class CachedParse(Generic[T]):
+    """A parse whose validated result a caching reader keeps beside the body, as JSON: a body
+    the server confirms with a 304 (or a cached one read offline) is then not parsed again.
+    `key` names what the result depends on besides the body (the parser, its format, the name
+    looked up); `load` must raise ValueError (or TypeError, KeyError) for anything but what
+    `dump` writes, and then the body is parsed instead. Other readers just call it."""
+
+    parse: Callable[[bytes], T]
+    key: str
+    dump: Callable[[T], Any]
+    load: Callable[[Any], T]
+
+    def __call__(self, raw: bytes) -> T:
+        return self.parse(raw)
 
 
 @dataclass(frozen=True)
@@ -254,7 +271,7 @@ def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: i
     if session.offline or (immutable and cached is not None and not cached.stale):
         if cached is None:
             raise offline_error(url)
-        return parse(cached.body), None
+        return _parse_cached(cached, parse, repair=not session.offline)
     try:
         response = session.http.get_small(
             url, etag=cached.etag if cached else None, last_modified=cached.last_modified if cached else None,
@@ -270,9 +287,30 @@ def cached_read(session: "Session", cache: FileCache, rel: str, url: str, cap: i
     if response.status == 304:
         if cached is None:
             raise PkgmgrError(f"{url}: the server answered 304 to an unconditional request", code=Code.HTTP_ERROR)
-        return parse(cached.body), None
+        return _parse_cached(cached, parse)
     body: bytes = response.body or b""
-    return parse(body), CachedFile(url, body, response.etag, response.last_modified)
+    value = parse(body)
+    parsed = (parse.key, parse.dump(value)) if isinstance(parse, CachedParse) else None
+    return value, CachedFile(url, body, response.etag, response.last_modified, parsed=parsed)
+
+
+def _parse_cached(cached: CachedFile, parse: Callable[[bytes], T], *,
+                  repair: bool = True) -> tuple[T, CachedFile | None]:
+    """The value of a cached body: its kept parse when there is a sound one for this `parse`,
+    else the body parsed again — and then, for a `CachedParse` and unless `repair` is off
+    (offline: the cache is only read), the parse to keep in the sidecar (`keep` writes it, once
+    the caller's checks passed, as for a fetched body)."""
+    if not isinstance(parse, CachedParse):
+        return parse(cached.body), None
+    if cached.parsed is not None and cached.parsed[0] == parse.key:
+        try:
+            return parse.load(cached.parsed[1]), None
+        except (ValueError, TypeError, KeyError):
+            pass  # not what `dump` writes: parse the body
+    value = parse(cached.body)
+    if not repair or cached.stale:
+        return value, None
+    return value, replace(cached, parsed=(parse.key, parse.dump(value)), meta_only=True)
 
 
 def make_reader(spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> Reader:

@@ -64,6 +64,10 @@ def test_a_yank_is_sticky(home: Path, memory: Memory) -> None:
     assert memory.yanked(SRC, "other-ext") == frozenset()
     assert memory.yanked("https://elsewhere.example/", "demo-ext") == frozenset()
     assert memory.known(SRC, "demo-ext") == {parse_semver("1.0.0"): ("1.0.0", A), parse_semver("2.0.0"): ("2.0.0", B)}
+    memory.record(SRC, 3, [("demo-ext", "3.0.0", C, False)])
+    for source in (SRC, "https://elsewhere.example/"):  # `seen`: both answers in one query
+        for name in ("demo-ext", "other-ext"):
+            assert memory.seen(source, name) == (memory.known(source, name), memory.yanked(source, name))
 
 
 def test_another_instance_sees_what_was_recorded(home: Path, memory: Memory) -> None:
