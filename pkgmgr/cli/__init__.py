@@ -18,17 +18,15 @@ def main(argv: list[str] | None = None) -> int:
 
         try:
             sys.stdout.write(f"pkgmgr {__version__}\n")  # what argparse's version action prints
-            sys.stdout.flush()
-        except BrokenPipeError:
-            pass
-        return 0
+        except OSError as exc:
+            return _stdout_failed(0, exc)
+        return _flush(0)
     if "list" in args or "ls" in args:
         from pkgmgr.cli.fast_list import answer
 
         code = answer(args)
         if code is not None:
-            _flush()
-            return code
+            return _flush(code)
     import gc
 
     # A command is short-lived and makes few reference cycles, but it builds tens of thousands of
@@ -43,12 +41,28 @@ def main(argv: list[str] | None = None) -> int:
         code = run(args)
     finally:
         gc.set_threshold(*thresholds)
-    _flush()
+    return _flush(code)
+
+
+def _flush(code: int) -> int:
+    """Flush standard output; when that fails (a full disk; a closed pipe is not an error) the
+    command's status is `io_error`, reported on stderr, and nothing more is written there."""
+    try:
+        sys.stdout.flush()
+    except OSError as exc:
+        return _stdout_failed(code, exc)
     return code
 
 
-def _flush() -> None:
-    try:
-        sys.stdout.flush()
-    except BrokenPipeError:
-        pass
+def _stdout_failed(code: int, exc: OSError) -> int:
+    """Writing standard output failed: nothing more is written there; a reader that went away
+    (a closed pipe) leaves `code` as it is, anything else is `io_error` on stderr."""
+    from pkgmgr.cli.app import failure, report
+    from pkgmgr.cli.output import abandon_stdout
+    from pkgmgr.errors import io_error
+
+    abandon_stdout()
+    if isinstance(exc, BrokenPipeError):
+        return code
+    error = io_error(exc, "standard output")
+    return report(error, json_mode=False) if error is not None else failure(exc, json_mode=False, verbose=False)

@@ -394,7 +394,12 @@ def registry_hint(error: PkgmgrError) -> None:
 
 def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
     if json_mode:
-        write_json(error_document(error, partial if partial is not None else error.partial))
+        try:
+            write_json(error_document(error, partial if partial is not None else error.partial))
+        except OSError:  # standard output itself fails (e.g. full): the error still reaches stderr
+            from pkgmgr.cli.output import abandon_stdout
+
+            abandon_stdout()
     registry_hint(error)
     print_error(error)
     return error.exit_code

@@ -117,6 +117,20 @@ def isatty(stream: Any) -> bool:
         return False
 
 
+def abandon_stdout() -> None:
+    """Point standard output at /dev/null after writing to it failed (a full disk, a closed pipe),
+    so that the interpreter's last flush of what is still buffered cannot fail again at exit (the
+    way Python's documentation handles SIGPIPE)."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # no file descriptor behind it (a test's StringIO): nothing is flushed at exit
+
+
 def write_json(document: dict[str, Any], stream: Any = None) -> None:
     stream = stream if stream is not None else sys.stdout
     stream.write(scrub_secrets(json.dumps(document, indent=2, ensure_ascii=False, default=str)) + "\n")
