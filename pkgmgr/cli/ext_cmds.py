@@ -19,7 +19,7 @@ from pkgmgr.cli.install_common import (
     summary_lines,
     trust_option,
 )
-from pkgmgr.cli.output import Output, Printer
+from pkgmgr.cli.output import Output, Printer, print_tree_report
 from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.fsutil import user_path
 
@@ -453,14 +453,8 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         for r in results:
-            if r.get("missing"):
-                p.line(f"{r['name']} {r['version']}: MISSING (its directory is gone)")
-                continue
-            p.line(f"{r['name']} {r['version']}: {'ok' if r['ok'] else 'MODIFIED'}")
-            for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
-                for path in r[kind]:
-                    p.line(f"  {sign} {path}")
-            if not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
+            print_tree_report(p, f"{r['name']} {r['version']}", r, "its directory is gone")
+            if not r.get("missing") and not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
                 p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")
 
     return Output({"verified": results}, human, error)

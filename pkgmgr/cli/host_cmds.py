@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
 from pkgmgr.cli.context import Context, target_scope, visible_scopes
-from pkgmgr.cli.output import Output, Printer
+from pkgmgr.cli.output import Output, Printer, print_tree_report
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
 
@@ -231,13 +231,7 @@ def _verify_output(results: list[dict[str, Any]], error: PkgmgrError | None) -> 
     def human(p: Printer) -> None:
         for r in results:
             label = f"{r['name']} {r['version'] or ''}".strip() + f" ({r['host']})"
-            if r.get("missing"):
-                p.line(f"{label}: MISSING ({r['path']} is gone)")
-                continue
-            p.line(f"{label}: {'ok' if r['ok'] else 'MODIFIED'}")
-            for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
-                for path in r[kind]:
-                    p.line(f"  {sign} {path}")
+            print_tree_report(p, label, r, f"{r['path']} is gone")
 
     return Output({"verified": results}, human, error)
 

@@ -117,6 +117,18 @@ def isatty(stream: Any) -> bool:
         return False
 
 
+def print_tree_report(p: Printer, label: str, report: dict[str, Any], missing: str) -> None:
+    """One installed tree as `ext verify` shows it (`archive.checksum.tree_report`'s result):
+    ok, MODIFIED with each added (+), removed (-) and modified (~) file, or MISSING (`missing`)."""
+    if report.get("missing"):
+        p.line(f"{label}: MISSING ({missing})")
+        return
+    p.line(f"{label}: {'ok' if report['ok'] else 'MODIFIED'}")
+    for kind, sign in (("added", "+"), ("removed", "-"), ("modified", "~")):
+        for path in report[kind]:
+            p.line(f"  {sign} {path}")
+
+
 def abandon_stdout() -> None:
     """Point standard output at /dev/null after writing to it failed (a full disk, a closed pipe),
     so that the interpreter's last flush of what is still buffered cannot fail again at exit (the
