@@ -8,7 +8,6 @@
   U+2028/U+2029 escaped, floats formatted as Go formats a float64.
 - `js_stringify`: `JSON.stringify(v, null, 2)` (Vera's records): key order kept.
 - `erlang_format`: `:json.format/1` of OTP (Eva's trust.json): keys sorted, two-space indent.
-- `go_fold`: the case folding Go uses to match an object key to a struct field.
 """
 
 from __future__ import annotations
@@ -87,18 +86,6 @@ def depth(value: Any) -> int:
         elif isinstance(item, list):
             stack.extend((v, level + 1) for v in item)
     return deepest
-
-
-def go_fold(text: str) -> str:
-    """Go's key folding (encoding/json `foldName`): each rune to upper(lower(rune)) with the
-    simple, one-rune case mappings; so `NAME`, `Name` and `name` all match the field `name`."""
-    out = []
-    for char in text:
-        low = char.lower()
-        low = low if len(low) == 1 else char
-        up = low.upper()
-        out.append(up if len(up) == 1 else low)
-    return "".join(out)
 
 
 # --- writers -----------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.gokeys import go_fold
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import Found, Host, Judged, tree_checksum
 
@@ -35,8 +36,8 @@ CONFIG_FIELDS = {
     "key": "string", "label": "string", "type": "string", "default": "any", "required": "bool",
     "secret": "bool", "description": "string", "options": "strings",
 }
-_FOLDED = {jsonfmt.go_fold(k): k for k in FIELDS}
-_CONFIG_FOLDED = {jsonfmt.go_fold(k): k for k in CONFIG_FIELDS}
+_FOLDED = {go_fold(k): k for k in FIELDS}
+_CONFIG_FOLDED = {go_fold(k): k for k in CONFIG_FIELDS}
 _JSON_KIND = {type(None): "null", bool: "bool", str: "string", float: "number", list: "array"}
 
 
@@ -160,7 +161,7 @@ def _struct(problems: ProblemSink, obj: Any, folded: dict[str, str], fields: dic
     found: dict[str, Any] = {}
     exact = set(fields)
     for key, value in (obj if isinstance(obj, list) else obj.items()):
-        name = key if key in exact else folded.get(jsonfmt.go_fold(key))
+        name = key if key in exact else folded.get(go_fold(key))
         if name is None:
             continue
         path = f"{prefix}.{name}" if prefix else name
@@ -333,7 +334,7 @@ def canonical_without_enabled(raw: bytes) -> bytes:
     except jsonfmt.JsonError:
         return raw
     if isinstance(document, dict):
-        document = {k: v for k, v in document.items() if jsonfmt.go_fold(k) != "ENABLED"}
+        document = {k: v for k, v in document.items() if go_fold(k) != "enabled"}
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
@@ -367,4 +368,4 @@ def is_terva_manifest(raw: bytes) -> bool:
         return False
     if not jsonfmt.is_object(document):
         return False
-    return any(jsonfmt.go_fold(key) == "EXEC" for key, _ in document)
+    return any(go_fold(key) == "exec" for key, _ in document)
