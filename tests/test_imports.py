@@ -22,6 +22,12 @@ HEAVY = ("requests", "rich", "jsonschema")
 HTTP_STACK = ("requests", "urllib3", "charset_normalizer", "idna")
 DEFERRED = ("hashlib",)  # OpenSSL's load: neither command hashes anything (stdlib modules pinned out)
 TUF = ("tuf", "securesystemslib", "cryptography")  # only when a signed registry is read or signed (SPEC 5.4a)
+UNUSED_BY_A_PLAIN_INSTALL = ("pkgmgr.bundles.agent", "pkgmgr.bundles.bundle", "pkgmgr.bundles.layout",
+                             "pkgmgr.bundles.loader", "pkgmgr.bundles.prompt_template", "pkgmgr.bundles.schedule",
+                             "pkgmgr.activation.lifecycle", "pkgmgr.activation.projection",
+                             "pkgmgr.hosts.install", "pkgmgr.hosts.base", "pkgmgr.hosts.terva", "pkgmgr.hosts.eva",
+                             "pkgmgr.hosts.vera", "pkgmgr.archive.pack", "pkgmgr.archive.selection",
+                             "pkgmgr.store.recovery")
 WRAPPER = """
 import contextlib, io, json, sys
 from pkgmgr.cli import main
@@ -29,7 +35,8 @@ out = io.StringIO()
 with contextlib.redirect_stdout(out):
     code = main(sys.argv[1:])
 loaded = sorted({name.split('.')[0] for name in sys.modules})
-print(json.dumps({"code": code, "stdout": out.getvalue(), "loaded": loaded}))
+own = sorted(name for name in sys.modules if name.startswith('pkgmgr.'))
+print(json.dumps({"code": code, "stdout": out.getvalue(), "loaded": loaded, "pkgmgr": own}))
 """
 
 
@@ -122,3 +129,7 @@ def test_an_install_from_a_registry_imports_no_http_stack(home: Path, regdir: Re
     assert [item["name"] for item in json.loads(report["stdout"])["installed"]] == ["demo-ext", "other-ext"]
     assert "http" in report["loaded"] and [name for name in HTTP_STACK if name in report["loaded"]] == []
     assert any(r.path.endswith(".tar.gz") for r in static_server.requests)
+    # trees without bundles, for Compozy, into a store without activations: none of the code
+    # only other trees or other commands need (issue 19: their import and dataclass cost)
+    unused = [name for name in report["pkgmgr"] if name.startswith(UNUSED_BY_A_PLAIN_INSTALL)]
+    assert unused == []

@@ -23,6 +23,7 @@ from pkgmgr.activation.checks import (
 )
 from pkgmgr.activation.confirmation import scope_options, show_command
 from pkgmgr.activation.projection import Projection, project
+from pkgmgr.activation.rows import extension_rows
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, Problem
 from pkgmgr.store.db import one_row, transaction
@@ -384,7 +385,7 @@ def refresh_on_switch(conn: sqlite3.Connection, scope: Scope, installed: Install
     `apply_refresh` writes. Raises what `plan_refresh` raises, before anything is written; the
     caller's transaction then rolls back, so the old version stays installed and every
     activation as it was."""
-    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
+    rows = extension_rows(conn, installed.name)
     if not rows:
         return []
     changes = plan_refresh(rows, scope, installed, bundles, visible_from(conn, scope),
@@ -515,7 +516,7 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
                   action: str) -> list[dict[str, Any]]:
     """Refuse to remove/disable an extension with activations unless `deactivate`, which
     deletes them (and their resources) in the caller's transaction."""
-    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (installed.name,))
+    rows = extension_rows(conn, installed.name)
     if not rows:
         return []
     if not deactivate:
@@ -536,6 +537,6 @@ def activations_for(scope: Scope, extension: str) -> list[dict[str, Any]]:
     conn = scope.reader()
     if conn is None:
         return []
-    rows = db_rows(conn, "activations", "SELECT * FROM activations WHERE extension = ? ORDER BY id", (extension,))
+    rows = extension_rows(conn, extension)
     return [activation_json(r) for r in rows]
 

@@ -10,20 +10,34 @@ tree checksum (SPEC 3).
 - `checksum.py`: tree checksum, listing, diff and verdict (`tree_report`) for `ext verify`.
 """
 
-from pkgmgr.archive.checksum import (
-    TreeDiff,
-    TreeRecord,
-    diff_listings,
-    files_checksum_and_listing,
-    tree_checksum,
-    tree_checksum_and_listing,
-    tree_listing,
-    tree_report,
-)
-from pkgmgr.archive.discover import MANIFEST_NAMES, find_manifest_root
-from pkgmgr.archive.extract import extract_archive
-from pkgmgr.archive.pack import PackResult, pack_directory
-from pkgmgr.archive.selection import VCS_NAMES, SourceFile, copy_source_tree, select_files
+from typing import TYPE_CHECKING
+
+from pkgmgr.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pkgmgr.archive.checksum import (
+        TreeDiff,
+        TreeRecord,
+        diff_listings,
+        files_checksum_and_listing,
+        tree_checksum,
+        tree_checksum_and_listing,
+        tree_listing,
+        tree_report,
+    )
+    from pkgmgr.archive.discover import MANIFEST_NAMES, find_manifest_root
+    from pkgmgr.archive.extract import extract_archive
+    from pkgmgr.archive.pack import PackResult, pack_directory
+    from pkgmgr.archive.selection import VCS_NAMES, SourceFile, copy_source_tree, select_files
+
+__getattr__ = lazy_exports(__name__, globals(), {
+    "checksum": ("TreeDiff", "TreeRecord", "diff_listings", "files_checksum_and_listing", "tree_checksum",
+                 "tree_checksum_and_listing", "tree_listing", "tree_report"),
+    "discover": ("MANIFEST_NAMES", "find_manifest_root"),
+    "extract": ("extract_archive",),
+    "pack": ("PackResult", "pack_directory"),
+    "selection": ("VCS_NAMES", "SourceFile", "copy_source_tree", "select_files"),
+})
 
 __all__ = [
     "MANIFEST_NAMES",

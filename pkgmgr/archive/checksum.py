@@ -30,11 +30,13 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from pkgmgr.archive.files import mode_label, open_regular, read_chunks
-from pkgmgr.archive.selection import SourceFile
 from pkgmgr.errors import Code, PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.archive.selection import SourceFile
 
 PREFIX = "sha256-2:"
 _CHECKSUM = re.compile(r"sha256-2:[0-9a-f]{64}")

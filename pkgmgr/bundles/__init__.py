@@ -7,7 +7,8 @@ read an extension tree and never write.
 - `layout_scope_problems(layout, scope, workspace_path)`: the scope binding, for activation.
 - `parse_agent_md(text, file=...)`: AGENT.md front matter and prompt.
 
-Importing this package does not import jsonschema, PyYAML or croniter; they load on first use.
+Importing this package imports none of its modules (each name loads on first use, `pkgmgr.lazy`),
+nor jsonschema, PyYAML or croniter.
 
 Where SPEC 8 is silent, the codecs decide (the safer reading):
 
@@ -41,10 +42,22 @@ Compozy's loader decides (docs/compatibility.md names each function); in short:
   profiles sharing an agent folder) is loaded once and its file problems are reported once.
 """
 
-from pkgmgr.bundles.agent import parse_agent_md
-from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
-from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, layout_scope_problems, parse_layout
-from pkgmgr.bundles.loader import load_bundles
+from typing import TYPE_CHECKING
+
+from pkgmgr.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pkgmgr.bundles.agent import parse_agent_md
+    from pkgmgr.bundles.bundle import AgentSpec, Bundle, Channel, Channels, JobSpec, LayoutSpec, Profile, TriggerSpec
+    from pkgmgr.bundles.layout import MAX_LAYOUT_BYTES, layout_scope_problems, parse_layout
+    from pkgmgr.bundles.loader import load_bundles
+
+__getattr__ = lazy_exports(__name__, globals(), {
+    "agent": ("parse_agent_md",),
+    "bundle": ("AgentSpec", "Bundle", "Channel", "Channels", "JobSpec", "LayoutSpec", "Profile", "TriggerSpec"),
+    "layout": ("MAX_LAYOUT_BYTES", "layout_scope_problems", "parse_layout"),
+    "loader": ("load_bundles",),
+})
 
 __all__ = [
     "MAX_LAYOUT_BYTES",

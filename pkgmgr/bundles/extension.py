@@ -24,14 +24,15 @@ def read_extension(root: Path, config: "Config") -> tuple["Manifest", tuple["Bun
     """
     from dataclasses import replace
 
-    from pkgmgr.bundles.loader import load_bundles
-    from pkgmgr.errors import ValidationFailed
     from pkgmgr.manifest import read_manifest
-    from pkgmgr.manifest.generations import has_bundles
 
     manifest = read_manifest(root, generation=config.compozy_generation)
     if not manifest.bundles:
-        return manifest, ()
+        return manifest, ()  # without the bundle codecs, which most trees never need
+    from pkgmgr.bundles.loader import load_bundles
+    from pkgmgr.errors import ValidationFailed
+    from pkgmgr.manifest.generations import has_bundles
+
     # the bundles are judged by each generation that loaded the manifest (their agents' hook
     # taxonomies differ); the extension loads in those that load its bundles too
     loaded: dict[str, tuple["Bundle", ...]] = {}

@@ -12,3 +12,6 @@
   host (`ext validate`), a host extension packed (`ext pack`), the hosts and their folders
   (`pkgmgr hosts`), what `adopt` took.
 """
+
+HOSTS = ("compozy", "terva", "eva", "vera")
+AGENT_HOSTS = ("terva", "eva", "vera")  # the hosts behind the port of base.py (compozy is pkgmgr's own store)

@@ -21,8 +21,6 @@ from typing import Any
 
 from pkgmgr.errors import Code, PkgmgrError
 
-HOSTS = ("compozy", "terva", "eva", "vera")
-AGENT_HOSTS = ("terva", "eva", "vera")  # the hosts behind this port (compozy is pkgmgr's own store)
 STAGING = ".pkgmgr-staging"  # beside the scanned folder: same filesystem, never scanned
 DISABLED = ".pkgmgr-disabled"  # Eva: where a disabled extension waits, outside the scanned folder
 

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.hosts.base import HOSTS, Host
+from pkgmgr.hosts import HOSTS
+
+if TYPE_CHECKING:
+    from pkgmgr.hosts.base import Host
+    from pkgmgr.install.options import InstallOptions
+    from pkgmgr.install.plan import Fetched
 
 
 def manifests(level: Path) -> tuple[dict[str, str], str | None]:
     """{host: its manifest file} found at `level` (a directory), and a lone `.exs` that would
     be Eva's if nothing else claims the level."""
-    from pkgmgr.hosts import terva
-
     try:
         names = {e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False)}
     except (FileNotFoundError, NotADirectoryError):
@@ -29,6 +33,8 @@ def manifests(level: Path) -> tuple[dict[str, str], str | None]:
     if "extension.toml" in names:
         found["compozy"] = "extension.toml"
     if "extension.json" in names:
+        from pkgmgr.hosts import terva
+
         theme = any(os.path.exists(level / rel) for rel in terva.THEME_FILES)
         try:
             with open(level / "extension.json", "rb") as handle:
@@ -72,6 +78,43 @@ def detect(level: Path, forced: str | None = None) -> str:
     if not found:
         raise PkgmgrError("no extension manifest of any host here", code=Code.INVALID_ARCHIVE)
     return next(iter(found))
+
+
+def is_script(path: Path) -> bool:
+    """An Eva script given as an install ref: a `.exs` file that is not an archive."""
+    if not str(path).endswith(".exs"):
+        return False
+    try:
+        with open(path, "rb") as handle:
+            magic = handle.read(4)
+    except OSError:
+        return False
+    return not (magic.startswith((b"\x1f\x8b", b"PK")))
+
+
+def forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
+    """The host a fetched ref must be for: its registry entry's, else `--host` (None: any)."""
+    forced = fetched.expects.host or getattr(options, "host", None)
+    expected = fetched.expects.entry
+    entry_host = getattr(expected, "host", None) if expected is not None else None
+    if expected is not None and entry_host and entry_host != "compozy":
+        if forced is not None and forced != entry_host:
+            raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
+                              code=Code.USAGE)
+        return entry_host
+    return forced
+
+
+def staged_host(fetched: Fetched, root: Path | None, options: InstallOptions) -> str:
+    """The host of a staged tree (`root`), or "eva" for an Eva script staged as it is (`root`
+    None). Raises `invalid_archive` and `usage` (a forced host the tree is not for)."""
+    forced = forced_host(fetched, options)
+    if root is not None:
+        return detect(root, forced)
+    if forced not in (None, "eva"):
+        raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
+                          code=Code.INVALID_ARCHIVE)
+    return "eva"
 
 
 def for_host(name: str) -> Host:

@@ -2,8 +2,8 @@
 extraction as every install, then the host's rules instead of Compozy's, one atomic rename into
 the host's folder and one transaction in the scope's state.
 
-`prepare_hosted` is called by `install.verify.prepare` once a tree is staged (None: the tree is
-Compozy's); `commit_hosted` by `pkgmgr.hosts.destination.HostDestination.switch` for what it
+`prepare_hosted` is called by `install.verify.prepare` once a tree is staged and
+`pkgmgr.hosts.detect.staged_host` found it is not Compozy's; `commit_hosted` by `pkgmgr.hosts.destination.HostDestination.switch` for what it
 prepared (the pipeline's `Destination` for a host's folder). `remove`,
 `set_enabled` and `adopt` serve the other commands. Every function here runs under the scope's
 writer lock; Vera's records are also written under Vera's own lock.
@@ -77,52 +77,20 @@ class HostPrepared:
         }
 
 
-def is_script(path: Path) -> bool:
-    """An Eva script given as an install ref: a `.exs` file that is not an archive."""
-    if not str(path).endswith(".exs"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except OSError:
-        return False
-    return not (magic.startswith((b"\x1f\x8b", b"PK")))
+def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, host_name: str) -> HostPrepared:
+    """Judge an extracted tree (or, `root` None, the Eva script `fetched.archive`) by the rules of
+    its host, `host_name` (`pkgmgr.hosts.detect.staged_host`: not compozy). Raises the host's
+    validation errors, `metadata_mismatch` (the registry entry understates the manifest) and
+    `checksum_mismatch` (a lock's tree)."""
+    from pkgmgr.hosts.detect import for_host, manifests
 
-
-def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
-    forced = fetched.expects.host or getattr(options, "host", None)
-    expected = fetched.expects.entry
-    entry_host = getattr(expected, "host", None) if expected is not None else None
-    if expected is not None and entry_host and entry_host != "compozy":
-        if forced is not None and forced != entry_host:
-            raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
-                              code=Code.USAGE)
-        return entry_host
-    return forced
-
-
-def prepare_hosted(fetched: Fetched, root: Path | None, staging: Path, *, options: InstallOptions,
-                   ) -> HostPrepared | None:
-    """Judge an extracted tree (or, `root` None, the Eva script `fetched.archive`) by its host's
-    rules. None when the tree is Compozy's (the caller carries on). Raises the host's
-    validation errors, `invalid_archive` (two hosts' manifests, no --host), `metadata_mismatch`
-    (the registry entry understates the manifest) and `checksum_mismatch` (a lock's tree)."""
-    from pkgmgr.hosts.detect import detect, for_host, manifests
-
-    forced = _forced_host(fetched, options)
     if root is None:
-        if forced not in (None, "eva"):
-            raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
-                              code=Code.INVALID_ARCHIVE)
         assert fetched.archive is not None  # an Eva script is a file fetched as the archive
         script = staging / Path(fetched.archive).name
         shutil.copyfile(fetched.archive, script)
         os.chmod(script, 0o644)
-        host_name, path, layout = "eva", script, "script"
+        path, layout = script, "script"
     else:
-        host_name = detect(root, forced)
-        if host_name == "compozy":
-            return None
         path, layout = root, "directory"
         if host_name == "eva":
             _found, lone = manifests(root)

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.hosts.base import AGENT_HOSTS, Judged
+from pkgmgr.hosts import AGENT_HOSTS
+from pkgmgr.hosts.base import Judged
 
 if TYPE_CHECKING:
     from pkgmgr.config import Limits
@@ -24,8 +25,8 @@ def judge_path(path: Path, forced: str | None, *, limits: Limits) -> Judged | No
     manifest names); None when it is Compozy's. Raises `not_found` when `path` does not exist,
     `invalid_archive` when it is an Eva script and `forced` names another host, and what the
     host's judge or the extraction raises."""
-    from pkgmgr.hosts.detect import detect, for_host, manifests
-    from pkgmgr.hosts.install import _VERSION_SUFFIX, is_script, judge_level
+    from pkgmgr.hosts.detect import detect, for_host, is_script, manifests
+    from pkgmgr.hosts.install import _VERSION_SUFFIX, judge_level
 
     if forced == "compozy":
         return None
@@ -102,7 +103,7 @@ def pack_hosted(root: Path, forced: str | None, *, release: str | None, output: 
     or is Compozy's. Raises `usage` when no version is known, `invalid_manifest` when the
     version is no semver; `label` is how messages name `root` (the path as the user wrote it)."""
     from pkgmgr.archive import pack_directory
-    from pkgmgr.hosts.install import is_script
+    from pkgmgr.hosts.detect import is_script
     from pkgmgr.versions import parse_semver
 
     label = label if label is not None else str(root)

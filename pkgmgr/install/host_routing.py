@@ -58,20 +58,20 @@ class HostRouting:
 
     def for_tree(self, verified: Verified | HostPrepared) -> Destination:
         """The destination of `verified`'s host."""
-        from pkgmgr.hosts.install import HostPrepared
+        from pkgmgr.install.verify import Verified
 
-        if isinstance(verified, HostPrepared):
-            from pkgmgr.hosts.destination import HostDestination
+        if isinstance(verified, Verified):
+            return self.compozy
+        from pkgmgr.hosts.destination import HostDestination
 
-            return HostDestination(self.scope, verified.host.name)
-        return self.compozy
+        return HostDestination(self.scope, verified.host.name)
 
     def batch_destination(self, verified: list[Verified | HostPrepared]) -> BatchDestination | None:
         """The destination that can switch all of `verified` at once: the scope store when every
         tree is Compozy's; None when a tree is another host's (those switch ref by ref)."""
-        from pkgmgr.hosts.install import HostPrepared
+        from pkgmgr.install.verify import Verified
 
-        return None if any(isinstance(item, HostPrepared) for item in verified) else self.compozy
+        return self.compozy if all(isinstance(item, Verified) for item in verified) else None
 
     def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
         self.for_tree(verified).check_switch(verified, options)

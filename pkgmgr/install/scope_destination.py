@@ -49,15 +49,18 @@ class ScopeDestination(ScopeStaging):
         return verified
 
     def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
-        from pkgmgr.activation.lifecycle import check_kept
         from pkgmgr.store.switch import check_replace, get_installed
 
         verified = self._compozy(verified)
         current = get_installed(self.scope, verified.name)
         if current is not None:
             check_replace(current, verified, options)  # source_conflict, reading only
-        check_kept(self.scope, verified.name, verified.version, verified.bundles,
-                   deactivate_missing=options.deactivate_missing)
+        conn = self.scope.reader()
+        if conn is not None and _has_activations(conn, verified.name):
+            from pkgmgr.activation.lifecycle import check_kept
+
+            check_kept(self.scope, verified.name, verified.version, verified.bundles,
+                       deactivate_missing=options.deactivate_missing)
 
     def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
         from pkgmgr.install.verify import Verified
@@ -73,11 +76,13 @@ class ScopeDestination(ScopeStaging):
         return commit(self.scope, tree, options, announce, on_switch=self._refresh(tree, options))
 
     def _refresh(self, tree: Verified, options: InstallOptions) -> OnSwitch:
-        from pkgmgr.activation.lifecycle import refresh_on_switch
-
         scope = self.scope
 
         def refresh(conn: sqlite3.Connection, installed: Installed) -> list[dict[str, Any]]:
+            if not _has_activations(conn, installed.name):
+                return []
+            from pkgmgr.activation.lifecycle import refresh_on_switch
+
             return refresh_on_switch(conn, scope, installed, tree.bundles,
                                      deactivate_missing=options.deactivate_missing,
                                      confirm_always=options.confirm_always)
@@ -97,6 +102,14 @@ class ScopeDestination(ScopeStaging):
             return commit_all(self.scope, switches, options)
         except BatchRefused as refused:
             raise SwitchRefused(refused.index, refused.error) from None
+
+
+def _has_activations(conn: sqlite3.Connection, name: str) -> bool:
+    """Whether `name` has activations in the scope: only then is `pkgmgr.activation.lifecycle`
+    (the projection and its checks) imported, which most installs never need."""
+    from pkgmgr.activation.rows import extension_rows
+
+    return bool(extension_rows(conn, name))
 
 
 def remove(scope: Scope, name: str, *, deactivate: bool) -> tuple[Installed, list[dict[str, Any]]]:

@@ -83,12 +83,14 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     comes back as a `pkgmgr.hosts.install.HostPrepared`, which only that host's destination
     (`pkgmgr.hosts.destination`) switches to.
     """
-    from pkgmgr.hosts.install import prepare_hosted
+    from pkgmgr.hosts.detect import staged_host
 
     fetched, root, record = stage(fetched, staging, config=config)
-    hosted = prepare_hosted(fetched, root, staging, options=options)  # None: the tree is Compozy's
-    if hosted is not None:
-        return hosted
+    host = staged_host(fetched, root, options)
+    if host != "compozy":
+        from pkgmgr.hosts.install import prepare_hosted
+
+        return prepare_hosted(fetched, root, staging, host)
     assert root is not None
     return verify(fetched, root, staging, record, config=config, options=options)
 
@@ -98,8 +100,8 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, 
     a local archive, taken while it was read), the manifest root and, for an archive, the tree
     checksum recorded while extracting. An Eva script (a lone `.exs` file, SPEC 13) is not
     extracted: the root is None and `prepare_hosted` copies it."""
-    from pkgmgr.archive import TreeRecord, copy_source_tree, extract_archive
-    from pkgmgr.hosts.install import is_script
+    from pkgmgr.archive import TreeRecord, extract_archive
+    from pkgmgr.hosts.detect import is_script
 
     record = None
     root: Path | None = None
@@ -113,6 +115,8 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, 
         if digest is not None:
             fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
+        from pkgmgr.archive.selection import copy_source_tree
+
         root = copy_source_tree(fetched.directory, staging / "tree")
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")

@@ -1108,12 +1108,15 @@ class _Watchdog:
     def arm(self, seconds: float, callback: Callable[[], None]) -> int:
         with self._cond:
             self._next += 1
-            heapq.heappush(self._heap, (time.monotonic() + seconds, self._next))
+            deadline = time.monotonic() + seconds
+            earliest = not self._heap or deadline < self._heap[0][0]
+            heapq.heappush(self._heap, (deadline, self._next))
             self._armed[self._next] = callback
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name="pkgmgr-deadlines", daemon=True)
                 self._thread.start()
-            self._cond.notify()
+            elif earliest:  # else the thread already waits for an earlier deadline, and re-checks then
+                self._cond.notify()
             return self._next
 
     def disarm(self, token: int) -> bool:

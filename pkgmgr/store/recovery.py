@@ -1,8 +1,7 @@
-"""Leftovers of interrupted writers, and the invariants `pkgmgr doctor` checks.
+"""The invariants `pkgmgr doctor` checks, and its repairs and rebuild.
 
-`remove_leftovers` runs at the start of every write, under the scope's lock: it empties
-`.staging/` and removes the trees a dead writer recorded in `pending_trees` (a crash between the
-rename and the commit, or before the old version was removed: `store.pending`). A tree that no
+What an interrupted writer left is sorted and removed by `pkgmgr.store.leftovers` (every write
+runs it). A tree that no
 row names at all is never deleted: `doctor --check` reports it and `doctor --rebuild` records it.
 """
 
@@ -15,89 +14,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, Problem
-from pkgmgr.fsutil import fsync_dirs, remove_tree
+from pkgmgr.fsutil import fsync_dirs
+from pkgmgr.store.leftovers import scope_relative, survey
 
 if TYPE_CHECKING:
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
-
-
-@dataclass
-class Survey:
-    """What `extensions/` and `.staging/` hold besides the installs state.db names."""
-
-    leftovers: list[Path] = field(default_factory=list)  # a dead writer's: staging, pending trees, empty name dirs
-    unrecorded: list[Path] = field(default_factory=list)  # trees (or files) no row names: never deleted
-    pending_rows: list[str] = field(default_factory=list)  # every pending row, settled once its tree is gone
-
-
-def survey(scope: "Scope") -> Survey:
-    """Sort what lies in the scope's directories (SPEC 4): `.staging/` contents and the trees
-    `pending_trees` records are leftovers (of a writer that died, when no writer holds the lock);
-    a tree neither `extensions` nor `pending_trees` names is unrecorded. Reads only."""
-    from pkgmgr.store.db import rows
-    from pkgmgr.store.installed import check_path
-    from pkgmgr.store.pending import recorded
-
-    found = Survey()
-    if scope.staging_dir.is_dir():
-        found.leftovers.extend(sorted(scope.staging_dir.iterdir()))
-    conn = scope.reader()
-    referenced: set[str] = set()
-    pending: set[str] = set()
-    if conn is not None:
-        referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
-        pending = set(recorded(conn))
-        found.pending_rows = sorted(pending)
-    if not scope.extensions_dir.is_dir():
-        return found
-    for name_dir in sorted(scope.extensions_dir.iterdir()):
-        if name_dir.is_symlink() or not name_dir.is_dir():
-            found.unrecorded.append(name_dir)
-            continue
-        trees = sorted(name_dir.iterdir())
-        if not trees and not any(rel.startswith(f"{_rel(scope, name_dir)}/") for rel in referenced):
-            found.leftovers.append(name_dir)  # an empty directory holds no tree: a remove that died
-        for tree in trees:
-            rel = _rel(scope, tree)
-            if rel in pending and rel not in referenced:
-                found.leftovers.append(tree)
-            elif rel not in referenced:
-                found.unrecorded.append(tree)
-    return found
-
-
-def orphans(scope: "Scope") -> list[Path]:
-    """What a writer that died left: `.staging/` contents, the trees it recorded as pending, empty
-    name directories (never a tree state.db does not name)."""
-    return survey(scope).leftovers
-
-
-def _rel(scope: "Scope", path: Path) -> str:
-    return path.relative_to(scope.root).as_posix()
-
-
-def remove_leftovers(scope: "Scope") -> list[str]:
-    """Remove what dead writers left (caller holds the writer lock), then forget their pending
-    rows; returns what was removed."""
-    from pkgmgr.store.pending import settle
-
-    found = survey(scope)
-    removed = []
-    for path in found.leftovers:
-        remove_tree(path)
-        removed.append(_rel(scope, path))
-        crashpoint("recovery.mid_cleanup")
-        parent = path.parent
-        if parent.parent == scope.extensions_dir and not any(parent.iterdir()):
-            parent.rmdir()  # the name's last tree: its directory goes too, as `store.switch.remove` does
-    if found.pending_rows:
-        fsync_dirs(*{path for path in (scope.extensions_dir, *((scope.root / rel).parent for rel in found.pending_rows))
-                     if path.is_dir()})
-        settle(scope, found.pending_rows)
-    return removed
 
 
 @dataclass
@@ -154,9 +77,9 @@ def _directory_findings(scope: "Scope", conn: sqlite3.Connection | None) -> list
     found = survey(scope)
     if is_held(scope.lock_path) or version() != before:
         return []
-    findings = [Problem.invariant(scope.kind, "leftover", f"{_rel(scope, path)} is a leftover of an interrupted command", True)
+    findings = [Problem.invariant(scope.kind, "leftover", f"{scope_relative(scope, path)} is a leftover of an interrupted command", True)
                 for path in found.leftovers]
-    findings.extend(Problem.invariant(scope.kind, "unrecorded", f"{_rel(scope, path)} is not named by state.db: left in place "
+    findings.extend(Problem.invariant(scope.kind, "unrecorded", f"{scope_relative(scope, path)} is not named by state.db: left in place "
                             "(run 'pkgmgr doctor --rebuild' to record it, or remove it by hand)")
                     for path in found.unrecorded)
     return findings
@@ -327,7 +250,7 @@ def _adopt_unrecorded(scope: Scope, timeout: float) -> list[Problem]:
         installed = {item.name: item for item in list_installed(scope)}
         trees, notes = [], []
         for path in survey(scope).unrecorded:
-            rel = _rel(scope, path)
+            rel = scope_relative(scope, path)
             current = installed.get(path.parent.name) if path.parent != scope.extensions_dir else None
             if path.parent == scope.extensions_dir or path.is_symlink() or not path.is_dir():
                 notes.append(f"left {rel} alone: not a directory of installed trees")
@@ -385,7 +308,7 @@ def _records_of_trees(scope: Scope, trees: list[Path]) -> tuple[list[dict[str, o
     for name, candidates in sorted(by_name.items()):
         found = []
         for tree in sorted(p for p in candidates if p.is_dir() and not p.is_symlink()):
-            rel = _rel(scope, tree)
+            rel = scope_relative(scope, tree)
             try:
                 manifest = read_manifest(tree)
             except PkgmgrError as error:

@@ -175,7 +175,7 @@ class Scope:
         try:
             crashpoint("writer.locked")
             self.db  # noqa: B018 - opening it migrates, under the lock
-            from pkgmgr.store.recovery import remove_leftovers
+            from pkgmgr.store.leftovers import remove_leftovers
 
             self.last_cleanup = remove_leftovers(self)
             yield self

@@ -374,7 +374,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
            options: SyncOptions, reporter: Reporter, lock_timeout: float,
            announce: Callable[[dict[str, Any]], None] | None) -> None:
     from pkgmgr.activation.lifecycle import deactivate
-    from pkgmgr.store.recovery import orphans
+    from pkgmgr.store.leftovers import orphans
 
     if ws.scope.root.is_dir() and orphans(ws.scope):
         with ws.scope.writer(lock_timeout):  # taking it removes what an interrupted command left

@@ -441,6 +441,20 @@ def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
     assert fired == ["soon"]
 
 
+def test_a_later_deadline_armed_without_waking_the_watchdog_still_fires() -> None:
+    import threading
+
+    from pkgmgr.net.http import _Watchdog
+
+    watchdog = _Watchdog()
+    order: list[str] = []
+    done = threading.Event()
+    watchdog.arm(0.02, lambda: order.append("first"))
+    watchdog.arm(0.05, lambda: (order.append("second"), done.set()))  # later: the thread is not woken for it
+    assert done.wait(5)
+    assert order == ["first", "second"]
+
+
 def test_headers_within_the_deadline_keep_the_connection(make_client, fault_server: FaultServer) -> None:
     client = make_client(settings=NetworkSettings(read_timeout=2.0, retries=1))
     url = fault_server.script("/x", Reply(body=b"fine"))

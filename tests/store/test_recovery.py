@@ -11,13 +11,8 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.doctor import check_scope
-from pkgmgr.store.recovery import (
-    orphans,
-    remove_leftovers,
-    repair_scope,
-    staging_is_empty,
-    survey,
-)
+from pkgmgr.store.leftovers import orphans, remove_leftovers, survey
+from pkgmgr.store.recovery import repair_scope, staging_is_empty
 from pkgmgr.store.scope import global_scope
 from tests.cli.helpers import FIXTURES, fail, human, install, ok, tree
 from tests.reliability.helpers import pending_rows

@@ -132,11 +132,13 @@ def test_a_failed_switch_leaves_the_old_state_and_no_new_tree(tmp_path: Path, sc
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     run(scope, Fetched(kind="path", locator=str(tmp_path), directory=source(tmp_path)))
     import pkgmgr.activation.lifecycle as lifecycle
+    import pkgmgr.install.scope_destination as scope_destination
 
     def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - stands in for an activation refusal
         raise PkgmgrError("an activation refuses the switch", code="extension_has_active_bundles")
 
     monkeypatch.setattr(lifecycle, "refresh_on_switch", refuse)
+    monkeypatch.setattr(scope_destination, "_has_activations", lambda conn, name: True)  # the refresh runs
     with pytest.raises(PkgmgrError) as caught:
         run(scope, Fetched(kind="path", locator=str(tmp_path), directory=source(tmp_path, "0.2.0")))
     assert caught.value.code == "extension_has_active_bundles"
