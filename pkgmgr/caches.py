@@ -5,7 +5,6 @@ fetched again; nothing else is touched."""
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,15 +59,15 @@ def cache_listing(home: Path, registries: Sequence[RegistryConfig]) -> dict[str,
                  for p in _downloads(home)]
     listed = []
     for directory, name in _registry_dirs(home, registries):
-        files = [f for f in _files(directory) if not f.name.endswith(".meta.json")]
+        files = _files(directory)
         listed.append({"name": name, "directory": str(directory), "files": len(files),
-                       "size": sum(f.stat().st_size for f in _files(directory))})
+                       "size": sum(f.stat().st_size for f in files)})
     return {"downloads": downloads, "registries": listed}
 
 
 def clean_caches(home: Path, registries: Sequence[RegistryConfig], older_than: float | None) -> dict[str, int]:
     """Remove every cached archive and registry file, or (`older_than` days) those unused that
-    long, a registry file with its validators; how many of each and the bytes freed."""
+    long; how many of each and the bytes freed."""
     from pkgmgr.fsutil import remove_tree
 
     cutoff = None if older_than is None else time.time() - older_than * DAY
@@ -90,16 +89,10 @@ def clean_caches(home: Path, registries: Sequence[RegistryConfig], older_than: f
     for directory, _ in _registry_dirs(home, registries):
         if cutoff is None:
             files = _files(directory)
-            removed["registry_files"] += sum(1 for f in files if not f.name.endswith(".meta.json"))
+            removed["registry_files"] += len(files)
             removed["bytes"] += sum(f.stat().st_size for f in files)
             remove_tree(directory)
             continue
-        for path in _files(directory):
-            if not path.name.endswith(".meta.json"):
-                meta = path.with_name(path.name + ".meta.json")
-                before = removed["registry_files"]
-                drop(path, "registry_files")
-                if removed["registry_files"] > before and meta.exists():
-                    removed["bytes"] += meta.stat().st_size
-                    os.unlink(meta)
+        for path in _files(directory):  # a cached file holds its validators (pkgmgr.registry.cache)
+            drop(path, "registry_files")
     return removed

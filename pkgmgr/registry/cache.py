@@ -1,12 +1,16 @@
 """Registry files fetched over HTTP, cached with their validators (ETag / Last-Modified).
 
-Layout: `<home>/cache/registries/<sha256(source)[:24]>/<relative path>` with a sidecar
-`<path>.meta.json` holding the URL, validators and the body's sha256; a body that does not
-match its sidecar (a torn write) counts as not cached. Readers store a body only after it
-passed every check that decides whether it is used (`sources.CachingReader.keep`). Writes are atomic (temporary file and
-`os.replace`) but not fsynced: a cache loses nothing it cannot fetch again.
+Layout: `<home>/cache/registries/<sha256(source)[:24]>/<relative path>`, one file per cached
+registry file: a header line (`RECORD_MAGIC` and a JSON object: the URL, the validators and the
+body's sha256) and then the body as the server sent it. One file, not a body and a sidecar:
+caching a file is one write (a temporary file and `os.replace`) and reading it one open — a
+20-extension install wrote 42 files here, a second `ext update --check` read 102. A body that
+does not match its header's sha256 (a torn write), a file without the header (one an older
+pkgmgr wrote) or an unreadable header counts as not cached. Readers store a body only after it
+passed every check that decides whether it is used (`sources.CachingReader.keep`). Writes are
+not fsynced: a cache loses nothing it cannot fetch again.
 
-The sidecar may also hold the body's validated parse (`parsed`: the reader's key, the body's
+The header may also hold the body's validated parse (`parsed`: the reader's key, the body's
 sha256, the parse as plain JSON — never pickle: the cache holds no code — and a sha256 over
 the three), so a body the server confirms with a 304 is not parsed again. It is handed out only
 when its sha256 is the body's and its digest holds; anything else reads as no parse, and the
@@ -37,7 +41,29 @@ class CachedFile:
     last_modified: str | None = None
     stale: bool = False  # `registry refresh` dropped its validators: fetch it again before use
     parsed: tuple[str, Any] | None = None  # (reader's key, JSON value): the body's validated parse
-    meta_only: bool = False  # `store` rewrites only the sidecar (the body on disk is this one)
+
+
+RECORD_MAGIC = b"pkgmgr-registry-cache 1 "
+
+
+def encode_record(header: dict[str, Any], body: bytes) -> bytes:
+    """A cache file: the magic, `header` as one line of JSON (ASCII: a newline inside is
+    escaped), then `body`."""
+    return RECORD_MAGIC + json.dumps(header, sort_keys=True).encode("ascii") + b"\n" + body
+
+
+def decode_record(data: bytes) -> tuple[dict[str, Any], bytes] | None:
+    """The header and body of a cache file, None when it is not one."""
+    if not data.startswith(RECORD_MAGIC):
+        return None
+    line, newline, body = data[len(RECORD_MAGIC):].partition(b"\n")
+    if not newline:
+        return None
+    try:
+        header = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return (header, body) if isinstance(header, dict) else None
 
 
 def cache_root(home: Path, source: str) -> Path:
@@ -48,20 +74,16 @@ class FileCache:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    def _paths(self, rel: str) -> tuple[Path, Path]:
-        body = self.root / rel
-        return body, body.with_name(body.name + ".meta.json")
-
     def load(self, rel: str) -> CachedFile | None:
-        body_path, meta_path = self._paths(rel)
         try:
-            with open(meta_path, "rb") as file:
-                meta = json.loads(file.read())
-            with open(body_path, "rb") as file:
-                body = file.read()
-        except (OSError, ValueError, RecursionError):
+            with open(self.root / rel, "rb") as file:
+                record = decode_record(file.read())
+        except OSError:
             return None
-        if not isinstance(meta, dict) or meta.get("sha256") != hashlib.sha256(body).hexdigest():
+        if record is None:
+            return None
+        meta, body = record
+        if meta.get("sha256") != hashlib.sha256(body).hexdigest():
             return None
         url = meta.get("url")
         if not isinstance(url, str):
@@ -70,8 +92,8 @@ class FileCache:
                           stale=meta.get("stale") is True, parsed=_parsed_record(meta.get("parsed"), meta["sha256"]))
 
     def store(self, rel: str, item: CachedFile) -> None:
-        body_path, meta_path = self._paths(rel)
-        body_path.parent.mkdir(parents=True, exist_ok=True)
+        path = self.root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
         sha256 = hashlib.sha256(item.body).hexdigest()
         meta: dict[str, Any] = {"url": item.url, "etag": item.etag, "last_modified": item.last_modified,
                                 "sha256": sha256}
@@ -81,35 +103,37 @@ class FileCache:
             key, value = item.parsed
             text = json.dumps(value, sort_keys=True, separators=(",", ":"))
             meta["parsed"] = {"key": key, "sha256": sha256, "value": text, "digest": _parsed_digest(key, sha256, text)}
-        # no fsync (`durable=False`): a file torn by a power cut fails its sidecar's sha256 and
-        # counts as not cached, so durability would buy nothing but ~4 fsyncs per file
-        if not item.meta_only:
-            atomic_write_bytes(body_path, item.body, durable=False)
-        atomic_write_bytes(meta_path, json.dumps(meta, sort_keys=True).encode("utf-8"), durable=False)
+        # no fsync (`durable=False`): a file torn by a power cut fails its header's sha256 and
+        # counts as not cached, so durability would buy nothing but fsyncs
+        atomic_write_bytes(path, encode_record(meta, item.body), durable=False)
+
+    def files(self) -> list[Path]:
+        """Every cached registry file (not the commit record, nor what an older pkgmgr left)."""
+        if not self.root.is_dir():
+            return []
+        return sorted(path for path in self.root.rglob("*") if is_record(path))
 
     def drop_validators(self) -> None:
         """Forget every ETag/Last-Modified of this registry (`registry refresh`): the next read
         of each file is unconditional, so a body the server would keep confirming with 304s is
         fetched again. The bodies stay, for `--offline`."""
-        if not self.root.is_dir():
-            return
-        for meta_path in sorted(self.root.rglob("*.meta.json")):
+        for path in self.files():
             try:
-                meta = json.loads(meta_path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                meta = None
-            if not isinstance(meta, dict):
-                meta_path.unlink(missing_ok=True)
+                record = decode_record(path.read_bytes())
+            except OSError:
+                record = None
+            if record is None:
+                path.unlink(missing_ok=True)
                 continue
+            meta, body = record
             meta.update(etag=None, last_modified=None, stale=True)
-            atomic_write_bytes(meta_path, json.dumps(meta, sort_keys=True).encode("utf-8"), durable=False)
+            atomic_write_bytes(path, encode_record(meta, body), durable=False)
         commit = self.load_json(COMMIT_FILE)
         if commit is not None and commit.get("etag") is not None:
             self.store_json(COMMIT_FILE, {**commit, "etag": None})
 
     def forget(self, rel: str) -> None:
-        for path in self._paths(rel):
-            path.unlink(missing_ok=True)
+        (self.root / rel).unlink(missing_ok=True)
 
     def load_json(self, rel: str) -> dict | None:
         """A small JSON document kept beside the files (e.g. the last resolved commit)."""
@@ -128,12 +152,21 @@ class FileCache:
         remove_tree(self.root)
 
 
+def is_record(path: Path) -> bool:
+    """Whether `path` is a cache file (it starts with `RECORD_MAGIC`)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(RECORD_MAGIC)) == RECORD_MAGIC
+    except OSError:  # a directory, or gone
+        return False
+
+
 def _parsed_digest(key: str, sha256: str, text: str) -> str:
     return hashlib.sha256(f"{key}\n{sha256}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _parsed_record(record: Any, sha256: str) -> tuple[str, Any] | None:
-    """A sidecar's `parsed` (the value kept as JSON text), if it is the parse of the body whose
+    """A header's `parsed` (the value kept as JSON text), if it is the parse of the body whose
     sha256 is `sha256` and its digest holds."""
     if not isinstance(record, dict) or record.get("sha256") != sha256:
         return None

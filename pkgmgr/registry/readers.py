@@ -298,7 +298,7 @@ def _parse_cached(cached: CachedFile, parse: Callable[[bytes], T], *,
                   repair: bool = True) -> tuple[T, CachedFile | None]:
     """The value of a cached body: its kept parse when there is a sound one for this `parse`,
     else the body parsed again — and then, for a `CachedParse` and unless `repair` is off
-    (offline: the cache is only read), the parse to keep in the sidecar (`keep` writes it, once
+    (offline: the cache is only read), the parse to keep in its cache file (`keep` writes it, once
     the caller's checks passed, as for a fetched body)."""
     if not isinstance(parse, CachedParse):
         return parse(cached.body), None
@@ -310,7 +310,7 @@ def _parse_cached(cached: CachedFile, parse: Callable[[bytes], T], *,
     value = parse(cached.body)
     if not repair or cached.stale:
         return value, None
-    return value, replace(cached, parsed=(parse.key, parse.dump(value)), meta_only=True)
+    return value, replace(cached, parsed=(parse.key, parse.dump(value)))
 
 
 def make_reader(spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> Reader:

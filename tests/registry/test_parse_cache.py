@@ -16,7 +16,7 @@ import pytest
 import pkgmgr.registry.client as client_module
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry.cache import _parsed_digest, cache_root
+from pkgmgr.registry.cache import _parsed_digest, cache_root, decode_record, encode_record
 from pkgmgr.registry.index_format import (
     Entry,
     entry_from_json,
@@ -40,11 +40,21 @@ def session(home: Path, config: RegistryConfig, *, offline: bool = False, allow_
 
 
 def sidecar(home: Path, config: RegistryConfig, rel: str) -> Path:
-    return cache_root(home, config.source.rstrip("/") + "/") / f"{rel}.meta.json"
+    """The cache file of `rel` (its header holds the validators and the kept parse)."""
+    return cache_root(home, config.source.rstrip("/") + "/") / rel
 
 
 def read_meta(path: Path) -> dict[str, Any]:
-    return json.loads(path.read_text(encoding="utf-8"))
+    record = decode_record(path.read_bytes())
+    assert record is not None, path
+    return record[0]
+
+
+def write_meta(path: Path, meta: dict[str, Any]) -> None:
+    """Rewrite the header of a cache file, keeping its body."""
+    record = decode_record(path.read_bytes())
+    assert record is not None, path
+    path.write_bytes(encode_record(meta, record[1]))
 
 
 def rewrite_parsed(path: Path, change: Callable[[dict[str, Any]], None], *, fix_digest: bool) -> None:
@@ -57,7 +67,7 @@ def rewrite_parsed(path: Path, change: Callable[[dict[str, Any]], None], *, fix_
     record["value"] = json.dumps(value, sort_keys=True, separators=(",", ":"))
     if fix_digest:
         record["digest"] = _parsed_digest(record["key"], record["sha256"], record["value"])
-    path.write_text(json.dumps(meta), encoding="utf-8")
+    write_meta(path, meta)
 
 
 class Parses:
@@ -154,24 +164,24 @@ def test_a_tampered_or_mismatched_parse_is_ignored_and_derived_again(
     elif tamper == "value-and-digest-but-not-this-body":
         meta = read_meta(path)
         meta["parsed"]["sha256"] = "1" * 64
-        path.write_text(json.dumps(meta), encoding="utf-8")
+        write_meta(path, meta)
         rewrite_parsed(path, unyank_and_redirect, fix_digest=True)
     elif tamper == "key":
         meta = read_meta(path)
         record = meta["parsed"]
         record["key"] = record["key"].replace("demo-ext", "other-ext")
         record["digest"] = _parsed_digest(record["key"], record["sha256"], record["value"])
-        path.write_text(json.dumps(meta), encoding="utf-8")
+        write_meta(path, meta)
     elif tamper == "torn":
         meta = read_meta(path)
         meta["parsed"]["value"] = meta["parsed"]["value"][:20]
-        path.write_text(json.dumps(meta), encoding="utf-8")
+        write_meta(path, meta)
     elif tamper == "not-json":
         meta = read_meta(path)
         record = meta["parsed"]
         record["value"] = "{not json"
         record["digest"] = _parsed_digest(record["key"], record["sha256"], record["value"])
-        path.write_text(json.dumps(meta), encoding="utf-8")
+        write_meta(path, meta)
     else:  # a digest that holds over a value of another shape: entry_from_json refuses it
         rewrite_parsed(path, lambda d: d["versions"][0].update(size="big"), fix_digest=True)
     parses = Parses(monkeypatch)
@@ -189,7 +199,7 @@ def test_a_cache_without_a_parse_gains_one_but_not_offline(home: Path, config: R
     path = sidecar(home, config, ENTRY)
     meta = read_meta(path)
     del meta["parsed"]
-    path.write_text(json.dumps(meta), encoding="utf-8")  # a cache written before parses were kept
+    write_meta(path, meta)  # a cache written before parses were kept
     parses = Parses(monkeypatch)
     assert lookup(home, config, offline=True) == honest and parses.entries == 1
     assert "parsed" not in read_meta(path)  # offline, the cache is only read

@@ -1,0 +1,73 @@
+"""The registry cache's file format (pkgmgr.registry.cache): one file per cached registry file,
+a header line and the body. Anything that is not such a file — torn, a body whose sha256 is not
+its header's, a file an older pkgmgr wrote (a bare body beside a `.meta.json`) — reads as not
+cached, and the next read fetches it again."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pkgmgr.registry.cache import RECORD_MAGIC, CachedFile, FileCache, decode_record, encode_record
+
+BODY = b'name = "demo-ext"\n\n[[versions]]\nversion = "0.1.0"\n'
+
+
+def cached(tmp_path: Path, **fields: object) -> tuple[FileCache, Path]:
+    cache = FileCache(tmp_path / "cache")
+    item = CachedFile("http://127.0.0.1:1/extensions/de/demo-ext.toml", BODY, etag='"e1"',
+                      last_modified="Tue, 01 Dec 2026 00:00:00 GMT", **fields)  # type: ignore[arg-type]
+    cache.store("extensions/de/demo-ext.toml", item)
+    return cache, tmp_path / "cache" / "extensions" / "de" / "demo-ext.toml"
+
+
+def test_one_file_holds_the_validators_the_parse_and_the_body(tmp_path: Path) -> None:
+    cache, path = cached(tmp_path, parsed=("entry/1/demo-ext", {"name": "demo-ext"}))
+    assert [p.relative_to(tmp_path) for p in (tmp_path / "cache").rglob("*") if p.is_file()] == [
+        path.relative_to(tmp_path)]
+    assert path.read_bytes().startswith(RECORD_MAGIC) and path.read_bytes().endswith(BODY)
+    loaded = cache.load("extensions/de/demo-ext.toml")
+    assert loaded is not None
+    assert (loaded.body, loaded.etag, loaded.last_modified) == (BODY, '"e1"', "Tue, 01 Dec 2026 00:00:00 GMT")
+    assert loaded.parsed == ("entry/1/demo-ext", {"name": "demo-ext"})
+    assert cache.files() == [path]
+
+
+@pytest.mark.parametrize("damage", ["torn-body", "other-body", "no-magic", "no-newline", "header-not-json",
+                                    "header-not-object", "older-pkgmgr", "empty"])
+def test_a_damaged_or_foreign_file_is_not_cached(tmp_path: Path, damage: str) -> None:
+    cache, path = cached(tmp_path)
+    data = path.read_bytes()
+    header, _, body = data.partition(b"\n")
+    written = {
+        "torn-body": data[:-5],
+        "other-body": header + b"\n" + body.replace(b"0.1.0", b"9.9.9"),
+        "no-magic": data[len(RECORD_MAGIC):],
+        "no-newline": header,
+        "header-not-json": RECORD_MAGIC + b"{nope\n" + body,
+        "header-not-object": RECORD_MAGIC + b"[1]\n" + body,
+        "older-pkgmgr": BODY,  # with its validators in a sidecar, which is no longer read
+        "empty": b"",
+    }[damage]
+    path.write_bytes(written)
+    if damage == "older-pkgmgr":
+        path.with_name(path.name + ".meta.json").write_text(json.dumps({"url": "u", "etag": '"e1"'}))
+    assert cache.load("extensions/de/demo-ext.toml") is None
+
+
+def test_refresh_drops_the_validators_and_keeps_the_body(tmp_path: Path) -> None:
+    cache, path = cached(tmp_path)
+    cache.drop_validators()
+    loaded = cache.load("extensions/de/demo-ext.toml")
+    assert loaded is not None and loaded.body == BODY and loaded.stale
+    assert (loaded.etag, loaded.last_modified) == (None, None)
+
+
+@given(header=st.dictionaries(st.text(), st.one_of(st.text(), st.integers(), st.none(), st.booleans()), max_size=5),
+       body=st.binary(max_size=200))
+def test_any_header_and_body_come_back_as_written(header: dict, body: bytes) -> None:
+    assert decode_record(encode_record(header, body)) == (header, body)
