@@ -73,12 +73,18 @@ def parse_specifier(text: str) -> SpecifierSet:
     return _parse_specifier(text or "")
 
 
+def any_version(text: str | None) -> bool:
+    """Whether specifier `text` admits every version (`None`, `""`, `"*"`), as `parse_specifier`
+    reads it."""
+    return text is None or (isinstance(text, str) and text.strip() in ("", "*"))
+
+
 @lru_cache(maxsize=1024)
 def _parse_specifier(text: str) -> SpecifierSet:
     from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
     text = text.strip()
-    if text in ("", "*"):
+    if any_version(text):
         return SpecifierSet("")
     try:
         return SpecifierSet(text)

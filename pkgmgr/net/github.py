@@ -3,7 +3,8 @@
 Talks to two configurable bases — the REST API (`PKGMGR_GITHUB_API_URL`, default
 https://api.github.com) and the raw-content host (`PKGMGR_GITHUB_RAW_URL`, default
 https://raw.githubusercontent.com) — through an `HttpClient`, which must list those two
-origins in its `token_hosts` for the token to be sent (`github_client` builds such a client).
+origins in its `token_hosts` for the token to be sent (`pkgmgr.net.github_hosts.github_client`
+builds such a client).
 Release assets redirect to a storage host: the client drops the token there.
 
 Errors are the client's (`not_found`, `auth_required`, `rate_limited`, ...), with messages
@@ -15,7 +16,6 @@ sends.
 from __future__ import annotations
 
 import json
-import os
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -24,23 +24,20 @@ from urllib.parse import quote
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.fetcher import FetchError
+from pkgmgr.net.github_hosts import api_url_from_env, raw_url_from_env
 from pkgmgr.net.http import (
     HttpClient,
     UrlNotAllowed,
     check_url_allowed,
     redact_url,
-    token_from_env,
 )
 from pkgmgr.patterns import ARCHIVE_SUFFIXES, GITHUB_OWNER_RE, GITHUB_REPO_RE, HEX64_ANY_CASE
 
 if TYPE_CHECKING:
-    from pkgmgr.config import NetworkSettings
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.http import Downloaded
     from pkgmgr.progress import Reporter
 
-DEFAULT_API_URL = "https://api.github.com"
-DEFAULT_RAW_URL = "https://raw.githubusercontent.com"
 API_VERSION_HEADERS = {"X-GitHub-Api-Version": "2022-11-28"}
 JSON_ACCEPT = "application/vnd.github+json"
 CHECKSUM_FILES = ("SHA256SUMS", "checksums.txt")
@@ -89,24 +86,6 @@ class Release:
     html_url: str
     owner: str = ""
     repo: str = ""
-
-
-def api_url_from_env() -> str:
-    return (os.environ.get("PKGMGR_GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
-
-
-def raw_url_from_env() -> str:
-    return (os.environ.get("PKGMGR_GITHUB_RAW_URL") or DEFAULT_RAW_URL).rstrip("/")
-
-
-def github_token_hosts(api_url: str | None = None, raw_url: str | None = None) -> frozenset[str]:
-    """The origins the token may go to: the API and raw bases (from the environment by default)."""
-    return frozenset({api_url or api_url_from_env(), raw_url or raw_url_from_env()})
-
-
-def github_client(settings: NetworkSettings, *, offline: bool = False, **kwargs: Any) -> HttpClient:
-    """An `HttpClient` carrying `GITHUB_TOKEN`/`GH_TOKEN` for the configured GitHub bases only."""
-    return HttpClient(settings, token=token_from_env(), token_hosts=github_token_hosts(), offline=offline, **kwargs)
 
 
 def parse_checksums(text: str, name: str, *, bare_ok: bool) -> str | None:

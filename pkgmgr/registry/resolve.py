@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Collection
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.registry.index_format import Entry, VersionEntry
-from pkgmgr.versions import host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
+from pkgmgr.versions import any_version, host_satisfies, parse_host_version, parse_semver, parse_specifier, version_key
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -48,10 +48,13 @@ def skip_reason(version: VersionEntry, request: Request, *, vanished: bool = Fal
         if parsed != version_key(request.exact):  # PEP 440 equality: 0.2 is 0.2.0
             return f"not the requested version {request.exact}"
     else:
-        specifier = parse_specifier(request.spec)
-        if not specifier.contains(parsed, prereleases=True):
-            return f"does not match {request.spec}"
-        if parsed.is_prerelease and not request.pre and not _names_prerelease(specifier):
+        names_prerelease = False
+        if not any_version(request.spec):  # a bare name needs no specifier (nor packaging.specifiers)
+            specifier = parse_specifier(request.spec)
+            if not specifier.contains(parsed, prereleases=True):
+                return f"does not match {request.spec}"
+            names_prerelease = _names_prerelease(specifier)
+        if parsed.is_prerelease and not request.pre and not names_prerelease:
             return "prerelease (name it or pass --pre)"
         if version.yanked:
             return "yanked (installable only when named exactly)"

@@ -67,7 +67,7 @@ class Session:
         """The one fetcher of the operation (an `HttpClient` unless one was given); the token goes
         only to GitHub's API and raw hosts."""
         def make() -> Fetcher:
-            from pkgmgr.net.github import github_client
+            from pkgmgr.net.github_hosts import github_client
 
             return github_client(self.config.network, offline=self.offline, notify=self.warn)
 

@@ -9,14 +9,8 @@ import pytest
 
 from pkgmgr.config import NetworkSettings
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.net.github import (
-    Asset,
-    GitHub,
-    Release,
-    github_client,
-    github_token_hosts,
-    parse_checksums,
-)
+from pkgmgr.net.github import Asset, GitHub, Release, parse_checksums
+from pkgmgr.net.github_hosts import github_client, github_token_hosts
 from tests.net.conftest import TOKEN
 from tests.support.fakegithub import FakeGitHub
 from tests.support.servers import Reply
