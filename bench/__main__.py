@@ -1,4 +1,4 @@
-"""`python -m bench [NAME...] [--json] [--smoke] [--repeat N] [--list] [--keep] [--report [FILE]]`."""
+"""`python -m bench [NAME...] [--json] [--smoke] [--repeat N] [--list] [--keep] [--report [--report-file FILE]]`."""
 
 from __future__ import annotations
 
@@ -26,12 +26,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, metavar="N", help="alternating runs per benchmark (5)")
     parser.add_argument("--list", action="store_true", help="list the benchmarks and their targets")
     parser.add_argument("--keep", action="store_true", help="keep the work directories (for profiling)")
-    parser.add_argument("--report", nargs="?", const=DOC, type=Path, metavar="FILE",
-                        help="rewrite the summary table of every target in FILE (docs/performance.md), "
-                             "keeping its before column")
+    parser.add_argument("--report", action="store_true",
+                        help="then rewrite the summary table of every target in the report file, keeping its "
+                             "before column")
+    parser.add_argument("--report-file", type=Path, default=DOC, metavar="FILE",
+                        help="the file --report rewrites (docs/performance.md)")
     parser.add_argument("--fail-on-miss", action="store_true", help="exit 3 when a target is not met")
     args = parser.parse_args(argv)
 
+    if args.report and args.smoke:
+        parser.error("--report needs timed runs, not --smoke")
     unknown = [name for name in args.names if name not in registry]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)} (have: {', '.join(sorted(registry))})")
@@ -51,13 +55,11 @@ def main(argv: list[str] | None = None) -> int:
                           "results": [r.to_json() for r in results]}, indent=2))
     else:
         print(render(results, info, smoke=args.smoke, repeat=args.repeat))
-    if args.report is not None:
-        if args.smoke:
-            parser.error("--report needs timed runs, not --smoke")
+    if args.report:
         from bench.report import write_report
 
-        write_report(args.report, results, info)
-        print(f"summary table written to {args.report}", file=sys.stderr)
+        write_report(args.report_file, results, info)
+        print(f"summary table written to {args.report_file}", file=sys.stderr)
     if any(r.error for r in results):
         return 1
     if args.fail_on_miss and any(r.met is False for r in results):
