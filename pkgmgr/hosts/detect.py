@@ -92,7 +92,7 @@ def is_script(path: Path) -> bool:
     return not (magic.startswith((b"\x1f\x8b", b"PK")))
 
 
-def forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
+def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
     """The host a fetched ref must be for: its registry entry's, else `--host` (None: any)."""
     forced = fetched.expects.host or getattr(options, "host", None)
     expected = fetched.expects.entry
@@ -108,7 +108,7 @@ def forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
 def staged_host(fetched: Fetched, root: Path | None, options: InstallOptions) -> str:
     """The host of a staged tree (`root`), or "eva" for an Eva script staged as it is (`root`
     None). Raises `invalid_archive` and `usage` (a forced host the tree is not for)."""
-    forced = forced_host(fetched, options)
+    forced = _forced_host(fetched, options)
     if root is not None:
         return detect(root, forced)
     if forced not in (None, "eva"):

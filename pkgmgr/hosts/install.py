@@ -3,9 +3,9 @@ extraction as every install, then the host's rules instead of Compozy's, one ato
 the host's folder and one transaction in the scope's state.
 
 `prepare_hosted` is called by `install.verify.prepare` once a tree is staged and
-`pkgmgr.hosts.detect.staged_host` found it is not Compozy's; `commit_hosted` by `pkgmgr.hosts.destination.HostDestination.switch` for what it
-prepared (the pipeline's `Destination` for a host's folder). `remove`,
-`set_enabled` and `adopt` serve the other commands. Every function here runs under the scope's
+`pkgmgr.hosts.detect.staged_host` found it is not Compozy's; `commit_hosted` by
+`pkgmgr.hosts.destination.HostDestination.switch` for what it prepared (the pipeline's
+`Destination` for a host's folder). `remove`, `set_enabled` and `adopt` serve the other commands. Every function here runs under the scope's
 writer lock; Vera's records are also written under Vera's own lock.
 """
 

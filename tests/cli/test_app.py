@@ -304,6 +304,17 @@ def test_a_token_quoted_by_a_bug_is_masked_everywhere(env_name: str, handler: An
     assert "token ***" in document["error"]["message"]
 
 
+def test_a_token_of_several_words_is_masked_the_same_way_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The whole value and each of its words are secrets; the longest is masked first, so the
+    result does not depend on the order a set happens to give them in."""
+    from pkgmgr.cli.secrets import scrub_secrets
+
+    monkeypatch.setenv("GITHUB_TOKEN", "  first-part-abc second-part-xyz ")
+    monkeypatch.setenv("GH_TOKEN", "second-part-xyz")
+    text = "a: first-part-abc second-part-xyz; b: second-part-xyz; c: first-part-abc"
+    assert scrub_secrets(text) == "a: ***; b: ***; c: ***"
+
+
 def test_a_group_without_its_command_prints_the_groups_help_on_stderr() -> None:
     result = run_cli(["registry"])
     assert result.code == 2 and result.stdout == ""
