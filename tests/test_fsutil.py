@@ -235,3 +235,39 @@ def test_durable_tree_falls_back_to_an_fsync_per_file(tmp_path: Path, monkeypatc
     monkeypatch.setattr(fsutil, "fsync_tree", calls.append)
     fsutil.durable_tree(tmp_path)
     assert calls == [tmp_path]
+
+
+def _dirs(tmp_path: Path, count: int) -> list[Path]:
+    made = [tmp_path / f"d{i}" for i in range(count)]
+    for path in made:
+        path.mkdir()
+    return made
+
+
+def test_a_few_directories_are_fsynced_one_by_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[Path] = []
+    monkeypatch.setattr(fsutil, "DURABLE", True)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: pytest.fail("syncfs for two directories"))
+    monkeypatch.setattr(fsutil, "fsync_dir", synced.append)
+    fsutil.fsync_dirs(*_dirs(tmp_path, 2))
+    assert synced == [tmp_path / "d0", tmp_path / "d1"]
+
+
+def test_many_directories_on_one_filesystem_cost_one_syncfs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    flushed: list[Path] = []
+    monkeypatch.setattr(fsutil, "DURABLE", True)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: flushed.append(path) or True)
+    monkeypatch.setattr(fsutil, "fsync_dir", lambda path: pytest.fail(f"fsync of {path} after a syncfs"))
+    paths = _dirs(tmp_path, 5)
+    fsutil.fsync_dirs(*paths, tmp_path / "gone")  # a directory already removed has nothing to flush
+    assert flushed == [paths[0]]
+
+
+def test_without_syncfs_each_directory_is_fsynced(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[Path] = []
+    monkeypatch.setattr(fsutil, "DURABLE", True)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: False)
+    monkeypatch.setattr(fsutil, "fsync_dir", synced.append)
+    paths = _dirs(tmp_path, 4)
+    fsutil.fsync_dirs(*paths)
+    assert sorted(synced) == paths
