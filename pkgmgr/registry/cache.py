@@ -56,14 +56,14 @@ def decode_record(data: bytes) -> tuple[dict[str, Any], bytes] | None:
     """The header and body of a cache file, None when it is not one."""
     if not data.startswith(RECORD_MAGIC):
         return None
-    line, newline, body = data[len(RECORD_MAGIC):].partition(b"\n")
-    if not newline:
+    end = data.find(b"\n", len(RECORD_MAGIC))
+    if end < 0:
         return None
     try:
-        header = json.loads(line)
+        header = json.loads(data[len(RECORD_MAGIC):end])
     except (ValueError, RecursionError):
         return None
-    return (header, body) if isinstance(header, dict) else None
+    return (header, data[end + 1:]) if isinstance(header, dict) else None  # the body copied once
 
 
 def cache_root(home: Path, source: str) -> Path:
