@@ -50,6 +50,7 @@ from pkgmgr.registry.metadata_checks import check_entry, check_meta, check_seria
 from pkgmgr.registry.readers import (
     CachedParse,
     Location,
+    NamedRegistryError,
     Reader,
     SourceSpec,
     check_source_allowed,
@@ -160,7 +161,7 @@ class Registry:
             summary = f"registry {self.name} ({self.reader.describe()}):"
             raise ValidationFailed(error.problems, summary=summary) from None
         except PkgmgrError as error:
-            if f"registry {self.name}" not in error.message:
+            if not isinstance(error, NamedRegistryError):
                 error.message = f"registry {self.name} ({self.source}): {error.message}"
                 error.args = (error.message,)
                 error.details.setdefault("registry", self.name)

@@ -246,6 +246,11 @@ class GitHubReader(CachingReader):
         return f"{self.spec.text} (commit {self._sha[:12]})" if self._sha else self.spec.text
 
 
+class NamedRegistryError(PkgmgrError):
+    """A reader's error whose message already names its registry (`registry NAME: ...`), which
+    `Registry` therefore does not name a second time."""
+
+
 def offline_error(what: str) -> PkgmgrError:
     return PkgmgrError(f"offline: {what} is not cached", code=Code.NETWORK_ERROR,
                        hint="run the command once without --offline to fill the cache")

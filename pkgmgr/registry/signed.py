@@ -36,7 +36,7 @@ from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.cache import CachedFile, FileCache
 from pkgmgr.registry.index_format import MIB
-from pkgmgr.registry.readers import GitHubReader, Reader, cached_read, is_missing
+from pkgmgr.registry.readers import GitHubReader, NamedRegistryError, Reader, cached_read, is_missing
 from pkgmgr.registry.trustroot import METADATA_DIR, tuf_dir
 
 if TYPE_CHECKING:
@@ -169,26 +169,27 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
         return exc
     details = {"registry": label, "reason": str(exc) or type(exc).__name__}
     if isinstance(exc, tuf_errors.ExpiredMetadataError):
-        return PkgmgrError(f"registry {label}: its signed metadata has expired ({exc})", code=Code.REGISTRY_EXPIRED,
-                           details=details, hint="the maintainers must re-sign it ('pkgmgr registry sign')")
+        return NamedRegistryError(f"registry {label}: its signed metadata has expired ({exc})",
+                                  code=Code.REGISTRY_EXPIRED, details=details,
+                                  hint="the maintainers must re-sign it ('pkgmgr registry sign')")
     if isinstance(exc, tuf_errors.BadVersionNumberError):
-        return PkgmgrError(f"registry {label}: signed metadata older than what this client trusts ({exc}): "
-                           "a rollback or a mix of versions", code=Code.REGISTRY_ROLLBACK, details=details)
+        return NamedRegistryError(f"registry {label}: signed metadata older than what this client trusts ({exc}): "
+                                  "a rollback or a mix of versions", code=Code.REGISTRY_ROLLBACK, details=details)
     if isinstance(exc, tuf_errors.DownloadHTTPError) and exc.status_code in (403, 404):
-        return PkgmgrError(f"registry {label}: its TUF metadata is missing ({exc}); a signed registry may not be "
-                           "served unsigned", code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
+        return NamedRegistryError(f"registry {label}: its TUF metadata is missing ({exc}); a signed registry may "
+                                  "not be served unsigned", code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.DownloadLengthMismatchError):
-        return PkgmgrError(f"registry {label}: signed metadata over its length ({exc})",
-                           code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
+        return NamedRegistryError(f"registry {label}: signed metadata over its length ({exc})",
+                                  code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.RepositoryError):
-        return PkgmgrError(f"registry {label}: signature verification failed ({exc})",
-                           code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
+        return NamedRegistryError(f"registry {label}: signature verification failed ({exc})",
+                                  code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     if isinstance(exc, tuf_errors.DownloadError):
-        return PkgmgrError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
+        return NamedRegistryError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
     if isinstance(exc, OSError):
-        return PkgmgrError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
-    return PkgmgrError(f"registry {label}: invalid signed metadata ({exc})", code=Code.REGISTRY_SIGNATURE_INVALID,
-                       details=details)
+        return NamedRegistryError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
+    return NamedRegistryError(f"registry {label}: invalid signed metadata ({exc})",
+                              code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
 
 
 def base_url_of(reader: Reader) -> tuple[str, Path | None]:
@@ -240,10 +241,10 @@ class SignedReader(Reader):
                                    immutable=isinstance(self.plain, GitHubReader))
         bootstrap = self.bootstrap
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
-            raise PkgmgrError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
-                              code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
-                              hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
-                                   f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
+            raise NamedRegistryError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
+                                     code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
+                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
+                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
         with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
             updater = Updater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
@@ -260,8 +261,8 @@ class SignedReader(Reader):
         try:
             lock.acquire()
         except LockTimeout:
-            raise PkgmgrError(f"registry {self.label}: another pkgmgr is updating its trusted metadata; gave up "
-                              f"after {LOCK_TIMEOUT:g} s", code=Code.LOCKED) from None
+            raise NamedRegistryError(f"registry {self.label}: another pkgmgr is updating its trusted metadata; "
+                                     f"gave up after {LOCK_TIMEOUT:g} s", code=Code.LOCKED) from None
         try:
             yield
         finally:
@@ -332,9 +333,9 @@ class SignedReader(Reader):
         info = self.targetinfo(rel)
         signed = None if info is None else info.hashes.get("sha256")
         if info is None or info.length != size or signed != sha256:
-            raise PkgmgrError(f"registry {self.label}: {label}: the archive {rel} is not the target its signed "
-                              "metadata names", code=Code.REGISTRY_SIGNATURE_INVALID,
-                              details={"registry": self.label, "file": rel})
+            raise NamedRegistryError(f"registry {self.label}: {label}: the archive {rel} is not the target its "
+                                     "signed metadata names", code=Code.REGISTRY_SIGNATURE_INVALID,
+                                     details={"registry": self.label, "file": rel})
 
 
 def _matches(info: Any, body: bytes) -> bool:

@@ -389,6 +389,18 @@ def test_a_renewed_root_is_followed(client: Client, index: SignedIndex) -> None:
     assert client.ok("registry", "list")["registries"][0]["root_version"] == 2
 
 
+def test_a_signed_registry_s_refusal_names_the_registry_once(client: Client, index: SignedIndex) -> None:
+    """Its reader's errors already say `registry NAME: ...` (`NamedRegistryError`): the registry
+    does not prefix them again, as it prefixes the errors of a plain reader."""
+    client.ok("ext", "search", "review", "--registry", "acme")
+    for cached in (client.home / "cache" / "registries").rglob("index.json*"):
+        cached.unlink()
+    index_json = index.path / "index.json"
+    index_json.write_text(index_json.read_text("utf-8").replace("review-pack", "review-pwn"), "utf-8")
+    message = client.refused("registry_signature_invalid", "ext", "search", "--registry", "acme")["error"]["message"]
+    assert message.startswith("registry acme: ") and message.count("registry acme") == 1, message
+
+
 def test_search_reads_a_signed_index_json(client: Client, index: SignedIndex) -> None:
     found = client.ok("ext", "search", "review", "--registry", "acme")
     assert "review-pack" in json.dumps(found)
