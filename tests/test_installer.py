@@ -186,3 +186,96 @@ def test_the_prompt_is_answered_without_holding_the_writer_lock(tmp_path: Path) 
                     planner=remote_planner({}), interactive=True, confirm=confirm)
     assert [r.status for r in batch.results] == ["installed"]
     scope.close()
+
+
+# --- extraction two at a time where creating files is slow (pipeline.prepare_all) -------------------
+
+NAMES = [f"ext-{i}" for i in range(6)]
+
+
+def many_files(tmp_path: Path, name: str, files: int = 25, manifest: object = None) -> Fetched:
+    root = write_extension(tmp_path / "src" / name, manifest or minimal_manifest(name=name),
+                           {f"docs/file-{i:02d}.md": f"{name} {i}\n" for i in range(files)})
+    return registry_fetched(root)
+
+
+def threads_of_prepare(monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """name -> the thread each tree was prepared in."""
+    import pkgmgr.install.pipeline as pipeline
+
+    seen: dict[str, str] = {}
+
+    def recording(item: Fetched, staging: Path, **kwargs: object):  # noqa: ANN202 - prepare's own type
+        prepared = prepare(item, staging, **kwargs)  # type: ignore[arg-type]
+        seen[prepared.name] = threading.current_thread().name
+        return prepared
+
+    monkeypatch.setattr(pipeline, "prepare", recording)
+    return seen
+
+
+@pytest.mark.parametrize("slow", [False, True])
+def test_trees_are_prepared_two_at_a_time_only_where_creating_files_is_slow(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: bool) -> None:
+    import pkgmgr.install.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "SLOW_MICROSECONDS_PER_FILE", 0 if slow else 10**9)
+    seen = threads_of_prepare(monkeypatch)
+    scope = global_scope(tmp_path / "home")
+    batch = install(scope, NAMES, config=CONFIG, options=InstallOptions(),
+                    planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES}))
+    assert [r.status for r in batch.results] == ["installed"] * len(NAMES)
+    assert [i.name for i in list_installed(scope)] == NAMES
+    # the first two in the command's thread (the second is the one timed), the rest in the pool
+    workers = {name for name, thread in seen.items() if thread.startswith("pkgmgr-prepare")}
+    assert workers == (set(NAMES[2:]) if slow else set())
+    scope.close()
+    assert not any((tmp_path / "home" / ".staging").iterdir())
+
+
+def test_a_refused_tree_in_the_pool_fails_its_ref_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pkgmgr.install.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "SLOW_MICROSECONDS_PER_FILE", 0)
+    fetched: dict[str, Fetched | PkgmgrError] = {name: many_files(tmp_path, name) for name in NAMES}
+    fetched["ext-4"] = many_files(tmp_path, "ext-4", manifest="name = [")  # no TOML
+    scope = global_scope(tmp_path / "home")
+    batch = install(scope, NAMES, config=CONFIG, options=InstallOptions(), planner=remote_planner(fetched),
+                    keep_going=True)
+    assert [r.status for r in batch.results] == ["installed"] * 4 + ["failed", "installed"]
+    assert batch.first_error is not None and batch.first_error.code == "invalid_manifest"
+    assert [i.name for i in list_installed(scope)] == [n for n in NAMES if n != "ext-4"]
+    scope.close()
+
+
+def test_a_bug_in_the_pool_is_raised_and_leaves_no_staging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pkgmgr.install.pipeline as pipeline
+
+    monkeypatch.setattr(pipeline, "SLOW_MICROSECONDS_PER_FILE", 0)
+    real = pipeline.prepare
+
+    def failing(item: Fetched, staging: Path, **kwargs: object):  # noqa: ANN202
+        if item.directory is not None and item.directory.name == "ext-3":
+            raise RuntimeError("a bug")
+        return real(item, staging, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pipeline, "prepare", failing)
+    scope = global_scope(tmp_path / "home")
+    with pytest.raises(RuntimeError, match="a bug"):
+        install(scope, NAMES, config=CONFIG, options=InstallOptions(),
+                planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES}))
+    assert list_installed(scope) == [] and not any((tmp_path / "home" / ".staging").iterdir())
+    scope.close()
+
+
+@pytest.mark.parametrize("files, seconds, slow", [(60, 0.006, False), (60, 0.03, True), (10, 1.0, False)])
+def test_what_counts_as_slow_to_create(tmp_path: Path, files: int, seconds: float, slow: bool) -> None:
+    from pkgmgr.install.pipeline import SLOW_MICROSECONDS_PER_FILE, _slow_to_create
+
+    assert SLOW_MICROSECONDS_PER_FILE == 250
+    (tmp_path / "st").mkdir()
+    prepared = prepare(many_files(tmp_path, "ext-0", files=files - 1), tmp_path / "st", config=CONFIG,
+                       options=TRUSTING)
+    assert len(prepared.listing) == files  # the manifest and the docs
+    assert _slow_to_create((tmp_path / "st", prepared), seconds) is slow
+    assert _slow_to_create((tmp_path / "st", PkgmgrError("refused", code="invalid_config")), seconds) is False
