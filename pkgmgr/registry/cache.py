@@ -107,23 +107,19 @@ class FileCache:
         # counts as not cached, so durability would buy nothing but fsyncs
         atomic_write_bytes(path, encode_record(meta, item.body), durable=False)
 
-    def files(self) -> list[Path]:
-        """Every cached registry file (not the commit record, nor what an older pkgmgr left)."""
-        if not self.root.is_dir():
-            return []
-        return sorted(path for path in self.root.rglob("*") if is_record(path))
-
     def drop_validators(self) -> None:
         """Forget every ETag/Last-Modified of this registry (`registry refresh`): the next read
         of each file is unconditional, so a body the server would keep confirming with 304s is
-        fetched again. The bodies stay, for `--offline`."""
-        for path in self.files():
+        fetched again. The bodies stay, for `--offline`. Each file is read once; one that is no
+        cache file (the commit record, a file an older pkgmgr left) is left as it is."""
+        if not self.root.is_dir():
+            return
+        for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
             try:
                 record = decode_record(path.read_bytes())
             except OSError:
-                record = None
+                continue  # gone meanwhile: nothing to forget
             if record is None:
-                path.unlink(missing_ok=True)
                 continue
             meta, body = record
             meta.update(etag=None, last_modified=None, stale=True)
@@ -150,15 +146,6 @@ class FileCache:
 
     def clear(self) -> None:
         remove_tree(self.root)
-
-
-def is_record(path: Path) -> bool:
-    """Whether `path` is a cache file (it starts with `RECORD_MAGIC`)."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(len(RECORD_MAGIC)) == RECORD_MAGIC
-    except OSError:  # a directory, or gone
-        return False
 
 
 def _parsed_digest(key: str, sha256: str, text: str) -> str:
