@@ -61,6 +61,7 @@ class Host:
 
     name = ""
     manifest_files: tuple[str, ...] = ()
+    folder_mode = 0o755  # the host's directories pkgmgr creates (Vera makes its own 0700)
 
     # --- where ------------------------------------------------------------------------------
 
@@ -109,15 +110,21 @@ class Host:
         themselves (terva's `enabled`) leave that out."""
         return tree_checksum(path)
 
-    def source_checksum(self, source: Path) -> str:
-        """The checksum an install of the source directory `source` will have (its selected
-        files: VCS directories and .pkgmgrignore'd files left out, as a copy leaves them)."""
-        import tempfile
-
+    def copy_source(self, source: Path, dest: Path) -> Path:
+        """Copy an extension's source directory into `dest` (staging) as an install of it does:
+        pkgmgr's selection (VCS directories and .pkgmgrignore'd files left out), unless the host's
+        own installer copies otherwise."""
         from pkgmgr.archive import copy_source_tree
 
+        return copy_source_tree(source, dest)
+
+    def source_checksum(self, source: Path) -> str:
+        """The checksum an install of the source directory `source` will have (what
+        `copy_source` copies)."""
+        import tempfile
+
         with tempfile.TemporaryDirectory(prefix="pkgmgr-tree-") as tmp:
-            copy = copy_source_tree(source, Path(tmp) / "tree")
+            copy = self.copy_source(source, Path(tmp) / "tree")
             return self.checksum(copy)[0]
 
     # --- hooks around a switch (default: nothing) ------------------------------------------------
@@ -224,14 +231,14 @@ def sync_tree(path: Path) -> None:
                 os.close(fd)
 
 
-def ensure_dirs(base: Path, rel: str) -> Path:
-    """`base/rel` created, every directory on the way opened without following a link and owned
-    by the user (`path_escapes_root` otherwise), `base` and its parents included."""
+def ensure_dirs(base: Path, rel: str, *, mode: int = 0o755) -> Path:
+    """`base/rel` created (with `mode`), every directory on the way opened without following a
+    link and owned by the user (`path_escapes_root` otherwise), `base` and its parents included."""
     from pkgmgr.fsutil import secure_dirs
 
     anchor = _anchor(base)
     below = base.relative_to(anchor).as_posix()
-    secure_dirs(anchor, "/".join(p for p in (below, rel) if p and p != "."), create=True)
+    secure_dirs(anchor, "/".join(p for p in (below, rel) if p and p != "."), create=True, mode=mode)
     return base / rel if rel else base
 
 

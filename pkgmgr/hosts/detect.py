@@ -127,3 +127,17 @@ def for_host(name: str) -> Host:
     if name not in table:
         raise PkgmgrError(f"unknown host {name!r}; hosts are {', '.join(HOSTS)}", code=Code.USAGE)
     return table[name]()
+
+
+def source_host(fetched: Fetched, options: InstallOptions | None) -> Host:
+    """Whose copy rules stage a source directory (`Host.copy_source`): the host its manifest names
+    (or its registry entry or `--host`), else the default (pkgmgr's selection, as for Compozy).
+    What the directory holds is judged after the copy, as before."""
+    from pkgmgr.hosts.base import Host
+
+    assert fetched.directory is not None
+    try:
+        name = detect(Path(fetched.directory), _forced_host(fetched, options) if options is not None else None)
+    except PkgmgrError:
+        name = "compozy"  # two hosts' manifests, or none: staged_host says so once the tree is staged
+    return for_host(name) if name != "compozy" else Host()

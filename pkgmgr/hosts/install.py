@@ -177,9 +177,10 @@ def _folder(host: Host, scope: Scope) -> Path:
     return host.folder(scope.kind, scope.workspace)
 
 
-def _transaction_dir(folder: Path) -> Path:
-    """A fresh private directory in the host's staging folder, beside the scanned one."""
-    return private_dir(ensure_dirs(folder.parent, STAGING), "tx-")
+def _transaction_dir(folder: Path, mode: int = 0o755) -> Path:
+    """A fresh private directory in the host's staging folder, beside the scanned one (the host's
+    home created with `mode` when missing)."""
+    return private_dir(ensure_dirs(folder.parent, STAGING, mode=mode), "tx-")
 
 
 def _intact(host: Host, item: HostInstalled) -> bool:
@@ -269,8 +270,8 @@ def commit_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions,
         assert isinstance(host, Eva)
         place = disabled_path = host.disabled_place(folder, name, judged.layout)
         ensure_dirs(place.parent.parent, place.parent.name)
-    ensure_dirs(folder.parent, folder.name)
-    tx = _transaction_dir(folder)
+    ensure_dirs(folder.parent, folder.name, mode=host.folder_mode)
+    tx = _transaction_dir(folder, host.folder_mode)
     staged = tx / place.name
     _move_in(prepared.root, staged)
     host.prepare_staged(staged, judged, enabled=enabled)
@@ -296,7 +297,8 @@ def commit_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions,
                 if current is not None:
                     old = next((r for r in vera.read_records(folder) if r["id"] == name), None)
                     installed_at = old["installedAt"] if old else None
-                vera.put_record(folder, vera.record(name, judged.version, os.path.abspath(source),
+                version = vera.recorded_version(judged.document, judged.version)
+                vera.put_record(folder, vera.record(name, version, os.path.abspath(source),
                                                     vera.digest(staged), enabled=enabled, installed_at=installed_at))
                 crashpoint("host.install.after_host_records")
                 switch_in(staged, place, parking)
@@ -619,6 +621,7 @@ def _vera_settle(host: Host, folder: Path, item: HostInstalled | None, *, name: 
                 vera.drop_record(folder, ext_id)
             return
         old = records_now.get(ext_id)
-        vera.put_record(folder, vera.record(ext_id, item.version, (old or {}).get("source", {}).get("path")
+        vera.put_record(folder, vera.record(ext_id, vera.recorded_version(item.manifest, item.version),
+                                            (old or {}).get("source", {}).get("path")
                                             or str(path), vera.digest(path), enabled=item.enabled,
                                             installed_at=(old or {}).get("installedAt")))

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 MAX_DEPTH = 512  # deeper documents are refused (pkgmgr's bound; both hosts would parse them)
@@ -159,8 +160,14 @@ def _go_value(value: Any, indent: str) -> str:
 
 def js_stringify(value: Any) -> str:
     """`JSON.stringify(value, null, 2)` for strings, booleans, null, integers and nested
-    objects/arrays (what Vera's records hold): the same escapes and layout as Python's encoder."""
-    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    objects/arrays (what Vera's records hold): the same escapes and layout as Python's encoder,
+    and an unpaired surrogate written as its escape (`"\\ud800"`), as JavaScript's well-formed
+    `JSON.stringify` writes it (a decoded document pairs every pair)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def erlang_format(value: Any) -> str:

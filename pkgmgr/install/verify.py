@@ -85,7 +85,7 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     """
     from pkgmgr.hosts.detect import staged_host
 
-    fetched, root, record = stage(fetched, staging, config=config)
+    fetched, root, record = stage(fetched, staging, config=config, options=options)
     host = staged_host(fetched, root, options)
     if host != "compozy":
         from pkgmgr.hosts.install import prepare_hosted
@@ -95,7 +95,8 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     return verify(fetched, root, staging, record, config=config, options=options)
 
 
-def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, Path | None, TreeRecord | None]:
+def stage(fetched: Fetched, staging: Path, *, config: Config,
+          options: InstallOptions | None = None) -> tuple[Fetched, Path | None, TreeRecord | None]:
     """Extract the archive (or copy the directory) into `staging`; `fetched` (with the sha256 of
     a local archive, taken while it was read), the manifest root and, for an archive, the tree
     checksum recorded while extracting. An Eva script (a lone `.exs` file, SPEC 13) is not
@@ -115,9 +116,10 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, 
         if digest is not None:
             fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
-        from pkgmgr.archive.selection import copy_source_tree
+        from pkgmgr.hosts.detect import source_host
 
-        root = copy_source_tree(fetched.directory, staging / "tree")
+        # copied as the host's own installer copies it (Vera's keeps .git/ and refuses links)
+        root = source_host(fetched, options).copy_source(Path(fetched.directory), staging / "tree")
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     elif fetched.sha256 is None and fetched.kind == "archive":  # an Eva script: hashed as it is
