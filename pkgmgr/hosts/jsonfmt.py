@@ -44,7 +44,7 @@ def decode(raw: bytes, *, pairs: bool = False) -> Any:
     except json.JSONDecodeError as exc:
         raise JsonError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
     except RecursionError:
-        raise JsonError("nested too deeply") from None
+        raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)") from None
     if depth(value) > MAX_DEPTH:  # what reads it next recurses: bounded here (pkgmgr's rule)
         raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)")
     return value
