@@ -102,7 +102,9 @@ def digest(directory: Path) -> str:
 
 
 def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
-    entries = sorted(os.scandir(directory), key=lambda e: locale_key(e.name))
+    # names that collate equal (canonically equivalent, or differing in ignorable characters) are
+    # hashed by code point: Vera takes them in the order its filesystem lists them
+    entries = sorted(os.scandir(directory), key=lambda e: (locale_key(e.name), e.name))
     for entry in entries:
         path = f"{rel}/{entry.name}" if rel else entry.name
         _check_name(path)

@@ -118,7 +118,7 @@ def stage(fetched: Fetched, staging: Path, *, config: Config,
     elif fetched.directory is not None:
         from pkgmgr.hosts.detect import source_host
 
-        # copied as the host's own installer copies it (Vera's keeps .git/ and refuses links)
+        # copied as the host's own installer copies it (Host.copy_source)
         root = source_host(fetched, options).copy_source(Path(fetched.directory), staging / "tree")
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
