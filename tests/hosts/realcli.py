@@ -101,6 +101,7 @@ _GEMINI_CATEGORIES = (
                    r"Cannot convert|is not iterable|is not a constructor|Invalid string length"),
     ("name-too-long", "ENAMETOOLONG"),
     ("stack-overflow", "Maximum call stack"),
+    ("unreadable", "EISDIR|EACCES"),
 )
 
 
