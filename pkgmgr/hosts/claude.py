@@ -20,13 +20,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, ProblemSink
+from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import Host, Judged
+from pkgmgr.hosts.jsdoc import kind
 
 MANIFEST = ".claude-plugin/plugin.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound on plugin.json and on the JSON files it names
 FRONT_MATTER_MAX_BYTES = 64 * 1024  # pkgmgr's bound on a component's front matter
-UTF8_BOM = b"\xef\xbb\xbf"  # Claude Code reads plugin.json with a byte order mark
 
 HOOK_EVENTS = frozenset({"PreToolUse", "PostToolUse", "Notification", "UserPromptSubmit", "Stop", "SubagentStop",
                          "PreCompact", "SessionStart", "SessionEnd"})
@@ -42,7 +43,6 @@ RESERVED_WORDS = ("claude", "anthropic")
 _KEBAB = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _SPECIAL_SCHEMES = ("http", "https", "ftp", "ws", "wss", "file")
-_JS_SPACE = re.compile("[\t\n\x0b\x0c\r \xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]")
 
 
 @dataclass(frozen=True)
@@ -79,7 +79,7 @@ def name_problems(name: str) -> tuple[list[str], list[str]]:
     folder of pkgmgr's marketplace and half of the id `name@marketplace`): no path separators,
     `.`/`..`, `@`, control characters, and at most 255 bytes."""
     refusals, warnings = [], []
-    if _JS_SPACE.search(name):
+    if jsdoc.has_js_space(name):
         refusals.append(f"{name!r} holds whitespace: Claude Code refuses it (use kebab-case, e.g. my-plugin)")
     words = [w for w in re.split(r"[^0-9A-Za-z]+", name.lower()) if w]
     joined = "".join(words)
@@ -117,48 +117,20 @@ def url_ok(text: str) -> bool:
 # --- the manifest -----------------------------------------------------------------------------------
 
 
-def decode_json(raw: bytes, problems: ProblemSink, *, bom: bool = True) -> Any:
-    """A JSON document through pkgmgr's strict bounded decoder (a UTF-8 byte order mark first is
-    skipped, as Claude Code skips it); None (with a problem) when it cannot be read."""
-    from pkgmgr.documents import DocumentError, Fatal, load_document
-
-    try:
-        value, issues = load_document(raw.removeprefix(UTF8_BOM) if bom else raw, kind="json",
-                                      max_bytes=MANIFEST_MAX_BYTES)
-    except DocumentError as exc:
-        problems.add(exc.key, f"cannot be read: {exc.message}", line=exc.line)
-        return None
-    for key, message in issues:
-        problems.add(key, message)
-        if isinstance(message, Fatal):
-            return None
-    return value
+def decode_json(raw: bytes, problems: ProblemSink) -> Any:
+    """A JSON document of the plugin through pkgmgr's strict bounded decoder; a UTF-8 byte order
+    mark first is skipped, as Claude Code skips it. None (with a problem) when it cannot be read."""
+    return jsdoc.decode(raw, problems, max_bytes=MANIFEST_MAX_BYTES, bom=True)
 
 
 def parse_manifest(raw: bytes) -> ClaudeManifest:
     """plugin.json's bytes to the manifest Claude Code loads. Raises `ValidationFailed`
     (invalid_manifest, path_escapes_root) with every problem found."""
     problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
-    document = decode_json(raw, problems)
-    if problems:
-        problems.raise_if_any()
-    if not isinstance(document, dict):
-        problems.add("", f"must be a JSON object, not {_kind(document)}")
-        problems.raise_if_any()
-    assert isinstance(document, dict)
+    document = jsdoc.decode_object(raw, problems, max_bytes=MANIFEST_MAX_BYTES, bom=True)
+    problems.raise_if_any()
+    assert document is not None
     return check_manifest(document, problems)
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
 
 
 def check_manifest(document: dict[str, Any], problems: ProblemSink) -> ClaudeManifest:
@@ -168,7 +140,7 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> ClaudeMan
     name = document.get("name")
     if not isinstance(name, str) or not name:
         problems.add("name", "is required: a non-empty string" if name in (None, "") else
-                     f"must be a string, not {_kind(name)}")
+                     f"must be a string, not {kind(name)}")
     else:
         refusals, name_warnings = name_problems(name)
         for message in refusals:
@@ -184,19 +156,19 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> ClaudeMan
     homepage = document.get("homepage")
     if "homepage" in document and not (isinstance(homepage, str) and url_ok(homepage)):
         problems.add("homepage", "must be a URL" if isinstance(homepage, str) else
-                     f"must be a URL string, not {_kind(homepage)}")
+                     f"must be a URL string, not {kind(homepage)}")
     for key in ("repository", "license", "icon", "$schema"):
         if key in document and not isinstance(document[key], str):
-            problems.add(key, f"must be a string, not {_kind(document[key])}")
-    _string_list(document, "keywords", problems)
+            problems.add(key, f"must be a string, not {kind(document[key])}")
+    jsdoc.string_list(document, "keywords", problems, null_ok=False)
     components = {key: paths for key in COMPONENT_PATHS
                   if (paths := _component_paths(document, key, problems)) is not None}
     hooks = _hooks_field(document, problems, warnings, components)
     servers = _mcp_field(document, problems, components)
     if "lspServers" in document and not isinstance(document["lspServers"], dict):
-        problems.add("lspServers", f"must be an object of servers, not {_kind(document['lspServers'])}")
+        problems.add("lspServers", f"must be an object of servers, not {kind(document['lspServers'])}")
     user_config = _user_config(document, problems)
-    dependencies = _string_list(document, "dependencies", problems)
+    dependencies = jsdoc.string_list(document, "dependencies", problems, null_ok=False)
     if dependencies:
         problems.add("dependencies", "names other plugins: Claude Code fails to load a plugin whose dependencies "
                                      "its marketplace does not carry, and pkgmgr's marketplace carries none")
@@ -216,7 +188,7 @@ def _text(document: dict[str, Any], key: str, problems: ProblemSink, warnings: l
         warnings.append(f"{key}: none given (Claude Code warns)")
         return None
     if not isinstance(value, str):
-        problems.add(key, f"must be a string, not {_kind(value)}")
+        problems.add(key, f"must be a string, not {kind(value)}")
         return None
     return value
 
@@ -227,29 +199,16 @@ def _author(document: dict[str, Any], problems: ProblemSink, warnings: list[str]
         return ""
     author = document["author"]
     if not isinstance(author, dict):
-        problems.add("author", f"must be an object with a name, not {_kind(author)}")
+        problems.add("author", f"must be an object with a name, not {kind(author)}")
         return ""
     name = author.get("name")
     if not isinstance(name, str) or not name:
         problems.add("author.name", "is required: a non-empty string" if not isinstance(name, (int, float, bool))
-                     else f"must be a string, not {_kind(name)}")
+                     else f"must be a string, not {kind(name)}")
     for key in ("email", "url"):
         if key in author and not isinstance(author[key], str):
-            problems.add(f"author.{key}", f"must be a string, not {_kind(author[key])}")
+            problems.add(f"author.{key}", f"must be a string, not {kind(author[key])}")
     return name if isinstance(name, str) else ""
-
-
-def _string_list(document: dict[str, Any], key: str, problems: ProblemSink) -> list[str]:
-    if key not in document:
-        return []
-    value = document[key]
-    if not isinstance(value, list):
-        problems.add(key, f"must be a list of strings, not {_kind(value)}")
-        return []
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            problems.add(f"{key}[{index}]", f"must be a string, not {_kind(item)}")
-    return [v for v in value if isinstance(v, str)]
 
 
 def path_problem(value: str) -> tuple[str, str] | None:
@@ -284,12 +243,12 @@ def _component_paths(document: dict[str, Any], key: str, problems: ProblemSink) 
             elif "source" in spec:
                 entries.append((f"{key}.{command}.source", spec["source"]))
     else:
-        problems.add(key, f"must be a path or a list of paths, not {_kind(value)}")
+        problems.add(key, f"must be a path or a list of paths, not {kind(value)}")
         return ()
     paths = []
     for where, path in entries:
         if not isinstance(path, str):
-            problems.add(where, f"must be a path, not {_kind(path)}")
+            problems.add(where, f"must be a path, not {kind(path)}")
             continue
         found = path_problem(path)
         if found:
@@ -304,14 +263,14 @@ def check_hooks(value: Any, key: str, problems: ProblemSink, warnings: list[str]
     `command` hook has a non-empty command, a `prompt` hook a prompt. An event Claude Code does
     not know is only a warning."""
     if not isinstance(value, dict):
-        problems.add(key, f"must be an object of hook events, not {_kind(value)}")
+        problems.add(key, f"must be an object of hook events, not {kind(value)}")
         return None
     for event, matchers in value.items():
         where = f"{key}.{event}"
         if event not in HOOK_EVENTS:
             warnings.append(f"{where}: Claude Code knows no hook event {event!r} (it warns and never runs it)")
         if not isinstance(matchers, list):
-            problems.add(where, f"must be a list of matchers, not {_kind(matchers)}")
+            problems.add(where, f"must be a list of matchers, not {kind(matchers)}")
             continue
         for index, matcher in enumerate(matchers):
             at = f"{where}[{index}]"
@@ -327,14 +286,14 @@ def check_hooks(value: Any, key: str, problems: ProblemSink, warnings: list[str]
 
 def _hook(hook: Any, where: str, problems: ProblemSink) -> None:
     if not isinstance(hook, dict):
-        problems.add(where, f"must be an object, not {_kind(hook)}")
+        problems.add(where, f"must be an object, not {kind(hook)}")
         return
-    kind = hook.get("type")
-    if kind not in HOOK_TYPES:
-        problems.add(f"{where}.type", f"{kind!r} is not a hook type Claude Code runs ({', '.join(sorted(HOOK_TYPES))})")
-    elif kind == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
+    hook_type = hook.get("type")
+    if hook_type not in HOOK_TYPES:
+        problems.add(f"{where}.type", f"{hook_type!r} is not a hook type Claude Code runs ({', '.join(sorted(HOOK_TYPES))})")
+    elif hook_type == "command" and not (isinstance(hook.get("command"), str) and hook["command"]):
         problems.add(f"{where}.command", "is required for a command hook")
-    elif kind == "prompt" and not (isinstance(hook.get("prompt"), str) and hook["prompt"]):
+    elif hook_type == "prompt" and not (isinstance(hook.get("prompt"), str) and hook["prompt"]):
         problems.add(f"{where}.prompt", "is required for a prompt hook")
 
 
@@ -348,7 +307,7 @@ def _hooks_field(document: dict[str, Any], problems: ProblemSink, warnings: list
         return check_hooks(value, "hooks", problems, warnings)
     paths = [value] if isinstance(value, str) else value if isinstance(value, list) else None
     if paths is None:
-        problems.add("hooks", f"must be hooks, a path or a list of paths, not {_kind(value)}")
+        problems.add("hooks", f"must be hooks, a path or a list of paths, not {kind(value)}")
         return None
     found = []
     for index, path in enumerate(paths):
@@ -376,7 +335,7 @@ def _mcp_field(document: dict[str, Any], problems: ProblemSink, components: dict
             components["mcpServers"] = (value,)
         return ()
     if not isinstance(value, dict):
-        problems.add("mcpServers", f"must be an object of servers or a path, not {_kind(value)}")
+        problems.add("mcpServers", f"must be an object of servers or a path, not {kind(value)}")
         return ()
     for server, config in value.items():
         mcp_server_problems(config, f"mcpServers.{server}", problems)
@@ -387,7 +346,7 @@ def mcp_server_problems(config: Any, where: str, problems: ProblemSink) -> None:
     """One MCP server: a local one has a non-empty `command` (and string `args`), a remote one a
     `type` (http, sse) and a `url`."""
     if not isinstance(config, dict):
-        problems.add(where, f"must be an object, not {_kind(config)}")
+        problems.add(where, f"must be an object, not {kind(config)}")
         return
     if "command" in config:
         if not isinstance(config["command"], str) or not config["command"]:
@@ -410,11 +369,11 @@ def _user_config(document: dict[str, Any], problems: ProblemSink) -> tuple[str, 
         return ()
     value = document["userConfig"]
     if not isinstance(value, dict):
-        problems.add("userConfig", f"must be an object of options, not {_kind(value)}")
+        problems.add("userConfig", f"must be an object of options, not {kind(value)}")
         return ()
     for option, spec in value.items():
         if not isinstance(spec, dict):
-            problems.add(f"userConfig.{option}", f"must be an object, not {_kind(spec)}")
+            problems.add(f"userConfig.{option}", f"must be an object, not {kind(spec)}")
         elif spec.get("type") not in USER_CONFIG_TYPES:
             problems.add(f"userConfig.{option}.type", f"must be one of {', '.join(sorted(USER_CONFIG_TYPES))}")
     return tuple(value)
@@ -423,27 +382,10 @@ def _user_config(document: dict[str, Any], problems: ProblemSink) -> tuple[str, 
 # --- the folder --------------------------------------------------------------------------------------
 
 
-def _read(path: Path, what: str, limit: int = MANIFEST_MAX_BYTES) -> bytes:
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-
-    try:
-        raw = read_regular(path, limit=limit, follow_symlinks=True)
-    except FileNotFoundError:
-        raise _invalid(MANIFEST, f"{what} is missing: a Claude plugin carries {MANIFEST} (pkgmgr's rule: it is "
-                                 "how pkgmgr tells the host and names the plugin)") from None
-    except NotRegularFile as exc:
-        raise _invalid(MANIFEST, f"{what} is {exc.kind}, not a file") from None
-    except OSError as exc:
-        raise _invalid(MANIFEST, f"{what} cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > limit:
-        from pkgmgr.documents import size_text
-
-        raise _invalid(what, f"is larger than {size_text(limit)} (pkgmgr's bound)")
-    return raw
-
-
-def _invalid(file: str, message: str) -> ValidationFailed:
-    return ValidationFailed([Problem(Code.INVALID_MANIFEST, file, "", message)])
+def _read(root: Path, rel: str, limit: int = MANIFEST_MAX_BYTES) -> bytes:
+    return jsdoc.read_file(root / rel, file=rel.removeprefix("./"), limit=limit,
+                           what="a Claude plugin carries .claude-plugin/plugin.json (pkgmgr's rule: it is how "
+                                "pkgmgr tells the host and names the plugin)")
 
 
 def _inside(root: Path, rel: str) -> Path | None:
@@ -482,13 +424,13 @@ def check_folder(root: Path, manifest: ClaudeManifest, problems: ProblemSink, wa
             _front_matter(root, path, problems, warnings)
 
 
-def _json_file(root: Path, rel: str, problems: ProblemSink, warnings: list[str], kind: str) -> None:
+def _json_file(root: Path, rel: str, problems: ProblemSink, warnings: list[str], component: str) -> None:
     file_problems = ProblemSink(rel.removeprefix("./"), Code.INVALID_MANIFEST)
-    value = decode_json(_read(root / rel, rel), file_problems)
+    value = decode_json(_read(root, rel), file_problems)
     if not file_problems:
         if not isinstance(value, dict):
-            file_problems.add("", f"must be a JSON object, not {_kind(value)}")
-        elif kind == "hooks":
+            file_problems.add("", f"must be a JSON object, not {kind(value)}")
+        elif component == "hooks":
             check_hooks(value.get("hooks", {}), "hooks", file_problems, warnings)
         elif isinstance(value.get("mcpServers"), dict):
             for server, config in value["mcpServers"].items():
@@ -508,7 +450,7 @@ def _front_matter(root: Path, path: Path, problems: ProblemSink, warnings: list[
 def _read_front_matter(path: Path, rel: str, problems: ProblemSink, warnings: list[str]) -> None:
     import yaml
 
-    raw = _read(path, rel, limit=FRONT_MATTER_MAX_BYTES * 16)
+    raw = jsdoc.read_file(path, file=rel, limit=FRONT_MATTER_MAX_BYTES * 16, what="")
     text = raw.decode("utf-8", "replace").removeprefix("\ufeff")
     match = re.match(r"---[ \t]*\r?\n(.*?)(?:\r?\n)?---[ \t]*(?:\r?\n|$)", text, re.DOTALL)
     if match is None:
@@ -555,12 +497,9 @@ class Claude(Host):
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
         problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
-        document = decode_json(_read(root / MANIFEST, MANIFEST), problems)
+        document = jsdoc.decode_object(_read(root, MANIFEST), problems, max_bytes=MANIFEST_MAX_BYTES, bom=True)
         problems.raise_if_any()
-        if not isinstance(document, dict):
-            problems.add("", f"must be a JSON object, not {_kind(document)}")
-            problems.raise_if_any()
-        assert isinstance(document, dict)
+        assert document is not None
         manifest = check_manifest(document, problems)
         warnings = list(manifest.warnings)
         check_folder(root, manifest, problems, warnings)

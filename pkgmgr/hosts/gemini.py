@@ -23,17 +23,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
+from pkgmgr.errors import Code, ProblemSink
+from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import Host, Judged
+from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
 
 MANIFEST = "gemini-extension.json"
 INSTALL_RECORD = ".gemini-extension-install.json"  # Gemini's own install record in an installed folder
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: Gemini CLI reads any size
 DEFAULT_CONTEXT = "GEMINI.md"
 _NAME = re.compile(r"[a-zA-Z0-9-]+")  # validateName: /^[a-zA-Z0-9-]+$/ (ASCII only; `$` is the end of input)
-# JavaScript's String.prototype.trim: WhiteSpace and LineTerminator (U+FEFF in, U+0085 and U+001C-1F out)
-_JS_SPACE = "\t\n\x0b\x0c\r \xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-            "\u2028\u2029\u202f\u205f\u3000\ufeff"
 # semver 7 `valid` (strict): an optional `v`, MAJOR.MINOR.PATCH without leading zeros, prerelease, build
 _NUMERIC = r"(?:0|[1-9]\d*)"
 _PRE_ID = r"(?:0|[1-9]\d*|\d*[a-zA-Z-][a-zA-Z0-9-]*)"
@@ -75,23 +74,7 @@ def extensions_folder(environ: Mapping[str, str] | None = None) -> Path:
     return gemini_home(environ) / ".gemini" / "extensions"
 
 
-# --- JavaScript's semantics the rules depend on ------------------------------------------------------
-
-
-def js_truthy(value: Any) -> bool:
-    """JavaScript truthiness of a JSON value (`!rawConfig.name`): "", 0, false and null are false;
-    every array and object is true."""
-    if value is None or value is False:
-        return False
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return value != 0
-    if isinstance(value, str):
-        return value != ""
-    return True
-
-
-def js_trim(text: str) -> str:
-    return text.strip(_JS_SPACE)
+# --- the rules ------------------------------------------------------------------------------------
 
 
 def semver_valid(value: Any) -> bool:
@@ -165,23 +148,10 @@ def context_entries(value: Any) -> list[Any]:
 
 def decode_manifest(raw: bytes, problems: ProblemSink) -> dict[str, Any] | None:
     """The manifest's bytes through pkgmgr's strict bounded decoder (one JSON object, UTF-8
-    without a byte order mark, no duplicate keys, finite numbers, at most 1 MiB and 64 levels).
-    None (with problems) when it is not one."""
-    from pkgmgr.documents import DocumentError, Fatal, load_document
-
-    try:
-        value, issues = load_document(raw, kind="json", max_bytes=MANIFEST_MAX_BYTES)
-    except DocumentError as exc:
-        problems.add(exc.key, f"cannot be read: {exc.message}", line=exc.line)
-        return None
-    for key, message in issues:
-        problems.add(key, message)
-        if isinstance(message, Fatal):
-            return None
-    if not isinstance(value, dict):
-        problems.add("", f"must be a JSON object, not {_kind(value)} (Gemini CLI reads its name and version from one)")
-        return None
-    return value
+    without a byte order mark, as Node's JSON.parse refuses one). None (with problems) when it is
+    not one."""
+    return jsdoc.decode_object(raw, problems, max_bytes=MANIFEST_MAX_BYTES, bom=False,
+                               why=" (Gemini CLI reads its name and version from one)")
 
 
 def parse_manifest(raw: bytes) -> GeminiManifest:
@@ -202,7 +172,7 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> GeminiMan
     if not js_truthy(name):
         problems.add("name", "is required (Gemini CLI refuses a manifest without a name)")
     elif not isinstance(name, str):
-        problems.add("name", f"must be a string, not {_kind(name)} (Gemini CLI's install uses it as a folder name)")
+        problems.add("name", f"must be a string, not {kind(name)} (Gemini CLI's install uses it as a folder name)")
     elif not _NAME.fullmatch(name):
         problems.add("name", f"{name!r} is not a Gemini extension name: only letters (a-z, A-Z), digits and "
                              "dashes are allowed")
@@ -211,7 +181,7 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> GeminiMan
     if not js_truthy(version):
         problems.add("version", "is required (Gemini CLI refuses a manifest without a version)")
     elif not isinstance(version, str):
-        problems.add("version", f"must be a string, not {_kind(version)} (pkgmgr's rule)")
+        problems.add("version", f"must be a string, not {kind(version)} (pkgmgr's rule)")
     elif any(ord(c) < 0x20 or ord(c) == 0x7F for c in version):
         problems.add("version", "holds control characters (pkgmgr's rule)")
     context = document.get("contextFileName")
@@ -221,17 +191,17 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> GeminiMan
         if found:
             problems.add(key, found[1], code=found[0])
     servers = _mcp_servers(document.get("mcpServers"), problems)
-    exclude = _strings(document, "excludeTools", problems)
+    exclude = tuple(jsdoc.string_list(document, "excludeTools", problems, null_ok=True, rule=" (pkgmgr's rule)"))
     settings = _settings(document.get("settings"), problems)
     for key in ("description", "migratedTo"):
         if key in document and document[key] is not None and not isinstance(document[key], str):
-            problems.add(key, f"must be a string, not {_kind(document[key])} (pkgmgr's rule)")
+            problems.add(key, f"must be a string, not {kind(document[key])} (pkgmgr's rule)")
     themes = document.get("themes")
     if themes is not None and not (isinstance(themes, list) and all(isinstance(t, dict) for t in themes)):
         problems.add("themes", "must be a list of objects (pkgmgr's rule)")
     plan = document.get("plan")
     if plan is not None and not isinstance(plan, dict):
-        problems.add("plan", f"must be an object, not {_kind(plan)} (pkgmgr's rule)")
+        problems.add("plan", f"must be an object, not {kind(plan)} (pkgmgr's rule)")
     problems.raise_if_any()
     assert isinstance(name, str) and isinstance(version, str)
     warnings = () if semver_valid(version) else (
@@ -244,18 +214,6 @@ def check_manifest(document: dict[str, Any], problems: ProblemSink) -> GeminiMan
         document=document)
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    return "an array" if isinstance(value, list) else "an object"
-
-
 def _mcp_servers(value: Any, problems: ProblemSink) -> tuple[str, ...]:
     """`mcpServers`: Gemini's install prints each server (`server.command`, `server.args.join`),
     so a server that is not an object, or args that are not a list, fail its install; pkgmgr
@@ -263,16 +221,16 @@ def _mcp_servers(value: Any, problems: ProblemSink) -> tuple[str, ...]:
     if value is None:
         return ()
     if not isinstance(value, dict):
-        problems.add("mcpServers", f"must be an object of servers, not {_kind(value)} (pkgmgr's rule)")
+        problems.add("mcpServers", f"must be an object of servers, not {kind(value)} (pkgmgr's rule)")
         return ()
     for server, config in value.items():
         key = f"mcpServers.{server}"
         if not isinstance(config, dict):
-            problems.add(key, f"must be an object, not {_kind(config)} (Gemini CLI's install fails on it)")
+            problems.add(key, f"must be an object, not {kind(config)} (Gemini CLI's install fails on it)")
             continue
         args = config.get("args")
         if args is not None and not isinstance(args, list):
-            problems.add(f"{key}.args", f"must be a list, not {_kind(args)} (Gemini CLI's install fails on it)")
+            problems.add(f"{key}.args", f"must be a list, not {kind(args)} (Gemini CLI's install fails on it)")
         elif isinstance(args, list):
             for index, arg in enumerate(args):
                 if not isinstance(arg, str):
@@ -283,33 +241,20 @@ def _mcp_servers(value: Any, problems: ProblemSink) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _strings(document: dict[str, Any], key: str, problems: ProblemSink) -> tuple[str, ...]:
-    value = document.get(key)
-    if value is None:
-        return ()
-    if not isinstance(value, list):
-        problems.add(key, f"must be a list of strings, not {_kind(value)} (pkgmgr's rule)")
-        return ()
-    for index, item in enumerate(value):
-        if not isinstance(item, str):
-            problems.add(f"{key}[{index}]", "must be a string (pkgmgr's rule)")
-    return tuple(v for v in value if isinstance(v, str))
-
-
 def _settings(value: Any, problems: ProblemSink) -> tuple[str, ...]:
     """`settings`: what the extension asks the user for, each naming the environment variable
     Gemini stores its value in (extensionSettings.ts)."""
     if value is None:
         return ()
     if not isinstance(value, list):
-        problems.add("settings", f"must be a list of objects, not {_kind(value)} (pkgmgr's rule)")
+        problems.add("settings", f"must be a list of objects, not {kind(value)} (pkgmgr's rule)")
         return ()
     names = []
     for index, item in enumerate(value):
         key = f"settings[{index}]"
         if not isinstance(item, dict):
             why = "Gemini CLI's install fails on it" if item is None else "pkgmgr's rule"
-            problems.add(key, f"must be an object, not {_kind(item)} ({why})")
+            problems.add(key, f"must be an object, not {kind(item)} ({why})")
             continue
         env = item.get("envVar")
         if not isinstance(env, str) or not env:
@@ -327,25 +272,10 @@ def _settings(value: Any, problems: ProblemSink) -> tuple[str, ...]:
 
 
 def read_manifest(root: Path) -> bytes:
-    """The manifest's bytes through the bounded reader (a regular file; a link followed, as
-    Node's readFile follows it). Raises `ValidationFailed` when there is none to read."""
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-
-    try:
-        raw = read_regular(root / MANIFEST, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)
-    except FileNotFoundError:
-        raise _invalid(f"{MANIFEST} is missing: a Gemini extension carries it at its root") from None
-    except NotRegularFile as exc:
-        raise _invalid(f"{MANIFEST} is {exc.kind}, not a file") from None
-    except OSError as exc:
-        raise _invalid(f"{MANIFEST} cannot be read: {exc.strerror or exc}") from None
-    if len(raw) > MANIFEST_MAX_BYTES:
-        raise _invalid("is larger than 1 MiB (pkgmgr's bound)")
-    return raw
-
-
-def _invalid(message: str) -> ValidationFailed:
-    return ValidationFailed([Problem(Code.INVALID_MANIFEST, MANIFEST, "", message)])
+    """The manifest's bytes through the bounded reader. Raises `ValidationFailed` when there is
+    none to read."""
+    return jsdoc.read_file(root / MANIFEST, file=MANIFEST, limit=MANIFEST_MAX_BYTES,
+                           what="a Gemini extension carries it at its root")
 
 
 def check_context_files(root: Path, manifest: GeminiManifest, problems: ProblemSink) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.hosts import realcli
-from tests.hosts.corpus_files import build
+from tests.hosts.conformance import build
 
 
 @pytest.fixture(scope="session")

@@ -14,41 +14,25 @@ mutates or rebuilds) and, where pkgmgr refuses what Claude Code takes, `pkgmgr_r
 
 from __future__ import annotations
 
-import base64
 import json
+from functools import partial
 from typing import Any
+
+from tests.hosts import conformance
+from tests.hosts.conformance import DROP, raw, stricter
 
 MANIFEST = ".claude-plugin/plugin.json"
 MIB = 1024 * 1024
-_DROP = object()
 
 
 def doc(**fields: Any) -> str:
     """A manifest with a valid name, version, description and author unless a field overrides
-    them (`_DROP` removes one)."""
-    value: dict[str, Any] = {"name": "corpus-plugin", "version": "1.0.0", "description": "a corpus plugin",
-                             "author": {"name": "pkgmgr tests"}}
-    for key, item in fields.items():
-        if item is _DROP:
-            value.pop(key, None)
-        else:
-            value[key] = item
-    return json.dumps(value)
+    them (`DROP` removes one)."""
+    return conformance.document({"name": "corpus-plugin", "version": "1.0.0", "description": "a corpus plugin",
+                                 "author": {"name": "pkgmgr tests"}}, fields)
 
 
-def case(case_id: str, text: str | dict[str, Any] | None, source: str, extra: dict[str, Any] | None = None,
-         **more: Any) -> dict[str, Any]:
-    files = {MANIFEST: text} if text is not None else {}
-    return {"id": case_id, "files": {**files, **(extra or {})}, "from": source, **more}
-
-
-def raw(data: bytes) -> dict[str, Any]:
-    return {"base64": base64.b64encode(data).decode("ascii")}
-
-
-def stricter(why: str, message: str) -> dict[str, Any]:
-    return {"pkgmgr_rule": why, "message": message}
-
+case = partial(conformance.case, MANIFEST)
 
 REF = "plugins/manifest-reference (fields)"
 PATHS = "plugins/manifest-reference (path rules)"
@@ -96,13 +80,13 @@ CASES: list[dict[str, Any]] = [
     *[case(f"name-accepted-{i}", doc(name=n), f"{REF} (name)") for i, n in enumerate(NAMES_ACCEPTED)],
     *[case(f"name-refused-{i}", doc(name=n), f"{REF} (name)") for i, n in enumerate(NAMES_REFUSED)],
     *[case(f"name-probe-{i}", doc(name=n), f"{REF} (name)", **NAME_RULES.get(n, {})) for i, n in enumerate(NAMES_PROBED)],
-    case("name-missing", doc(name=_DROP), f"{REF} (name is required)"),
+    case("name-missing", doc(name=DROP), f"{REF} (name is required)"),
     case("name-empty", doc(name=""), f"{REF} (name)"),
     case("name-null", doc(name=None), f"{REF} (name)"),
     case("name-number", doc(name=5), f"{REF} (name)"),
     case("name-array", doc(name=["a"]), f"{REF} (name)"),
     # --- version, description, author, metadata ---------------------------------------------------------
-    case("version-missing", doc(version=_DROP), f"{REF} (version)"),
+    case("version-missing", doc(version=DROP), f"{REF} (version)"),
     case("version-short", doc(version="1.0"), f"{REF} (version)"),
     case("version-v", doc(version="v1.0.0"), f"{REF} (version)"),
     case("version-words", doc(version="latest"), f"{REF} (version)"),
@@ -114,10 +98,10 @@ CASES: list[dict[str, Any]] = [
          **stricter("pkgmgr's rule: a version names Claude's cache folder", "cannot name a folder")),
     case("version-dotdot", doc(version=".."), f"{REF} (version names the cache folder)",
          **stricter("pkgmgr's rule: a version names Claude's cache folder", "cannot name a folder")),
-    case("description-missing", doc(description=_DROP), f"{REF} (description)"),
+    case("description-missing", doc(description=DROP), f"{REF} (description)"),
     case("description-number", doc(description=5), f"{REF} (description)"),
     case("description-empty", doc(description=""), f"{REF} (description)"),
-    case("author-missing", doc(author=_DROP), f"{REF} (author)"),
+    case("author-missing", doc(author=DROP), f"{REF} (author)"),
     case("author-string", doc(author="pkgmgr tests"), f"{REF} (author is an object)"),
     case("author-empty-object", doc(author={}), f"{REF} (author.name)"),
     case("author-name-empty", doc(author={"name": ""}), f"{REF} (author.name)"),

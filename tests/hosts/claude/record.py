@@ -11,7 +11,6 @@ plugin list --json`. Naming cases re-records only those; the others keep their r
 
 from __future__ import annotations
 
-import datetime
 import json
 import sys
 import tempfile
@@ -20,7 +19,7 @@ from typing import Any
 
 from tests.hosts import realcli
 from tests.hosts.claude.cases import CASES
-from tests.hosts.corpus_files import build
+from tests.hosts.conformance import build, record_main
 
 VERDICTS = Path(__file__).with_name("verdicts.json")
 ENTRY = "corpus-plugin"  # the marketplace entry every case is installed as
@@ -39,25 +38,5 @@ def record(cli: Path, case: dict[str, Any]) -> dict[str, Any]:
                 "install": realcli.claude_install_verdict(cli, plugin, ENTRY, scratch)}
 
 
-def main(argv: list[str]) -> int:
-    cli = realcli.executable("claude")
-    if cli is None:
-        print(f"no Claude Code: set {realcli.PREFIX_VARIABLE} to an npm prefix holding @anthropic-ai/claude-code",
-              file=sys.stderr)
-        return 2
-    wanted = set(argv)
-    verdicts = dict(load()["cases"]) if VERDICTS.exists() and wanted else {}
-    for case in CASES:
-        if wanted and case["id"] not in wanted:
-            continue
-        verdicts[case["id"]] = record(cli, case)
-        print(case["id"], json.dumps(verdicts[case["id"]]), flush=True)
-    document = {"cli": realcli.PINNED["claude"][0], "version": realcli.installed_version("claude"),
-                "recorded": datetime.date.today().isoformat(),
-                "cases": {c["id"]: verdicts[c["id"]] for c in CASES if c["id"] in verdicts}}
-    VERDICTS.write_text(json.dumps(document, indent=1) + "\n", encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(record_main("claude", sys.argv[1:], CASES, VERDICTS, record))

@@ -18,7 +18,7 @@ from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.hosts.claude import Claude, name_problems, parse_manifest, path_problem, url_ok
 from tests.hosts.claude.cases import CASES
 from tests.hosts.claude.record import load
-from tests.hosts.corpus_files import build
+from tests.hosts.conformance import assert_refused, build, check_bookkeeping, manifests
 
 RECORDED = load()
 VERDICTS: dict[str, dict[str, Any]] = RECORDED["cases"]
@@ -35,21 +35,8 @@ def judge(tmp_path: Path, case: dict[str, Any]) -> Any:
     return Claude().judge(build(tmp_path / "market" / "plugins" / "p", case["files"]))
 
 
-def test_the_verdicts_are_the_pinned_clis() -> None:
-    from tests.hosts.realcli import PINNED
-
-    assert RECORDED["cli"] == PINNED["claude"][0] and RECORDED["version"] == PINNED["claude"][1]
-
-
-def test_every_case_has_a_recorded_verdict_and_says_where_it_comes_from() -> None:
-    ids = [case["id"] for case in CASES]
-    assert len(ids) == len(set(ids))
-    assert sorted(VERDICTS) == sorted(ids)
-    for case in CASES:
-        assert case["from"], case["id"]
-        if case.get("pkgmgr_rule"):
-            assert host_takes(VERDICTS[case["id"]]), (case["id"], VERDICTS[case["id"]])
-            assert "pkgmgr's rule" in case["pkgmgr_rule"] and case["message"], case["id"]
+def test_the_verdicts_are_the_pinned_clis_and_every_case_says_where_it_comes_from() -> None:
+    check_bookkeeping("claude", RECORDED, CASES, host_takes)
 
 
 def test_the_corpus_covers_both_verdicts_and_the_load_only_refusals() -> None:
@@ -75,27 +62,17 @@ def test_pkgmgr_gives_claude_codes_verdict(tmp_path: Path, case: dict[str, Any])
         return
     with pytest.raises(PkgmgrError) as caught:
         judge(tmp_path, case)
-    error = caught.value
-    problems = error.problems if isinstance(error, ValidationFailed) else []
-    assert {p.code for p in problems} <= CODES and (problems or error.code in CODES), error
-    if case.get("message"):
-        text = " ".join([error.message, *(p.message for p in problems)])
-        assert case["message"] in text, text
+    assert_refused(caught.value, case)
 
 
 # --- the codec and the pure rules on arbitrary input ------------------------------------------------------
 
-_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False)
-                     | st.text(max_size=20),
-                     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=12), children,
-                                                                                         max_size=4), max_leaves=20)
-_FIELDS = st.dictionaries(st.sampled_from(["name", "version", "description", "author", "homepage", "repository",
-                                           "license", "keywords", "commands", "agents", "skills", "outputStyles",
-                                           "hooks", "mcpServers", "lspServers", "userConfig", "dependencies"]), _JSON)
+_FIELDS = ["name", "version", "description", "author", "homepage", "repository", "license", "keywords", "commands",
+           "agents", "skills", "outputStyles", "hooks", "mcpServers", "lspServers", "userConfig", "dependencies"]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.binary(max_size=300) | _FIELDS.map(lambda d: __import__("json").dumps(d).encode()))
+@given(manifests(_FIELDS))
 def test_parse_manifest_never_raises_anything_but_problems(raw: bytes) -> None:
     try:
         manifest = parse_manifest(raw)

@@ -11,40 +11,23 @@ recorded from the real CLI into `verdicts.json` (`python -m tests.hosts.gemini.r
 
 from __future__ import annotations
 
-import base64
 import json
+from functools import partial
 from typing import Any
+
+from tests.hosts import conformance
+from tests.hosts.conformance import DROP, raw, stricter
 
 MANIFEST = "gemini-extension.json"
 MIB = 1024 * 1024
 
 
 def doc(**fields: Any) -> str:
-    """A manifest with a valid name and version unless a field overrides them (`None` removes it)."""
-    value: dict[str, Any] = {"name": "corpus-ext", "version": "1.0.0"}
-    for key, item in fields.items():
-        if item is _DROP:
-            value.pop(key, None)
-        else:
-            value[key] = item
-    return json.dumps(value)
+    """A manifest with a valid name and version unless a field overrides them (`DROP` removes one)."""
+    return conformance.document({"name": "corpus-ext", "version": "1.0.0"}, fields)
 
 
-_DROP = object()
-
-
-def case(case_id: str, text: str | dict[str, Any], source: str, extra: dict[str, Any] | None = None,
-         **more: Any) -> dict[str, Any]:
-    return {"id": case_id, "files": {MANIFEST: text, **(extra or {})}, "from": source, **more}
-
-
-def raw(data: bytes) -> dict[str, Any]:
-    return {"base64": base64.b64encode(data).decode("ascii")}
-
-
-def stricter(why: str, message: str) -> dict[str, Any]:
-    return {"pkgmgr_rule": why, "message": message}
-
+case = partial(conformance.case, MANIFEST)
 
 LOAD = "extension-manager.ts loadExtensionConfig"
 NAME = "extension-manager.ts validateName"
@@ -89,7 +72,7 @@ CASES: list[dict[str, Any]] = [
     # --- name ------------------------------------------------------------------------------------
     *[case(f"name-accepted-{i}", doc(name=n), NAME) for i, n in enumerate(NAMES_ACCEPTED)],
     *[case(f"name-refused-{i}", doc(name=n), NAME) for i, n in enumerate(NAMES_REFUSED)],
-    case("name-missing", doc(name=_DROP), LOAD),
+    case("name-missing", doc(name=DROP), LOAD),
     case("name-null", doc(name=None), LOAD),
     case("name-zero", doc(name=0), LOAD),
     case("name-false", doc(name=False), LOAD),
@@ -104,7 +87,7 @@ CASES: list[dict[str, Any]] = [
     case("name-too-long-for-a-folder", doc(name="x" * 256), f"{INSTALL} (mkdir of the name)", message="255"),
     case("name-unicode-escape-ascii", '{"name":"\\u0061bc","version":"1.0.0"}', NAME),
     # --- version ---------------------------------------------------------------------------------
-    case("version-missing", doc(version=_DROP), LOAD),
+    case("version-missing", doc(version=DROP), LOAD),
     case("version-empty", doc(version=""), LOAD),
     case("version-null", doc(version=None), LOAD),
     case("version-zero", doc(version=0), LOAD),

@@ -10,7 +10,6 @@ cases re-records only those; the others keep their recorded verdicts.
 
 from __future__ import annotations
 
-import datetime
 import json
 import sys
 import tempfile
@@ -18,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.hosts import realcli
-from tests.hosts.corpus_files import build
+from tests.hosts.conformance import build, record_main
 from tests.hosts.gemini.cases import CASES
 
 VERDICTS = Path(__file__).with_name("verdicts.json")
@@ -35,26 +34,5 @@ def record(cli: Path, case: dict[str, Any]) -> dict[str, Any]:
         return realcli.gemini_verdict(cli, source, scratch)
 
 
-def main(argv: list[str]) -> int:
-    cli = realcli.executable("gemini")
-    if cli is None:
-        print(f"no Gemini CLI: set {realcli.PREFIX_VARIABLE} to an npm prefix holding @google/gemini-cli",
-              file=sys.stderr)
-        return 2
-    wanted = set(argv)
-    previous = load()["cases"] if VERDICTS.exists() and wanted else {}
-    verdicts = dict(previous)
-    for case in CASES:
-        if wanted and case["id"] not in wanted:
-            continue
-        verdicts[case["id"]] = record(cli, case)
-        print(case["id"], json.dumps(verdicts[case["id"]]), flush=True)
-    document = {"cli": realcli.PINNED["gemini"][0], "version": realcli.installed_version("gemini"),
-                "recorded": datetime.date.today().isoformat(),
-                "cases": {c["id"]: verdicts[c["id"]] for c in CASES if c["id"] in verdicts}}
-    VERDICTS.write_text(json.dumps(document, indent=1, sort_keys=False) + "\n", encoding="utf-8")
-    return 0
-
-
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(record_main("gemini", sys.argv[1:], CASES, VERDICTS, record))
