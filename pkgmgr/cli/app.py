@@ -73,9 +73,11 @@ def global_options() -> argparse.ArgumentParser:
     group.add_argument("-v", "--verbose", action="store_true", default=sup, help="print more (tracebacks of bugs)")
     group.add_argument("--no-progress", action="store_true", default=sup, help="never draw progress bars")
     group.add_argument("--offline", action="store_true", default=sup, help="use cached registry data only")
-    group.add_argument("--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
+    group.add_argument("-y", "--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
     group.add_argument("--lock-timeout", metavar="SECONDS", type=non_negative("seconds"), default=sup,
                        help="wait this long for another writer (default 30)")
+    group.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}",
+                       help="print pkgmgr's version and exit")
     return parent
 
 
@@ -157,7 +159,6 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         parents=[parent],
     )
-    parser.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     register_all(Commands(sub, parent, only=only, then=then), only)
@@ -260,7 +261,46 @@ def suggest(parser: argparse.ArgumentParser, argv: Sequence[str], error: PkgmgrE
         error.hint = f"run '{deepest.prog} --help' for its options"
 
 
-def make_context(args: argparse.Namespace) -> Context:
+def installed_names(ctx: Context) -> set[str]:
+    """The names installed in the scopes visible from here, every host's."""
+    from pkgmgr.cli.context import visible_scopes
+    from pkgmgr.hosts import records
+    from pkgmgr.store.switch import list_installed
+
+    scopes = visible_scopes(ctx)
+    return {item.name for scope in scopes for item in list_installed(scope)} | {
+        row.name for row in records.visible(scopes)}
+
+
+def installed_before(ctx: Context, args: argparse.Namespace) -> set[str] | None:
+    """For a command taking installed names (its parser's `installed` default names the
+    argument), the names installed before it runs (it may remove some); else None."""
+    if getattr(args, "installed", None) is None:
+        return None
+    try:
+        return installed_names(ctx)
+    except PkgmgrError:  # a store that cannot be read: the command itself says so
+        return None
+
+
+def suggest_installed(args: argparse.Namespace, error: PkgmgrError, known: set[str] | None) -> None:
+    """Did you mean (SPEC 11) for a command taking installed names: a `not_found` gets the names
+    installed (`known`) closest to the first name given that was not installed (a bundle TARGET
+    counts by its extension)."""
+    from pkgmgr.errors import suggest_close
+
+    if known is None or error.code != Code.NOT_FOUND or "suggestions" in error.details:
+        return
+    value = getattr(args, args.installed, None)
+    given = [value] if isinstance(value, str) else list(value or ())
+    if args.installed == "target":
+        given = [text.partition(":")[0] for text in given]
+    missing = [name for name in given if name.lower() not in known]
+    if missing:
+        suggest_close(error, missing[0].lower(), known)
+
+
+def make_context(args: argparse.Namespace, argv: Sequence[str] = ()) -> Context:
     options = {**GLOBAL_DEFAULTS, **{k: v for k, v in vars(args).items() if k in GLOBAL_DEFAULTS}}
     home = user_path(options["home"]) if options["home"] else default_home()
     workspace = user_path(options["workspace"]) if options["workspace"] else None
@@ -276,6 +316,7 @@ def make_context(args: argparse.Namespace) -> Context:
         yes=options["yes"],
         lock_timeout=options["lock_timeout"],
         scope_given="scope" in vars(args),
+        argv=tuple(argv),
     )
 
 
@@ -307,12 +348,23 @@ def run(argv: Sequence[str] | None = None) -> int:
             group = args.group_parser
             group.print_help(sys.stderr)
             raise UsageError(f"{group.prog}: a command is required")
-        ctx = make_context(args)
+        ctx = make_context(args, argv)
+        if ctx.workspace_arg is not None:
+            from pkgmgr.cli.context import require_workspace_dir
+
+            require_workspace_dir(ctx.workspace_arg)  # every command: a typo never goes unnoticed (SPEC 11)
         json_mode, verbose = ctx.json, ctx.verbose
         from pkgmgr.store import lock
 
         lock.on_wait(None if ctx.quiet else ctx.note)
-        result = args.handler(ctx, args)
+        known = installed_before(ctx, args)
+        try:
+            result = args.handler(ctx, args)
+        except PkgmgrError as error:
+            suggest_installed(args, error, known)
+            raise
+        if result.error is not None:
+            suggest_installed(args, result.error, known)
         return emit(ctx, result)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
         return failure(exc, json_mode, verbose)

@@ -28,6 +28,7 @@ def register(commands: "Commands") -> None:
                        "pkgmgr bundle preview marketing-linear\n"
                        "pkgmgr --scope workspace bundle preview marketing-linear:marketing-linear/lean -o json")
     p.add_argument("target", metavar="TARGET")
+    p.set_defaults(installed="target")  # did you mean: cli.app.suggest_installed
 
     p = bundle.command("activate", cmd_activate, "activate a profile",
                        "Create the activation at version 1. Without a network requirement it is active at once. "
@@ -37,6 +38,7 @@ def register(commands: "Commands") -> None:
                        "pkgmgr bundle activate marketing-linear\n"
                        "pkgmgr bundle activate marketing-linear --confirm-network-requirement 884e12e9... --as alice")
     p.add_argument("target", metavar="TARGET")
+    p.set_defaults(installed="target")
     p.add_argument("--confirm-network-requirement", metavar="DIGEST",
                    help="the network requirement digest you reviewed (from 'bundle preview')")
     p.add_argument("--as", dest="as_name", metavar="NAME", help="who confirms (default: the login user)")

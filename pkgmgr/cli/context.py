@@ -47,6 +47,7 @@ class Context:
     yes: bool = False
     lock_timeout: float = 30.0
     scope_given: bool = False  # --scope was given: a read shows only what it names
+    argv: tuple[str, ...] = ()  # the command line, for the hints that repeat it
     stdin: Any = None
     stderr: Any = None
     _warned: set[str] = field(default_factory=set, repr=False)  # warnings given once per command
@@ -113,21 +114,32 @@ def _drop_typed_ahead(stdin: Any) -> None:
         pass
 
 
+def require_workspace_dir(path: Path) -> None:
+    """`--workspace DIR` names an existing directory (SPEC 11: `not_found` otherwise)."""
+    if not path.is_dir():
+        from pkgmgr.errors import PkgmgrError
+
+        what = "is not a directory" if os.path.lexists(path) else "does not exist"
+        raise PkgmgrError(f"--workspace {path}: {what}", code=Code.NOT_FOUND, path=str(path),
+                          hint="--workspace names the folder of a workspace (the one holding pkgmgr.toml)")
+
+
 def workspace_dir(ctx: Context) -> Path:
     """The workspace: --workspace, else discovered from the current directory (SPEC 11)."""
     if ctx.workspace_arg is not None:
-        if not ctx.workspace_arg.is_dir():  # a typo must not become a new directory tree
-            from pkgmgr.errors import PkgmgrError
-
-            raise PkgmgrError(f"workspace {ctx.workspace_arg} is not a directory", code=Code.NOT_FOUND)
+        require_workspace_dir(ctx.workspace_arg)  # a typo must not become a new directory tree
         return ctx.workspace_arg.resolve()  # one spelling: activation ids and approvals key on it
     from pkgmgr.store.scope import discover_workspace
 
     return discover_workspace(Path.cwd()).resolve()
 
 
-def target_scope(ctx: Context, scope: str | None = None) -> Any:
-    """The scope a command writes to (`--scope`, default global)."""
+def target_scope(ctx: Context, scope: str | None = None, *, declares: bool = False) -> Any:
+    """The scope a command writes to (`--scope`, default global). A workspace is found by its
+    pkgmgr.toml (SPEC 11): where none is found (and no --workspace names one) a workspace scope
+    is refused before its store is created — unless the command creates pkgmgr.toml itself
+    (`declares`: `--save`) — since the reads run there would never show it. A store created
+    before this rule keeps working."""
     from pkgmgr.store.scope import global_scope
 
     kind = scope or ctx.scope
@@ -136,8 +148,35 @@ def target_scope(ctx: Context, scope: str | None = None) -> Any:
 
         root = workspace_dir(ctx)
         warn_legacy_store(ctx, root)
-        return workspace_scope(root, ctx.home)
+        found = workspace_scope(root, ctx.home)
+        if (not declares and ctx.workspace_arg is None and not os.path.lexists(root / "pkgmgr.toml")
+                and not found.exists()):
+            raise _no_workspace(ctx, root)
+        return found
     return global_scope(ctx.home)
+
+
+def _no_workspace(ctx: Context, root: Path) -> Exception:
+    """The refusal of a workspace scope where no pkgmgr.toml says there is a workspace."""
+    import shlex
+
+    from pkgmgr.errors import PkgmgrError
+
+    message = (f"{root} is not in a workspace: neither it nor a folder above it holds pkgmgr.toml, so the "
+               "commands run here would never show what --scope workspace put there")
+    words = [word for word in ctx.argv if not word.startswith("--scope=")]
+    while "--scope" in words:
+        at = words.index("--scope")
+        del words[at:at + 2]
+    from pkgmgr.cli.commands import command_words
+
+    if command_words(words) == ("ext", "install") and "--dry-run" not in words:  # `ext install`: --save declares it, creating pkgmgr.toml
+        hint = (f"'{shlex.join(['pkgmgr', *words, '--save'])}' installs it into a new workspace here and "
+                "declares it in pkgmgr.toml; --workspace DIR names an existing workspace")
+    else:
+        hint = ("run it in a workspace (a folder holding pkgmgr.toml) or name one with --workspace DIR; "
+                "'pkgmgr ext install NAME --save' starts one here")
+    return PkgmgrError(message, code=Code.NOT_FOUND, path=str(root), hint=hint)
 
 
 def warn_legacy_store(ctx: Context, workspace: Path) -> None:

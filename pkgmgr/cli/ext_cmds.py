@@ -100,6 +100,7 @@ def register(commands: "Commands") -> "Commands":
                     "network digest, effective grants, missing environment variables, bundles, activations.",
                     "pkgmgr ext status review-pack\npkgmgr ext status prompt-enhancer --resolved -o json")
     p.add_argument("name")
+    p.set_defaults(installed="name")  # did you mean: cli.app.suggest_installed
     p.add_argument("--resolved", action="store_true",
                    help="show commands with {{config_dir}} expanded and {{env:NAME}} as set/unset")
     host_option(p, "the host holding it, when two hosts hold the name")
@@ -109,6 +110,7 @@ def register(commands: "Commands") -> "Commands":
                     "files. Any difference exits 4 (tree_modified).",
                     "pkgmgr ext verify review-pack\npkgmgr ext verify --all")
     p.add_argument("names", nargs="*", metavar="NAME")
+    p.set_defaults(installed="names")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
     host_option(p, "the host holding them")
 
@@ -121,6 +123,7 @@ def register(commands: "Commands") -> "Commands":
         p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
+        p.set_defaults(installed="names")
         if not enabled:
             p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
         host_option(p, "the host holding them")
@@ -132,6 +135,7 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
                     aliases=("uninstall", "rm"))
     p.add_argument("names", nargs="+", metavar="NAME")
+    p.set_defaults(installed="names")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
     p.add_argument("--save", action="store_true",
@@ -231,7 +235,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
-    scope = target_scope(ctx)
+    scope = target_scope(ctx, declares=args.save)
     if args.save:
         from pkgmgr.workspace.edit import check_saveable
 
@@ -348,9 +352,10 @@ def find_installed(ctx: Context, name: str) -> "Installed":
         if item is not None:
             return item
     where = "workspace or global" if ctx.scope == "workspace" else "global"
-    error = PkgmgrError(f"{name} is not installed in the {where} scope", code=Code.NOT_FOUND,
-                        hint=f"'pkgmgr ext install {name}' installs it")
+    error = PkgmgrError(f"{name} is not installed in the {where} scope", code=Code.NOT_FOUND)
     suggest_close(error, name, [i.name for i in _visible(ctx)])
+    if "suggestions" not in error.details:
+        error.hint = f"'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {name}' what the registries offer"
     raise error
 
 

@@ -32,6 +32,7 @@ def register(ext: "Commands") -> None:
         aliases=("upgrade",),
     )
     p.add_argument("names", nargs="*", metavar="NAME")
+    p.set_defaults(installed="names")  # did you mean: cli.app.suggest_installed
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
     p.add_argument("--exit-code", action="store_true", help="with --check: exit 10 when updates are available")

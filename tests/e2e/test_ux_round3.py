@@ -1,0 +1,126 @@
+"""User experience, round 3 (issue 29), run the way the users ran it: through the real entry point,
+in-process, against the shipped `default` registry and local ones."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pkgmgr.cli.app import global_options
+from tests.cli.helpers import FIXTURES, fail, human, install, ok
+
+# --- global options before or after the command (SPEC 11) ---------------------------------------
+
+
+def _global_spellings() -> list[list[str]]:
+    """Every global option of SPEC 11, with a value where it takes one."""
+    values = {"-o": "human", "--home": None, "--workspace": None, "--scope": "global", "--lock-timeout": "5"}
+    spellings = []
+    for action in global_options()._actions:
+        for option in action.option_strings:
+            if option in ("-V", "--version"):
+                continue  # prints the version: below
+            spellings.append([option] if option not in values else [option, values[option] or "HOME"])
+    return spellings
+
+
+@pytest.mark.parametrize("option", _global_spellings(), ids=lambda o: o[0])
+@pytest.mark.parametrize("before", [True, False], ids=["before", "after"])
+def test_every_global_option_is_accepted_before_and_after_the_command(option: list[str], before: bool,
+                                                                      home: Path, tmp_path: Path) -> None:
+    option = [str(home) if word == "HOME" else word for word in option]
+    if option[0] == "--workspace":
+        option = ["--workspace", str(tmp_path)]
+    command = ["ext", "list"]
+    result = human(*(option + command if before else command + option))
+    assert "error" not in result.stderr
+
+
+def test_yes_before_the_command_answers_the_prompt(home: Path) -> None:
+    result = human("-y", "ext", "install", FIXTURES / "review-pack", "--allow-unverified")
+    assert "installed review-pack 0.1.0" in result.stdout
+
+
+@pytest.mark.parametrize("argv", [["-V", "ext", "list"], ["ext", "list", "-V"], ["ext", "install", "x", "--version"]])
+def test_the_version_option_is_global_too(argv: list[str]) -> None:
+    from pkgmgr import __version__
+
+    assert human(*argv).stdout == f"pkgmgr {__version__}\n"
+
+
+@pytest.mark.parametrize("argv", [["ext", "list"], ["ext", "install", "review-pack"], ["registry", "list"],
+                                  ["cache", "list"], ["sync"]])
+def test_a_workspace_that_does_not_exist_is_not_found_whatever_the_command(argv: list[str], home: Path,
+                                                                          tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir"
+    document = fail("not_found", "--workspace", missing, *argv)
+    assert document["error"]["message"] == f"--workspace {missing}: does not exist"
+    assert not (home / "state.db").exists()  # nothing was installed in the global scope instead
+
+
+# --- did you mean, for every command taking an installed name (SPEC 11) -------------------------
+
+
+@pytest.mark.parametrize("argv", [
+    ["ext", "remove", "revew-pack"], ["ext", "rm", "revew-pack"], ["uninstall", "revew-pack"],
+    ["ext", "status", "revew-pack"], ["ext", "verify", "revew-pack"], ["ext", "update", "revew-pack"],
+    ["ext", "enable", "revew-pack"], ["ext", "disable", "revew-pack"], ["ext", "remove", "--dry-run", "revew-pack"],
+    ["bundle", "preview", "marketing-linaer"], ["bundle", "activate", "marketing-linaer:marketing-linear/default"],
+])
+def test_a_misspelt_installed_name_gets_did_you_mean(argv: list[str], home: Path) -> None:
+    install("review-pack", "marketing-linear")
+    document = fail("not_found", *argv)
+    error = document["error"]
+    wanted = "review-pack" if "revew-pack" in argv else "marketing-linear"
+    assert error["details"]["suggestions"] == [wanted], error
+    assert f"did you mean {wanted}?" in error["message"]
+    assert len(ok("ext", "list")["extensions"]) == 2  # nothing was removed
+
+
+def test_did_you_mean_names_the_name_that_failed_among_several(home: Path) -> None:
+    install("review-pack", "marketing-linear")
+    document = fail("not_found", "ext", "remove", "marketing-linear", "revew-pack")
+    assert document["error"]["details"]["suggestions"] == ["review-pack"]
+    assert [r["name"] for r in document["removed"]] == ["marketing-linear"]  # each name on its own (SPEC 4)
+
+
+def test_the_hint_of_a_name_not_installed_works_as_printed(home: Path) -> None:
+    result = human("ext", "status", "marketing-linear", code=5)
+    assert ("hint: 'pkgmgr ext list' shows what is installed, 'pkgmgr ext search marketing-linear' what the "
+            "registries offer") in result.stderr
+    assert "marketing-linear" in human("ext", "search", "marketing-linear").stdout
+
+
+# --- --scope workspace where there is no workspace (SPEC 10, 11) --------------------------------
+
+
+def test_a_workspace_install_where_no_pkgmgr_toml_is_refused_and_its_hint_works(home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "user-home" / "project"
+    folder.mkdir(parents=True)
+    result = human("--scope", "workspace", "ext", "install", "review-pack", code=5, cwd=folder)
+    assert f"error[not_found]: {folder} is not in a workspace" in result.stderr
+    assert not (home / "workspaces").exists()  # no store was created
+    hint = result.stderr.split("hint: '", 1)[1].split("'", 1)[0]
+    assert hint == "pkgmgr ext install review-pack --save"
+    human(*hint.split()[1:], cwd=folder)
+    assert (folder / "pkgmgr.toml").is_file()
+    # the plain read in the same folder now shows it
+    listed = ok("ext", "list", cwd=folder)["extensions"]
+    assert [(e["name"], e["scope"]) for e in listed] == [("review-pack", "workspace")]
+
+
+def test_other_workspace_commands_where_no_pkgmgr_toml_are_refused_too(home: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "user-home" / "project"
+    folder.mkdir(parents=True)
+    for argv in (["bundle", "activate", "marketing-linear"], ["ext", "remove", "review-pack"]):
+        document = fail("not_found", "--scope", "workspace", *argv, cwd=folder)
+        assert "is not in a workspace" in document["error"]["message"]
+    assert not (home / "workspaces").exists()
+
+
+def test_a_named_workspace_without_pkgmgr_toml_is_still_accepted(home: Path, tmp_path: Path) -> None:
+    """--workspace DIR names the workspace: the reads given the same option show what is there."""
+    install(FIXTURES / "review-pack", extra=("--scope", "workspace", "--workspace", str(tmp_path)))
+    listed = ok("--workspace", tmp_path, "ext", "list")["extensions"]
+    assert [(e["name"], e["scope"]) for e in listed] == [("review-pack", "workspace")]
