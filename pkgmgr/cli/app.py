@@ -45,6 +45,66 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help' for usage")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help wrapped to the terminal's width, a word never broken at the edge (SPEC 11): prose
+    lines are filled; an indented line (an example command) is kept as written when it fits, else
+    continued on the next line with a shell's ` \\` (a trailing comment moved above it), so it still
+    runs as printed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        for line in text.splitlines():
+            if not line.strip():
+                lines.append("")
+            elif line[0].isspace():
+                lines.extend(indent + part for part in example_lines(line, width))
+            else:
+                lines.extend(textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent,
+                                           break_long_words=False, break_on_hyphens=False) or [indent])
+        return "\n".join(lines)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+
+
+def example_lines(line: str, width: int) -> list[str]:
+    """An indented example command in lines of at most `width` columns where its words allow:
+    broken between words with ` \\` (continued four columns deeper), its `# comment` on a line of
+    its own above it when the line does not fit."""
+    if len(line) <= width:
+        return [line]
+    margin = line[: len(line) - len(line.lstrip())]
+    command, hash_, comment = line.strip().partition("  #")
+    out = [f"{margin}#{comment}".rstrip()] if hash_ else []
+    words = shell_words(command)
+    current = margin + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width:
+            out.append(current + " \\")
+            current = margin + "    " + word
+        else:
+            current += " " + word
+    out.append(current)
+    return out
+
+
+def shell_words(command: str) -> list[str]:
+    """`command` split at the spaces outside quotes, each word as written (quotes kept)."""
+    words, current, quote = [], "", ""
+    for char in command:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " ":
+            if current:
+                words.append(current)
+            current = ""
+            continue
+        current += char
+    return [*words, current] if current else words
+
+
 def non_negative(unit: str) -> Callable[[str], float]:
     """An argparse type: a number of `unit` (seconds, days), not negative."""
 
@@ -114,7 +174,7 @@ class Commands:
             return Commands(None, self._parent, only="")  # every command of it skipped
         parser = self._subparsers.add_parser(
             name, help=help, description=description, parents=[self._parent],
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         parser.set_defaults(handler=None, group_parser=parser)
         sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
@@ -127,7 +187,7 @@ class Commands:
         epilog = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip("\n"), "  ") if examples else None
         parser = self._subparsers.add_parser(
             name, help=help, description=description, epilog=epilog, parents=[self._parent],
-            formatter_class=argparse.RawDescriptionHelpFormatter, aliases=list(aliases),
+            formatter_class=HelpFormatter, aliases=list(aliases),
         )
         parser.set_defaults(handler=handler)
         if examples and self._owner is not None:
@@ -156,7 +216,7 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
 
             Run 'pkgmgr COMMAND --help' for the options of a command."""
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[parent],
     )
     parser.set_defaults(handler=None, group_parser=parser)

@@ -311,11 +311,12 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                 continue
             outcome = result.outcome
             inst = outcome.installed
-            verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
-                    "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
             where = f"{inst.host}, {inst.directory}" if hasattr(inst, "host") else f"{scope_kind} scope"
             label = " ".join(part for part in (inst.name, inst.version) if part)
-            p.done([f"{verb} {label} ({where}, {inst.source_kind}, "
+            what = {"installed": f"installed {label}", "reinstalled": f"reinstalled {label}",
+                    "switched": f"switched {inst.name} from {outcome.previous_version} to {inst.version or '-'}",
+                    "unchanged": f"already installed: {label}"}[outcome.action]
+            p.done([f"{what} ({where}, {inst.source_kind}, "
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
             p.lines(getattr(inst, "notes", ()))
         if data["activations"]:

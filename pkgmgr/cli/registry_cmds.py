@@ -214,7 +214,7 @@ def register_publishing(group: "Commands") -> None:
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
     p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
-                   help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
+                   help="judge the archive by this host's rules (default: from its manifest file)")
     p.add_argument("--description", metavar="TEXT",
                    help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
     _signing_options(p)

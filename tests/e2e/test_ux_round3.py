@@ -124,3 +124,72 @@ def test_a_named_workspace_without_pkgmgr_toml_is_still_accepted(home: Path, tmp
     install(FIXTURES / "review-pack", extra=("--scope", "workspace", "--workspace", str(tmp_path)))
     listed = ok("--workspace", tmp_path, "ext", "list")["extensions"]
     assert [(e["name"], e["scope"]) for e in listed] == [("review-pack", "workspace")]
+
+
+# --- bundle show: what the operator must review (issue 29) --------------------------------------
+
+
+def _marketing(tmp_path: Path, version: str, scopes: list[str]) -> Path:
+    """marketing-linear at `version` with these channel scopes, in one working folder."""
+    import shutil
+
+    root = tmp_path / "marketing-linear"
+    if not root.exists():
+        shutil.copytree(FIXTURES / "marketing-linear", root)
+    manifest = root / "extension.toml"
+    text = (FIXTURES / "marketing-linear" / "extension.toml").read_text(encoding="utf-8")
+    text = text.replace('version = "0.1.0"', f'version = "{version}"')
+    manifest.write_text(text.replace('["builders", "release"]', repr(scopes).replace("'", '"')), encoding="utf-8")
+    return root
+
+
+def test_activate_prints_the_confirm_command_once(home: Path) -> None:
+    install("marketing-linear")
+    result = human("bundle", "activate", "marketing-linear", code=8)
+    both = result.stdout + result.stderr
+    assert both.count("bundle confirm act_712b93dfeb2df097 --expected-version 1") == 1, both
+    assert "channel scopes:    builders, release" in result.stdout
+
+
+def test_show_of_a_new_activation_says_what_to_review(home: Path) -> None:
+    install("marketing-linear")
+    human("bundle", "activate", "marketing-linear", code=8)
+    result = human("bundle", "show", "act_712b93dfeb2df097")
+    lines = result.stdout.splitlines()
+    assert "network mode:      live" in lines
+    assert "channel scopes:    builders, release" in lines
+    assert "network digest:    884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4" in lines
+    assert "since confirmed:   nothing was confirmed before: all of the requirement above is new" in lines
+    assert result.stdout.count("pkgmgr bundle confirm act_712b93dfeb2df097 --expected-version 1") == 1
+    document = ok("bundle", "show", "act_712b93dfeb2df097")
+    assert document["network_requirement"] == {"required": True, "mode": "live",
+                                               "channel_scopes": ["builders", "release"]}
+    assert document["confirmation"] == {"state": "never_confirmed"}
+
+
+def test_show_after_an_update_that_changed_the_requirement(home: Path, tmp_path: Path) -> None:
+    install(_marketing(tmp_path, "0.1.0", ["builders", "release"]))
+    ok("bundle", "activate", "marketing-linear", "--confirm-network-requirement",
+       "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4")
+    result = human("ext", "install", _marketing(tmp_path, "0.2.0", ["builders", "deploy", "release"]),
+                   "--allow-unverified", "--yes", code=8)
+    assert "switched marketing-linear from 0.1.0 to 0.2.0" in result.stdout
+    document = ok("bundle", "show", "act_712b93dfeb2df097")
+    assert document["activation"]["status"] == "awaiting_confirmation"
+    assert document["network_requirement"]["channel_scopes"] == ["builders", "deploy", "release"]
+    assert document["confirmation"] == {"state": "changed", "changed_at_version": 2, "extension_version": "0.2.0"}
+    shown = human("bundle", "show", "act_712b93dfeb2df097").stdout
+    assert "channel scopes:    builders, deploy, release" in shown
+    assert "since confirmed:   changed at version 2 (extension 0.2.0)" in shown
+    assert "pkgmgr bundle confirm act_712b93dfeb2df097 --expected-version 2" in shown
+
+
+def test_show_of_a_confirmation_carried_over_an_update(home: Path, tmp_path: Path) -> None:
+    install(_marketing(tmp_path, "0.1.0", ["builders", "release"]))
+    ok("bundle", "activate", "marketing-linear", "--confirm-network-requirement",
+       "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4")
+    changed = _marketing(tmp_path, "0.2.0", ["builders", "release"])
+    (changed / "bundles").joinpath("unused.txt").write_text("x", encoding="utf-8")  # same projection
+    install(changed)
+    document = ok("bundle", "show", "act_712b93dfeb2df097")
+    assert document["confirmation"]["state"] == "confirmed"
