@@ -422,9 +422,11 @@ def run(argv: Sequence[str] | None = None) -> int:
             result = args.handler(ctx, args)
         except PkgmgrError as error:
             suggest_installed(args, error, known)
+            registry_hint(error, ctx, args)
             raise
         if result.error is not None:
             suggest_installed(args, result.error, known)
+            registry_hint(result.error, ctx, args)
         return emit(ctx, result)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
         return failure(exc, json_mode, verbose)
@@ -488,20 +490,50 @@ def _one_line(exc: BaseException) -> str:
 UNREADABLE = frozenset({Code.NETWORK_ERROR, Code.HTTP_ERROR, Code.RATE_LIMITED, Code.INVALID_INDEX, Code.NOT_FOUND})
 
 
-def registry_hint(error: PkgmgrError) -> None:
-    """An unreadable registry's error names the commands that get past it (SPEC 11)."""
+def registry_hint(error: PkgmgrError, ctx: Context, args: argparse.Namespace) -> None:
+    """An unreadable registry's error names the commands that get past it (SPEC 11), those that
+    work here: `registry remove` for a configured registry (one pkgmgr.toml declares is dropped
+    there), `--registry` when the command has it, `--offline` when its registry.toml is cached.
+    A hint the error has already (a GitHub token, ...) comes first."""
     name = error.details.get("registry")
-    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE:
+    if not isinstance(name, str) or error.code not in UNREADABLE:
         return
     from pkgmgr.registry.client import DEFAULT_NAME, NotListed, UnknownRegistry
 
-    if isinstance(error, (NotListed, UnknownRegistry)):  # no registry to drop: nothing listed, or none by that name
+    if isinstance(error, (NotListed, UnknownRegistry)) or name == DEFAULT_NAME:
+        return  # no registry to drop: nothing listed, or none by that name
+    fixes = []
+    if error.details.get("declared_in"):
+        fixes.append("it is declared in pkgmgr.toml: removing it from [registries] there (approved with "
+                     "'pkgmgr trust') does without it")
+    elif any(registry.name == name for registry in ctx.config.registries):
+        fixes.append(f"'pkgmgr registry remove {name}' drops it")
+    if "registry" in vars(args):  # the command has --registry
+        fixes.append(f"'--registry NAME' asks another registry ({_other_registries(ctx, name)})")
+    source = error.details.get("registry_source")
+    if isinstance(source, str) and not ctx.offline and _cached(ctx, source):
+        fixes.append("'--offline' uses what is cached")
+    if not fixes:
         return
+    hint = f"registry {name} cannot be read: " + ", ".join(fixes)
+    error.hint = f"{error.hint}; {hint}" if error.hint else hint
 
-    if name == DEFAULT_NAME:
-        return
-    error.hint = (f"registry {name} cannot be read: 'pkgmgr registry remove {name}' drops it, "
-                  "'--registry NAME' asks another registry, '--offline' uses what is cached")
+
+def _other_registries(ctx: Context, name: str) -> str:
+    from pkgmgr.registry.client import DEFAULT_NAME
+
+    return ", ".join([r.name for r in ctx.config.registries if r.name != name] + [DEFAULT_NAME])
+
+
+def _cached(ctx: Context, source: str) -> bool:
+    """Whether the registry cache holds `source`'s registry.toml (what `--offline` reads first)."""
+    from pkgmgr.registry.cache import FileCache, cache_root
+    from pkgmgr.registry.index_format import REGISTRY_FILE
+
+    try:
+        return FileCache(cache_root(ctx.home, source)).load(REGISTRY_FILE) is not None
+    except (OSError, PkgmgrError):
+        return False
 
 
 def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
@@ -512,7 +544,6 @@ def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None =
             from pkgmgr.cli.output import abandon_stdout
 
             abandon_stdout()
-    registry_hint(error)
     print_error(error)
     return error.exit_code
 
@@ -528,7 +559,6 @@ def emit(ctx: Context, result: Output) -> int:
         else:
             result.human(printer)
     if error is not None:
-        registry_hint(error)
         print_error(error)
         return error.exit_code
     return result.status

@@ -230,8 +230,9 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
                     raise
                 # a listing, not a resolution: the other registries still answer
                 failed.append({"name": registry.name, "error": error.to_json()})
-                ctx.warn(f"{error.message.splitlines()[0]} (skipped; 'pkgmgr registry remove {registry.name}' "
-                         "drops it)")
+                drop = ("it is declared in pkgmgr.toml" if registry.declared
+                        else f"'pkgmgr registry remove {registry.name}' drops it")
+                ctx.warn(f"{error.message.splitlines()[0]} (skipped; {drop})")
                 continue
             registry.remember()
             if index is None:

@@ -176,6 +176,10 @@ class Registry:
                 error.message = f"registry {self.name} ({self.source}): {error.message}"
                 error.args = (error.message,)
                 error.details.setdefault("registry", self.name)
+            # what the commands that get past an unreadable registry depend on (cli.app.registry_hint)
+            error.details.setdefault("registry_source", self.source)
+            if self.declared:
+                error.details.setdefault("declared_in", "pkgmgr.toml")
             raise
 
     def tier(self, entry: Entry) -> str:
