@@ -496,8 +496,8 @@ def registry_hint(error: PkgmgrError, ctx: Context, args: argparse.Namespace) ->
     there), `--registry` when the command has it, `--offline` when its registry.toml is cached.
     A hint the error has already (a GitHub token, ...) comes first."""
     name = error.details.get("registry")
-    if not isinstance(name, str) or error.code not in UNREADABLE:
-        return
+    if not isinstance(name, str) or error.code not in UNREADABLE or "registry_source" not in error.details:
+        return  # not a failure to read the registry (Registry._read records its source)
     from pkgmgr.registry.client import DEFAULT_NAME, NotListed, UnknownRegistry
 
     if isinstance(error, (NotListed, UnknownRegistry)) or name == DEFAULT_NAME:

@@ -171,8 +171,8 @@ def _no_workspace(ctx: Context, root: Path) -> Exception:
     from pkgmgr.cli.commands import command_words
 
     if command_words(words) == ("ext", "install") and "--dry-run" not in words:  # `ext install`: --save declares it, creating pkgmgr.toml
-        hint = (f"'{shlex.join(['pkgmgr', *words, '--save'])}' installs it into a new workspace here and "
-                "declares it in pkgmgr.toml; --workspace DIR names an existing workspace")
+        hint = (f"'pkgmgr {shlex.join([*words, '--save'])}' installs it into a new workspace here and declares it "
+                "in pkgmgr.toml; --workspace DIR names an existing workspace")
     else:
         hint = ("run it in a workspace (a folder holding pkgmgr.toml) or name one with --workspace DIR; "
                 "'pkgmgr ext install NAME --save' starts one here")

@@ -9,6 +9,7 @@ unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -334,7 +335,8 @@ def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool 
     if not is_signed(index):
         if force:
             raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code=Code.USAGE,
-                              hint="create one with 'pkgmgr registry init DIR --sign'")
+                              hint="an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
+                                   "empty DIR, to publish the archives into")
         return None
     keys = keys_dir(index, _index_name(index), args.keys)
     with index_lock(index, ctx.lock_timeout):
@@ -412,7 +414,8 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
             p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
             p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
-        p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
+        keys = f" --keys {shlex.quote(str(signing['keys']))}" if signing is not None else ""
+        p.line(f"next: pkgmgr registry publish ARCHIVE --index {shlex.quote(str(result.path))}{keys}")
 
     data = result.to_json()
     if signing is not None:
