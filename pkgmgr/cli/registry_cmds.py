@@ -121,12 +121,21 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         session.close()
 
     def human(p: Printer) -> None:
-        p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
-                [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
+        # a table when it fits the terminal, else a block per registry; what a signed registry's
+        # root and expiry are on lines of their own (a table with them was wider than 80 columns)
+        table = [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
                   r["source"] + (" (insecure)" if r["insecure"] else "")
-                  + (f" (signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'})"
-                     if r["signed"] else "")
-                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
+                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows]
+        columns = ["NAME", "PRIORITY", "SERIAL", "SOURCE"]
+        if p.fits(columns, table):
+            p.table(columns, table)
+        else:
+            for name, priority, serial, source in table:
+                p.line(f"{name} (priority {priority}, serial {serial})")
+                p.line(f"  {source}")
+        for r in rows:
+            if r["signed"]:
+                p.line(f"{r['name']}: signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'}")
 
     return Output({"registries": rows}, human)
 
@@ -485,6 +494,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         p.line(f"published {result.name} {result.version} to {index} (serial {result.serial})")
+        if p.quiet:  # -q: that line alone
+            return
         p.kv([("  entry", result.entry), ("  url", result.url), ("  sha256", result.sha256),
               ("  size", result.size), ("  tier", result.tier),
               ("  permissions", ", ".join(result.permissions) or "none"),

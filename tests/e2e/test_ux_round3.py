@@ -193,3 +193,71 @@ def test_show_of_a_confirmation_carried_over_an_update(home: Path, tmp_path: Pat
     install(changed)
     document = ok("bundle", "show", "act_712b93dfeb2df097")
     assert document["confirmation"]["state"] == "confirmed"
+
+
+# --- the smaller points (issue 29) -------------------------------------------------------------
+
+
+def _at_a_terminal(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
+    """stdout is an 80-column terminal, as in the user's tmux."""
+    monkeypatch.setattr("pkgmgr.cli.output.isatty", lambda stream: True)
+    monkeypatch.setenv("COLUMNS", str(columns))
+    monkeypatch.setenv("NO_COLOR", "1")
+
+
+def test_registry_list_fits_80_columns(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.support.signed import signed_index
+
+    index = signed_index(tmp_path / "index", name="signedacme")
+    ok("registry", "add", "signedacme", index.path, "--root", index.root_file)
+    ok("registry", "add", "team", "https://extensions.example.com/some/long/path/index/", "--no-check")
+    _at_a_terminal(monkeypatch, 80)
+    lines = human("registry", "list").stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80, lines
+    assert "  https://extensions.example.com/some/long/path/index/" in lines
+    assert any(line.startswith(f"signedacme: signed, root {index.root_sha256()[:12]}, expires ") for line in lines)
+    _at_a_terminal(monkeypatch, 200)  # wide enough: the table
+    assert human("registry", "list").stdout.splitlines()[0].split() == ["NAME", "PRIORITY", "SERIAL", "SOURCE"]
+
+
+def test_quiet_publish_prints_one_line(home: Path, tmp_path: Path) -> None:
+    from tests.publish.helpers import packed
+
+    ok("registry", "init", tmp_path / "index", "--name", "acme")
+    result = human("-q", "registry", "publish", packed(tmp_path, version="0.1.0"), "--index", tmp_path / "index")
+    assert result.stdout == f"published review-pack 0.1.0 to {tmp_path / 'index'} (serial 1)\n"
+
+
+def test_trust_required_says_which_file_changed(home: Path, tmp_path: Path) -> None:
+    """Approved at a time before the edit (the approval is moved back rather than the test waiting)."""
+    import sqlite3
+
+    ws = tmp_path / "user-home" / "project"
+    ws.mkdir(parents=True)
+    (ws / "pkgmgr.toml").write_text('[extensions]\nreview-pack = "<0.2"\n', encoding="utf-8")
+    document = fail("trust_required", "sync", cwd=ws)
+    assert document["error"]["message"].endswith("has not been approved yet")
+    ok("trust", cwd=ws)
+    conn = sqlite3.connect(home / "state.db")
+    with conn:
+        conn.execute("UPDATE trust_approvals SET approved_at = '2020-01-01T00:00:00Z', approved_by = 'alice'")
+    conn.close()
+    (ws / "pkgmgr.toml").write_text('[extensions]\nreview-pack = "*"\n', encoding="utf-8")
+    document = fail("trust_required", "sync", cwd=ws)
+    assert document["error"]["message"].endswith(
+        "changed since it was approved (by alice at 2020-01-01T00:00:00Z): pkgmgr.toml changed after it")
+    assert document["error"]["details"]["changed"] == ["pkgmgr.toml"]
+
+
+def test_changed_since_names_only_what_changed_after_the_approval(tmp_path: Path) -> None:
+    from datetime import UTC, datetime
+
+    from pkgmgr.workspace.trust import changed_since
+
+    (tmp_path / "tools" / "t").mkdir(parents=True)
+    (tmp_path / "tools" / "t" / "run.sh").write_text("x", encoding="utf-8")
+    (tmp_path / "pkgmgr.toml").write_text("x", encoding="utf-8")
+    future = datetime.fromtimestamp(datetime.now(UTC).timestamp() + 3600, UTC).isoformat().replace("+00:00", "Z")
+    assert changed_since(tmp_path, future, ["pkgmgr.toml", "pkgmgr.lock", "tools/t"]) == []
+    assert changed_since(tmp_path, "2020-01-01T00:00:00Z", ["pkgmgr.toml", "pkgmgr.lock", "tools/t"]) == [
+        "pkgmgr.toml", "tools/t", "tools/t/run.sh"]

@@ -699,3 +699,38 @@ def a_damaged_state_db(h: H) -> None:
     assert result.code == 4, result
     checked = h.follow(result, "pkgmgr doctor --check", code=4)
     assert "state.db" in checked.stdout + checked.stderr
+
+
+def a_lock_whose_checksum_the_registry_does_not_list(h: H) -> None:
+    """checksum_mismatch from the lock: both ways out the hint offers."""
+    import shutil
+    import subprocess
+
+    ws = h.declare('[extensions]\nreview-pack = "*"\n')
+    h.ok("sync", cwd=ws)
+    lock = ws / "pkgmgr.lock"
+    good = lock.read_text(encoding="utf-8")
+    bad = good.replace('sha256 = "a', 'sha256 = "0', 1)
+    assert bad != good
+    lock.write_text(bad, encoding="utf-8")
+    h.ok("trust", cwd=ws)  # approved as it came (a merge the reviewer missed)
+    result = h.run("sync", "--frozen", code=4, cwd=ws)
+    h.follow(result, "pkgmgr sync --upgrade review-pack", cwd=ws)
+    h.ok("sync", "--frozen", cwd=ws)
+    assert lock.read_text(encoding="utf-8") == good
+    if shutil.which("git") is None:
+        return
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=ws, check=True)
+    subprocess.run([*git, "add", "pkgmgr.toml", "pkgmgr.lock"], cwd=ws, check=True)
+    subprocess.run([*git, "commit", "-qm", "lock"], cwd=ws, check=True)
+    lock.write_text(bad, encoding="utf-8")
+    h.ok("trust", cwd=ws)
+    result = h.run("sync", "--frozen", code=4, cwd=ws)
+    import re
+
+    restore = re.search(r"'(git checkout [^']*)'", result.stderr).group(1).split()  # type: ignore[union-attr]
+    subprocess.run([*git, *restore[1:]], cwd=ws, check=True)
+    assert lock.read_text(encoding="utf-8") == good
+    h.ok("trust", cwd=ws)  # the restored lock is approved again, as any edit is
+    h.ok("sync", "--frozen", cwd=ws)
