@@ -134,12 +134,13 @@ def workspace_dir(ctx: Context) -> Path:
     return discover_workspace(Path.cwd()).resolve()
 
 
-def target_scope(ctx: Context, scope: str | None = None, *, declares: bool = False) -> Any:
+def target_scope(ctx: Context, scope: str | None = None, *, declares: bool = False, read: bool = False,
+                 refs: tuple[str, ...] | list[str] = ()) -> Any:
     """The scope a command writes to (`--scope`, default global). A workspace is found by its
     pkgmgr.toml (SPEC 11): where none is found (and no --workspace names one) a workspace scope
     is refused before its store is created — unless the command creates pkgmgr.toml itself
     (`declares`: `--save`) — since the reads run there would never show it. A store created
-    before this rule keeps working."""
+    before this rule keeps working; a `read` shows what there is (nothing)."""
     from pkgmgr.store.scope import global_scope
 
     kind = scope or ctx.scope
@@ -149,15 +150,16 @@ def target_scope(ctx: Context, scope: str | None = None, *, declares: bool = Fal
         root = workspace_dir(ctx)
         warn_legacy_store(ctx, root)
         found = workspace_scope(root, ctx.home)
-        if (not declares and ctx.workspace_arg is None and not os.path.lexists(root / "pkgmgr.toml")
+        if (not declares and not read and ctx.workspace_arg is None and not os.path.lexists(root / "pkgmgr.toml")
                 and not found.exists()):
-            raise _no_workspace(ctx, root)
+            raise _no_workspace(ctx, root, refs)
         return found
     return global_scope(ctx.home)
 
 
-def _no_workspace(ctx: Context, root: Path) -> Exception:
-    """The refusal of a workspace scope where no pkgmgr.toml says there is a workspace."""
+def _no_workspace(ctx: Context, root: Path, refs: tuple[str, ...] | list[str]) -> Exception:
+    """The refusal of a workspace scope where no pkgmgr.toml says there is a workspace; for an
+    install whose refs pkgmgr.toml can declare, the same command with --save is the way in."""
     import shlex
 
     from pkgmgr.errors import PkgmgrError
@@ -170,13 +172,26 @@ def _no_workspace(ctx: Context, root: Path) -> Exception:
         del words[at:at + 2]
     from pkgmgr.cli.commands import command_words
 
-    if command_words(words) == ("ext", "install") and "--dry-run" not in words:  # `ext install`: --save declares it, creating pkgmgr.toml
+    if command_words(words) == ("ext", "install") and "--dry-run" not in words and _saveable(root, refs):
         hint = (f"'pkgmgr {shlex.join([*words, '--save'])}' installs it into a new workspace here and declares it "
                 "in pkgmgr.toml; --workspace DIR names an existing workspace")
     else:
-        hint = ("run it in a workspace (a folder holding pkgmgr.toml) or name one with --workspace DIR; "
-                "'pkgmgr ext install NAME --save' starts one here")
+        hint = (f"a workspace is a folder holding pkgmgr.toml: create one in {root} (empty will do) to make it "
+                "one, or name a workspace with --workspace DIR")
     return PkgmgrError(message, code=Code.NOT_FOUND, path=str(root), hint=hint)
+
+
+def _saveable(root: Path, refs: tuple[str, ...] | list[str]) -> bool:
+    """Whether `ext install REFS --save` would declare every ref (a directory outside the folder
+    cannot be)."""
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.workspace.edit import check_saveable
+
+    try:
+        check_saveable(root, refs)
+    except PkgmgrError:
+        return False
+    return bool(refs)
 
 
 def warn_legacy_store(ctx: Context, workspace: Path) -> None:
@@ -198,7 +213,7 @@ def visible_scopes(ctx: Context) -> list[Any]:
     from pkgmgr.workspace.store import workspace_scope
 
     if ctx.scope == "workspace":
-        scope = target_scope(ctx, "workspace")
+        scope = target_scope(ctx, "workspace", read=True)
         return [scope, scope.parent]
     everywhere = global_scope(ctx.home)
     if ctx.scope_given:

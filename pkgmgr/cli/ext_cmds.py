@@ -235,7 +235,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
-    scope = target_scope(ctx, declares=args.save)
+    scope = target_scope(ctx, declares=args.save, refs=args.refs)
     if args.save:
         from pkgmgr.workspace.edit import check_saveable
 

@@ -156,8 +156,16 @@ def sync_without_pkgmgr_toml(h: H) -> None:
 def workspace_command_outside_a_workspace(h: H) -> None:
     folder = h.ws
     result = h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=5, cwd=folder)
-    h.follow(result, "pkgmgr ext install NAME --save", cwd=folder, replace={"NAME": "marketing-linear"})
+    assert f"create one in {folder} (empty will do)" in result.stderr
+    (folder / "pkgmgr.toml").write_text("", encoding="utf-8")
+    h.ok("--scope", "workspace", "ext", "install", "marketing-linear", cwd=folder)
     h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=8, cwd=folder)
+    other = h.tmp / "elsewhere"
+    other.mkdir()
+    src = h.fixture("review-pack")  # outside the folder: pkgmgr.toml could not declare it, so no --save
+    result = h.run("--scope", "workspace", "ext", "install", src, *UNVERIFIED, code=5, cwd=other)
+    assert "--save" not in result.stderr and "--workspace DIR" in result.stderr
+    h.ok("--scope", "workspace", "--workspace", folder, "ext", "install", src, *UNVERIFIED, cwd=other)
 
 
 def frozen_with_a_declaration_missing_from_the_lock(h: H) -> None:

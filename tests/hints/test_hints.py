@@ -104,8 +104,9 @@ entry("cli/context.py", "'pkgmgr {}' installs it into a new workspace here and d
 entry("cli/app.py", "run '{} --help' for its options", Runs(s.an_unknown_option))
 entry("cli/app.py", "run '{} --help' for usage", Runs(s.a_missing_argument))
 entry("cli/help_cmds.py", "run '{} --help' for its commands", Runs(s.help_man_with_a_command))
-entry("cli/context.py", "run it in a workspace (a folder holding pkgmgr.toml) or name one with --workspace DIR; "
-      "'pkgmgr ext install NAME --save' starts one here", Runs(s.workspace_command_outside_a_workspace))
+entry("cli/context.py", "a workspace is a folder holding pkgmgr.toml: create one in {} (empty will do) to make it "
+      "one, or name a workspace with --workspace DIR",
+      Runs(s.workspace_command_outside_a_workspace, ("bundle activate", "ext install")))
 entry("cli/ext_cmds.py", "'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {}' what the registries offer",
       Runs(s.status_of_a_name_not_installed))
 entry("cli/ext_cmds.py", "name the extensions to verify, or pass --all", Runs(s.verify_without_names, ("ext verify",)))
