@@ -456,6 +456,10 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     else:
         raise PkgmgrError("name the extensions to verify, or pass --all", code=Code.USAGE)
     results, error = verify_installed(items)
+    first_bad = next((i for i, r in zip(items, results) if not r["ok"]), None)
+    if error is not None and error.hint and first_bad is not None and first_bad.scope == "workspace":
+        # the reinstall goes where the install is (doctor words it the same way)
+        error.hint = error.hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
 
     def human(p: Printer) -> None:
         for r in results:

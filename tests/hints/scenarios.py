@@ -291,6 +291,13 @@ def verify_a_modified_tree(h: H) -> None:
     result = h.run("ext", "verify", "prompt-enhancer", code=4)
     h.follow(result, "pkgmgr ext install " + str(src), answer="y")  # it asks, in a terminal
     h.ok("ext", "verify", "prompt-enhancer")
+    ws = h.declare('[extensions]\nmarketing-linear = "*"\n')  # in a workspace, it reinstalls there
+    h.ok("sync", cwd=ws)
+    path = Path(json.loads(h.ok("ext", "status", "marketing-linear", "-o", "json", cwd=ws).stdout)["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("ext", "verify", "marketing-linear", code=4, cwd=ws)
+    h.follow(result, "pkgmgr --scope workspace ext install marketing-linear@", cwd=ws)
+    h.ok("ext", "verify", "marketing-linear", cwd=ws)
 
 
 def verify_without_names(h: H) -> None:

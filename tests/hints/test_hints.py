@@ -227,7 +227,7 @@ entry("registry/init.py", "A pkgmgr registry index. Change it with `pkgmgr regis
 entry("registry/init.py", "`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`.",
       Runs(s.init_into_an_index))
 entry("registry/init.py", next(t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("# Validates")),
-      Static("the CI workflow registry init writes: tests/publish/test_validate_index.py runs its validate command"))
+      Static("the CI workflow registry init writes, run by GitHub: tests/publish/test_init.py checks its command line"))
 entry("registry/publish.py", "create one with 'pkgmgr registry init {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: is a directory; pack it first with 'pkgmgr ext pack {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: the index has problems; fix them first ('pkgmgr registry validate {}' lists them)",
@@ -254,9 +254,10 @@ for template in ("choose a directory outside the index with --keys", "pass the k
                  "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)"):
     entry("registry/signing.py", template, Static(MAINTAINER, ("registry sign", "registry init", "registry publish")))
 entry("net/oci.py", "--push {}: only .tar.gz archives are pushed (the artifact's layer is {}); pack the extension with "
-      "'pkgmgr ext pack DIR'", Static("an OCI push of a zip: tests/net/test_oci.py makes the refusal"))
+      "'pkgmgr ext pack DIR'", Static("a push to an OCI registry, which not every machine has (tests/net/test_oci_cli.py skips without)"))
 entry("net/github.py", "choose one with --asset NAME",
-      Static("a GitHub release with several archives: tests/net/test_github.py", ("ext install", "ext update")))
+      Static("a GitHub release with several archives (ambiguous_asset: tests/net/test_github.py)",
+             ("ext install", "ext update")))
 for template in ("pass --pre to consider prereleases", "pass --pre to install a prerelease"):
     entry("net/github.py", template, Static("a GitHub repository whose releases are prereleases: tests/net",
                                             ("ext install", "ext update")))
@@ -273,6 +274,10 @@ entry("doctor.py", "'pkgmgr ext install", Mention("the start of store.verify's r
                                                   "modified_tree runs"))
 entry("doctor.py", "'pkgmgr --scope workspace ext install", Mention("the start of the same hint in a workspace, "
                                                                     "which doctor_finds_a_modified_tree runs"))
+entry("cli/ext_cmds.py", "'pkgmgr ext install", Mention("the start of store.verify's reinstall hint, which "
+                                                       "verify_a_modified_tree runs in a workspace"))
+entry("cli/ext_cmds.py", "'pkgmgr --scope workspace ext install", Mention("the same hint for a workspace install, which "
+                                                                        "verify_a_modified_tree runs"))
 entry("doctor.py", "run 'pkgmgr doctor' to repair what can be repaired", Runs(s.doctor_check_finds_leftovers))
 entry("store/recovery.py", "{} is not named by state.db: left in place (run 'pkgmgr doctor --rebuild' to record it, or "
       "remove it by hand)", Runs(s.a_tree_state_db_does_not_name))
