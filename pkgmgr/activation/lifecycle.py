@@ -266,7 +266,9 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
                               f"{resolved.installed.name} {resolved.installed.version}'s: {expected}",
                               code=Code.NETWORK_DIGEST_MISMATCH,
                               details={"given": confirm_digest, "network_digest": network},
-                              hint="'pkgmgr bundle preview' shows the requirement and its digest")
+                              hint=f"'pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle preview "
+                                   f"{resolved.installed.name}:{projection.bundle}/{projection.profile}' shows the "
+                                   "requirement and its digest")
         raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile,
                                     activation=projection.activation_id),
                        f"cannot activate {resolved.installed.name}:{projection.bundle}/{projection.profile}")
@@ -524,8 +526,9 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
         raise PkgmgrError(f"cannot {action} {installed.name}: it has {len(rows)} activation(s): {ids}",
                           code=Code.EXTENSION_HAS_ACTIVE_BUNDLES,
                           details={"activations": [activation_json(r) for r in rows]},
-                          hint="pass --deactivate to deactivate them in the same step, or "
-                               "'pkgmgr bundle deactivate ACT' first")
+                          hint="pass --deactivate to deactivate them in the same step, or first "
+                               + " and ".join(f"'pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle "
+                                              f"deactivate {r['id']}'" for r in rows))
     for row in rows:
         _withdraw(conn, row["id"])
         crashpoint("remove.mid_deactivate")

@@ -9,6 +9,7 @@ unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -120,12 +121,21 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         session.close()
 
     def human(p: Printer) -> None:
-        p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
-                [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
+        # a table when it fits the terminal, else a block per registry; what a signed registry's
+        # root and expiry are on lines of their own (a table with them was wider than 80 columns)
+        table = [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
                   r["source"] + (" (insecure)" if r["insecure"] else "")
-                  + (f" (signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'})"
-                     if r["signed"] else "")
-                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
+                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows]
+        columns = ["NAME", "PRIORITY", "SERIAL", "SOURCE"]
+        if p.fits(columns, table):
+            p.table(columns, table)
+        else:
+            for name, priority, serial, source in table:
+                p.line(f"{name} (priority {priority}, serial {serial})")
+                p.line(f"  {source}")
+        for r in rows:
+            if r["signed"]:
+                p.line(f"{r['name']}: signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'}")
 
     return Output({"registries": rows}, human)
 
@@ -214,7 +224,7 @@ def register_publishing(group: "Commands") -> None:
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
     p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
-                   help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
+                   help="judge the archive by this host's rules (default: from its manifest file)")
     p.add_argument("--description", metavar="TEXT",
                    help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
     _signing_options(p)
@@ -334,7 +344,8 @@ def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool 
     if not is_signed(index):
         if force:
             raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code=Code.USAGE,
-                              hint="create one with 'pkgmgr registry init DIR --sign'")
+                              hint="an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
+                                   "empty DIR, to publish the archives into")
         return None
     keys = keys_dir(index, _index_name(index), args.keys)
     with index_lock(index, ctx.lock_timeout):
@@ -412,7 +423,8 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
             p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
             p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
-        p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
+        keys = f" --keys {shlex.quote(str(signing['keys']))}" if signing is not None else ""
+        p.line(f"next: pkgmgr registry publish ARCHIVE --index {shlex.quote(str(result.path))}{keys}")
 
     data = result.to_json()
     if signing is not None:
@@ -482,6 +494,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         p.line(f"published {result.name} {result.version} to {index} (serial {result.serial})")
+        if p.quiet:  # -q: that line alone
+            return
         p.kv([("  entry", result.entry), ("  url", result.url), ("  sha256", result.sha256),
               ("  size", result.size), ("  tier", result.tier),
               ("  permissions", ", ".join(result.permissions) or "none"),

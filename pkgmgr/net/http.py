@@ -456,17 +456,14 @@ class HttpClient:
                     digest = hashlib.sha256()
                     write = incoming.file.write
                     total = 0
-                    reporter.download_started(key, label, expected_size if expected_size is not None else announced)
-                    try:
-                        size = expected_size if expected_size is not None else announced
-                        for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final),
-                                                     size=limit if size is None else size):
-                            digest.update(chunk)
-                            write(chunk)
-                            total += len(chunk)
-                            reporter.download_advanced(key, len(chunk))
-                    finally:
-                        reporter.download_finished(key)
+                    size = expected_size if expected_size is not None else announced
+                    reporter.download_answered(key, size)
+                    for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final),
+                                                 size=limit if size is None else size):
+                        digest.update(chunk)
+                        write(chunk)
+                        total += len(chunk)
+                        reporter.download_advanced(key, len(chunk))
                     if total > limit:
                         raise self._too_large(final, limit)
                     if expected_size is not None and total != expected_size:
@@ -479,7 +476,12 @@ class HttpClient:
             finally:
                 self._release(resp)
 
-        return self._retrying(attempt)
+        # shown from the request on: a slow server's wait for the first byte is progress too
+        reporter.download_started(key, label, expected_size)
+        try:
+            return self._retrying(attempt)
+        finally:
+            reporter.download_finished(key)
 
     def send(
         self,

@@ -553,7 +553,7 @@ def push_archive(session: Session, target: str, archive: Path, *, sha256: str, s
                           "records", code=Code.USAGE)
     if not title.endswith((".tar.gz", ".tgz")):
         raise PkgmgrError(f"--push {target}: only .tar.gz archives are pushed (the artifact's layer is "
-                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code=Code.USAGE)
+                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack DIR'", code=Code.USAGE)
     return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
 
 

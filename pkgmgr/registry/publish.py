@@ -345,7 +345,7 @@ def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
     extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
     if extra and tier != "official" and facts.host == "compozy":  # a Vera entry's are its capabilities
         return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
-                f"from a {tier} entry need --allow-grants (SPEC 7)",)
+                f"from a {tier} entry need --allow-grants",)
     return ()
 
 

@@ -207,7 +207,7 @@ class SignedReader(Reader):
     """A registry's files as TUF targets (module docstring)."""
 
     def __init__(self, plain: Reader, session: Session, cache: FileCache, *, label: str,
-                 bootstrap: bytes | None = None) -> None:
+                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None) -> None:
         self.plain = plain
         self.spec = plain.spec
         self.insecure = plain.insecure
@@ -215,7 +215,9 @@ class SignedReader(Reader):
         self.cache = cache
         self.label = label
         self.bootstrap = bootstrap
-        self.metadata_dir = tuf_dir(session.home, plain.spec.text)
+        # a registry a workspace declares with root_sha256: its first root, fetched when none is trusted yet
+        self.pin = pin
+        self.metadata_dir = tuf_dir(session.home, trust_source or plain.spec.text)
         self._updater: Updater | None = None
         self._fetcher: NetFetcher | None = None
         self._error: PkgmgrError | None = None
@@ -240,6 +242,8 @@ class SignedReader(Reader):
         self._fetcher = NetFetcher(self.session, self.cache, base, directory=directory, insecure=self.insecure,
                                    immutable=isinstance(self.plain, GitHubReader))
         bootstrap = self.bootstrap
+        if bootstrap is None and self.pin is not None and not (self.metadata_dir / "root.json").exists():
+            bootstrap = self._pinned_root(base)
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
             raise NamedRegistryError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
@@ -252,6 +256,26 @@ class SignedReader(Reader):
             updater.refresh()
         self._fetcher.keep()
         return updater
+
+    def _pinned_root(self, base: str) -> bytes:
+        """The registry's `metadata/1.root.json`, which must be the root `pin` names (a
+        workspace's `root_sha256`) and be signed by its own threshold of keys. Raises
+        registry_signature_invalid (and what fetching it raises)."""
+        assert self._fetcher is not None and self.pin is not None
+        try:
+            data = self._fetcher.get(f"{base}{METADATA_DIR}/1.root.json", CONFIG.root_max_length, conditional=False)
+        except Exception as exc:  # noqa: BLE001 - mapped to its SPEC code
+            raise tuf_error(exc, self.label) from None
+        actual = root_sha256(data)
+        if actual != self.pin:
+            raise NamedRegistryError(f"registry {self.label}: {METADATA_DIR}/1.root.json has sha256 {actual}, not the "
+                                     f"root_sha256 pkgmgr.toml pins ({self.pin})", code=Code.REGISTRY_SIGNATURE_INVALID,
+                                     details={"registry": self.label, "expected": self.pin, "actual": actual})
+        try:
+            check_root(data, self.label)
+        except PkgmgrError as error:  # its message names the registry already
+            raise NamedRegistryError(error.message, code=error.code, details=error.details) from None
+        return data
 
     @contextlib.contextmanager
     def _metadata_lock(self) -> Iterator[None]:

@@ -406,6 +406,6 @@ def test_a_switch_that_reprojects_an_activation_lists_it(tmp_path: Path) -> None
     act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
     result = human("ext", "install", crew(source, "0.2.0", prompt="Plan the month."), *UNVERIFIED)
     lines = result.stdout.splitlines()
-    assert "switched from 0.1.0 to crew-ext 0.2.0 (global scope, path, unverified)" in lines
+    assert "switched crew-ext from 0.1.0 to 0.2.0 (global scope, path, unverified)" in lines
     [line] = [line for line in lines if line.startswith("activation ")]
     assert line.startswith(f"activation {act} crew-ext:crew-ext/default v2 active")

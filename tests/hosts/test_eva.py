@@ -100,6 +100,7 @@ def test_project_install_shows_the_trust_hash_and_leaves_approval_alone(tmp_path
     project = tmp_path / "project"
     folder = project / ".eva" / "extensions"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     [installed] = ok("--scope", "workspace", "ext", "install", eva_script(tmp_path / "src", "notes"), *UNVERIFIED,
                      cwd=project)["installed"]
     assert installed["path"] == str(folder / "notes.exs")
@@ -116,6 +117,7 @@ def test_approve_host_trust_records_the_new_hash(tmp_path: Path, homes: Homes) -
     project = tmp_path / "project"
     folder = project / ".eva" / "extensions"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     homes.eva.mkdir(parents=True)
     other = {"/elsewhere/.eva/extensions": {"content_hash": "ab" * 32, "approved_at": "2025-08-07T14:22:10.123456Z"}}
     (homes.eva / "trust.json").write_text(json.dumps({"extension_dirs": other, "kept": True}))
