@@ -497,13 +497,8 @@ class Quoted:
         return True
 
     def on_match(self, node: Call, env: _Env, pattern: bool, top: bool) -> bool:
-        if len(node.args) != 2:
-            return False
-        self.walk(node.args[0], env, pattern=True)
-        self.walk(node.args[1], env, pattern=pattern)
-        return True
-
-    def on_clause(self, node: Call, env: _Env, pattern: bool, top: bool) -> bool:
+        """`pattern = value`, `pattern -> body`, `pattern <- value`: the left side is a pattern (a
+        struct there need not give its enforced keys)."""
         if len(node.args) != 2:
             return False
         self.walk(node.args[0], env, pattern=True)
@@ -1099,7 +1094,7 @@ _HANDLERS = {
     "defmodule": Quoted.on_defmodule, "use": Quoted.on_use, "alias": Quoted.on_alias, "import": Quoted.on_import,
     "require": Quoted.on_require, "quote": Quoted.on_quote, "defstruct": Quoted.on_defstruct,
     "defexception": Quoted.on_defexception, "__block__": Quoted.on_block, "=": Quoted.on_match,
-    "->": Quoted.on_clause, "<-": Quoted.on_clause, "%": Quoted.on_struct, "@": Quoted.on_attribute,
+    "->": Quoted.on_match, "<-": Quoted.on_match, "%": Quoted.on_struct, "@": Quoted.on_attribute,
     **{kind: Quoted.on_def for kind in _DEFS},
 }
 
@@ -1110,6 +1105,7 @@ _FORMS = {
     "unquote": Quoted.x_skip, "unquote_splicing": Quoted.x_skip, "__aliases__": Quoted.x_skip,
     "^": Quoted.x_skip, "%": Quoted.x_struct, "%{}": Quoted.x_map, "<<>>": Quoted.x_binary,
     "__block__": Quoted.x_args, "super": Quoted.x_args, "->": Quoted.x_skip,
+    **{name: Quoted.x_skip for name in _SKIP_STATEMENTS},  # definitions are checked as such, wherever they are
 }
 
 
