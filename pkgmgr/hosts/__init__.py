@@ -2,8 +2,9 @@
 
 - `base.py`: the destination port (`Host`), judged trees, the install tree checksum, the
   filesystem mechanics (staging beside the scanned folder, atomic switch).
-- `terva.py`, `eva.py` (`elixir.py`: reading a script without compiling it), `vera.py`: each
-  host's rules, read from its own code.
+- `terva.py`, `eva.py` (`elixir.py`: reading a script without compiling it; `elixir_quoted.py`:
+  Elixir's parser reading it, when elixir is installed), `vera.py`: each host's rules, read from
+  its own code.
 - `detect.py`: the host of a tree, from its manifest file.
 - `records.py`: what pkgmgr records of a host install (its table in the scope's state.db).
 - `install.py`: the pipeline's host half: prepare (judge) and commit (switch, record); remove,

@@ -105,6 +105,11 @@ class Host:
         `ValidationFailed` (invalid_manifest, path_escapes_root) with every problem found."""
         raise NotImplementedError
 
+    def check_neighbours(self, folder: Path, judged: Judged, own: set[Path], scope: str) -> None:
+        """Raise what the host would refuse about `judged` beside the other extensions of `folder`
+        (and of the folders the host loads with it), `own` (what the install replaces) left out;
+        nothing by default (Eva: two extensions of one module)."""
+
     def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
         """Tree checksum (SPEC 3 format 2) and listing of an install; hosts that rewrite a file
         themselves (terva's `enabled`) leave that out."""

@@ -112,7 +112,8 @@ def judge_level(host: Host, level: Path, name_hint: str | None) -> Judged:
 
         _, lone = manifests(level)
         if not (level / "extension.exs").is_file() and lone is not None:
-            return host.judge(level / lone, name_hint=name_hint, layout="script")
+            # installed as the script itself, `<lone>`, which Eva names after its file (as install does)
+            return host.judge(level / lone, layout="script")
     return host.judge(level, name_hint=name_hint, layout="directory")
 
 
@@ -220,6 +221,7 @@ def check_hosted(scope: Scope, prepared: HostPrepared, options: InstallOptions, 
             others.append(folder.parent / vera.REGISTRY)
     if others and not options.force:
         raise conflict_error(host, name, others)
+    host.check_neighbours(folder, judged, known | set(others), scope.kind)
     if current is None:
         return False
     from pkgmgr.store.switch import check_source

@@ -143,3 +143,33 @@ def test_remove(tmp_path: Path, homes: Homes) -> None:
     ok("ext", "remove", "tasks")
     assert not (homes.eva / "extensions" / "tasks").exists()
     assert ok("ext", "list")["extensions"] == []
+
+
+def test_two_extensions_of_one_module_are_refused_at_install(tmp_path: Path, homes: Homes) -> None:
+    """loader.ex load_into_acc: Eva loads the first extension of a module and refuses the others
+    ("already claimed by another extension"); `my-ext` and `my_ext` both name Eva.Extension.MyExt."""
+    first = eva_script(tmp_path / "a", "my-ext")
+    second = tmp_path / "b" / "my_ext.exs"
+    second.parent.mkdir()
+    second.write_text(eva_module("my_ext"))
+    ok("ext", "install", first, *UNVERIFIED)
+    for extra in ((), ("--force",)):
+        error = fail("source_conflict", "ext", "install", second, *UNVERIFIED, *extra)["error"]
+        assert "already defines Eva.Extension.MyExt" in error["message"] and str(homes.eva) in error["message"]
+    assert eva_loads(homes.eva / "extensions") == ["my-ext"]
+    ok("ext", "install", first, *UNVERIFIED, "--force")  # its own module again: no conflict with itself
+    ok("ext", "remove", "my-ext")
+    ok("ext", "install", second, *UNVERIFIED)
+    assert eva_loads(homes.eva / "extensions") == ["my_ext"]
+
+
+def test_a_hand_installed_extension_claims_its_module_too(tmp_path: Path, homes: Homes) -> None:
+    mine = homes.eva / "extensions" / "mcp.exs"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(eva_module("mcp").replace("Eva.Extension.Mcp", "Eva.Extension.MCP"))
+    other = tmp_path / "src" / "Mcp.exs"
+    other.parent.mkdir()
+    other.write_text(eva_module("mcp").replace("Eva.Extension.Mcp", "Eva.Extension.MCP"))
+    error = fail("source_conflict", "ext", "install", other, *UNVERIFIED)["error"]
+    assert str(mine) in error["message"]
+    assert mine.read_text().count("MCP") == 1 and not (homes.eva / "extensions" / "Mcp.exs").exists()
