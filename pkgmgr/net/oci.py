@@ -15,12 +15,14 @@ the GitHub token rule and the content-addressed download cache hold for OCI as f
 - Authentication: on a 401 the registry's `WWW-Authenticate` challenge decides: `Basic` sends
   the credentials to the registry; `Bearer` asks the challenge's token realm (https, or http on
   loopback) for a token, with the credentials when there are any, and sends the token to the
-  registry. Credentials come from `PKGMGR_OCI_AUTH_<HOST>` (`user:password`), else Docker's
-  `config.json` `auths` (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`), else
-  — for `ghcr.io` only — `GITHUB_TOKEN`/`GH_TOKEN`. They are sent only to the registry's origin
-  and the token realm; a blob redirect to another origin gets no `Authorization`
-  (`HttpClient` drops it once a redirect chain leaves its first origin). Credentials and tokens
-  live in memory for one command: never printed, logged or stored.
+  registry. Credentials come from `PKGMGR_OCI_AUTH_<HOST>` (`user:password`, `env_name`: one name
+  for one host), else Docker's `config.json` `auths` (`$DOCKER_CONFIG/config.json`, default
+  `~/.docker/config.json`), else — for `ghcr.io` only — `GITHUB_TOKEN`/`GH_TOKEN`. They are sent
+  only to the registry's origin and the token realm its challenge names; a blob redirect to
+  another origin gets no `Authorization` (`HttpClient` drops it once a redirect chain leaves its
+  first origin), and a challenge from any origin but the registry's (a redirect target, an upload
+  `Location`) is never answered (`_asked`). Credentials and tokens live in memory for one
+  command: never printed, logged or stored.
 
 Scheme: a loopback host (127.0.0.0/8, localhost, ::1) is reached over http://, every other
 host over https:// (SPEC 5.1's rule for plain http).
@@ -34,7 +36,7 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -131,9 +133,42 @@ def oci_url_problem(url: str, *, tag_ok: bool = False) -> str | None:
 # --------------------------------------------------------------------------- credentials
 
 
-def env_name(host: str) -> str:
-    """`PKGMGR_OCI_AUTH_<HOST>`: host[:port] upper-cased, every non-alphanumeric as `_`."""
-    return "PKGMGR_OCI_AUTH_" + re.sub(r"[^A-Z0-9]", "_", host.upper())
+ENV_PREFIX = "PKGMGR_OCI_AUTH_"
+# a host name whose labels are letters and digits with inner hyphens, then an optional port: for
+# these the encoding of `env_name` is injective (a run of one `_` is a dot, of an even number
+# 2k is k hyphens, of three is the colon before the port — no other run can occur)
+_NAMEABLE_HOST = re.compile(r"[a-z0-9]+(?:-+[a-z0-9]+)*(?:\.[a-z0-9]+(?:-+[a-z0-9]+)*)*(?::[0-9]{1,5})?")
+
+
+def env_name(host: str) -> str | None:
+    """`PKGMGR_OCI_AUTH_<HOST>` for registry `host[:port]` (SPEC 5.6): upper-cased, `.` -> `_`,
+    `-` -> `__`, `:` -> `___` (`127.0.0.1:5000` -> `PKGMGR_OCI_AUTH_127_0_0_1___5000`), so two
+    hosts never share a name. None for a host that no name can denote alone (an IPv6 literal, a
+    label that starts or ends with `-` or is empty): its credentials come only from Docker's
+    config."""
+    host = host.lower()
+    if not _NAMEABLE_HOST.fullmatch(host):
+        return None
+    name, _, port = host.partition(":")
+    return ENV_PREFIX + name.upper().replace("-", "__").replace(".", "_") + (f"___{port}" if port else "")
+
+
+def legacy_env_name(host: str) -> str:
+    """The spelling before SPEC 5.6 made the names injective (every non-alphanumeric as `_`):
+    `a-b.example`, `a.b.example` and `a.b.example:5000`... shared one. Never read for credentials."""
+    return ENV_PREFIX + re.sub(r"[^A-Z0-9]", "_", host.upper())
+
+
+def legacy_warning(host: str, env: Mapping[str, str] | None = None) -> str | None:
+    """A warning when the old spelling of `host`'s variable is set and is not also its name
+    today (for a host of letters, digits and dots the two spellings are one)."""
+    env = os.environ if env is None else env
+    old, new = legacy_env_name(host), env_name(host)
+    if old == new or not env.get(old) or (new is not None and env.get(new)):
+        return None
+    instead = f"set {new} instead" if new is not None else f"log in with 'docker login {host}' instead"
+    return (f"{old} is not used for the credentials of {host}: since a name must denote one host, "
+            f"'.' is written '_', '-' '__' and ':' '___'; {instead}")
 
 
 @dataclass(frozen=True)
@@ -160,8 +195,8 @@ def find_credentials(host: str, env: Mapping[str, str] | None = None, home: Path
     a malformed variable or config entry (naming it, never its value)."""
     env = os.environ if env is None else env
     name = env_name(host)
-    value = env.get(name, "")
-    if value:
+    value = env.get(name, "") if name is not None else ""
+    if name is not None and value:
         user, sep, password = value.partition(":")
         if not sep or not user or not password or not _safe(value):
             raise PkgmgrError(f"{name} must be user:password (printable ASCII)", code=Code.INVALID_CONFIG,
@@ -251,10 +286,12 @@ class OciClient:
     Safe to share between threads (tokens are cached under a lock). `env` and `home` exist for
     tests; by default the process environment and the user's home directory."""
 
-    def __init__(self, http: HttpClient, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+    def __init__(self, http: HttpClient, *, env: Mapping[str, str] | None = None, home: Path | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.http = http
         self._env = env
         self._home = home
+        self._warn = warn
         self._lock = threading.Lock()
         self._auth: dict[tuple[str, str], str] = {}  # (host, scope) -> Authorization value
         self._secrets: list[str] = []
@@ -392,6 +429,8 @@ class OciClient:
             if error.code != Code.AUTH_REQUIRED or not isinstance(error, FetchError) or error.status != 401 \
                     or not challenge:
                 raise
+            if not self._asked(ref, error):
+                raise self._foreign(ref, error, label) from None
             value = self._answer(ref, scope, challenge, error, label)
         with self._lock:
             self._auth[(ref.host, scope)] = value
@@ -399,12 +438,42 @@ class OciClient:
             return self._scrubbed(call, {"Authorization": value})
         except PkgmgrError as error:
             if error.code == Code.AUTH_REQUIRED:
+                if isinstance(error, FetchError) and not self._asked(ref, error):
+                    raise self._foreign(ref, error, label) from None
                 raise self._refused(ref, error, label) from None
             raise
 
+    @staticmethod
+    def _asked(ref: OciRef, error: FetchError) -> bool:
+        """Whether the refusal came from the registry `ref` names (its origin): a challenge is
+        answered only there. A 401 from another origin — where a blob download was redirected,
+        or an upload `Location` pointed — is never answered with the registry's credentials
+        (nor sent to the realm that origin names), so no token another origin minted is cached
+        under the registry or sent to it (SPEC 5.6)."""
+        return origin(error.url) == origin(ref.base)
+
+    def _foreign(self, ref: OciRef, error: FetchError, label: str) -> PkgmgrError:
+        where = origin(error.url)
+        message = (f"{ref}: {where}, where the registry sent the request, asks for authentication; pkgmgr "
+                   f"answers only the challenge of the registry itself ({origin(ref.base)}), with its credentials")
+        if label:
+            message = f"{label}: {message}"
+        return PkgmgrError(message, code=Code.AUTH_REQUIRED,
+                           hint="the registry must serve its blobs (or accept uploads) without a second login; "
+                                "report it to the registry's operators",
+                           details={"url": str(ref), "origin": where, "status": error.status})
+
+    def _credentials(self, host: str) -> Credentials | None:
+        found = find_credentials(host, self._env, self._home)
+        if found is None or found.source != env_name(host):
+            warning = legacy_warning(host, self._env)
+            if warning is not None and self._warn is not None:
+                self._warn(warning)
+        return found
+
     def _answer(self, ref: OciRef, scope: str, challenge: str, error: PkgmgrError, label: str) -> str:
         scheme, params = parse_challenge(challenge)
-        credentials = find_credentials(ref.host, self._env, self._home)
+        credentials = self._credentials(ref.host)
         if credentials is not None:
             self._remember_secret(credentials.password)
         if scheme == "basic":
@@ -438,10 +507,11 @@ class OciClient:
         return f"Bearer {token}"
 
     def _refused(self, ref: OciRef, error: PkgmgrError, label: str = "") -> PkgmgrError:
-        credentials = find_credentials(ref.host, self._env, self._home)
+        credentials = self._credentials(ref.host)
         if credentials is None:
-            hint = (f"set {env_name(ref.host)}=user:password, or log in with 'docker login {ref.host}'"
-                    + (" (or set GITHUB_TOKEN)" if ref.host == GHCR else ""))
+            name = env_name(ref.host)
+            hint = ((f"set {name}=user:password, or log in" if name is not None else "log in")
+                    + f" with 'docker login {ref.host}'" + (" (or set GITHUB_TOKEN)" if ref.host == GHCR else ""))
             message = f"{ref}: the registry requires authentication and no credentials are configured"
         else:
             hint = f"check the credentials from {credentials.source}: the registry refused them"
@@ -561,7 +631,7 @@ def client_for(session: Session) -> OciClient:
     """The session's one `OciClient` (over its `HttpClient`)."""
     # the distribution API needs `send` (PUT, HEAD, POST), which only `HttpClient` of the fetchers has:
     # the session's fetcher is one unless a test gave it another
-    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http)))
+    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http), warn=session.warn))
 
 
 __all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci"]
