@@ -206,7 +206,7 @@ def register_publishing(group: "Commands") -> None:
     _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
     p.add_argument("--push", metavar="oci://HOST/REPOSITORY:TAG",
-                   help="push the archive to this OCI registry and record its digest URL (oci://…@sha256:…)")
+                   help="push the archive to this OCI registry and record its digest URL (oci://HOST/REPOSITORY@sha256:…)")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")

@@ -56,13 +56,14 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 from pkgmgr import __version__
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.hashing import CHUNK, digests_equal
 from pkgmgr.patterns import HEX64_ANY_CASE
+from pkgmgr.redact import redact_url  # re-exported: the one redaction (pkgmgr.redact)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,7 +78,6 @@ ANNOUNCED_WAIT = 2.0  # a longer wait between retries is announced (SPEC 6)
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMALL_DRAIN = 64 * 1024
 _HEX64 = HEX64_ANY_CASE
-_SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
 _CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
 _NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f]")  # \s is str.isspace's whitespace: one search, not a loop per character
 
@@ -158,20 +158,6 @@ def check_redirect(source: str, target: str, *, insecure: bool) -> None:
             code=Code.NETWORK_ERROR,
             details={"url": redact_url(source), "location": redact_url(target)},
         ) from None
-
-
-def redact_url(url: Any) -> str:
-    """The URL as it may be shown: no user-info, and no query when it looks signed."""
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return "<invalid URL>"
-    netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
-    query = parts.query
-    if query and _SENSITIVE_QUERY.search(query):
-        query = "<redacted>"
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def origin(url: str) -> str:

@@ -107,7 +107,7 @@ def parse_oci(url: str, *, tag_ok: bool = False) -> OciRef:
     `invalid_index`."""
     problem = oci_url_problem(url, tag_ok=tag_ok)
     if problem is not None:
-        raise PkgmgrError(f"{url!r} {problem}", code=Code.USAGE)
+        raise PkgmgrError(f"{redact_url(url)!r} {problem}", code=Code.USAGE)
     match = _REF.fullmatch(url)
     assert match is not None
     return OciRef(match["host"].lower(), match["repo"], match["digest"], match["tag"])
