@@ -742,12 +742,12 @@ class HttpClient:
         """`: <message>` from a small JSON error body ({"message": ...}), else ''."""
         if "json" not in resp.headers.get("Content-Type", ""):
             return ""
-        try:
-            import json
+        from pkgmgr.documents import DocumentError, decode_json
 
+        try:
             text = b"".join(self._iter_body(resp, limit=4096, decode=True, shown="", size=4096))
-            data = json.loads(text) if len(text) <= 4096 else None
-        except (PkgmgrError, _Transient, ValueError):
+            data = decode_json(text, max_bytes=4096)
+        except (PkgmgrError, _Transient, DocumentError):
             return ""
         message = data.get("message") if isinstance(data, dict) else None
         if not isinstance(message, str) or not message:

@@ -59,6 +59,7 @@ LAYER_MEDIA_TYPE = "application/vnd.pkgmgr.extension.v1.tar+gzip"
 EMPTY_BLOB = b"{}"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_TOKEN_BYTES = 1024 * 1024
+MAX_DOCKER_CONFIG_BYTES = 4 * 1024 * 1024
 GHCR = "ghcr.io"
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::[0-9]{1,5})?"
@@ -227,15 +228,20 @@ def _docker_credentials(host: str, env: Mapping[str, str], home: Path | None) ->
     base = Path(directory) if directory else (home if home is not None else Path.home()) / ".docker"
     path = base / "config.json"
     shown = "$DOCKER_CONFIG/config.json" if directory else "~/.docker/config.json"
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(4 * 1024 * 1024 + 1)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+    from pkgmgr.documents import DocumentError, read_json_file
+    from pkgmgr.fsutil import NotRegularFile
+
+    try:  # the bounded primitive and decoder: a FIFO is refused without blocking, a bomb is an error
+        data = read_json_file(path, max_bytes=MAX_DOCKER_CONFIG_BYTES, follow_symlinks=True)
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            return None
+        raise PkgmgrError(f"{shown} is {exc.kind}, not a regular file", code=Code.INVALID_CONFIG,
+                          details={"file": shown}) from None
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return None
-    try:
-        data = json.loads(raw) if len(raw) <= 4 * 1024 * 1024 else None
-    except (ValueError, UnicodeDecodeError):
-        data = None
+    except DocumentError as exc:
+        raise PkgmgrError(f"{shown}: {exc.message}", code=Code.INVALID_CONFIG, details={"file": shown}) from None
     if not isinstance(data, dict):
         raise PkgmgrError(f"{shown}: not a JSON object", code=Code.INVALID_CONFIG, details={"file": shown})
     auths = data.get("auths")
@@ -541,9 +547,11 @@ class OciClient:
 
 
 def _token_of(body: bytes) -> str | None:
+    from pkgmgr.documents import DocumentError, decode_json
+
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        data = decode_json(body, max_bytes=MAX_TOKEN_BYTES)
+    except DocumentError:
         return None
     if not isinstance(data, dict):
         return None
@@ -572,10 +580,12 @@ def parse_manifest(body: bytes, shown: str, *, label: str) -> Layer:
         return PkgmgrError(f"{label}: {shown} is not a pkgmgr extension artifact: {why}", code=Code.INVALID_ARCHIVE,
                            details={"url": shown})
 
+    from pkgmgr.documents import DocumentError, decode_json
+
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise bad("its manifest is not JSON") from None
+        doc = decode_json(body, max_bytes=MAX_MANIFEST_BYTES)
+    except DocumentError as exc:
+        raise bad(f"its manifest is not JSON pkgmgr reads ({exc.message})") from None
     if not isinstance(doc, dict):
         raise bad("its manifest is not a JSON object")
     if doc.get("schemaVersion") != 2 or doc.get("mediaType", MANIFEST_MEDIA_TYPE) != MANIFEST_MEDIA_TYPE:

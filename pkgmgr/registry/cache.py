@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.fsutil import atomic_write_bytes, remove_tree
+from pkgmgr.fsutil import atomic_write_bytes, read_regular, remove_tree
 
 COMMIT_FILE = "commit.json"  # a GitHub registry's last resolved commit, with its ETag
 
@@ -44,6 +44,8 @@ class CachedFile:
 
 
 RECORD_MAGIC = b"pkgmgr-registry-cache 1 "
+# a cache file holds one registry file (at most 16 MiB: index.json) and its kept parse
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def encode_record(header: dict[str, Any], body: bytes) -> bytes:
@@ -75,11 +77,14 @@ class FileCache:
         self.root = root
 
     def load(self, rel: str) -> CachedFile | None:
+        """The cached file `rel`, None when there is none or it is not a sound cache file. Read
+        with the bounded primitive: a FIFO, a device, a link or a file over `MAX_FILE_BYTES` put
+        there is a file not cached, never a read that hangs."""
         try:
-            with open(self.root / rel, "rb") as file:
-                record = decode_record(file.read())
+            data = read_regular(self.root / rel, limit=MAX_FILE_BYTES)
         except OSError:
             return None
+        record = decode_record(data) if len(data) <= MAX_FILE_BYTES else None
         if record is None:
             return None
         meta, body = record
@@ -116,9 +121,10 @@ class FileCache:
             return
         for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
             try:
-                record = decode_record(path.read_bytes())
+                data = read_regular(path, limit=MAX_FILE_BYTES)
             except OSError:
-                continue  # gone meanwhile: nothing to forget
+                continue  # gone meanwhile, or not a file pkgmgr wrote: nothing to forget
+            record = decode_record(data) if len(data) <= MAX_FILE_BYTES else None
             if record is None:
                 continue
             meta, body = record
@@ -133,9 +139,11 @@ class FileCache:
 
     def load_json(self, rel: str) -> dict | None:
         """A small JSON document kept beside the files (e.g. the last resolved commit)."""
+        from pkgmgr.documents import DocumentError, read_json_file
+
         try:
-            value = json.loads((self.root / rel).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            value = read_json_file(self.root / rel, max_bytes=1024 * 1024)
+        except (OSError, DocumentError):
             return None
         return value if isinstance(value, dict) else None
 
