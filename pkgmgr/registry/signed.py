@@ -34,7 +34,8 @@ from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
-from pkgmgr.registry.cache import CachedFile, FileCache
+from pkgmgr.redact import redact_url
+from pkgmgr.registry.cache import CachedFile, FileCache, is_plain_rel
 from pkgmgr.registry.index_format import MIB
 from pkgmgr.registry.readers import GitHubReader, NamedRegistryError, Reader, cached_read, is_missing
 from pkgmgr.registry.trustroot import (
@@ -89,9 +90,18 @@ class NetFetcher(FetcherInterface):
         self._lock = threading.Lock()
 
     def rel(self, url: str) -> str:
+        """The registry file `url` names, relative to the registry. Raises NetError
+        (registry_signature_invalid) for a URL outside the registry, and for a name that is no
+        plain relative path once unquoted: ngclient quotes a delegated role's name into the URL
+        (`..%2F..%2Fx.json`), and that name is used as a path of the registry cache, so a role
+        named `../../../../x` would read, delete or write `x.json` outside it."""
         if not url.startswith(self.base_url):
-            raise NetError(PkgmgrError(f"{url}: outside the registry", code=Code.REGISTRY_SIGNATURE_INVALID))
-        return unquote(url[len(self.base_url):])
+            raise NetError(PkgmgrError(f"{redact_url(url)}: outside the registry", code=Code.REGISTRY_SIGNATURE_INVALID))
+        rel = unquote(url[len(self.base_url):])
+        if not is_plain_rel(rel):
+            raise NetError(PkgmgrError(f"{rel!r} is not a file of the registry (its metadata names a file outside "
+                                       "it)", code=Code.REGISTRY_SIGNATURE_INVALID))
+        return rel
 
     def _fetch(self, url: str) -> Iterator[bytes]:
         return iter([self.get(url, CONFIG.targets_max_length, conditional=False)])
