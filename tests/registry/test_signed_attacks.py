@@ -179,3 +179,20 @@ def test_a_new_root_that_disarms_a_role_is_refused(client: Client, index: Signed
     assert trusted["signed"]["version"] == (1 if change == "threshold-zero" else 2)
     assert hashlib.sha256(index.metadata("1.root.json")).hexdigest() == index.root_sha256()
     assert installed(client) == []
+
+
+# --- files the signed metadata does not name -----------------------------------------------------
+
+
+def test_an_unsigned_entry_file_is_a_file_the_registry_does_not_have(client: Client, index: SignedIndex) -> None:
+    """An entry file dropped into the index without re-signing (a push that bypassed the
+    signing step): never read, so the extension is not found — whatever the file says."""
+    entry = next((index.path / "extensions").rglob("review-pack.toml"))
+    evil = entry.parent.parent / "ev" / "evil-ext.toml"
+    evil.parent.mkdir(parents=True, exist_ok=True)
+    evil.write_text(entry.read_text().replace("review-pack", "evil-ext"))
+    for args in (("ext", "install", "evil-ext", "--registry", "acme"), ("ext", "info", "evil-ext", "--registry", "acme")):
+        result = client.run(*args)
+        assert result.code == 5 and result.json["error"]["code"] == "not_found", result
+    assert installed(client) == []
+    assert not [p for p in (client.home / "cache").rglob("*evil*")]
