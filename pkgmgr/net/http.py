@@ -17,6 +17,12 @@ Guarantee (python-tuf's fetcher): whatever the network or a server does, the pub
 raise only `PkgmgrError`. `ValueError`/`RuntimeError` mean a bug in the caller; `OSError` from
 the local disk (cache full, permissions) is not a network failure and is not disguised as one.
 
+Content-Encoding (small documents ask for gzip; downloads for identity) is decoded by pkgmgr,
+not by the transport (`_ContentDecoder`, in `_iter_body`): decoded bytes are capped at
+`max_bytes`, the bytes on the wire at `2 * max_bytes + 64 KiB`, and a gzip member must carry
+content to be read through (`GZIP_MEMBERS_FREE`), so neither a bomb nor a flood of empty members
+costs more than its cap.
+
 Status mapping: 401 and a plain 403 -> `auth_required`; 403/429 with `X-RateLimit-Remaining: 0`
 -> `rate_limited` at once (naming the reset time); 403/429 with `Retry-After` <= 60 s, 429
 without it, 5xx, connection errors and broken bodies are retried (exponential backoff,
@@ -787,17 +793,40 @@ class HttpClient:
 
     def _iter_body(self, resp: Any, *, limit: int, decode: bool, shown: str, size: int) -> Iterator[bytes]:
         """Yield the body in chunks of at most 1 MiB, stopping once more than `limit` bytes
-        arrived (the caller sees the overflow). Enforces the minimum average rate and the
-        deadline for a body of `size` bytes (module docstring); neither is retried."""
+        arrived (the caller sees the overflow). With `decode`, a gzip or deflate
+        Content-Encoding is decoded here (`_ContentDecoder`, whatever the transport), the bytes on
+        the wire capped too (`_raw_limit`). Enforces the minimum average rate and the deadline for
+        a body of `size` bytes (module docstring); neither is retried."""
         read1 = resp.raw.read1
         min_rate = float(self._settings.min_rate)
         after = float(self._settings.min_rate_after)
         deadline = self._deadline(size)
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower() if decode else ""
+        decoder = _ContentDecoder(encoding) if encoding in _ENCODINGS else None
+        raw_limit = _raw_limit(limit)
         start = time.monotonic()
-        total = 0
+        total = wire = 0
         while total <= limit:
+            want = min(CHUNK, limit + 1 - total)
             try:
-                chunk = read1(min(CHUNK, limit + 1 - total), decode_content=decode)
+                if decoder is None:
+                    chunk = read1(want, decode_content=False)
+                else:
+                    chunk = decoder.read(want)
+                    if not chunk and not decoder.finished:
+                        raw = read1(CHUNK, decode_content=False)
+                        if not raw:
+                            return
+                        wire += len(raw)
+                        if wire > raw_limit:
+                            raise self._too_large(shown, raw_limit)
+                        decoder.feed(raw)
+                        self._check_deadline(shown, start, deadline, total, size)
+                        continue
+            except _TooManyMembers as flood:
+                raise FetchError(f"{shown}: the server's gzip encoding of the response holds {flood.members} "
+                                 f"members for {total} bytes of content; pkgmgr refuses it",
+                                 code=Code.HTTP_ERROR, url=shown, members=flood.members) from None
             except self._body_errors as exc:
                 raise self._body_error(exc, shown, total) from None
             if not chunk:
@@ -813,13 +842,17 @@ class HttpClient:
                         code=Code.NETWORK_ERROR,
                         details={"url": shown, "received": total, "seconds": round(elapsed, 3)},
                     )
-            if deadline is not None and time.monotonic() - start > deadline:
-                raise PkgmgrError(
-                    f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
-                    "the deadline is network.deadline + size / network.deadline_rate)",
-                    code=Code.NETWORK_ERROR,
-                    details={"url": shown, "received": total, "deadline": round(deadline, 3)},
-                )
+            self._check_deadline(shown, start, deadline, total, size)
+
+    @staticmethod
+    def _check_deadline(shown: str, start: float, deadline: float | None, total: int, size: int) -> None:
+        if deadline is not None and time.monotonic() - start > deadline:
+            raise PkgmgrError(
+                f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
+                "the deadline is network.deadline + size / network.deadline_rate)",
+                code=Code.NETWORK_ERROR,
+                details={"url": shown, "received": total, "deadline": round(deadline, 3)},
+            )
 
     def _deadline(self, size: int) -> float | None:
         """Seconds a body of `size` bytes may take in all (`deadline_rate` 0: no deadline)."""
@@ -916,13 +949,86 @@ class _BrokenBody(OSError):
     urllib3's `ProtocolError`/`DecodeError` causes)."""
 
 
+class _TooManyMembers(Exception):
+    def __init__(self, members: int) -> None:
+        super().__init__(members)
+        self.members = members
+
+
+_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+GZIP_MEMBERS_FREE = 16  # as for archives (pkgmgr.archive.limits): members must pay for themselves
+GZIP_MEMBER_BYTES = 32 * 1024
+
+
+def _raw_limit(limit: int) -> int:
+    """The bytes on the wire a decoded body of at most `limit` bytes may take (compression never
+    makes a document much larger; an encoded body that does is refused, not read without end)."""
+    return 2 * limit + 64 * 1024
+
+
+class _ContentDecoder:
+    """A gzip or deflate Content-Encoding decoded in bounded steps (`feed` what arrives, `read`
+    at most `amt` decoded bytes; b"" when it needs more), as urllib3 decodes it: deflate as zlib,
+    else raw deflate; several gzip members read through, garbage after a complete one ignored.
+    Each gzip member after the first must pay for itself as in an archive
+    (`GZIP_MEMBERS_FREE`, plus one for every `GZIP_MEMBER_BYTES` decoded; else
+    `_TooManyMembers`): 2.5 million empty members took minutes to decode to nothing."""
+
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._d: Any = None
+        self._pending = b""
+        self._members = 1
+        self._complete = False  # a member ended: another may follow, or garbage (ignored)
+        self._produced = 0
+        self.finished = False  # the rest of the body is ignored
+
+    def feed(self, data: bytes) -> None:
+        if not self.finished:
+            self._pending = self._pending + data if self._pending else data
+
+    def read(self, amt: int) -> bytes:
+        import zlib
+
+        while self._pending and not self.finished:
+            if self._d is None:
+                if self._complete:
+                    self._members += 1
+                    if self._members > GZIP_MEMBERS_FREE + self._produced // GZIP_MEMBER_BYTES:
+                        raise _TooManyMembers(self._members)
+                wbits = zlib.MAX_WBITS if self._encoding == "deflate" else (
+                    -zlib.MAX_WBITS if self._encoding == "raw-deflate" else 16 + zlib.MAX_WBITS)
+                self._d = zlib.decompressobj(wbits)
+            data, self._pending = self._pending, b""
+            try:
+                out = self._d.decompress(data, amt)
+            except zlib.error as exc:
+                if self._encoding == "deflate" and not self._complete and self._produced == 0:
+                    self._encoding, self._d, self._pending = "raw-deflate", None, data  # as urllib3 retries
+                    continue
+                if self._complete and self._encoding in ("gzip", "x-gzip"):
+                    self.finished = True  # garbage after a complete member: ignored, as urllib3 does
+                    return b""
+                raise _BrokenBody(exc) from exc
+            if self._d.eof:
+                self._pending, self._d, self._complete = self._d.unused_data, None, True
+                if self._encoding not in ("gzip", "x-gzip"):
+                    self.finished = True  # one deflate stream: what follows is ignored
+            else:
+                self._pending = self._d.unconsumed_tail
+            if out:
+                self._produced += len(out)
+                return bytes(out)
+        return b""
+
+
 class _PlainResponse:
     """An `http.client` response with the surface of a streaming requests one that `_open`,
     `_check_status`, `_iter_body` and `_release` use: `status_code`, `url`, case-insensitive
-    `headers`, `raw.read1(amt, decode_content=...)` (gzip and deflate decoded in bounded steps,
-    as urllib3 does; a body shorter than its Content-Length is an error, as urllib3's
-    `enforce_content_length`), and `close()`, which gives a fully read connection back to the
-    pool and closes any other."""
+    `headers`, `raw.read1(amt, decode_content=False)` (the bytes on the wire: `_iter_body`
+    decodes a Content-Encoding itself, for either transport; a body shorter than its
+    Content-Length is an error, as urllib3's `enforce_content_length`), and `close()`, which
+    gives a fully read connection back to the pool and closes any other."""
 
     length_remaining = None  # `_release`: nothing to drain, `close()` decides
 
@@ -934,72 +1040,28 @@ class _PlainResponse:
         self.status_code = int(resp.status)
         self.headers = _Headers(resp.getheaders())
         self.raw = self
-        encoding = self.headers.get("Content-Encoding", "").strip().lower()
-        self._encoding = encoding if encoding in ("gzip", "x-gzip", "deflate") else None
-        self._decoder: Any = None
-        self._members = 0
-        self._tail = b""
         self._done = False
-        self._swallow = False
 
-    def read1(self, amt: int, decode_content: bool = True) -> bytes:
-        import http.client
-        import zlib
-
-        if self._swallow:
-            return b""
-        try:
-            if not decode_content or self._encoding is None:
-                return self._read_raw(amt)
-            return self._read_decoded(amt, zlib)
-        except (http.client.HTTPException, zlib.error) as exc:
-            raise _BrokenBody(exc) from exc
-
-    def _read_raw(self, amt: int) -> bytes:
+    def read1(self, amt: int, decode_content: bool = False) -> bytes:
         import http.client
 
+        if decode_content:
+            raise ValueError("_PlainResponse hands out the bytes on the wire; _iter_body decodes them")
         resp = self._resp
         if amt <= 0:
             return b""
-        left = resp.length
-        data = resp.read1(amt)
-        if not data:
-            if left:  # the server closed before its Content-Length
-                raise http.client.IncompleteRead(b"", left)
-            self._done = True
-        elif resp.length == 0:
-            self._done = True
-        return data
-
-    def _read_decoded(self, amt: int, zlib: Any) -> bytes:
-        while True:
-            if self._decoder is None:
-                if self._encoding == "deflate":
-                    self._decoder = zlib.decompressobj()
-                else:
-                    self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            data, self._tail = (self._tail, b"") if self._tail else (self._read_raw(amt), b"")
+        try:
+            left = resp.length
+            data = resp.read1(amt)
             if not data:
-                return b""
-            try:
-                out = self._decoder.decompress(data, amt)
-            except zlib.error:
-                if self._encoding == "deflate" and self._members == 0 and not self._decoder.eof:
-                    self._encoding, self._members = "raw-deflate", 1  # urllib3 retries as raw deflate
-                    self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-                    self._tail = data
-                    continue
-                if self._members > 0 and self._encoding != "raw-deflate":
-                    self._swallow = True  # trailing garbage after a gzip member: ignored, as urllib3
-                    return b""
-                raise
-            self._tail = self._decoder.unconsumed_tail
-            if self._decoder.eof and self._decoder.unused_data and self._encoding in ("gzip", "x-gzip"):
-                self._tail = self._decoder.unused_data + self._tail  # another gzip member
-                self._decoder = None
-                self._members += 1
-            if out:
-                return bytes(out)
+                if left:  # the server closed before its Content-Length
+                    raise http.client.IncompleteRead(b"", left)
+                self._done = True
+            elif resp.length == 0:
+                self._done = True
+        except http.client.HTTPException as exc:
+            raise _BrokenBody(exc) from exc
+        return data
 
     def close(self) -> None:
         resp = self._resp

@@ -771,3 +771,30 @@ def test_parallel_downloads_from_many_threads(make_client, www: Path, cache, rep
         assert len({r.client for r in server.requests}) <= 8
     assert len(cache_entries(cache)) == len(files)
     assert all(reporter.received(name) == len(data) for name, data in files.items())
+
+
+@pytest.mark.parametrize("stdlib", [True, False], ids=["stdlib", "requests"])
+def test_a_gzip_member_flood_is_refused_at_once(make_client, fault_server: FaultServer, stdlib: bool) -> None:
+    """Issue 25: 100,000 empty gzip members (2 MB that decode to nothing) cost a decoder each;
+    only members that carry content are read through (as in archives), on either transport."""
+    body = gzip.compress(b"[registry]\n", mtime=0) + gzip.compress(b"", mtime=0) * 100_000
+    url = fault_server.script("/registry.toml", Reply(body=body, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client(stdlib_first_hop=stdlib).get_small(url, max_bytes=MIB)
+    assert caught.value.code == "http_error" and caught.value.details["members"] == 17
+    assert fault_server.count("/registry.toml") == 1  # not retried
+
+
+def test_an_encoded_body_is_capped_on_the_wire_too(make_client, fault_server: FaultServer) -> None:
+    """A gzip member of empty deflate blocks: 200 KB on the wire that decode to nothing is refused
+    at 2 x max_bytes + 64 KiB on the wire; twenty members that carry content decode."""
+    empty_blocks = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + b"\x00\x00\x00\xff\xff" * 40_000 + b"\x03\x00"
+                    + b"\x00" * 8)
+    url = fault_server.script("/empty", Reply(body=empty_blocks, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client().get_small(url, max_bytes=100)
+    assert caught.value.code == "archive_too_large" and caught.value.details["limit"] == 2 * 100 + 64 * 1024
+    members = b"".join(gzip.compress(bytes([65 + i]) * 40_000, mtime=0) for i in range(20))
+    url = fault_server.script("/members", Reply(body=members, headers={"Content-Encoding": "gzip"}))
+    body = make_client().get_small(url, max_bytes=MIB).body
+    assert body == b"".join(bytes([65 + i]) * 40_000 for i in range(20))
