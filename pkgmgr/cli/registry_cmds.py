@@ -460,7 +460,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
                 from pkgmgr.net.oci import push_archive
 
                 session = session or _session(ctx)
-                url = push_archive(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                url = push_archive(session.oci, args.push, copy, sha256=facts.sha256, size=facts.size,
                                    title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,

@@ -1,14 +1,16 @@
 """OCI registries as archive stores (SPEC 5.6): `oci://HOST[:PORT]/REPOSITORY@sha256:<hex>`.
 
-pkgmgr speaks the distribution API itself, over `HttpClient` (no OCI library): every request
-goes through the one network layer, so the caps, timeouts, deadline, retries, redirect rules,
-the GitHub token rule and the content-addressed download cache hold for OCI as for any URL.
+pkgmgr speaks the distribution API itself, over the fetcher port (`pkgmgr.net.fetcher.Fetcher`:
+`get_small`, `download`, and `send` for HEAD, POST and PUT; no OCI library): every request goes
+through the one network layer, so the caps, timeouts, deadline, retries, redirect rules, the
+GitHub token rule and the content-addressed download cache hold for OCI as for any URL. The
+session owns one `OciClient` (`Session.oci`); this module knows nothing of sessions.
 
 - Pull: the image manifest is fetched (capped at `MAX_MANIFEST_BYTES`, its sha256 checked
   against the digest the URL names), its shape checked (`invalid_archive`): OCI image manifest,
   `artifactType` pkgmgr's, exactly one layer of pkgmgr's media type; the layer's digest and
   size must be the entry's (`metadata_mismatch`). The blob is then downloaded with
-  `HttpClient.download` (exact size, sha256 while streaming, only a verified file cached).
+  `Fetcher.download` (exact size, sha256 while streaming, only a verified file cached).
 - Push (`push_archive`): the blob (and the empty config) by a monolithic upload (POST, then
   PUT with the digest), skipped when the registry already has it, then the manifest under
   the tag; returns the digest URL to record.
@@ -39,7 +41,7 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urljoin
 
 from pkgmgr.errors import Code, PkgmgrError
@@ -48,9 +50,9 @@ from pkgmgr.net.http import is_loopback_host, origin, redact_url
 
 if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
-    from pkgmgr.net.http import HttpClient, SmallResponse
+    from pkgmgr.net.fetcher import Fetcher
+    from pkgmgr.net.http import SmallResponse
     from pkgmgr.progress import Reporter
-    from pkgmgr.registry.session import Session
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -287,12 +289,12 @@ def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
 
 
 class OciClient:
-    """The distribution API over one `HttpClient`, with per-command credentials and tokens.
+    """The distribution API over one `Fetcher`, with per-command credentials and tokens.
 
     Safe to share between threads (tokens are cached under a lock). `env` and `home` exist for
     tests; by default the process environment and the user's home directory."""
 
-    def __init__(self, http: HttpClient, *, env: Mapping[str, str] | None = None, home: Path | None = None,
+    def __init__(self, http: Fetcher, *, env: Mapping[str, str] | None = None, home: Path | None = None,
                  warn: Callable[[str], None] | None = None) -> None:
         self.http = http
         self._env = env
@@ -624,9 +626,10 @@ def render_manifest(sha256: str, size: int, *, title: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
-def push_archive(session: Session, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
-    """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push and return the digest
-    URL to record. Raises `usage` for a target that is not a tag reference."""
+def push_archive(client: OciClient, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
+    """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push with `client` (the
+    session's, `Session.oci`) and return the digest URL to record. Raises `usage` for a target
+    that is not a tag reference."""
     ref = parse_oci(target, tag_ok=True)
     if ref.tag is None:
         raise PkgmgrError(f"--push {target}: name a tag (oci://HOST/REPOSITORY:TAG); the digest is what pkgmgr "
@@ -634,14 +637,7 @@ def push_archive(session: Session, target: str, archive: Path, *, sha256: str, s
     if not title.endswith((".tar.gz", ".tgz")):
         raise PkgmgrError(f"--push {target}: only .tar.gz archives are pushed (the artifact's layer is "
                           f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code=Code.USAGE)
-    return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
+    return client.push(ref, archive, sha256=sha256, size=size, title=title)
 
 
-def client_for(session: Session) -> OciClient:
-    """The session's one `OciClient` (over its `HttpClient`)."""
-    # the distribution API needs `send` (PUT, HEAD, POST), which only `HttpClient` of the fetchers has:
-    # the session's fetcher is one unless a test gave it another
-    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http), warn=session.warn))
-
-
-__all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci"]
+__all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci", "push_archive"]
