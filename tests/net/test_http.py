@@ -423,7 +423,7 @@ def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server:
 def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     fired: list[str] = []
@@ -444,7 +444,7 @@ def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
 def test_a_later_deadline_armed_without_waking_the_watchdog_still_fires() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     order: list[str] = []
