@@ -43,6 +43,8 @@ def decode(raw: bytes, *, pairs: bool = False) -> Any:
         value = parse_json(text, max_depth=MAX_DEPTH, parse_constant=_reject_constant, parse_int=_float,
                            parse_float=_float, object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
     except DocumentError as exc:
+        if exc.message.startswith("nested deeper"):
+            raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)") from None
         where = f" (line {exc.line})" if exc.line is not None else ""
         raise JsonError(f"{exc.message.removeprefix('not valid JSON: ')}{where}") from None
     return value
