@@ -58,8 +58,9 @@ def read_regular(path: str | os.PathLike[str], *, limit: int, follow_symlinks: b
     fd = open_regular_fd(path, follow_symlinks=follow_symlinks)
     try:
         chunks, left = [], limit + 1
+        step = min(left, os.fstat(fd).st_size + 1)  # a regular file comes whole in one read (and one copy)
         while left > 0:
-            chunk = os.read(fd, min(left, 1024 * 1024))
+            chunk = os.read(fd, min(left, max(step, 1024 * 1024) if chunks else step))
             if not chunk:
                 break
             chunks.append(chunk)

@@ -216,7 +216,7 @@ def register_publishing(group: "Commands") -> None:
     _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
     p.add_argument("--push", metavar="oci://HOST/REPOSITORY:TAG",
-                   help="push the archive to this OCI registry and record its digest URL (oci://…@sha256:…)")
+                   help="push the archive to this OCI registry and record its digest URL (oci://HOST/REPOSITORY@sha256:…)")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")
@@ -472,7 +472,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
                 from pkgmgr.net.oci import push_archive
 
                 session = session or _session(ctx)
-                url = push_archive(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                url = push_archive(session.oci, args.push, copy, sha256=facts.sha256, size=facts.size,
                                    title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,

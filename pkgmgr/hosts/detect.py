@@ -36,10 +36,11 @@ def manifests(level: Path) -> tuple[dict[str, str], str | None]:
         from pkgmgr.hosts import terva
 
         theme = any(os.path.exists(level / rel) for rel in terva.THEME_FILES)
+        from pkgmgr.fsutil import read_regular
+
         try:
-            with open(level / "extension.json", "rb") as handle:
-                raw = handle.read(terva.MANIFEST_MAX_BYTES + 1)
-        except OSError:
+            raw = read_regular(level / "extension.json", limit=terva.MANIFEST_MAX_BYTES, follow_symlinks=True)
+        except OSError:  # a FIFO or a device too: refused without blocking
             raw = b""
         if theme or terva.is_terva_manifest(raw):
             found["terva"] = "extension.json"

@@ -26,6 +26,7 @@ from pkgmgr.hosts.base import DISABLED, Found, Host, Judged
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
 REQUIRED_MAX = 64  # scripts one extension may require in turn (pkgmgr's bound)
+TRUST_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on Eva's trust.json
 TRUST_FILE = "trust.json"
 TRUST_KEY = "extension_dirs"
 
@@ -440,10 +441,23 @@ def trust_path() -> Path:
 def read_trust() -> dict[str, Any]:
     """trust.ex read/1: the document, or an empty one when the file is missing or not a JSON
     object (Eva treats both alike)."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    path = trust_path()
     try:
-        raw = trust_path().read_bytes()
+        raw = read_regular(path, limit=TRUST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
+    except NotRegularFile as exc:
+        raise PkgmgrError(f"{path}: Eva's trust file is {exc.kind}, not a regular file; pkgmgr neither reads nor "
+                          "replaces it", code=Code.INVALID_CONFIG, path=str(path)) from None
+    except OSError:
+        return {TRUST_KEY: {}}
+    if len(raw) > TRUST_MAX_BYTES:
+        raise PkgmgrError(f"{path}: Eva's trust file is larger than {TRUST_MAX_BYTES // (1024 * 1024)} MiB "
+                          "(pkgmgr's bound); pkgmgr neither reads nor replaces it", code=Code.INVALID_CONFIG,
+                          path=str(path))
+    try:
         document = jsonfmt.plain(jsonfmt.decode(raw))
-    except (OSError, jsonfmt.JsonError):
+    except jsonfmt.JsonError:
         return {TRUST_KEY: {}}
     if not isinstance(document, dict):
         return {TRUST_KEY: {}}

@@ -35,18 +35,19 @@ def _float(text: str) -> float:
 def decode(raw: bytes, *, pairs: bool = False) -> Any:
     """Parse `raw` (UTF-8 JSON). With `pairs`, objects are lists of (key, value) pairs in file
     order (Go maps a key to a struct field by folding it, so the order matters). Raises JsonError."""
+    from pkgmgr.documents import DocumentError, parse_json  # the one bounded JSON decoder
+
     text = raw.decode("utf-8", "replace")
     if text.startswith("\ufeff"):
         raise JsonError("starts with a byte order mark, which JSON does not allow")
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_int=_float, parse_float=_float,
-                           object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
-    except json.JSONDecodeError as exc:
-        raise JsonError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)") from None
-    if depth(value) > MAX_DEPTH:  # what reads it next recurses: bounded here (pkgmgr's rule)
-        raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)")
+        value = parse_json(text, max_depth=MAX_DEPTH, parse_constant=_reject_constant, parse_int=_float,
+                           parse_float=_float, object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
+    except DocumentError as exc:
+        if exc.message.startswith("nested deeper"):
+            raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)") from None
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        raise JsonError(f"{exc.message.removeprefix('not valid JSON: ')}{where}") from None
     return value
 
 

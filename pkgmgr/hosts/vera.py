@@ -38,6 +38,8 @@ from pkgmgr.hosts.base import Found, Host, Judged
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
+RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on extensions.json (and 1 MiB for a marker)
+LOCK_MAX_BYTES = 4096  # extensions.json.lock holds {"pid":N}
 SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
@@ -393,8 +395,9 @@ class Vera(Host):
             problems.add("", "Vera extension manifest must be a file inside the extension directory",
                          code=Code.PATH_ESCAPES_ROOT)
             problems.raise_if_any()
-        with open(real, "rb") as handle:
-            raw = handle.read(MANIFEST_MAX_BYTES + 1)
+        from pkgmgr.fsutil import read_regular
+
+        raw = read_regular(real, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
         if len(raw) > MANIFEST_MAX_BYTES:
             problems.add("", "is larger than 1 MiB (pkgmgr's bound)")
             problems.raise_if_any()
@@ -516,10 +519,16 @@ def read_central() -> list[dict[str, Any]] | None:
     path = registry_path()
     if os.path.islink(path):
         raise _records_error(path, "file is a symbolic link")
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=RECORDS_MAX_BYTES)  # never blocks on a FIFO, bounded
     except FileNotFoundError:
         return None
+    except NotRegularFile as exc:
+        raise _records_error(path, f"file is {exc.kind}") from None
+    if len(raw) > RECORDS_MAX_BYTES:
+        raise _records_error(path, f"file is larger than {RECORDS_MAX_BYTES // (1024 * 1024)} MiB (pkgmgr's bound)")
     try:
         value = jsonfmt.plain(jsonfmt.decode(raw))
     except jsonfmt.JsonError as exc:
@@ -554,7 +563,12 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
         if not child.endswith(".json") or os.path.islink(path):
             raise _records_error(path, "directory holds an unexpected file")
         try:
-            value = jsonfmt.plain(jsonfmt.decode(path.read_bytes()))
+            from pkgmgr.fsutil import read_regular
+
+            raw = read_regular(path, limit=MANIFEST_MAX_BYTES)  # never blocks on a FIFO, bounded
+            if len(raw) > MANIFEST_MAX_BYTES:
+                raise jsonfmt.JsonError("larger than 1 MiB (pkgmgr's bound)")
+            value = jsonfmt.plain(jsonfmt.decode(raw))
         except (OSError, jsonfmt.JsonError) as exc:
             raise _records_error(path, f"marker is invalid ({exc})") from None
         if record_problem(value) is not None or child != f"{value['id']}.json":
@@ -672,11 +686,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _lock_owner(path: Path) -> Any:
+    """The lock file's JSON, read through the bounded primitive and decoder (a FIFO planted as the
+    lock is refused at once, so `--lock-timeout` holds). Raises OSError and ValueError."""
+    from pkgmgr.documents import read_json_file
+
+    return read_json_file(path, max_bytes=LOCK_MAX_BYTES)
+
+
 def _reclaim_dead(path: Path) -> bool:
     """manager.ts reclaimDeadLock: a lock whose `{"pid": N}` names no live process is removed."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = _lock_owner(path)
+    except (OSError, ValueError):  # gone, a FIFO or a link (never read: waited for, then `locked`), not JSON
         return False
     pid = value.get("pid") if isinstance(value, dict) else None
     if not isinstance(pid, int) or isinstance(pid, bool) or _pid_alive(pid):
@@ -703,7 +725,7 @@ def registry_lock(timeout: float) -> Iterator[None]:
             if time.monotonic() >= deadline:
                 owner = ""
                 try:
-                    owner = f" (pid {json.loads(path.read_text('utf-8')).get('pid')})"
+                    owner = f" (pid {_lock_owner(path).get('pid')})"
                 except (OSError, ValueError, AttributeError):
                     pass
                 raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",

@@ -165,9 +165,7 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
             if archive is not None:
                 pass
             elif location.url.startswith("oci://"):
-                from pkgmgr.net.oci import client_for
-
-                archive = client_for(session).fetch(
+                archive = session.oci.fetch(
                     location.url, sha256=version.sha256, size=version.size, cache=session.downloads,
                     reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit)
             else:

@@ -423,7 +423,7 @@ def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server:
 def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     fired: list[str] = []
@@ -444,7 +444,7 @@ def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
 def test_a_later_deadline_armed_without_waking_the_watchdog_still_fires() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     order: list[str] = []
@@ -812,3 +812,28 @@ def test_a_slow_server_is_shown_while_it_has_not_answered(client, cache) -> None
     assert seen_before_answer == [True]
     assert watching.events == ["started", f"answered {len(b'slow body')}", "finished"]
     assert got.size == len(b"slow body")
+@pytest.mark.parametrize("stdlib", [True, False], ids=["stdlib", "requests"])
+def test_a_gzip_member_flood_is_refused_at_once(make_client, fault_server: FaultServer, stdlib: bool) -> None:
+    """Issue 25: 100,000 empty gzip members (2 MB that decode to nothing) cost a decoder each;
+    only members that carry content are read through (as in archives), on either transport."""
+    body = gzip.compress(b"[registry]\n", mtime=0) + gzip.compress(b"", mtime=0) * 100_000
+    url = fault_server.script("/registry.toml", Reply(body=body, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client(stdlib_first_hop=stdlib).get_small(url, max_bytes=MIB)
+    assert caught.value.code == "http_error" and caught.value.details["members"] == 17
+    assert fault_server.count("/registry.toml") == 1  # not retried
+
+
+def test_an_encoded_body_is_capped_on_the_wire_too(make_client, fault_server: FaultServer) -> None:
+    """A gzip member of empty deflate blocks: 200 KB on the wire that decode to nothing is refused
+    at 2 x max_bytes + 64 KiB on the wire; twenty members that carry content decode."""
+    empty_blocks = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + b"\x00\x00\x00\xff\xff" * 40_000 + b"\x03\x00"
+                    + b"\x00" * 8)
+    url = fault_server.script("/empty", Reply(body=empty_blocks, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client().get_small(url, max_bytes=100)
+    assert caught.value.code == "archive_too_large" and caught.value.details["limit"] == 2 * 100 + 64 * 1024
+    members = b"".join(gzip.compress(bytes([65 + i]) * 40_000, mtime=0) for i in range(20))
+    url = fault_server.script("/members", Reply(body=members, headers={"Content-Encoding": "gzip"}))
+    body = make_client().get_small(url, max_bytes=MIB).body
+    assert body == b"".join(bytes([65 + i]) * 40_000 for i in range(20))
