@@ -11,7 +11,6 @@ source tree that could not be carried by an archive).
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # C0 and C1 control characters (NUL included), DEL, backslash, and lone surrogates (what a
 # name that is not valid UTF-8 decodes to with surrogateescape).
@@ -93,6 +92,8 @@ def fold(path: str) -> str:
     """The key under which two names collide: case-folded, NFC-normalised (as on macOS/Windows)."""
     if path.isascii():
         return path.lower()  # ASCII: casefold() is lower(), and NFC changes nothing
+    import unicodedata  # here: an archive of ASCII names never needs it
+
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 
@@ -156,6 +157,8 @@ class NameTable:
 
 
 def _collision(member: str, first: str, second: str) -> NameRefused:
+    import unicodedata
+
     if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", second):
         return NameRefused(member, f"names collide by Unicode normalisation: {ascii(first)} and {ascii(second)}")
     return NameRefused(member, f"names collide case-insensitively: {first!r} and {second!r}")
