@@ -89,3 +89,68 @@ def test_empty_directory_keeps_the_directory(tmp_path: Path) -> None:
     (tmp_path / "link").symlink_to("/")
     empty_directory(tmp_path)
     assert tmp_path.is_dir() and list(tmp_path.iterdir()) == []
+
+
+def _writebacks() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "pkgmgr-writeback"]
+
+
+def test_a_large_tree_is_flushed_while_written_until_finish(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past WRITEBACK_FILES files (issue 30), `syncfs` runs from a thread of its own until the
+    tree is finished; the files written are the same."""
+    from pkgmgr import fsutil
+    from pkgmgr.archive import files
+
+    flushed: list[Path] = []
+    monkeypatch.setattr(files, "WRITEBACK_FILES", 3)
+    monkeypatch.setattr(fsutil.EarlyWriteback, "INTERVAL", 0.001)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: flushed.append(path) or True)
+    writer = TreeWriter(tmp_path / "out", writeback=True)
+    (tmp_path / "out").mkdir()
+    for index in range(2):
+        writer.write_bytes(f"d/f{index}", b"x", 0o644)
+    assert _writebacks() == []
+    writer.write(f"d/f{2}", [b"y", b"z"], 0o644)
+    assert _writebacks() == ["pkgmgr-writeback"]
+    writer.finish()
+    assert _writebacks() == [] and set(flushed) <= {tmp_path / "out"}
+    assert sorted(p.name for p in (tmp_path / "out" / "d").iterdir()) == ["f0", "f1", "f2"]
+    assert (tmp_path / "out" / "d" / "f2").read_bytes() == b"yz"
+
+
+def test_no_early_writeback_unless_asked_or_with_durability_off(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr import fsutil
+    from pkgmgr.archive import files
+
+    monkeypatch.setattr(files, "WRITEBACK_FILES", 1)
+    plain = TreeWriter(tmp_path / "a")
+    (tmp_path / "a").mkdir()
+    plain.write_bytes("f", b"x", 0o644)
+    assert _writebacks() == []
+    monkeypatch.setattr(fsutil, "DURABLE", False)
+    asked = TreeWriter(tmp_path / "b", writeback=True)
+    (tmp_path / "b").mkdir()
+    asked.write_bytes("f", b"x", 0o644)
+    assert _writebacks() == []
+    asked.finish()
+
+
+def test_a_refused_archive_stops_the_early_writeback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The extraction's failure path stops the flushing thread, and staging is left empty."""
+    from pkgmgr import fsutil
+    from pkgmgr.archive import extract_archive, files
+    from tests.archive.corpus import SMALL, T, ok_tar
+
+    monkeypatch.setattr(files, "WRITEBACK_FILES", 2)
+    monkeypatch.setattr(fsutil.EarlyWriteback, "INTERVAL", 0.001)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: True)
+    archive = ok_tar(tmp_path / "a.tar.gz", *(T(f"pkg/f{i}", b"data") for i in range(3)), T("pkg/../evil", b"x"))
+    staging = tmp_path / "staging"
+    staging.mkdir()
+    with pytest.raises(PkgmgrError) as caught:
+        extract_archive(archive, staging, SMALL)
+    assert caught.value.code == "unsafe_archive"
+    assert _writebacks() == [] and list(staging.iterdir()) == []
