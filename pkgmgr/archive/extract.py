@@ -46,23 +46,20 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
     try:
         with _open_archive(Path(archive), limits) as (raw, size, kind):
             target = Staging(staging, limits, record)
-            try:
-                if kind == "zip":
-                    from pkgmgr.archive.zip_reader import extract_zip  # zipfile only when needed
+            if kind == "zip":
+                from pkgmgr.archive.zip_reader import extract_zip  # zipfile only when needed
 
-                    if digest is not None:
-                        _hash_rest(raw, digest)
-                        raw.seek(0)
-                    extract_zip(raw, size, target)
-                elif digest is not None:
-                    hashing = _HashingReader(raw, digest)
-                    extract_tar_gz(hashing, target, size=size)  # type: ignore[arg-type]
-                    _hash_rest(raw, digest)  # whatever follows the gzip data
-                else:
-                    extract_tar_gz(raw, target, size=size)
-                target.finish()
-            finally:
-                target.close()
+                if digest is not None:
+                    _hash_rest(raw, digest)
+                    raw.seek(0)
+                extract_zip(raw, size, target)
+            elif digest is not None:
+                hashing = _HashingReader(raw, digest)
+                extract_tar_gz(hashing, target, size=size)  # type: ignore[arg-type]
+                _hash_rest(raw, digest)  # whatever follows the gzip data
+            else:
+                extract_tar_gz(raw, target, size=size)
+            target.finish()
         root = find_manifest_root(staging)
         os.chmod(root, DIR_MODE)  # the extension root, even when it is staging itself
         return root

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.fsutil import EarlyWriteback, NotRegularFile, kind_of, open_regular_fd, remove_tree
+from pkgmgr.fsutil import NotRegularFile, kind_of, open_regular_fd, remove_tree
 
 CHUNK = 1024 * 1024
 FILE_MODE = 0o644
@@ -99,12 +99,6 @@ def process_umask() -> int | None:
     return None
 
 
-# A tree being written this large (files, or bytes) starts being flushed while it is written
-# (`fsutil.EarlyWriteback`): 10,000 small files, or a 200 MiB archive, but not an extension of 60.
-WRITEBACK_FILES = 1000
-WRITEBACK_BYTES = 16 * 1024 * 1024
-
-
 class TreeWriter:
     """Writes a new tree under an existing private directory.
 
@@ -114,21 +108,16 @@ class TreeWriter:
     (the usual 022 does), else given it with fchmod — the umask is read once, when the first
     file is created (pkgmgr never changes it). Directories get 0755 in `finish()`.
     No fsync here: the store makes the whole tree durable in one flush before renaming it into
-    place (`store.switch.commit`, `fsutil.durable_tree`); with `writeback`, a large tree starts
-    being flushed while it is written (`fsutil.EarlyWriteback`) until `finish()` or `close()`.
+    place (`store.switch.commit`, `fsutil.durable_tree`).
     """
 
-    def __init__(self, root: Path, record: Any = None, *, writeback: bool = False) -> None:
+    def __init__(self, root: Path, record: Any = None) -> None:
         self._root = os.fspath(root)
         self._prefix = os.path.join(self._root, "")
         self._dirs: set[str] = {""}
         self._made: list[str] = []
         self._record = record  # a checksum.TreeRecord, fed what is written
         self._direct: frozenset[int] | None = None  # the modes the umask leaves whole, read at the first file
-        # files and bytes until the early writeback starts (`writeback`: the caller calls `close`
-        # after a failure, or `finish`)
-        self._files_left, self._bytes_left = (WRITEBACK_FILES, WRITEBACK_BYTES) if writeback else (1 << 62, 1 << 62)
-        self._writeback: EarlyWriteback | None = None
 
     def _path(self, rel: str) -> str:
         return self._prefix + rel
@@ -166,20 +155,17 @@ class TreeWriter:
         fd, direct = self._create(rel, mode)
         record = self._record
         take = record.file(rel, mode, size) if record is not None else None
-        written = 0
         try:
             for chunk in chunks:
                 if take is not None:
                     take(chunk)
                 _write_all(fd, chunk)
-                written += len(chunk)
             if not direct:
                 os.fchmod(fd, mode)
         finally:
             os.close(fd)
         if record is not None:
             record.end()
-        self._written(written)
 
     def write_bytes(self, rel: str, data: bytes, mode: int) -> None:
         """`write` of a file whose whole content is at hand (`_create` inlined: one call a member
@@ -196,24 +182,8 @@ class TreeWriter:
             os.close(fd)
         if self._record is not None:
             self._record.add(rel, mode, data)
-        self._written(len(data))
-
-    def _written(self, size: int) -> None:
-        """One more file of `size` bytes: past WRITEBACK_FILES or WRITEBACK_BYTES, the tree starts
-        being flushed while the rest is written."""
-        self._files_left -= 1
-        self._bytes_left -= size
-        if (self._files_left <= 0 or self._bytes_left <= 0) and self._writeback is None:
-            self._writeback = EarlyWriteback(Path(self._root))
 
     def finish(self) -> None:
-        """Give every directory this writer made its final mode (and stop flushing)."""
-        self.close()
+        """Give every directory this writer made its final mode."""
         for path in self._made:
             os.chmod(path, DIR_MODE)
-
-    def close(self) -> None:
-        """Stop the early writeback, if the tree started one (after a failure too)."""
-        if self._writeback is not None:
-            self._writeback.stop()
-            self._writeback = None

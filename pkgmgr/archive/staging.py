@@ -23,7 +23,7 @@ class Staging:
         self.root = str(root)
         self.budget = Budget(limits)
         self._names = NameTable()
-        self._writer = TreeWriter(root, record, writeback=True)
+        self._writer = TreeWriter(root, record)
 
     def admit(self, name: str, *, is_dir: bool) -> str:
         """Count and check a member before any of its data is read; return its relative path
@@ -95,7 +95,3 @@ class Staging:
 
     def finish(self) -> None:
         self._writer.finish()
-
-    def close(self) -> None:
-        """After a failure: stop what `finish` would have stopped (the early writeback)."""
-        self._writer.close()
