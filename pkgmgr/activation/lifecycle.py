@@ -26,6 +26,7 @@ from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.rows import extension_rows
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, Problem
+from pkgmgr.store.checks import STORE_HOST
 from pkgmgr.store.db import one_row, transaction
 from pkgmgr.store.db import rows as db_rows
 from pkgmgr.store.installed import Installed
@@ -154,7 +155,8 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
     own_extensions: frozenset[str] = frozenset()
     if conn is not None:
         collect_visible(conn, scope.kind, scope.root, visible)
-        own_extensions = frozenset(r["name"] for r in db_rows(conn, "extensions", "SELECT name FROM extensions"))
+        own_extensions = frozenset(r["name"] for r in db_rows(conn, "extensions", "SELECT name FROM extensions WHERE host = ?",
+                                                                   (STORE_HOST,)))
     if scope.parent is not None:
         parent_conn = scope.parent.reader()
         if parent_conn is not None:

@@ -16,6 +16,7 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.hosts import names as host_names
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -213,10 +214,10 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--published", metavar="DATETIME",
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
-    p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
+    p.add_argument("--host", choices=host_names(), metavar="HOST",
                    help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
     p.add_argument("--description", metavar="TEXT",
-                   help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
+                   help="a new entry's description (default: the manifest's, where the host's format has one)")
     _signing_options(p)
 
     p = group.command(
@@ -452,7 +453,7 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
         else:
             source = user_path(args.source)
         with private_copy(source) as copy:
-            facts = inspect_archive(copy, config=ctx.config, host=getattr(args, "host", None))
+            facts = inspect_archive(copy, config=ctx.config, host=args.host)
             warning = tag_warning(tag, facts.version) if tag is not None else None
             if warning is not None:
                 ctx.warn(warning)

@@ -15,12 +15,17 @@ import math
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.gokeys import go_fold
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged, tree_checksum
+from pkgmgr.hosts.base import FolderHost, Found, Judged
+from pkgmgr.hosts.mechanics import tree_checksum
+from pkgmgr.hosts.port import Claim
+
+if TYPE_CHECKING:
+    from pkgmgr.store.installed import Installed
 
 MANIFEST = "extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: terva reads any size
@@ -169,9 +174,25 @@ def _struct(problems: ProblemSink, obj: Any, folded: dict[str, str], fields: dic
     return found
 
 
-class Terva(Host):
+class Terva(FolderHost):
     name = "terva"
+    title = "terva"
     manifest_files = (MANIFEST,)
+    templates = ("subprocess", "theme")
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        """An extension.json with `exec` (any key Go folds to it), or beside a theme file."""
+        if MANIFEST not in files:
+            return None
+        if any(os.path.exists(level / rel) for rel in THEME_FILES):
+            return Claim(MANIFEST)
+        from pkgmgr.fsutil import NotRegularFile, read_regular
+
+        try:
+            raw = read_regular(level / MANIFEST, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)
+        except (OSError, NotRegularFile):
+            return None
+        return Claim(MANIFEST) if is_terva_manifest(raw) else None
 
     def home(self) -> Path:
         return terva_home()
@@ -261,6 +282,30 @@ class Terva(Host):
     def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:
         if judged.details.get("enabled", True) != enabled:
             set_enabled(staged, enabled)
+
+    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        """`terva ext enable/disable`: the manifest's `enabled` rewritten (`set_enabled`)."""
+        set_enabled(record.place, enabled)
+
+    def kind_of(self, record: Installed) -> str:
+        return "theme" if not record.manifest.get("exec") else "subprocess"
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A subprocess extension (`exec` a script that answers on stdout), or a theme-only one."""
+        import json
+
+        why = plain_name_problem(name)
+        if why:
+            raise PkgmgrError(f"{name!r} cannot name a terva extension: {why}", code=Code.USAGE)
+        manifest: dict[str, Any] = {"name": name, "version": "0.1.0", "description": f"The {name} extension"}
+        files = {"README.md": f"# {name}\n\nA terva extension. 'terva ext list' shows it once installed.\n"}
+        if template == "theme":
+            files["theme.json"] = json.dumps({"name": name}, indent=2) + "\n"
+        else:
+            manifest.update({"exec": "./run.sh", "language": "sh"})
+            files["run.sh"] = "#!/bin/sh\n# terva starts this and speaks to it on stdin/stdout.\ncat\n"
+        files[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
+        return files
 
     def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
         if scope == "workspace" and project is not None:

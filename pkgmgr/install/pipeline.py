@@ -2,8 +2,8 @@
 
 Every ref is planned (`pkgmgr.install.plan`) and checked against policy, fetched in parallel,
 staged and verified (`pkgmgr.install.verify`), then switched to by a `Destination`
-(`pkgmgr.install.destination`; by default `install.host_routing.HostRouting`: pkgmgr's scope
-store for Compozy trees, each other host's directory for its own). The pipeline calls nothing
+(`pkgmgr.hosts.port.Destination`; by default `install.host_routing.HostRouting`: each tree to
+its own host's destination). The pipeline calls nothing
 else of the store or the activations.
 
 Refs are committed in argument order under one hold of the destination's writer lock. Every ref
@@ -24,17 +24,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import BatchDestination, Destination, SwitchRefused
+from pkgmgr.hosts.port import BatchDestination, Destination, Prepared, SwitchRefused
 from pkgmgr.install.host_routing import HostRouting
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched, Plan, plan_path
-from pkgmgr.install.verify import Verified, prepare
+from pkgmgr.install.verify import prepare
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
 
@@ -102,8 +101,8 @@ def install(
     two assets of one release). `confirm` asks the operator about an
     unverified source (showing its summary); `announce` shows every other ref's summary just
     before it is committed — what it grants, runs and needs from the network (SPEC 7).
-    `destination` is where verified trees go: by default `scope`'s store for Compozy's trees and
-    the host's folder for terva's, Eva's and Vera's (`install.host_routing.HostRouting`).
+    `destination` is where verified trees go: by default each tree's own host's destination in
+    `scope` (`install.host_routing.HostRouting`).
     Without `keep_going` (`ext install` unless --keep-going) a ref that fails before the first
     commit leaves every ref uncommitted (module docstring)."""
     reporter = reporter or Reporter()
@@ -209,7 +208,7 @@ def install(
     return batch
 
 
-Staged = tuple[Path, "Verified | HostPrepared | PkgmgrError"]
+Staged = tuple[Path, "Prepared[Any] | PkgmgrError"]
 
 
 def _hold(batch: BatchResult, plans: dict[int, Plan]) -> bool:
@@ -329,16 +328,14 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
 def _batch_destination(target: Destination, staged: dict[int, Staged]) -> BatchDestination | None:
     """The destination switching every prepared tree at once, if one does (the scope store for a
     batch of Compozy trees with distinct names); None: switch ref by ref."""
-    trees = [item for _, item in staged.values()]
-    if any(isinstance(item, PkgmgrError) for item in trees):
+    trees = [item for _, item in staged.values() if not isinstance(item, PkgmgrError)]
+    if len(trees) != len(staged):
         return None
-    names = [item.name for item in trees if not isinstance(item, PkgmgrError)]
+    names = [item.name for item in trees]
     if len(set(names)) != len(names):
         return None
-    route = getattr(target, "batch_destination", None)
-    if route is not None:
-        found: BatchDestination | None = route(trees)
-        return found
+    if isinstance(target, HostRouting):
+        return target.batch_destination(trees)
     return target if isinstance(target, BatchDestination) else None
 
 
@@ -347,7 +344,7 @@ def _commit_all(destination: BatchDestination, batch: BatchResult, staged: dict[
     """Commit every prepared ref in one step (writer lock held) and drop the staging
     directories; a refusal lands in its ref's result and holds the others (nothing committed)."""
     indexes = list(staged)
-    trees: list[Verified | HostPrepared] = []
+    trees: list[Prepared[Any]] = []
     for index in indexes:
         tree = staged[index][1]
         assert not isinstance(tree, PkgmgrError)
@@ -424,7 +421,7 @@ def _preview(result: RefResult, item: Fetched, *, config: Config, options: Insta
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
             try:
-                prepared: Verified | HostPrepared = prepare(item, Path(tmp), config=config, options=options)
+                prepared = prepare(item, Path(tmp), config=config, options=options)
             except PkgmgrError as error:
                 raise _without_staging(error, Path(tmp), item) from None
             if destination is not None:

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from pkgmgr import __version__
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
+from pkgmgr.hosts import others as other_hosts
 from pkgmgr.jsonutil import join_key
 from pkgmgr.patterns import EXTENSION_NAME
 from pkgmgr.versions import _SEMVER, parse_semver
@@ -499,7 +500,7 @@ def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
 
 _INDEX_KEYS = frozenset({"format", "serial", "extensions"})
 _INDEX_EXTENSION_KEYS = frozenset({"name", "description", "tier", "latest", "versions"})
-_INDEX_HOSTS = frozenset({"terva", "eva", "vera"})  # `host` is written only when not compozy (SPEC 5.1)
+_INDEX_HOSTS = frozenset(other_hosts())  # `host` is written only when not compozy (SPEC 5.1)
 _INDEX_VERSION_KEYS = frozenset({"version", "yanked", "min_compozy_version"})
 _MAX_SERIAL = 9223372036854775807
 

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import atomic_write_bytes
+from pkgmgr.hosts import DEFAULT as DEFAULT_HOST
 from pkgmgr.registry.artifact import ArchiveFacts
 from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
@@ -340,10 +341,11 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
 
 
 def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
-    from pkgmgr.install.verify import READ_ONLY_GRANTS
+    from pkgmgr.hosts import get
 
-    extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
-    if extra and tier != "official" and facts.host == "compozy":  # a Vera entry's are its capabilities
+    ceiling = get(facts.host).read_only_grants  # None: the host's permissions are no grants (capabilities)
+    extra = [g for g in facts.permissions if ceiling is not None and g not in ceiling]
+    if extra and tier != "official":
         return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
                 f"from a {tier} entry need --allow-grants (SPEC 7)",)
     return ()
@@ -365,7 +367,7 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
     if repository:
         doc["repository"] = repository
     doc["tier"] = tier
-    if facts.host != "compozy":  # SPEC 13: the entry names its host
+    if facts.host != DEFAULT_HOST:  # SPEC 13: the entry names its host
         doc["host"] = facts.host
     doc.add(tomlkit.nl())
     return doc

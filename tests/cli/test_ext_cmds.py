@@ -10,7 +10,6 @@ import io
 import shutil
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +21,7 @@ from pkgmgr.cli.ext_cmds import (
     installed_json,
     summary_lines,
 )
+from pkgmgr.store.installed import Installed
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok
 from tests.support.builders import minimal_manifest, write_extension
 from tests.workspace.helpers import crew_files
@@ -128,8 +128,10 @@ def test_install_options_follow_the_confirm_policy(home: Path) -> None:
 
 
 def test_installed_json_has_the_spec_fields_and_extras() -> None:
-    item = SimpleNamespace(name="x-ext", version="1.0.0", scope="global", source_kind="registry", sha256="f" * 64,
-                           verified=True)
+    item = Installed(name="x-ext", version="1.0.0", path="extensions/x-ext/1.0.0", enabled=True, pinned=False,
+                     source_kind="registry", source="acme", registry="acme", source_url=None, sha256="f" * 64,
+                     verified=True, allow_unverified=False, tier=None, tree_sha256="", tree_listing={}, manifest={},
+                     network_digest="", grants=(), max_scope=None, installed_at="", installed_by="", scope="global")
     assert installed_json(item, action="installed") == {
         "name": "x-ext", "version": "1.0.0", "scope": "global", "source": "registry", "sha256": "f" * 64,
         "verified": True, "action": "installed"}

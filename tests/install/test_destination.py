@@ -12,10 +12,10 @@ from typing import Any
 
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.install.destination import Announce, Destination
+from pkgmgr.hosts.port import Announce, Destination
+from pkgmgr.hosts.port import Prepared as Verified
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.pipeline import install
-from pkgmgr.install.verify import Verified
 from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import global_scope
 from pkgmgr.store.switch import Outcome
