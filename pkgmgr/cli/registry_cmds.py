@@ -458,11 +458,12 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
             if warning is not None:
                 ctx.warn(warning)
             if args.push:
-                from pkgmgr.net.oci import push_archive
+                from pkgmgr.registry.stores import OciStore, store_for
 
                 session = session or _session(ctx)
-                url = push_archive(session, args.push, copy, sha256=facts.sha256, size=facts.size,
-                                   title=f"{facts.name}-{facts.version}{facts.suffix}")
+                store = store_for(args.push) or OciStore()  # whose reference rules then say what is wrong
+                url = store.push(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                                 title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,
                              description=getattr(args, "description", None))

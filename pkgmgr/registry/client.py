@@ -302,11 +302,15 @@ class Registry:
             assert isinstance(reader, SignedReader)
             reader.check_archive(version.url, version.sha256, version.size, f"version {version.version}")
         location = self.reader.locate(version.url)
-        if location.path is None and not location.url.startswith("oci://"):  # oci: pkgmgr.net.oci decides
-            from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
+        if location.path is None:
+            from pkgmgr.net.http import UrlNotAllowed
+            from pkgmgr.registry.stores import NO_STORE, store_for
 
+            store = store_for(location.url)
             try:
-                check_url_allowed(location.url, insecure=self.insecure)
+                if store is None:
+                    raise UrlNotAllowed(f"{location.url}: {NO_STORE}")
+                store.allowed(location.url, insecure=self.insecure)
             except UrlNotAllowed as error:
                 raise PkgmgrError(f"registry {self.name}: version {version.version}: {error.message}",
                                   code=Code.INVALID_INDEX, details={"registry": self.name, "url": version.url},

@@ -278,27 +278,13 @@ def url_problem(url: str) -> str | None:
     if "#" in url:
         return "must not have a fragment"
     try:
-        parts = urlsplit(url)
-        host = parts.hostname
+        urlsplit(url).hostname  # noqa: B018 - validates the host
     except ValueError as exc:
         return f"is not a valid URL: {exc}"
-    if parts.scheme == "oci":
-        from pkgmgr.net.oci import oci_url_problem
+    from pkgmgr.registry.stores import NO_STORE, store_for
 
-        return oci_url_problem(url)
-    if parts.scheme:
-        if parts.scheme not in ("https", "http"):
-            return "must be an https:// URL, an oci:// digest reference or a path relative to the registry root"
-        if not host:
-            return "has no host"
-        if "@" in parts.netloc:
-            return "must not carry credentials"
-        return None
-    if url.startswith("/") or parts.netloc:
-        return "a relative url must not start with '/'"
-    if any(segment in ("", ".", "..") for segment in parts.path.split("/")):
-        return "a relative url must not contain empty, '.' or '..' segments"
-    return None
+    store = store_for(url)  # the store of its scheme decides (registry/stores.py)
+    return store.url_problem(url) if store is not None else NO_STORE
 
 
 def parse_entry(raw: bytes, file: str, *, expected_name: str | None = None) -> Entry:

@@ -460,19 +460,17 @@ def http_fetcher(http: Any, limit: int) -> tuple[Fetcher, Callable[[], None]]:
     and the function that removes that cache."""
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.progress import Reporter
+    from pkgmgr.registry.stores import NO_STORE, Channel, store_for
 
     tmp = tempfile.TemporaryDirectory(prefix="pkgmgr-validate-")
     cache = DownloadCache(Path(tmp.name))
 
-    def fetch(url: str, label: str) -> Path:
-        if url.startswith("oci://"):  # the manifest's layer, which the entry's sha256 and size are checked against
-            from pkgmgr.net.oci import OciClient, parse_oci
+    channel = Channel(http, cache, Reporter(), limit)
 
-            oci = OciClient(http)
-            layer = oci.resolve(parse_oci(url), label=label)
-            return oci.fetch(url, sha256=layer.digest, size=layer.size, cache=cache, reporter=Reporter(), key=url,
-                             label=label, max_bytes=limit)
-        return http.download(url, expected_sha256=None, expected_size=None, cache=cache, reporter=Reporter(),
-                             key=url, label=label, max_bytes=limit).path
+    def fetch(url: str, label: str) -> Path:
+        store = store_for(url)
+        if store is None:
+            raise PkgmgrError(f"{label}: {url} {NO_STORE}", code=Code.INVALID_INDEX)
+        return store.fetch(url, channel, sha256=None, size=None, key=url, label=label)
 
     return fetch, tmp.cleanup
