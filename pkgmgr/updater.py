@@ -226,11 +226,12 @@ class Updater:
     def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Config,
                 interactive: bool, confirm: Confirm | None, reporter: "Reporter", lock_timeout: float,
                 announce: Announce | None) -> None:
-        from pkgmgr.install.pipeline import install
+        from pkgmgr.install.pipeline import InstallRequest, install
 
-        batch = install(self.scope, config=config, options=self.options,
-                        planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
-                        reporter=reporter, lock_timeout=lock_timeout, announce=announce, keep_going=False)
+        batch = install(InstallRequest(self.scope, config=config, options=self.options,
+                                       planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
+                                       reporter=reporter, lock_timeout=lock_timeout, announce=announce,
+                                       keep_going=False))
         for (item, _), result in zip(plans, batch.results):
             item.summary = result.summary
             if result.status == "failed":

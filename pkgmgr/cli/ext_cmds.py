@@ -204,7 +204,7 @@ def installed_json(installed: Installed, **extra: Any) -> dict[str, Any]:
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.install.pipeline import install
+    from pkgmgr.install.pipeline import InstallRequest, install
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
@@ -214,11 +214,11 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
 
         check_saveable(scope.workspace, args.refs)
     options = install_options(ctx, args)
-    batch = install(
+    batch = install(InstallRequest(
         scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
         lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
-    )
+    ))
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed
 

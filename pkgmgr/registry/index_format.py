@@ -20,7 +20,7 @@ from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.hosts import others as other_hosts
 from pkgmgr.jsonutil import join_key
 from pkgmgr.patterns import EXTENSION_NAME
-from pkgmgr.versions import _SEMVER, parse_semver
+from pkgmgr.versions import SEMVER, parse_semver
 
 INVALID = Code.INVALID_INDEX
 MIB = 1024 * 1024
@@ -473,7 +473,7 @@ def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
         previous = max(previous, item["name"])
         versions = []
         for vindex, version in enumerate(item["versions"]):
-            if not _SEMVER.fullmatch(version["version"]):  # the regex only: 10,000 Version objects cost
+            if not SEMVER.fullmatch(version["version"]):  # the regex only: 10,000 Version objects cost
                 sink.add(f"extensions[{index}].versions[{vindex}].version",
                          f"{version['version']!r} is not a semantic version (X.Y.Z)")
                 continue
@@ -510,7 +510,7 @@ def _index_fast(doc: Any) -> Index | None:
         return None
     if not 0 <= serial <= _MAX_SERIAL or type(items) is not list:
         return None
-    name_ok, semver_ok = _NAME_RE.fullmatch, _SEMVER.fullmatch
+    name_ok, semver_ok = _NAME_RE.fullmatch, SEMVER.fullmatch
     ext_size, version_size = len(_INDEX_EXTENSION_KEYS), len(_INDEX_VERSION_KEYS)
     extensions = []
     previous = ""

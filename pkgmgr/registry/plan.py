@@ -8,7 +8,7 @@ the installer's thread pool.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from pkgmgr.registry.client import Registry
     from pkgmgr.registry.session import Session
 
-Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None, registry: str | None = None) -> Planner:
+def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None,
+                 registry: str | None = None) -> RemotePlanner:
     """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
     through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
     registry alone answer for names."""
@@ -37,6 +37,8 @@ def make_planner(session: Session, *, options: InstallOptions, asset: str | None
 
 
 class RemotePlanner:
+    """The pipeline's `BatchPlanner` (`install.pipeline`) of names, `github:` refs and URLs."""
+
     def __init__(self, session: "Session", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session

@@ -15,7 +15,7 @@ import re
 
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
 from pkgmgr.patterns import HEX64, UTC_MOMENT
-from pkgmgr.versions import _SEMVER, strip_v
+from pkgmgr.versions import SEMVER, strip_v
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is a tenth of that start-up
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ def _count(value: Any) -> bool:
 
 
 def _version(value: Any) -> bool:
-    return isinstance(value, str) and _SEMVER.fullmatch(strip_v(value)) is not None
+    return isinstance(value, str) and SEMVER.fullmatch(strip_v(value)) is not None
 
 
 def _digest_or_empty(value: Any) -> bool:

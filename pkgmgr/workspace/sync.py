@@ -402,7 +402,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
 
 def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,
              reporter: Reporter, lock_timeout: float, announce: Callable[[dict[str, Any]], None] | None) -> None:
-    from pkgmgr.install.pipeline import install
+    from pkgmgr.install.pipeline import InstallRequest, install
 
     # The approved pkgmgr.toml is the consent for its sources (SPEC 10); its declaration is
     # authoritative over where an installed extension came from.
@@ -415,8 +415,9 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         # github release, or a locked archive, can hold another extension)
         plans.append(dataclasses.replace(plan, expects=dataclasses.replace(plan.expects, name=item.name,
                                                                               host=item.declared.host)))
-    batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
-                    lock_timeout=lock_timeout, announce=announce, keep_going=False)  # all or nothing (SPEC 4)
+    batch = install(InstallRequest(resolver.ws.scope, config=config, options=install_options, planned=plans,
+                                   reporter=reporter, lock_timeout=lock_timeout, announce=announce,
+                                   keep_going=False))  # all or nothing (SPEC 4)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error
