@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, NamedTuple, Protocol, TypeVar, runtime_checkable
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.store import switch
 
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
@@ -70,42 +71,24 @@ class Promises(Protocol):
     def check_tree(self, label: str, tree_sha256: str) -> None: ...
 
 
-class Source(Protocol):
-    """A source made local (`install.plan.Fetched`): where a tree came from, as its record keeps it."""
+class Source(switch.Source, Protocol):
+    """A source made local (`install.plan.Fetched`): where a tree came from, as its record keeps it
+    (`store.switch.Source`), and what it holds and must turn out to be."""
 
-    @property
-    def kind(self) -> str: ...
-    @property
-    def locator(self) -> str: ...
     @property
     def archive(self) -> Path | None: ...
     @property
     def directory(self) -> Path | None: ...
-    @property
-    def sha256(self) -> str | None: ...
-    @property
-    def source_url(self) -> str | None: ...
-    @property
-    def verified(self) -> bool: ...
-    @property
-    def tier(self) -> str | None: ...
-    @property
-    def registry(self) -> str | None: ...
     @property
     def label(self) -> str: ...
     @property
     def expects(self) -> Promises: ...
 
 
-class Options(Protocol):
-    """The options of an install as a host reads them (`install.options.InstallOptions`)."""
+class Options(switch.SwitchOptions, Protocol):
+    """The options of an install as a host reads them (`install.options.InstallOptions`): those a
+    switch of the store reads (`store.switch.SwitchOptions`), and the hosts' own."""
 
-    @property
-    def force(self) -> bool: ...
-    @property
-    def pin(self) -> bool: ...
-    @property
-    def allow_unverified(self) -> bool: ...
     @property
     def allow_grants(self) -> bool: ...
     @property

@@ -10,11 +10,9 @@ routes each prepared tree to the destination of its host; the pipeline sees one 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from contextlib import AbstractContextManager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.hosts.port import Announce, BatchDestination, Destination, Options, Prepared
+from pkgmgr.hosts.port import Announce, BatchDestination, Destination, Options, Prepared, ScopeStaging
 
 if TYPE_CHECKING:
     from pkgmgr.store.installed import Installed
@@ -22,8 +20,9 @@ if TYPE_CHECKING:
     from pkgmgr.store.switch import Outcome
 
 
-class HostRouting:
-    """One scope's destinations, every host's: a prepared tree goes to its own host's."""
+class HostRouting(ScopeStaging):
+    """One scope's destinations, every host's: a prepared tree goes to its own host's (each uses
+    the scope's writer lock and staging, `ScopeStaging`)."""
 
     def __init__(self, scope: Scope, host: str | None = None) -> None:
         self.scope = scope
@@ -33,15 +32,6 @@ class HostRouting:
     @property
     def label(self) -> str:
         return f"{self.scope.kind} scope"
-
-    def writer(self, timeout: float) -> AbstractContextManager[object]:
-        return self.scope.writer(timeout)
-
-    def new_staging(self) -> Path:
-        return self.scope.new_staging()
-
-    def discard(self, staging: Path) -> None:
-        self.scope.discard(staging)
 
     def installed(self, name: str) -> Installed | None:
         """The install of `name` in the scope (of `--host`'s host; else of the first host, in
