@@ -59,7 +59,13 @@ def listed(scopes: Sequence[Scope], host: str | None = None) -> list[Installed]:
     host and name), of `host` only when given; by host and name (`ext list`, `ext verify --all`)."""
     from pkgmgr.store import records
 
-    return records.visible(scopes, host)
+    return [observed(record) for record in records.visible(scopes, host)]
+
+
+def observed(record: Installed) -> Installed:
+    """`record` as its host sees it now (`Host.observed`: a state the host changed itself); the
+    scope store's own installs are what their rows say (no host module is imported for them)."""
+    return record if record.in_store else host_of(record).observed(record)
 
 
 def find(scopes: Sequence[Scope], names: Sequence[str], host: str | None = None) -> dict[str, Installed | PkgmgrError]:
@@ -77,7 +83,7 @@ def find(scopes: Sequence[Scope], names: Sequence[str], host: str | None = None)
             hosts = sorted(holders)
             raise PkgmgrError(f"{name} is installed for several hosts ({', '.join(hosts)}); say which with --host",
                               code=Code.USAGE, details={"hosts": hosts}, hint=" or ".join(f"--host {h}" for h in hosts))
-        found[name] = next(iter(holders.values())) if holders else _not_found(scopes, name, host)
+        found[name] = observed(next(iter(holders.values()))) if holders else _not_found(scopes, name, host)
     return found
 
 

@@ -330,6 +330,7 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:
         raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code=Code.NOT_FOUND)
+    current = host.observed(current)  # the state the host itself may have changed since
     if current.enabled == enabled:
         return current
     updated = current.with_changes(enabled=enabled)

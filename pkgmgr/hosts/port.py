@@ -363,6 +363,11 @@ class Host(ABC):
         """The tree checksum (SPEC 3, format 2) and file listing of an install at `path`, as this
         host's records keep it (a field the host rewrites itself left out)."""
 
+    def observed(self, record: Installed) -> Installed:
+        """The install as the host sees it now: a state the host itself changes (terva's own
+        `ext enable/disable`) read from where the host keeps it, over the recorded one. Reads only."""
+        return record
+
     def intact(self, record: Installed) -> bool:
         """The install is still there with the tree its record names."""
         import os

@@ -287,6 +287,19 @@ class Terva(FolderHost):
         """`terva ext enable/disable`: the manifest's `enabled` rewritten (`set_enabled`)."""
         set_enabled(record.place, enabled)
 
+    def observed(self, record: Installed) -> Installed:
+        """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
+        try:
+            raw = _read_manifest(record.place)
+            document = jsonfmt.plain(jsonfmt.decode(raw))
+        except (PkgmgrError, jsonfmt.JsonError, OSError):
+            return record  # gone or unreadable: `ext verify` says so
+        if not isinstance(document, dict):
+            return record
+        values = [v for k, v in document.items() if go_fold(k) == "enabled"]
+        enabled = values[-1] is not False if values else True  # absent or null: enabled (IsEnabled)
+        return record if enabled == record.enabled else record.with_changes(enabled=enabled)
+
     def kind_of(self, record: Installed) -> str:
         return "theme" if not record.manifest.get("exec") else "subprocess"
 

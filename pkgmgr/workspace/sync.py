@@ -80,16 +80,15 @@ class SyncResult:
     error: PkgmgrError | None = None
 
     def installed_rows(self) -> list[dict[str, Any]]:
-        """One row per extension installed or switched (another host's too), as `sync -o json`
-        reports it."""
-        rows = []
-        for ref_result in self.installed:
-            if ref_result.outcome is not None:
-                inst = ref_result.outcome.installed
-                rows.append({"name": inst.name, "version": inst.version, "scope": "workspace",
-                             "source": inst.source_kind, "sha256": inst.sha256, "verified": inst.verified,
-                             "action": ref_result.outcome.action})
-        return rows
+        """One row per extension installed or switched, of any host, as `sync -o json` reports it
+        (an install in a folder of its host with its host, directory and the notes its trust step
+        left: `lifecycle.changed_entry`)."""
+        from pkgmgr.lifecycle import changed_entry
+
+        return [changed_entry(r.outcome.installed, source=r.outcome.installed.source_kind,
+                              sha256=r.outcome.installed.sha256, verified=r.outcome.installed.verified,
+                              action=r.outcome.action)
+                for r in self.installed if r.outcome is not None]
 
     def failed_rows(self) -> list[dict[str, Any]]:
         """One row per declared ref that failed to install: the ref and its error's JSON."""
