@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
-__all__ = ["Change", "Done", "adopt", "find", "hosts_overview", "interrupted", "listed", "new", "pack", "plan_remove",
+__all__ = ["Change", "Done", "adopt", "find", "find_one", "hosts_overview", "interrupted", "listed", "new", "observed",
+           "pack", "plan_remove", "remove_records",
            "recover", "remove", "set_enabled", "status", "validate", "verify"]
 
 
@@ -350,17 +351,3 @@ def new(name: str, *, host: str, template: str | None, target: Path) -> Created:
         if rel.endswith(".sh"):
             os.chmod(path, 0o755)
     return Created(name, chosen.name, template, target, sorted(files))
-
-
-def changed_entry(item: Installed, **extra: Any) -> dict[str, Any]:
-    """An install a command changed, as its JSON lists it: name, version, scope, where it is (for
-    another host's: its host and directory, and the notes and approval its trust step left)."""
-    data: dict[str, Any] = {"name": item.name, "version": item.version or None, "scope": item.scope, **extra,
-                            **item.located()}
-    if not item.in_store:
-        data["notes"] = list(item.notes)
-        if item.trust:
-            data["trust"] = item.trust
-    return data
-
-

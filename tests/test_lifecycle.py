@@ -54,7 +54,7 @@ def test_one_change_routes_each_record_to_its_host(tmp_path: Path, scope: Scope,
     assert done.error is not None and done.error.code == Code.NOT_FOUND and "ghost" in done.error.message
     assert b'"enabled": false' in (homes.terva / "extensions" / "hello" / "extension.json").read_bytes()
     assert not (homes.eva / "extensions" / "notes.exs").exists()  # waits outside Eva's folder
-    entries = [lifecycle.changed_entry(i) for i in done.changed]
+    entries = [i.entry() for i in done.changed]
     assert entries[0] == {"name": "demo-ext", "version": "0.1.0", "scope": "global"}
     assert entries[1]["host"] == "terva" and entries[1]["path"] == str(homes.terva / "extensions" / "hello")
     removed = lifecycle.remove(scope, ["notes", "hello", "demo-ext"])

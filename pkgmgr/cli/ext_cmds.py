@@ -197,10 +197,8 @@ def _planner(ctx: Context, args: argparse.Namespace) -> Any:
 
 
 def installed_json(installed: Installed, **extra: Any) -> dict[str, Any]:
-    from pkgmgr.lifecycle import changed_entry
-
-    return changed_entry(installed, source=installed.source_kind, sha256=installed.sha256,
-                         verified=installed.verified, **extra)
+    return installed.entry(source=installed.source_kind, sha256=installed.sha256, verified=installed.verified,
+                           **extra)
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
@@ -414,9 +412,7 @@ def _change(ctx: Context, args: argparse.Namespace) -> Any:
 
 
 def _done_output(verb: str, done: Done) -> Output:
-    from pkgmgr.lifecycle import changed_entry
-
-    entries = [changed_entry(item, **({"enabled": item.enabled} if verb != "removed" else {}))
+    entries = [item.entry(**({"enabled": item.enabled} if verb != "removed" else {}))
                for item in done.changed]
     data = {verb: entries, "deactivated": done.deactivated}
 

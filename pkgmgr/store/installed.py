@@ -121,6 +121,18 @@ class Installed:
         when it is in a folder of another host ({} for the scope store's own)."""
         return {} if self.in_store else {"host": self.host, "path": str(self.directory)}
 
+    def entry(self, **extra: Any) -> dict[str, Any]:
+        """The install as a command that changed it lists it in JSON: name, version, scope, `extra`,
+        where it is (`located`) and, for an install in a folder of its host, the notes and the
+        approval its host's trust step left. One shape for every host."""
+        data: dict[str, Any] = {"name": self.name, "version": self.version or None, "scope": self.scope, **extra,
+                                **self.located()}
+        if not self.in_store:
+            data["notes"] = list(self.notes)
+            if self.trust:
+                data["trust"] = self.trust
+        return data
+
     @property
     def place(self) -> Path:
         """Where the host loads the install from (absolute)."""

@@ -82,12 +82,9 @@ class SyncResult:
     def installed_rows(self) -> list[dict[str, Any]]:
         """One row per extension installed or switched, of any host, as `sync -o json` reports it
         (an install in a folder of its host with its host, directory and the notes its trust step
-        left: `lifecycle.changed_entry`)."""
-        from pkgmgr.lifecycle import changed_entry
-
-        return [changed_entry(r.outcome.installed, source=r.outcome.installed.source_kind,
-                              sha256=r.outcome.installed.sha256, verified=r.outcome.installed.verified,
-                              action=r.outcome.action)
+        left: `Installed.entry`)."""
+        return [r.outcome.installed.entry(source=r.outcome.installed.source_kind, sha256=r.outcome.installed.sha256,
+                                          verified=r.outcome.installed.verified, action=r.outcome.action)
                 for r in self.installed if r.outcome is not None]
 
     def failed_rows(self) -> list[dict[str, Any]]:
@@ -378,12 +375,12 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
         deactivate(ws.scope, activation["id"], lock_timeout=lock_timeout)
         result.activations.append({**activation, "status": "deactivated"})
     if plan.remove:
-        from pkgmgr.lifecycle import Change, changed_entry, remove_records
+        from pkgmgr.lifecycle import Change, remove_records
 
         change = Change(deactivate=True, approve_host_trust=options.install.approve_host_trust,
                         lock_timeout=lock_timeout)
         done = remove_records(ws.scope, plan.remove, change)
-        result.removed.extend(changed_entry(gone) for gone in done.changed)
+        result.removed.extend(gone.entry() for gone in done.changed)
         result.activations.extend(done.deactivated)
         if done.error is not None:
             raise done.error
