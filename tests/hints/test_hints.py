@@ -93,8 +93,7 @@ entry("cli/app.py", next(t for m, t in sites() if m == "pkgmgr/cli/app.py" and t
       Text("the top-level help's examples: tests/cli/test_app.py parses every example"))
 entry("cli/bundle_cmds.py", "already activated; 'pkgmgr bundle show {}' shows it", Runs(s.preview_then_activate))
 entry("cli/bundle_cmds.py", "pkgmgr{} bundle activate {}", Runs(s.preview_then_activate))
-for template in ('" $(pkgmgr completion names 2>/dev/null)"',
-                 "complete -c pkgmgr -n '{}' -a '(pkgmgr completion names 2>/dev/null)'"):
+for template in ("complete -c pkgmgr -n '{}' -a '(pkgmgr completion names 2>/dev/null)'",):
     entry("cli/completion_cmds.py", template, Text("a completion script's own call of pkgmgr"))
 for module, template in list(sites()):
     if module == "pkgmgr/cli/completion_cmds.py" and template.startswith("# pkgmgr completion for"):
