@@ -75,10 +75,13 @@ def fold_keys(table: dict[str, Any], kind: str, tables: Tables, unknown: Unknown
     """`table` (a struct of `kind`) as the decoder reads it: keys renamed to their fields, the
     keys that name none left out, each told to `unknown`; a variant of a field the table also
     names exactly is left out too (BurntSushi fills the field with both, in no fixed order;
-    encoding/json with the last)."""
+    encoding/json with the last); a key whose value is JSON null left out silently (it sets
+    nothing)."""
     fields, nested = tables[kind]
     result: dict[str, Any] = {}
     for key, value in table.items():
+        if value is None:
+            continue  # encoding/json: a JSON null leaves a struct field as it is (TOML has no null)
         field = field_for(key, fields)
         path = f"{prefix}.{key}" if prefix else str(key)
         if field is None:

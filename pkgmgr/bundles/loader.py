@@ -25,6 +25,7 @@ from pkgmgr.bundles.schedule import (
     check_schedule,
     check_trigger_filter,
 )
+from pkgmgr.bundles.task import check_task
 from pkgmgr.documents import MIB
 from pkgmgr.errors import Code, Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
@@ -118,17 +119,6 @@ def _named_entries(sink: ProblemSink, table: dict[str, Any], key: str, kind: str
         entry_key = f"{key}.{kind}[{index}]"
         _claim_name(sink, names, entry.get("name"), f"{entry_key}.name", what, "a profile")
         yield entry_key, entry
-
-
-def _task_channel(sink: ProblemSink, task: dict[str, Any], key: str, channels: set[str]) -> None:
-    """A task that names a channel (`network_participation.channel_strategy = "named"`) must
-    name one of the profile's channels (`BundleJob.Validate`)."""
-    request = task.get("network_participation")
-    if not isinstance(request, dict) or request.get("channel_strategy") != "named":
-        return
-    channel = request.get("channel_id")
-    if isinstance(channel, str) and go_trim_space(channel) not in channels:
-        sink.add(f"{key}.network_participation.channel_id", f"names undeclared channel {go_trim_space(channel)!r}")
 
 
 class _Loader:
@@ -352,7 +342,7 @@ class _Loader:
             if task is not None and isinstance(retry, dict) and retry.get("strategy") != "none":
                 sink.add(f"{job_key}.retry.strategy", 'must be "none" when the job has a task')
             if task is not None:
-                _task_channel(sink, task, f"{job_key}.task", channels)
+                check_task(sink, task, f"{job_key}.task", channels)
             enabled = job.get("enabled", True)
             jobs.append(
                 JobSpec(

@@ -14,7 +14,7 @@ from pkgmgr.manifest import read_manifest
 from pkgmgr.manifest.generations import GENERATIONS, V03, has_bundles
 
 HERE = Path(__file__).parent
-KINDS = ("manifest", "bundle", "agent", "layout")
+KINDS = ("manifest", "bundle", "agent", "layout", "job")
 #: the manifest of a bundle or agent case that brings none: one bundle directory
 BUNDLE_MANIFEST = """name = "bundle-case"
 version = "0.1.0"
