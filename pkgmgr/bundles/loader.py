@@ -74,6 +74,25 @@ def load_bundles(
     return tuple(bundles)
 
 
+def load_bundles_of(root: Path, bundle_paths: Sequence[str], *, reserved_agent_names: Collection[str],
+                    generation: str = "auto") -> tuple[Bundle, ...]:
+    """The bundles of an installed extension, judged by `generation`, or under `auto` by the
+    newest generation with bundles that loads them (a layout's document version, an agent's hook
+    events differ between v0.2 and v0.3-beta.3; it was judged so when it was installed). Raises
+    as `load_bundles`, the refusal with the fewest problems when no generation loads them."""
+    from pkgmgr.errors import ValidationFailed
+    from pkgmgr.manifest.generations import GENERATIONS, has_bundles
+
+    candidates = [generation] if generation != "auto" else [g for g in reversed(GENERATIONS) if has_bundles(g)]
+    failures: list[ValidationFailed] = []
+    for candidate in candidates:
+        try:
+            return load_bundles(root, bundle_paths, reserved_agent_names=reserved_agent_names, generation=candidate)
+        except ValidationFailed as exc:
+            failures.append(exc)
+    raise min(failures, key=lambda exc: len(exc.problems))
+
+
 def _text(table: dict[str, Any], key: str) -> str:
     """A string field as Compozy reads it: trimmed (Go's strings.TrimSpace); "" otherwise."""
     value = table.get(key)
@@ -318,7 +337,7 @@ class _Loader:
         except TreeError as exc:
             self.side.append(Problem(exc.code, rel, "", exc.message))
             return None, None
-        layout, problems = parse_layout(data, file=rel)
+        layout, problems = parse_layout(data, file=rel, generation=self.generation)
         self.side.extend(problems)
         if layout is None:
             return None, None
