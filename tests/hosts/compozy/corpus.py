@@ -82,7 +82,8 @@ def judge(root: Path, generation: str) -> str:
     try:
         manifest = read_manifest(root, generation=generation)
         if has_bundles(generation) and manifest.bundles:
-            load_bundles(root, manifest.bundles, reserved_agent_names=DEFAULT_RESERVED_AGENTS, generation=generation)
+            load_bundles(root, manifest.bundles, reserved_agent_names=DEFAULT_RESERVED_AGENTS, generation=generation,
+                         provides=manifest.capabilities)
     except ValidationFailed as exc:
         return "refuses:" + ";".join(problem.key for problem in exc.problems)
     except PkgmgrError:
