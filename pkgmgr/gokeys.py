@@ -1,4 +1,4 @@
-"""How the Go hosts' decoders (Compozy's, terva's) read a document: the text, and the keys
+"""How Go's decoders (Compozy's, and any host written in Go) read a document: the text, and the keys
 matched to the fields of their structs.
 
 Text: Go's `encoding/json` replaces each byte that is not valid UTF-8 inside a string with
