@@ -91,10 +91,11 @@ def bundle_summary(item: Installed, manifest: Manifest, *, config: Config,
     cannot be read."""
     if not manifest.bundles:
         return []
-    from pkgmgr.bundles import load_bundles
+    from pkgmgr.bundles.loader import load_bundles_of
 
     try:
-        bundles = load_bundles(item.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+        bundles = load_bundles_of(item.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names,
+                                  generation=getattr(config, "compozy_generation", "auto"))
     except PkgmgrError as error:
         warn(f"{item.name}: bundles cannot be read: {error.message.splitlines()[0]}")
         return []

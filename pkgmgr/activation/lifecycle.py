@@ -103,7 +103,7 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     """Load and validate the bundles of an installed tree. The manifest was validated when it
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
-    from pkgmgr.bundles import load_bundles
+    from pkgmgr.bundles.loader import load_bundles_of
     from pkgmgr.manifest.generations import AUTO, has_bundles
 
     generation = getattr(config, "compozy_generation", AUTO)
@@ -118,7 +118,8 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     resources = as_read(installed.manifest).get("resources")  # as Compozy reads the keys
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
-    return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
+    return load_bundles_of(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names,
+                           generation=generation)
 
 
 def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:

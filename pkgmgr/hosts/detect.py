@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.fsutil import NotRegularFile, read_regular
 from pkgmgr.hosts import HOSTS
 
 if TYPE_CHECKING:
@@ -36,11 +37,9 @@ def manifests(level: Path) -> tuple[dict[str, str], str | None]:
         from pkgmgr.hosts import terva
 
         theme = any(os.path.exists(level / rel) for rel in terva.THEME_FILES)
-        from pkgmgr.fsutil import read_regular
-
-        try:
+        try:  # never blocks: a FIFO or a device is no manifest
             raw = read_regular(level / "extension.json", limit=terva.MANIFEST_MAX_BYTES, follow_symlinks=True)
-        except OSError:  # a FIFO or a device too: refused without blocking
+        except (OSError, NotRegularFile):
             raw = b""
         if theme or terva.is_terva_manifest(raw):
             found["terva"] = "extension.json"
