@@ -1,5 +1,10 @@
 """Bytes to plain JSON-like values, strictly: the one decoder of the documents an extension
-carries (manifests, bundles, layouts, agent files).
+carries (manifests, bundles, layouts, agent files), and of every other JSON document pkgmgr
+reads from outside (`decode_json`: OCI token replies and manifests, GitHub API bodies, Docker's
+config, lock and record files, the trusted TUF metadata it keeps; `parse_json` with other
+hooks: the hosts' own files through `pkgmgr.hosts.jsonfmt`). `read_json_file` reads such a file
+through the bounded primitive (`fsutil.read_regular`: a FIFO, device or socket refused without
+blocking, a size cap, no final link followed unless asked).
 
 A *plain* value is what canonical JSON can encode and hash: dicts with string keys, lists,
 strings without lone surrogates, finite numbers, booleans and null. JSON is decoded with
@@ -11,7 +16,9 @@ file yields a `DocumentError` (or a list of issues), never a RecursionError or a
 (extension documents, registry files, `pkgmgr.toml`, `pkgmgr.lock`, `config.toml`): tomllib
 spends time quadratic in a dotted key's depth (`a.a.a….b = 1`: an 80 KB file took a minute),
 so the text is first scanned in linear time and a key or table header of more than
-`MAX_KEY_DEPTH` parts is refused before tomllib sees it. A UTF-8 byte order mark is accepted
+`MAX_KEY_DEPTH` parts is refused before tomllib sees it. JSON is likewise scanned for its depth
+(`check_json_depth`, linear) before `json.loads` recurses into it: 200,000 `[` is a
+`DocumentError`, and a `RecursionError` never escapes. A UTF-8 byte order mark is accepted
 at the start of a TOML document (Compozy's TOML decoder, BurntSushi/toml, skips it) and refused
 in an extension's JSON documents (Go's encoding/json refuses it).
 """
@@ -21,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import operator
+import os
 import re
 from typing import Any
 
@@ -65,11 +73,63 @@ def load_document(data: bytes, *, kind: str, max_bytes: int) -> tuple[Any, list[
         value = decode_toml(data, max_bytes=max_bytes)
     else:
         _check_size(data, max_bytes)
-        try:
-            value = _decode_json(decode_text(data))
-        except RecursionError:
-            raise DocumentError(f"nested deeper than {MAX_DEPTH} levels") from None
+        value = _decode_json(decode_text(data))
     return value, plain_issues(value)
+
+
+def decode_json(data: bytes, *, max_bytes: int, max_depth: int = MAX_DEPTH) -> Any:
+    """Strict JSON bytes (UTF-8 without a byte order mark; duplicate keys, NaN/Infinity and
+    trailing data refused) of at most `max_bytes`, nested at most `max_depth`, to a value.
+    Raises DocumentError, never another exception: the caller maps it to the code of what it
+    read (`auth_required` for a token reply, `invalid_archive` for an OCI manifest, ...)."""
+    _check_size(data, max_bytes)
+    return parse_json(decode_text(data), max_depth=max_depth, **_STRICT)
+
+
+def read_json_file(path: str | os.PathLike[str], *, max_bytes: int, max_depth: int = MAX_DEPTH,
+                   follow_symlinks: bool = False) -> Any:
+    """`decode_json` of the regular file `path`, read through `fsutil.read_regular` (never
+    blocking on a FIFO, at most `max_bytes` + 1 bytes read, a final link refused unless
+    `follow_symlinks`). Raises the OSError of the read (`fsutil.NotRegularFile` for a FIFO, a
+    device, a socket, a link or a directory) and DocumentError."""
+    from pkgmgr.fsutil import read_regular
+
+    return decode_json(read_regular(path, limit=max_bytes, follow_symlinks=follow_symlinks), max_bytes=max_bytes,
+                       max_depth=max_depth)
+
+
+# `check_json_depth`: strings (whose brackets do not count; one left open runs to the end of the
+# text) are removed, then everything but brackets, and the running depth is summed in C
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*(?:"|\Z)', re.DOTALL)
+_NOT_BRACKET = re.compile(r"[^\[\]{}]+")
+_BRACKET_STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
+
+
+def check_json_depth(text: str, max_depth: int) -> None:
+    """Refuse (DocumentError) JSON text nested deeper than `max_depth` before anything parses it,
+    in time linear in its length (json.loads recurses once per level)."""
+    if text.count("[") + text.count("{") <= max_depth:
+        return
+    from itertools import accumulate
+
+    brackets = _NOT_BRACKET.sub("", _JSON_STRING.sub("", text))
+    if max(accumulate(map(_BRACKET_STEP.__getitem__, brackets)), default=0) > max_depth:
+        raise DocumentError(f"nested deeper than {max_depth} levels")
+
+
+def parse_json(text: str, *, max_depth: int, **hooks: Any) -> Any:
+    """`json.loads(text, **hooks)` once `check_json_depth` passed. Raises DocumentError (with the
+    line) for text that is not JSON, too deep, or refused by a hook (a hook raises ValueError)."""
+    check_json_depth(text, max_depth)
+    try:
+        return json.loads(text, **hooks)
+    except json.JSONDecodeError as exc:
+        message = "trailing data after the JSON value (exactly one value allowed)" if exc.msg == "Extra data" else exc.msg
+        raise DocumentError(f"not valid JSON: {message}", line=exc.lineno) from None
+    except RecursionError:  # cannot happen after the scan; kept so that it can never escape
+        raise DocumentError(f"nested deeper than {max_depth} levels") from None
+    except ValueError as exc:  # raised by the hooks, or by int() on a huge literal
+        raise DocumentError(f"not valid JSON: {exc}") from None
 
 
 def decode_toml(data: bytes, *, max_bytes: int) -> dict[str, Any]:
@@ -135,18 +195,7 @@ def check_toml_keys(text: str) -> None:
 
 
 def _decode_json(text: str) -> Any:
-    try:
-        return json.loads(
-            text,
-            object_pairs_hook=_unique_keys,
-            parse_constant=_reject_constant,
-            parse_float=_finite_float,
-        )
-    except json.JSONDecodeError as exc:
-        message = "trailing data after the JSON value (exactly one value allowed)" if exc.msg == "Extra data" else exc.msg
-        raise DocumentError(f"not valid JSON: {message}", line=exc.lineno) from None
-    except ValueError as exc:  # raised by the hooks above, or by int() on a huge literal
-        raise DocumentError(f"not valid JSON: {exc}") from None
+    return parse_json(text, max_depth=MAX_DEPTH, **_STRICT)
 
 
 def _decode_toml(text: str) -> Any:
@@ -165,7 +214,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)}")
+            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)} (pkgmgr's rule: Go keeps the last "
+                             "value, other readers the first; keep one)")
         result[key] = value
     return result
 
@@ -179,6 +229,10 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(number):
         raise ValueError(f"number {text[:40]} is out of range")
     return number
+
+
+_STRICT: dict[str, Any] = {"object_pairs_hook": _unique_keys, "parse_constant": _reject_constant,
+                           "parse_float": _finite_float}
 
 
 class Fatal(str):

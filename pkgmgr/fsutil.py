@@ -58,8 +58,9 @@ def read_regular(path: str | os.PathLike[str], *, limit: int, follow_symlinks: b
     fd = open_regular_fd(path, follow_symlinks=follow_symlinks)
     try:
         chunks, left = [], limit + 1
+        step = min(left, os.fstat(fd).st_size + 1)  # a regular file comes whole in one read (and one copy)
         while left > 0:
-            chunk = os.read(fd, min(left, 1024 * 1024))
+            chunk = os.read(fd, min(left, max(step, 1024 * 1024) if chunks else step))
             if not chunk:
                 break
             chunks.append(chunk)
@@ -325,6 +326,8 @@ def secure_dirs(base: Path, rel: str, *, create: bool, mode: int = 0o755) -> Non
                     os.mkdir(name, mode, dir_fd=fd)
                 except FileExistsError:
                     pass  # another process made it meanwhile: it is opened (and checked) below
+                except OSError as exc:
+                    raise _named(exc, path) from None
                 child = _open_child(name, flags, fd, path)
             except OSError as exc:
                 raise _not_a_directory(exc, path) from None
@@ -342,13 +345,20 @@ def _open_child(name: str, flags: int, fd: int, path: Path) -> int:
         raise _not_a_directory(exc, path) from None
 
 
+def _named(exc: OSError, path: Path) -> OSError:
+    """`exc` naming `path` whole: an error of a call relative to a directory descriptor names only
+    the last component (`.staging: Permission denied`), which says nothing of where it is."""
+    named = type(exc)(exc.errno, exc.strerror, str(path))
+    return named
+
+
 def _not_a_directory(exc: OSError, path: Path) -> Exception:
     """`path_escapes_root` for a link or a non-directory where a directory was opened; other
-    OS errors (permissions, a full disk) as they are."""
+    OS errors (permissions, a full disk) as they are, naming the whole path."""
     from pkgmgr.errors import PkgmgrError
 
     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
-        return exc
+        return _named(exc, path)
     kind = "a symbolic link" if os.path.islink(path) else "not a directory"
     return PkgmgrError(f"{path} is {kind}: pkgmgr does not write through it", code=Code.PATH_ESCAPES_ROOT,
                        path=str(path),

@@ -101,9 +101,9 @@ def find_one(scopes: Sequence[Scope], name: str, host: str | None = None) -> Ins
     Raises `not_found` and `usage`."""
     item = find(scopes, [name], host)[name]
     if isinstance(item, PkgmgrError):
-        if host is None:
-            item.hint = f"'pkgmgr ext install {name}' installs it"
         suggest_close(item, name, [row.name for row in listed(scopes, host)])
+        if host is None and "suggestions" not in item.details:
+            item.hint = f"'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {name}' what the registries offer"
         raise item
     return item
 

@@ -11,6 +11,10 @@ class Reporter:
     def download_started(self, key: str, label: str, total: int | None) -> None:
         """A download of `total` bytes (None when unknown) begins."""
 
+    def download_answered(self, key: str, total: int | None) -> None:
+        """The server answered: the body (`total` bytes, None when unknown) starts now, and what
+        an earlier attempt counted is dropped. Until then the download waited for its first byte."""
+
     def download_advanced(self, key: str, amount: int) -> None:
         """`amount` more bytes arrived."""
 

@@ -140,11 +140,14 @@ def schema_problems(instance: Any, name: str, *, file: str, code: str, prefix: s
 
 
 def _leaf_errors(error: Any) -> list[Any]:
-    """For oneOf/anyOf, report the best matching branch's errors rather than the umbrella."""
+    """For oneOf/anyOf, report the best matching branch's errors rather than the umbrella: a
+    branch of the value's own type first (a table with an unknown key is reported by that key,
+    not as "must be of type string" by the branch that wanted a string)."""
     if error.context:
         from jsonschema.exceptions import best_match
 
-        best = best_match(error.context)
+        typed = [e for e in error.context if not (e.validator == "type" and not e.relative_path)]
+        best = best_match(typed or error.context)
         return _leaf_errors(best) if best is not None else [error]
     return [error]
 

@@ -245,3 +245,85 @@ def test_pkgmgrs_own_documents_accept_a_byte_order_mark(tmp_path) -> None:
     assert parse_entry(bom + as_toml(ENTRY), "extensions/de/demo-ext.toml", expected_name="demo-ext").name == "demo-ext"
     index = {"format": 1, "serial": 1, "extensions": []}
     assert parse_index(bom + jsonlib.dumps(index).encode()) is not None
+
+
+# --- the one bounded JSON decoder of documents from outside (issue 25 point 8) -----------------
+
+_json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab,:', max_size=6),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\ab', max_size=4), inner,
+                                                                 max_size=3),
+    max_leaves=40,
+)
+
+
+def _depth(value) -> int:
+    if isinstance(value, list):
+        return 1 + max(map(_depth, value), default=0)
+    if isinstance(value, dict):
+        return 1 + max(map(_depth, value.values()), default=0)
+    return 0
+
+
+@given(_json_values, st.integers(0, 12))
+def test_the_depth_scan_agrees_with_the_values_depth(value, limit: int) -> None:
+    """Brackets inside strings (escaped quotes too) never count; the scan refuses exactly the
+    documents deeper than the limit."""
+    import json
+
+    from pkgmgr.documents import check_json_depth
+
+    text = json.dumps(value)
+    if _depth(value) > limit:
+        with pytest.raises(DocumentError):
+            check_json_depth(text, limit)
+    else:
+        check_json_depth(text, limit)
+
+
+@settings(max_examples=300)
+@given(st.binary(max_size=300) | st.text(alphabet='[]{}"\\:,0123456789.eE+-tfnul ', max_size=300).map(str.encode))
+def test_decode_json_raises_only_document_errors(data: bytes) -> None:
+    from pkgmgr.documents import decode_json
+
+    try:
+        decode_json(data, max_bytes=200, max_depth=8)
+    except DocumentError:
+        pass
+
+
+@pytest.mark.parametrize("text", ["[" * 200_000, '{"a":' * 100_000, "[" * 65 + "]" * 65])
+def test_decode_json_refuses_deep_documents_before_parsing(text: str) -> None:
+    from pkgmgr.documents import decode_json
+
+    with pytest.raises(DocumentError, match="nested deeper than 64 levels"):
+        decode_json(text.encode(), max_bytes=1 << 20)
+
+
+def test_decode_json_is_strict_and_bounded() -> None:
+    from pkgmgr.documents import decode_json
+
+    assert decode_json(b'{"a": ["[[[", {"b": "\\"]]"}]}', max_bytes=100) == {"a": ["[[[", {"b": '"]]'}]}
+    for bad, words in ((b'{"a": 1, "a": 2}', "duplicate key"), (b"[NaN]", "NaN"), (b"[1] [2]", "trailing data"),
+                       (b"\xef\xbb\xbf[]", "byte order mark"), (b"[1e999]", "out of range"),
+                       (b"[" + b"0" * 300 + b"]", "larger than 256 bytes")):
+        with pytest.raises(DocumentError, match=words):
+            decode_json(bad, max_bytes=256)
+
+
+def test_read_json_file_refuses_what_is_not_a_regular_file(tmp_path) -> None:
+    import os
+
+    from pkgmgr.documents import read_json_file
+    from pkgmgr.fsutil import NotRegularFile
+
+    os.mkfifo(tmp_path / "fifo.json")
+    (tmp_path / "real.json").write_text('{"pid": 1}')
+    (tmp_path / "link.json").symlink_to(tmp_path / "real.json")
+    with pytest.raises(NotRegularFile, match="FIFO"):
+        read_json_file(tmp_path / "fifo.json", max_bytes=100)  # at once: opened without blocking
+    with pytest.raises(NotRegularFile, match="symbolic link"):
+        read_json_file(tmp_path / "link.json", max_bytes=100)
+    assert read_json_file(tmp_path / "link.json", max_bytes=100, follow_symlinks=True) == {"pid": 1}
+    with pytest.raises(DocumentError, match="larger than"):
+        read_json_file(tmp_path / "real.json", max_bytes=4)

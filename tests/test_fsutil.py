@@ -271,3 +271,42 @@ def test_without_syncfs_each_directory_is_fsynced(tmp_path: Path, monkeypatch: p
     paths = _dirs(tmp_path, 4)
     fsutil.fsync_dirs(*paths)
     assert sorted(synced) == paths
+
+
+@pytest.mark.parametrize("call", ["mkdir", "open"])
+def test_a_refused_directory_is_named_by_its_whole_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        call: str) -> None:
+    """The user's case (issue 29): `.staging: Permission denied` said nothing of where it is. A
+    call relative to a directory descriptor names the component; the error names the path."""
+    import errno
+
+    home = tmp_path / "home"
+    home.mkdir()
+    if call == "open":
+        (home / ".staging").mkdir()
+    real = getattr(os, call)
+
+    def refusing(name, *args, dir_fd=None, **kwargs):  # noqa: ANN001, ANN202 - os.open's and os.mkdir's signature
+        if dir_fd is not None and name == ".staging":
+            raise PermissionError(errno.EACCES, "Permission denied", name)
+        return real(name, *args, dir_fd=dir_fd, **kwargs)
+
+    monkeypatch.setattr(os, call, refusing)
+    with pytest.raises(PermissionError) as info:
+        fsutil.secure_dirs(home, ".staging", create=True)
+    assert info.value.filename == str(home / ".staging")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root is not refused by permissions")
+def test_an_unwritable_store_is_named_by_its_whole_path(tmp_path: Path) -> None:
+    from tests.support.cli import run_cli
+
+    home = tmp_path / "home"
+    home.mkdir()
+    home.chmod(0o500)
+    try:
+        result = run_cli(["--home", str(home), "ext", "install", "review-pack"])
+    finally:
+        home.chmod(0o700)
+    assert result.code == 9, result
+    assert f"{home}" in result.stderr and "error[io_error]: .staging" not in result.stderr

@@ -148,6 +148,9 @@ def test_rich_reporter_overlapping_downloads_stop_after_the_last(monkeypatch: py
     reporter.download_started("a", "a.tar.gz", 10)
     reporter.download_started("b", "b.tar.gz", None)  # unknown size
     assert len(reporter._progress.tasks) == 2
+    assert [t.description for t in reporter._progress.tasks] == ["a.tar.gz (waiting for the server)",
+                                                                "b.tar.gz (waiting for the server)"]
+    reporter.download_answered("b", None)
     reporter.download_advanced("b", 7)
     reporter.download_finished("a")
     assert reporter._progress.live.is_started  # b still running
@@ -163,6 +166,8 @@ def test_rich_reporter_counts_bytes_per_download(monkeypatch: pytest.MonkeyPatch
     reporter = RichReporter()
     reporter.download_started("a", "a.tar.gz", 100)
     reporter.download_started("b", "b.tar.gz", 100)
+    reporter.download_answered("a", 100)
+    reporter.download_answered("b", 100)
     for amount in (10, 20, 30):
         reporter.download_advanced("a", amount)
     reporter.download_advanced("b", 5)

@@ -104,7 +104,7 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     """Load and validate the bundles of an installed tree. The manifest was validated when it
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
-    from pkgmgr.bundles import load_bundles
+    from pkgmgr.bundles.loader import load_bundles_of
     from pkgmgr.manifest.generations import AUTO, has_bundles
 
     generation = getattr(config, "compozy_generation", AUTO)
@@ -119,7 +119,8 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     resources = as_read(installed.manifest).get("resources")  # as Compozy reads the keys
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
-    return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
+    return load_bundles_of(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names,
+                           generation=generation)
 
 
 def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:
@@ -268,7 +269,9 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
                               f"{resolved.installed.name} {resolved.installed.version}'s: {expected}",
                               code=Code.NETWORK_DIGEST_MISMATCH,
                               details={"given": confirm_digest, "network_digest": network},
-                              hint="'pkgmgr bundle preview' shows the requirement and its digest")
+                              hint=f"'pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle preview "
+                                   f"{resolved.installed.name}:{projection.bundle}/{projection.profile}' shows the "
+                                   "requirement and its digest")
         raise_findings(findings_for(conn, scope, resolved.bundle, resolved.profile,
                                     activation=projection.activation_id),
                        f"cannot activate {resolved.installed.name}:{projection.bundle}/{projection.profile}")
@@ -526,8 +529,9 @@ def guard_removal(conn: sqlite3.Connection, scope: Scope, installed: Installed, 
         raise PkgmgrError(f"cannot {action} {installed.name}: it has {len(rows)} activation(s): {ids}",
                           code=Code.EXTENSION_HAS_ACTIVE_BUNDLES,
                           details={"activations": [activation_json(r) for r in rows]},
-                          hint="pass --deactivate to deactivate them in the same step, or "
-                               "'pkgmgr bundle deactivate ACT' first")
+                          hint="pass --deactivate to deactivate them in the same step, or first "
+                               + " and ".join(f"'pkgmgr{scope_options(scope.kind, scope.workspace_path)} bundle "
+                                              f"deactivate {r['id']}'" for r in rows))
     for row in rows:
         _withdraw(conn, row["id"])
         crashpoint("remove.mid_deactivate")

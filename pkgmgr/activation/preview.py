@@ -44,9 +44,6 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         new_activation,
         resolve,
     )
-    from pkgmgr.manifest.keys import as_read
-    from pkgmgr.manifest.network import normalize_network
-
     resolved = resolve(scope, Target.parse(target), config=config)
     projection = resolved.projection
     conn = scope.reader()  # never creates state.db: a preview writes nothing
@@ -58,7 +55,6 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
         needs_confirmation = existing["status"] == AWAITING  # a confirmed one needs nothing more
     else:
         activation = new_activation(resolved, scope, AWAITING if needs_confirmation else ACTIVE)
-    network, _ = normalize_network(as_read(resolved.installed.manifest).get("network_participation"))
     document = {
         "activation": activation,
         "exists": existing is not None,
@@ -67,7 +63,7 @@ def preview_activation(scope: Scope, target: str, *, config: Config) -> Preview:
                       for r in projection.resources],
         "conflicts": [f.to_json() for f in findings],
         "confirmation_required": needs_confirmation,
-        "network_requirement": network if network and network.get("required") else None,
+        "network_requirement": network_requirement(resolved.installed),
     }
     return Preview(document, resolved, existing, findings)
 
@@ -84,3 +80,41 @@ def inventory(profile: Profile) -> dict[str, Any]:
         "triggers": [{"name": t.name, "agent": t.agent, "event": t.event} for t in profile.triggers],
         "layouts": [{"id": lay.id, "display_name": lay.display_name, "path": lay.path} for lay in profile.layouts],
     }
+
+
+def network_requirement(installed: Any) -> dict[str, Any] | None:
+    """The network requirement (`{"required","mode","channel_scopes"}`, normalised) the installed
+    extension declares; None when it declares none."""
+    from pkgmgr.manifest.keys import as_read
+    from pkgmgr.manifest.network import normalize_network
+
+    network, _ = normalize_network(as_read(installed.manifest).get("network_participation"))
+    return network if network and network.get("required") else None
+
+
+def review(scope: Scope, activation: dict[str, Any]) -> dict[str, Any]:
+    """What an operator reviews before confirming `activation` (`bundle show`): the network
+    requirement of the installed version it projects, and how its digest compares with what was
+    confirmed. `confirmation` is one of `not_needed` (no requirement), `confirmed` (the confirmed
+    digest is the current one; `since_version` when it was confirmed at an earlier activation
+    version and carried over), `never_confirmed` (awaiting at version 1: all of it is new) or
+    `changed` (awaiting at a later version: the update that made it changed the requirement, or
+    the activation was never confirmed; the earlier confirmation is not kept, SPEC 9.3)."""
+    from pkgmgr.activation.lifecycle import ACTIVE
+    from pkgmgr.store.switch import get_installed
+
+    installed = get_installed(scope, activation["extension"])
+    requirement = network_requirement(installed) if installed is not None else None
+    digest = activation.get("network_digest") or ""
+    if not digest:
+        state: dict[str, Any] = {"state": "not_needed"}
+    elif activation.get("confirmed_digest") == digest and activation.get("status") == ACTIVE:
+        state = {"state": "confirmed", "confirmed_digest": digest, "confirmed_version": activation["confirmed_version"]}
+        if activation["confirmed_version"] != activation["version"]:
+            state["carried_over"] = True  # confirmed at an earlier version, whose requirement was the same
+    elif activation.get("version") == 1:
+        state = {"state": "never_confirmed"}
+    else:
+        state = {"state": "changed", "changed_at_version": activation["version"],
+                 "extension_version": activation.get("extension_version")}
+    return {"network_requirement": requirement, "confirmation": state}

@@ -59,12 +59,22 @@ class CountingReader:
         return data
 
 
+# A gzip stream may hold several members (`cat a.gz b.gz`, bgzip's 64 KiB blocks); each costs a
+# new decompressor and a turn of a Python loop, whatever it holds. A member that adds little
+# output is therefore budgeted: at most GZIP_MEMBERS_FREE members, plus one for every
+# GZIP_MEMBER_BYTES produced (bgzip's blocks stay well inside; 2.5 million empty members — 48 MiB
+# that inflated for 86 s — stop after the first few, on every Python).
+GZIP_MEMBERS_FREE = 16
+GZIP_MEMBER_BYTES = 32 * 1024
+
+
 class Inflater:
     """A file-like `read(n)` over a deflate (zip) or gzip stream, refusing while it streams:
 
     - more than `max_ratio` bytes out per compressed byte in, once `ratio_threshold_bytes`
       have been produced;
-    - more than `cap` bytes out in total.
+    - more than `cap` bytes out in total;
+    - more gzip members than their output pays for (`GZIP_MEMBERS_FREE`, `GZIP_MEMBER_BYTES`).
 
     `read_raw(n)` supplies compressed bytes ("" at the end). Multi-member gzip is read through;
     anything after the last gzip member that is not another member is ignored (as gzip does).
@@ -81,6 +91,7 @@ class Inflater:
         self._member = member
         self.fed = 0  # compressed bytes taken from read_raw
         self.produced = 0
+        self.members = 1
         self.finished = False
 
     def read(self, size: int = -1) -> bytes:
@@ -119,6 +130,10 @@ class Inflater:
             rest += more
         if not rest.startswith(b"\x1f\x8b"):
             return False  # trailing padding or garbage after the last member: ignored
+        self.members += 1
+        allowed = GZIP_MEMBERS_FREE + self.produced // GZIP_MEMBER_BYTES
+        if self.members > allowed:
+            raise too_large("gzip member count", allowed, member=self._member, configurable=False)
         self._d = zlib.decompressobj(self._wbits)
         self._pending = rest
         return True

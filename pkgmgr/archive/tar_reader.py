@@ -40,6 +40,9 @@ _OVERHEAD_PER_ENTRY = 4096
 # tarfile reads a header record (a pax or GNU long-name record) whole into memory; names are at
 # most MAX_NAME_BYTES, so a record this large is refused before it is buffered.
 MAX_HEADER_BYTES = 1024 * 1024
+# After the end-of-archive blocks a tar stream holds only the padding of its last record (10 KiB
+# with tar's default blocking factor of 20; 1 MiB allows a factor of 2,048): more is refused.
+MAX_TRAILING_BYTES = 1024 * 1024
 # A pax record carries one value (a path at most MAX_NAME_BYTES, a number, an attribute), and a
 # pax header a handful of records. Before 3.11.10/3.12.6 tarfile parsed them with regexes that
 # are quadratic on long digit runs (CVE-2024-6232), so every pax header is checked first, in
@@ -103,9 +106,16 @@ class _ForwardStream:
         self._position -= len(data)
 
     def drain(self) -> None:
-        """Read to the end of the stream (record padding after the end-of-archive blocks)."""
-        while self._source.read(CHUNK):
-            pass
+        """Read to the end of the stream: the record padding after the end-of-archive blocks (at
+        most `MAX_TRAILING_BYTES`: more is refused before it is inflated further)."""
+        left = MAX_TRAILING_BYTES - (len(self._buffer) - self._offset)
+        while left >= 0:
+            chunk = self._source.read(CHUNK)
+            if not chunk:
+                break
+            left -= len(chunk)
+        else:
+            raise too_large("data after the end of the tar archive", MAX_TRAILING_BYTES, configurable=False)
         self._buffer, self._offset = b"", 0
 
     def chunks(self, size: int) -> Iterator[bytes]:

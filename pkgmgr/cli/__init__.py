@@ -35,12 +35,17 @@ def main(argv: list[str] | None = None) -> int:
     # in-process.
     thresholds = gc.get_threshold()
     gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
+    from pkgmgr.cli.secrets import ScrubbedStream
+
+    out, err = sys.stdout, sys.stderr
+    sys.stdout, sys.stderr = ScrubbedStream(out), ScrubbedStream(err)  # secrets are never printed (SPEC 6)
     try:
         from pkgmgr.cli.app import run
 
         code = run(args)
     finally:
         gc.set_threshold(*thresholds)
+        sys.stdout, sys.stderr = out, err
     return _flush(code)
 
 

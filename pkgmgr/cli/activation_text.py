@@ -35,19 +35,45 @@ def confirmation_text(a: dict[str, Any]) -> str:
                 text += f" (still holds at version {a['version']}: the network digest did not change)"
         return text
     if a.get("status") == "awaiting_confirmation":
-        return f"not yet: run {confirm_command(a)}"
+        return "not yet"
     return "not needed (no network requirement)"
 
 
-def activation_pairs(a: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The key/value block of `bundle show|activate|confirm`."""
+def review_pairs(review: dict[str, Any]) -> list[tuple[str, Any]]:
+    """What the operator reviews (`bundle show`): the network requirement and how it compares with
+    what was confirmed (`activation.preview.review`)."""
+    requirement = review["network_requirement"]
+    state = review["confirmation"]
+    if requirement is None:
+        pairs: list[tuple[str, Any]] = [("network", "none: nothing to confirm")]
+    else:
+        pairs = [("network mode", requirement["mode"]),
+                 ("channel scopes", ", ".join(requirement["channel_scopes"]) or "(none)")]
+    kind = state["state"]
+    if kind == "confirmed" and state.get("carried_over"):
+        pairs.append(("since confirmed", f"unchanged since version {state['confirmed_version']} was confirmed"))
+    elif kind == "never_confirmed":
+        pairs.append(("since confirmed", "nothing was confirmed before: all of the requirement above is new"))
+    elif kind == "changed":
+        pairs.append(("since confirmed", f"changed at version {state['changed_at_version']} (extension "
+                      f"{state['extension_version']}): the update withdrew any earlier confirmation, whose "
+                      "requirement is not kept; review all of the above"))
+    return pairs
+
+
+def activation_pairs(a: dict[str, Any], review: dict[str, Any] | None = None) -> list[tuple[str, Any]]:
+    """The key/value block of `bundle show|activate|confirm` (with `review`: the requirement
+    beside its digest, and how it compares with what was confirmed)."""
+    requirement = review_pairs(review) if review is not None else []
     return [
         ("activation", a["id"]),
         ("target", f"{a['extension']} {a['extension_version']}: bundle {a['bundle']}, profile {a['profile']}"),
         ("scope", a["scope"] + (f" ({a['workspace']})" if a.get("workspace") else "")),
         ("version", a["version"]),
         ("status", a["status"]),
+        *[pair for pair in requirement if pair[0] != "since confirmed"],
         ("network digest", a["network_digest"] or "(none)"),
+        *[pair for pair in requirement if pair[0] == "since confirmed"],
         ("activation digest", a["activation_digest"]),
         ("primary channel", a.get("primary_channel") or "-"),
         ("confirmed", confirmation_text(a)),

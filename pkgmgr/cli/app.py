@@ -45,6 +45,66 @@ class Parser(argparse.ArgumentParser):
         raise UsageError(f"{self.prog}: {message}", hint=f"run '{self.prog} --help' for usage")
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Help wrapped to the terminal's width, a word never broken at the edge (SPEC 11): prose
+    lines are filled; an indented line (an example command) is kept as written when it fits, else
+    continued on the next line with a shell's ` \\` (a trailing comment moved above it), so it still
+    runs as printed."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        lines: list[str] = []
+        for line in text.splitlines():
+            if not line.strip():
+                lines.append("")
+            elif line[0].isspace():
+                lines.extend(indent + part for part in example_lines(line, width))
+            else:
+                lines.extend(textwrap.wrap(line, width, initial_indent=indent, subsequent_indent=indent,
+                                           break_long_words=False, break_on_hyphens=False) or [indent])
+        return "\n".join(lines)
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+
+
+def example_lines(line: str, width: int) -> list[str]:
+    """An indented example command in lines of at most `width` columns where its words allow:
+    broken between words with ` \\` (continued four columns deeper), its `# comment` on a line of
+    its own above it when the line does not fit."""
+    if len(line) <= width:
+        return [line]
+    margin = line[: len(line) - len(line.lstrip())]
+    command, hash_, comment = line.strip().partition("  #")
+    out = [f"{margin}#{comment}".rstrip()] if hash_ else []
+    words = shell_words(command)
+    current = margin + words[0]
+    for word in words[1:]:
+        if len(current) + 1 + len(word) + 2 > width:
+            out.append(current + " \\")
+            current = margin + "    " + word
+        else:
+            current += " " + word
+    out.append(current)
+    return out
+
+
+def shell_words(command: str) -> list[str]:
+    """`command` split at the spaces outside quotes, each word as written (quotes kept)."""
+    words, current, quote = [], "", ""
+    for char in command:
+        if quote:
+            quote = "" if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == " ":
+            if current:
+                words.append(current)
+            current = ""
+            continue
+        current += char
+    return [*words, current] if current else words
+
+
 def non_negative(unit: str) -> Callable[[str], float]:
     """An argparse type: a number of `unit` (seconds, days), not negative."""
 
@@ -73,9 +133,11 @@ def global_options() -> argparse.ArgumentParser:
     group.add_argument("-v", "--verbose", action="store_true", default=sup, help="print more (tracebacks of bugs)")
     group.add_argument("--no-progress", action="store_true", default=sup, help="never draw progress bars")
     group.add_argument("--offline", action="store_true", default=sup, help="use cached registry data only")
-    group.add_argument("--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
+    group.add_argument("-y", "--yes", action="store_true", default=sup, help="assume yes where a prompt would ask")
     group.add_argument("--lock-timeout", metavar="SECONDS", type=non_negative("seconds"), default=sup,
                        help="wait this long for another writer (default 30)")
+    group.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}",
+                       help="print pkgmgr's version and exit")
     return parent
 
 
@@ -112,7 +174,7 @@ class Commands:
             return Commands(None, self._parent, only="")  # every command of it skipped
         parser = self._subparsers.add_parser(
             name, help=help, description=description, parents=[self._parent],
-            formatter_class=argparse.RawDescriptionHelpFormatter,
+            formatter_class=HelpFormatter,
         )
         parser.set_defaults(handler=None, group_parser=parser)
         sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
@@ -125,7 +187,7 @@ class Commands:
         epilog = "examples:\n" + textwrap.indent(textwrap.dedent(examples).strip("\n"), "  ") if examples else None
         parser = self._subparsers.add_parser(
             name, help=help, description=description, epilog=epilog, parents=[self._parent],
-            formatter_class=argparse.RawDescriptionHelpFormatter, aliases=list(aliases),
+            formatter_class=HelpFormatter, aliases=list(aliases),
         )
         parser.set_defaults(handler=handler)
         if examples and self._owner is not None:
@@ -154,10 +216,9 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
 
             Run 'pkgmgr COMMAND --help' for the options of a command."""
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=HelpFormatter,
         parents=[parent],
     )
-    parser.add_argument("-V", "--version", action="version", version=f"pkgmgr {__version__}")
     parser.set_defaults(handler=None, group_parser=parser)
     sub = parser.add_subparsers(title="commands", metavar="COMMAND", parser_class=Parser)
     register_all(Commands(sub, parent, only=only, then=then), only)
@@ -260,7 +321,43 @@ def suggest(parser: argparse.ArgumentParser, argv: Sequence[str], error: PkgmgrE
         error.hint = f"run '{deepest.prog} --help' for its options"
 
 
-def make_context(args: argparse.Namespace) -> Context:
+def installed_names(ctx: Context) -> set[str]:
+    """The names installed in the scopes visible from here, every host's."""
+    from pkgmgr.cli.context import visible_scopes
+    from pkgmgr.store import records
+
+    return {row.name for row in records.visible(visible_scopes(ctx))}
+
+
+def installed_before(ctx: Context, args: argparse.Namespace) -> set[str] | None:
+    """For a command taking installed names (its parser's `installed` default names the
+    argument), the names installed before it runs (it may remove some); else None."""
+    if getattr(args, "installed", None) is None:
+        return None
+    try:
+        return installed_names(ctx)
+    except PkgmgrError:  # a store that cannot be read: the command itself says so
+        return None
+
+
+def suggest_installed(args: argparse.Namespace, error: PkgmgrError, known: set[str] | None) -> None:
+    """Did you mean (SPEC 11) for a command taking installed names: a `not_found` gets the names
+    installed (`known`) closest to the first name given that was not installed (a bundle TARGET
+    counts by its extension)."""
+    from pkgmgr.errors import suggest_close
+
+    if known is None or error.code != Code.NOT_FOUND or "suggestions" in error.details:
+        return
+    value = getattr(args, args.installed, None)
+    given = [value] if isinstance(value, str) else list(value or ())
+    if args.installed == "target":
+        given = [text.partition(":")[0] for text in given]
+    missing = [name for name in given if name.lower() not in known]
+    if missing:
+        suggest_close(error, missing[0].lower(), known)
+
+
+def make_context(args: argparse.Namespace, argv: Sequence[str] = ()) -> Context:
     options = {**GLOBAL_DEFAULTS, **{k: v for k, v in vars(args).items() if k in GLOBAL_DEFAULTS}}
     home = user_path(options["home"]) if options["home"] else default_home()
     workspace = user_path(options["workspace"]) if options["workspace"] else None
@@ -276,6 +373,7 @@ def make_context(args: argparse.Namespace) -> Context:
         yes=options["yes"],
         lock_timeout=options["lock_timeout"],
         scope_given="scope" in vars(args),
+        argv=tuple(argv),
     )
 
 
@@ -307,12 +405,25 @@ def run(argv: Sequence[str] | None = None) -> int:
             group = args.group_parser
             group.print_help(sys.stderr)
             raise UsageError(f"{group.prog}: a command is required")
-        ctx = make_context(args)
+        ctx = make_context(args, argv)
+        if ctx.workspace_arg is not None:
+            from pkgmgr.cli.context import require_workspace_dir
+
+            require_workspace_dir(ctx.workspace_arg)  # every command: a typo never goes unnoticed (SPEC 11)
         json_mode, verbose = ctx.json, ctx.verbose
         from pkgmgr.store import lock
 
         lock.on_wait(None if ctx.quiet else ctx.note)
-        result = args.handler(ctx, args)
+        known = installed_before(ctx, args)
+        try:
+            result = args.handler(ctx, args)
+        except PkgmgrError as error:
+            suggest_installed(args, error, known)
+            registry_hint(error, ctx, args)
+            raise
+        if result.error is not None:
+            suggest_installed(args, result.error, known)
+            registry_hint(result.error, ctx, args)
         return emit(ctx, result)
     except (Exception, SystemExit, KeyboardInterrupt) as exc:  # noqa: BLE001 - the one place a bug becomes exit 70
         return failure(exc, json_mode, verbose)
@@ -376,20 +487,50 @@ def _one_line(exc: BaseException) -> str:
 UNREADABLE = frozenset({Code.NETWORK_ERROR, Code.HTTP_ERROR, Code.RATE_LIMITED, Code.INVALID_INDEX, Code.NOT_FOUND})
 
 
-def registry_hint(error: PkgmgrError) -> None:
-    """An unreadable registry's error names the commands that get past it (SPEC 11)."""
+def registry_hint(error: PkgmgrError, ctx: Context, args: argparse.Namespace) -> None:
+    """An unreadable registry's error names the commands that get past it (SPEC 11), those that
+    work here: `registry remove` for a configured registry (one pkgmgr.toml declares is dropped
+    there), `--registry` when the command has it, `--offline` when its registry.toml is cached.
+    A hint the error has already (a GitHub token, ...) comes first."""
     name = error.details.get("registry")
-    if error.hint or not isinstance(name, str) or error.code not in UNREADABLE:
-        return
+    if not isinstance(name, str) or error.code not in UNREADABLE or "registry_source" not in error.details:
+        return  # not a failure to read the registry (Registry._read records its source)
     from pkgmgr.registry.client import DEFAULT_NAME, NotListed, UnknownRegistry
 
-    if isinstance(error, (NotListed, UnknownRegistry)):  # no registry to drop: nothing listed, or none by that name
+    if isinstance(error, (NotListed, UnknownRegistry)) or name == DEFAULT_NAME:
+        return  # no registry to drop: nothing listed, or none by that name
+    fixes = []
+    if error.details.get("declared_in"):
+        fixes.append("it is declared in pkgmgr.toml: removing it from [registries] there (approved with "
+                     "'pkgmgr trust') does without it")
+    elif any(registry.name == name for registry in ctx.config.registries):
+        fixes.append(f"'pkgmgr registry remove {name}' drops it")
+    if "registry" in vars(args):  # the command has --registry
+        fixes.append(f"'--registry NAME' asks another registry ({_other_registries(ctx, name)})")
+    source = error.details.get("registry_source")
+    if isinstance(source, str) and not ctx.offline and _cached(ctx, source):
+        fixes.append("'--offline' uses what is cached")
+    if not fixes:
         return
+    hint = f"registry {name} cannot be read: " + ", ".join(fixes)
+    error.hint = f"{error.hint}; {hint}" if error.hint else hint
 
-    if name == DEFAULT_NAME:
-        return
-    error.hint = (f"registry {name} cannot be read: 'pkgmgr registry remove {name}' drops it, "
-                  "'--registry NAME' asks another registry, '--offline' uses what is cached")
+
+def _other_registries(ctx: Context, name: str) -> str:
+    from pkgmgr.registry.client import DEFAULT_NAME
+
+    return ", ".join([r.name for r in ctx.config.registries if r.name != name] + [DEFAULT_NAME])
+
+
+def _cached(ctx: Context, source: str) -> bool:
+    """Whether the registry cache holds `source`'s registry.toml (what `--offline` reads first)."""
+    from pkgmgr.registry.cache import FileCache, cache_root
+    from pkgmgr.registry.index_format import REGISTRY_FILE
+
+    try:
+        return FileCache(cache_root(ctx.home, source)).load(REGISTRY_FILE) is not None
+    except (OSError, PkgmgrError):
+        return False
 
 
 def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None = None) -> int:
@@ -400,7 +541,6 @@ def report(error: PkgmgrError, json_mode: bool, partial: dict[str, Any] | None =
             from pkgmgr.cli.output import abandon_stdout
 
             abandon_stdout()
-    registry_hint(error)
     print_error(error)
     return error.exit_code
 
@@ -416,7 +556,6 @@ def emit(ctx: Context, result: Output) -> int:
         else:
             result.human(printer)
     if error is not None:
-        registry_hint(error)
         print_error(error)
         return error.exit_code
     return result.status

@@ -28,6 +28,7 @@ def register(commands: "Commands") -> None:
                        "pkgmgr bundle preview marketing-linear\n"
                        "pkgmgr --scope workspace bundle preview marketing-linear:marketing-linear/lean -o json")
     p.add_argument("target", metavar="TARGET")
+    p.set_defaults(installed="target")  # did you mean: cli.app.suggest_installed
 
     p = bundle.command("activate", cmd_activate, "activate a profile",
                        "Create the activation at version 1. Without a network requirement it is active at once. "
@@ -37,6 +38,7 @@ def register(commands: "Commands") -> None:
                        "pkgmgr bundle activate marketing-linear\n"
                        "pkgmgr bundle activate marketing-linear --confirm-network-requirement 884e12e9... --as alice")
     p.add_argument("target", metavar="TARGET")
+    p.set_defaults(installed="target")
     p.add_argument("--confirm-network-requirement", metavar="DIGEST",
                    help="the network requirement digest you reviewed (from 'bundle preview')")
     p.add_argument("--as", dest="as_name", metavar="NAME", help="who confirms (default: the login user)")
@@ -71,7 +73,8 @@ def register(commands: "Commands") -> None:
                           "List the resources projected into the scope (a workspace also shows the global ones): "
                           "id, kind, name, scope, owning activation, digest and source path.",
                           "pkgmgr resources list\npkgmgr resources list --kind agent -o json")
-    p.add_argument("--kind", choices=RESOURCE_KINDS, help="only resources of this kind")
+    p.add_argument("--kind", choices=RESOURCE_KINDS, metavar="KIND",
+                   help=f"only resources of this kind: {', '.join(RESOURCE_KINDS)}")
 
 
 def _schedule_text(schedule: dict[str, Any]) -> str:
@@ -162,25 +165,34 @@ def _resource_counts(resources: Any) -> str:
     return f"{len(resources)}" + (f" ({detail})" if detail else "")
 
 
-def _activation_output(activation: dict[str, Any], resources: list[dict[str, Any]], headline: str,
+def _activation_output(scope: Any, activation: dict[str, Any], resources: list[dict[str, Any]], headline: str,
                        error: Any = None) -> Output:
+    """`bundle show|activate|confirm`: the activation with what the operator reviews (its network
+    requirement, compared with what was confirmed) and its resources. The confirm command is
+    printed once: by the error when there is one (activate's exit 8), else below the block."""
     from pkgmgr.activation.confirmation import confirm_command
+    from pkgmgr.activation.preview import review
     from pkgmgr.cli.activation_text import activation_pairs
+
+    reviewed = review(scope, activation)
 
     def human(p: Printer) -> None:
         if headline:
             p.line(headline)
-        p.kv(activation_pairs(activation))
+        p.kv(activation_pairs(activation, reviewed))
         if resources:
             p.line()
             p.table(["KIND", "NAME", "ID", "DIGEST", "SOURCE"],
                     [(r["kind"], r["name"], r["id"], r["digest"][:16], r["source_path"]) for r in resources])
         elif activation["status"] == "awaiting_confirmation":
             p.line()
-            p.line("nothing is projected until the activation is confirmed; after reviewing it run:")
-            p.line(f"  {confirm_command(activation)}")
+            if error is not None:
+                p.line("nothing is projected until the activation is confirmed (the command is below)")
+            else:
+                p.line("nothing is projected until the activation is confirmed; after reviewing it run:")
+                p.line(f"  {confirm_command(activation)}")
 
-    return Output({"activation": activation, "resources": resources}, human, error)
+    return Output({"activation": activation, "resources": resources, **reviewed}, human, error)
 
 
 def cmd_activate(ctx: Context, args: argparse.Namespace) -> Output:
@@ -194,7 +206,7 @@ def cmd_activate(ctx: Context, args: argparse.Namespace) -> Output:
     error = confirmation_error([activation]) if activation["status"] == AWAITING else None
     headline = (f"activated {activation['id']}: {len(resources)} resource(s) projected" if error is None
                 else f"created {activation['id']}, awaiting confirmation of its network requirement")
-    return _activation_output(activation, resources, headline, error)
+    return _activation_output(scope, activation, resources, headline, error)
 
 
 def cmd_confirm(ctx: Context, args: argparse.Namespace) -> Output:
@@ -206,7 +218,7 @@ def cmd_confirm(ctx: Context, args: argparse.Namespace) -> Output:
                                              lock_timeout=ctx.lock_timeout)
     headline = (f"confirmed {activation['id']} version {activation['version']}: {len(resources)} resource(s) "
                 "projected" if changed else f"{activation['id']} version {activation['version']} was already confirmed")
-    return _activation_output(activation, resources, headline)
+    return _activation_output(scope, activation, resources, headline)
 
 
 def _find_scope_of(ctx: Context, act_id: str) -> Any:
@@ -225,7 +237,7 @@ def cmd_show(ctx: Context, args: argparse.Namespace) -> Output:
 
     scope = _find_scope_of(ctx, args.activation)
     row = require_activation(scope, args.activation)
-    return _activation_output(activation_json(row), resources_of(scope.db, row["id"], scope.kind), "")
+    return _activation_output(scope, activation_json(row), resources_of(scope.db, row["id"], scope.kind), "")
 
 
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:

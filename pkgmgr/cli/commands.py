@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 # the modules in registration order (that order is the order of the top-level help)
 ORDER = ("ext_cmds", "ext_remote_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds",
-         "cache_cmds", "completion_cmds", "host_cmds")
+         "cache_cmds", "completion_cmds", "host_cmds", "help_cmds")
 # top-level command -> the modules that declare it (tests/perf checks it against ORDER)
 MODULES = {
     "ext": ("ext_cmds", "ext_remote_cmds"),
@@ -31,6 +31,7 @@ MODULES = {
     "completion": ("completion_cmds",),
     "hosts": ("host_cmds",),
     "adopt": ("host_cmds",),
+    "help": ("help_cmds",),
 }
 # global options that take a value in the next argument (see app.global_options)
 VALUE_OPTIONS = frozenset({"-o", "--home", "--workspace", "--scope", "--lock-timeout"})

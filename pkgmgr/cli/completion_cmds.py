@@ -1,10 +1,18 @@
 """`pkgmgr completion bash|zsh|fish`: a shell completion script for commands, options and the
-names of installed extensions, generated from the parser itself (so it never drifts)."""
+names of installed extensions, generated from the parser itself (so it never drifts).
+
+Installed names come from outside (a host accepts names such as `$(touch${IFS}x)`), so they are
+never expanded by a shell: `completion names` prints only names that are plain shell words
+(`completable`), and the bash script matches them against the word being completed literally,
+never through `compgen -W`, which expands every word it is given (command substitution,
+parameters, braces, tildes) — completion on a hostile name ran its command at the press of TAB."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import shlex
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context
@@ -15,6 +23,14 @@ if TYPE_CHECKING:
 
 # commands whose NAME arguments are installed extensions
 NAMED = frozenset({"status", "verify", "enable", "disable", "remove", "uninstall", "rm", "update", "upgrade"})
+# a name a shell reads back as itself, expanded or not: the only names completion offers
+_SHELL_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+@-]*")
+
+
+def completable(names: Iterable[str]) -> list[str]:
+    """The names completion may offer, sorted: those that are plain shell words (any other is
+    left for the user to type, quoted)."""
+    return sorted({name for name in names if _SHELL_WORD.fullmatch(name)})
 
 
 def register(commands: Commands) -> None:
@@ -59,7 +75,7 @@ def _tree() -> list[tuple[str, list[str]]]:
 def _bash() -> str:
     cases = []
     for path, words in sorted(_tree(), key=lambda item: -len(item[0].split())):  # deepest first
-        names = '" $(pkgmgr completion names 2>/dev/null)"' if path.split(" ")[-1] in NAMED else ""
+        names = "; names=1" if path.split(" ")[-1] in NAMED else ""
         pattern = '""' if not path else f'"{path}"|"{path} "*'
         cases.append(f"        {pattern}) words={shlex.quote(' '.join(words))}{names};;")
     aliases = "|".join(f'"{alias}"|"{alias} "*' for alias in ("install", "uninstall", "update", "list"))
@@ -73,7 +89,7 @@ _pkgmgr_words() {{
     esac
 }}
 _pkgmgr() {{
-    local cur=${{COMP_WORDS[COMP_CWORD]}} path="" words="" skip=0 i w
+    local cur=${{COMP_WORDS[COMP_CWORD]}} path="" words="" names=0 skip=0 i w name
     for ((i = 1; i < COMP_CWORD; i++)); do
         w=${{COMP_WORDS[i]}}
         if ((skip)); then skip=0; continue; fi
@@ -85,6 +101,11 @@ _pkgmgr() {{
     done
     _pkgmgr_words
     COMPREPLY=($(compgen -W "$words" -- "$cur"))
+    if ((names)); then  # installed names: matched literally, never expanded
+        while IFS= read -r name; do
+            [[ $name == "$cur"* ]] && COMPREPLY+=("$name")
+        done < <(pkgmgr completion names 2>/dev/null)
+    fi
 }}
 complete -F _pkgmgr pkgmgr
 """
@@ -122,7 +143,7 @@ def cmd_completion(ctx: Context, args: argparse.Namespace) -> Output:
         from pkgmgr.cli.context import visible_scopes
         from pkgmgr.lifecycle import listed
 
-        names = sorted({item.name for item in listed(visible_scopes(ctx))})
+        names = completable(item.name for item in listed(visible_scopes(ctx)))
         return Output({"names": names}, "\n".join(names) if names else None)
     script = {"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell]()
 

@@ -47,6 +47,7 @@ class Context:
     yes: bool = False
     lock_timeout: float = 30.0
     scope_given: bool = False  # --scope was given: a read shows only what it names
+    argv: tuple[str, ...] = ()  # the command line, for the hints that repeat it
     stdin: Any = None
     stderr: Any = None
     _warned: set[str] = field(default_factory=set, repr=False)  # warnings given once per command
@@ -113,21 +114,33 @@ def _drop_typed_ahead(stdin: Any) -> None:
         pass
 
 
+def require_workspace_dir(path: Path) -> None:
+    """`--workspace DIR` names an existing directory (SPEC 11: `not_found` otherwise)."""
+    if not path.is_dir():
+        from pkgmgr.errors import PkgmgrError
+
+        what = "is not a directory" if os.path.lexists(path) else "does not exist"
+        raise PkgmgrError(f"--workspace {path}: {what}", code=Code.NOT_FOUND, path=str(path),
+                          hint="--workspace names the folder of a workspace (the one holding pkgmgr.toml)")
+
+
 def workspace_dir(ctx: Context) -> Path:
     """The workspace: --workspace, else discovered from the current directory (SPEC 11)."""
     if ctx.workspace_arg is not None:
-        if not ctx.workspace_arg.is_dir():  # a typo must not become a new directory tree
-            from pkgmgr.errors import PkgmgrError
-
-            raise PkgmgrError(f"workspace {ctx.workspace_arg} is not a directory", code=Code.NOT_FOUND)
+        require_workspace_dir(ctx.workspace_arg)  # a typo must not become a new directory tree
         return ctx.workspace_arg.resolve()  # one spelling: activation ids and approvals key on it
     from pkgmgr.store.scope import discover_workspace
 
     return discover_workspace(Path.cwd()).resolve()
 
 
-def target_scope(ctx: Context, scope: str | None = None) -> Any:
-    """The scope a command writes to (`--scope`, default global)."""
+def target_scope(ctx: Context, scope: str | None = None, *, declares: bool = False, read: bool = False,
+                 refs: tuple[str, ...] | list[str] = ()) -> Any:
+    """The scope a command writes to (`--scope`, default global). A workspace is found by its
+    pkgmgr.toml (SPEC 11): where none is found (and no --workspace names one) a workspace scope
+    is refused before its store is created — unless the command creates pkgmgr.toml itself
+    (`declares`: `--save`) — since the reads run there would never show it. A store created
+    before this rule keeps working; a `read` shows what there is (nothing)."""
     from pkgmgr.store.scope import global_scope
 
     kind = scope or ctx.scope
@@ -136,8 +149,49 @@ def target_scope(ctx: Context, scope: str | None = None) -> Any:
 
         root = workspace_dir(ctx)
         warn_legacy_store(ctx, root)
-        return workspace_scope(root, ctx.home)
+        found = workspace_scope(root, ctx.home)
+        if (not declares and not read and ctx.workspace_arg is None and not os.path.lexists(root / "pkgmgr.toml")
+                and not found.exists()):
+            raise _no_workspace(ctx, root, refs)
+        return found
     return global_scope(ctx.home)
+
+
+def _no_workspace(ctx: Context, root: Path, refs: tuple[str, ...] | list[str]) -> Exception:
+    """The refusal of a workspace scope where no pkgmgr.toml says there is a workspace; for an
+    install whose refs pkgmgr.toml can declare, the same command with --save is the way in."""
+    import shlex
+
+    from pkgmgr.errors import PkgmgrError
+
+    message = (f"{root} is not in a workspace: neither it nor a folder above it holds pkgmgr.toml, so the "
+               "commands run here would never show what --scope workspace put there")
+    words = [word for word in ctx.argv if not word.startswith("--scope=")]
+    while "--scope" in words:
+        at = words.index("--scope")
+        del words[at:at + 2]
+    from pkgmgr.cli.commands import command_words
+
+    if command_words(words) == ("ext", "install") and "--dry-run" not in words and _saveable(root, refs):
+        hint = (f"'pkgmgr {shlex.join([*words, '--save'])}' installs it into a new workspace here and declares it "
+                "in pkgmgr.toml; --workspace DIR names an existing workspace")
+    else:
+        hint = (f"a workspace is a folder holding pkgmgr.toml: create one in {root} (empty will do) to make it "
+                "one, or name a workspace with --workspace DIR")
+    return PkgmgrError(message, code=Code.NOT_FOUND, path=str(root), hint=hint)
+
+
+def _saveable(root: Path, refs: tuple[str, ...] | list[str]) -> bool:
+    """Whether `ext install REFS --save` would declare every ref (a directory outside the folder
+    cannot be)."""
+    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.workspace.edit import check_saveable
+
+    try:
+        check_saveable(root, refs)
+    except PkgmgrError:
+        return False
+    return bool(refs)
 
 
 def warn_legacy_store(ctx: Context, workspace: Path) -> None:
@@ -159,7 +213,7 @@ def visible_scopes(ctx: Context) -> list[Any]:
     from pkgmgr.workspace.store import workspace_scope
 
     if ctx.scope == "workspace":
-        scope = target_scope(ctx, "workspace")
+        scope = target_scope(ctx, "workspace", read=True)
         return [scope, scope.parent]
     everywhere = global_scope(ctx.home)
     if ctx.scope_given:

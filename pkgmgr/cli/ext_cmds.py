@@ -106,6 +106,7 @@ def register(commands: "Commands") -> "Commands":
                     "network digest, effective grants, missing environment variables, bundles, activations.",
                     "pkgmgr ext status review-pack\npkgmgr ext status prompt-enhancer --resolved -o json")
     p.add_argument("name")
+    p.set_defaults(installed="name")  # did you mean: cli.app.suggest_installed
     p.add_argument("--resolved", action="store_true",
                    help="show commands with {{config_dir}} expanded and {{env:NAME}} as set/unset")
     host_option(p, "the host holding it, when two hosts hold the name")
@@ -115,6 +116,7 @@ def register(commands: "Commands") -> "Commands":
                     "files. Any difference exits 4 (tree_modified).",
                     "pkgmgr ext verify review-pack\npkgmgr ext verify --all")
     p.add_argument("names", nargs="*", metavar="NAME")
+    p.set_defaults(installed="names")
     p.add_argument("--all", action="store_true", help="verify every installed extension")
     host_option(p, "the host holding them")
 
@@ -127,6 +129,7 @@ def register(commands: "Commands") -> "Commands":
         p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
+        p.set_defaults(installed="names")
         if not enabled:
             p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
         host_option(p, "the host holding them")
@@ -138,6 +141,7 @@ def register(commands: "Commands") -> "Commands":
                     "pkgmgr ext remove review-pack\npkgmgr ext remove marketing-linear --deactivate --dry-run",
                     aliases=("uninstall", "rm"))
     p.add_argument("names", nargs="+", metavar="NAME")
+    p.set_defaults(installed="names")
     p.add_argument("--deactivate", action="store_true", help="deactivate its bundle activations first")
     p.add_argument("--dry-run", action="store_true", help="show what would be removed")
     p.add_argument("--save", action="store_true",
@@ -206,7 +210,7 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
-    scope = target_scope(ctx)
+    scope = target_scope(ctx, declares=args.save, refs=args.refs)
     if args.save:
         from pkgmgr.workspace.edit import check_saveable
 
@@ -282,9 +286,11 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                 continue
             outcome = result.outcome
             inst = outcome.installed
-            verb = {"installed": "installed", "switched": f"switched from {outcome.previous_version} to",
-                    "reinstalled": "reinstalled", "unchanged": "already installed:"}[outcome.action]
-            p.done([f"{verb} {_named(inst)} ({inst.where}, {inst.source_kind}, "
+            label = _named(inst)
+            what = {"installed": f"installed {label}", "reinstalled": f"reinstalled {label}",
+                    "switched": f"switched {inst.name} from {outcome.previous_version} to {inst.version or '-'}",
+                    "unchanged": f"already installed: {label}"}[outcome.action]
+            p.done([f"{what} ({inst.where}, {inst.source_kind}, "
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
             p.lines(inst.notes)
         if data["activations"]:
@@ -385,6 +391,10 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     else:
         raise PkgmgrError("name the extensions to verify, or pass --all", code=Code.USAGE)
     results, error = verify(items)
+    first_bad = next((i for i, r in zip(items, results, strict=True) if not r["ok"]), None)
+    if error is not None and error.hint and first_bad is not None and first_bad.scope == "workspace":
+        # the reinstall goes where the install is (doctor words it the same way)
+        error.hint = error.hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
 
     def human(p: Printer) -> None:
         for item, r in zip(items, results, strict=True):

@@ -32,6 +32,7 @@ def register(ext: "Commands") -> None:
         aliases=("upgrade",),
     )
     p.add_argument("names", nargs="*", metavar="NAME")
+    p.set_defaults(installed="names")  # did you mean: cli.app.suggest_installed
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
     p.add_argument("--exit-code", action="store_true", help="with --check: exit 10 when updates are available")
@@ -229,8 +230,9 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
                     raise
                 # a listing, not a resolution: the other registries still answer
                 failed.append({"name": registry.name, "error": error.to_json()})
-                ctx.warn(f"{error.message.splitlines()[0]} (skipped; 'pkgmgr registry remove {registry.name}' "
-                         "drops it)")
+                drop = ("it is declared in pkgmgr.toml" if registry.declared
+                        else f"'pkgmgr registry remove {registry.name}' drops it")
+                ctx.warn(f"{error.message.splitlines()[0]} (skipped; {drop})")
                 continue
             registry.remember()
             if index is None:

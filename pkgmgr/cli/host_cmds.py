@@ -44,7 +44,7 @@ def cmd_hosts(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.store.scope import global_scope
 
     project = _project(ctx)
-    hosts = hosts_overview(global_scope(ctx.home), target_scope(ctx, "workspace") if project is not None else None,
+    hosts = hosts_overview(global_scope(ctx.home), target_scope(ctx, "workspace", read=True) if project is not None else None,
                            project)
 
     def human(p: Printer) -> None:

@@ -53,6 +53,20 @@ class Printer:
             )
         return self._console
 
+    @property
+    def width(self) -> int | None:
+        """The terminal's width when stdout is one; None for a pipe or a file (whole lines)."""
+        return self.console.width if isatty(self.stream) else None
+
+    def fits(self, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> bool:
+        """Whether `table(columns, rows)` fits the terminal (always, off a terminal)."""
+        width = self.width
+        if width is None:
+            return True
+        widths = [max([len(column), *(len("" if row[i] is None else str(row[i])) for row in rows)])
+                  for i, column in enumerate(columns)]
+        return sum(widths) + 2 * (len(widths) - 1) <= width
+
     def line(self, text: str = "") -> None:
         self.stream.write(text + "\n")
 

@@ -22,13 +22,20 @@ class RichReporter(Reporter):
             transient=True,
         )
         self._tasks: dict[str, int] = {}
+        self._labels: dict[str, str] = {}
         self._started = False
 
     def download_started(self, key: str, label: str, total: int | None) -> None:
         if not self._started:
             self._progress.start()
             self._started = True
-        self._tasks[key] = self._progress.add_task(label, total=total)
+        self._labels[key] = label
+        self._tasks[key] = self._progress.add_task(f"{label} (waiting for the server)", total=total)
+
+    def download_answered(self, key: str, total: int | None) -> None:
+        task = self._tasks.get(key)
+        if task is not None:
+            self._progress.reset(task, total=total, description=self._labels.get(key, ""))
 
     def download_advanced(self, key: str, amount: int) -> None:
         task = self._tasks.get(key)
@@ -37,6 +44,7 @@ class RichReporter(Reporter):
 
     def download_finished(self, key: str) -> None:
         task = self._tasks.pop(key, None)
+        self._labels.pop(key, None)
         if task is not None:
             self._progress.remove_task(task)
         if not self._tasks and self._started:

@@ -9,6 +9,7 @@ unyank; SPEC 5.5 — the work is done by `pkgmgr.registry.publish`, `.init` and
 from __future__ import annotations
 
 import argparse
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -121,12 +122,21 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         session.close()
 
     def human(p: Printer) -> None:
-        p.table(["NAME", "PRIORITY", "SERIAL", "SOURCE"],
-                [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
+        # a table when it fits the terminal, else a block per registry; what a signed registry's
+        # root and expiry are on lines of their own (a table with them was wider than 80 columns)
+        table = [(r["name"], r["priority"], "-" if r["serial"] is None else r["serial"],
                   r["source"] + (" (insecure)" if r["insecure"] else "")
-                  + (f" (signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'})"
-                     if r["signed"] else "")
-                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows])
+                  + (" (declared by the workspace)" if r["workspace"] else "")) for r in rows]
+        columns = ["NAME", "PRIORITY", "SERIAL", "SOURCE"]
+        if p.fits(columns, table):
+            p.table(columns, table)
+        else:
+            for name, priority, serial, source in table:
+                p.line(f"{name} (priority {priority}, serial {serial})")
+                p.line(f"  {source}")
+        for r in rows:
+            if r["signed"]:
+                p.line(f"{r['name']}: signed, root {str(r['root_sha256'])[:12]}, expires {r['expires'] or '-'}")
 
     return Output({"registries": rows}, human)
 
@@ -207,7 +217,7 @@ def register_publishing(group: "Commands") -> None:
     _index_arguments(p)
     p.add_argument("--url", metavar="URL", help="record this absolute https:// URL instead of copying the archive")
     p.add_argument("--push", metavar="oci://HOST/REPOSITORY:TAG",
-                   help="push the archive to this OCI registry and record its digest URL (oci://…@sha256:…)")
+                   help="push the archive to this OCI registry and record its digest URL (oci://HOST/REPOSITORY@sha256:…)")
     p.add_argument("--tier", choices=("official", "community", "unverified"),
                    help="entry tier (default: the entry's current tier, else community)")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to publish (exact name)")
@@ -215,7 +225,7 @@ def register_publishing(group: "Commands") -> None:
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
     p.add_argument("--host", choices=host_names(), metavar="HOST",
-                   help="judge the archive by this host's rules (default: from its manifest file; SPEC 13)")
+                   help="judge the archive by this host's rules (default: from its manifest file)")
     p.add_argument("--description", metavar="TEXT",
                    help="a new entry's description (default: the manifest's, where the host's format has one)")
     _signing_options(p)
@@ -335,7 +345,8 @@ def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool 
     if not is_signed(index):
         if force:
             raise PkgmgrError(f"{index} is not a signed registry index (no metadata/1.root.json)", code=Code.USAGE,
-                              hint="create one with 'pkgmgr registry init DIR --sign'")
+                              hint="an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
+                                   "empty DIR, to publish the archives into")
         return None
     keys = keys_dir(index, _index_name(index), args.keys)
     with index_lock(index, ctx.lock_timeout):
@@ -413,7 +424,8 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
             p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
             p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
-        p.line(f"next: pkgmgr registry publish ARCHIVE --index {result.path}")
+        keys = f" --keys {shlex.quote(str(signing['keys']))}" if signing is not None else ""
+        p.line(f"next: pkgmgr registry publish ARCHIVE --index {shlex.quote(str(result.path))}{keys}")
 
     data = result.to_json()
     if signing is not None:
@@ -484,6 +496,8 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         p.line(f"published {result.name} {result.version} to {index} (serial {result.serial})")
+        if p.quiet:  # -q: that line alone
+            return
         p.kv([("  entry", result.entry), ("  url", result.url), ("  sha256", result.sha256),
               ("  size", result.size), ("  tier", result.tier),
               ("  permissions", ", ".join(result.permissions) or "none"),

@@ -165,7 +165,9 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
         "store": {"path": str(ws.scope.root), "exists": ws.scope.root.is_dir()},
         "registries": [{"name": r.name, "source": r.source, "priority": r.priority, "insecure": r.insecure,
                         # a directory inside the workspace is covered whole: the digest of its tree
-                        "tree_sha256": registry_trees.get(r.name)} for r in ws.manifest.registries],
+                        "tree_sha256": registry_trees.get(r.name),
+                        # a signed registry's pinned root: read only through TUF with it
+                        "root_sha256": r.root_sha256} for r in ws.manifest.registries],
         "extensions": extensions,
         "activations": [{"extension": a.extension, "bundle": a.bundle, "profile": a.profile,
                          "confirm_network_requirement": a.confirm} for a in ws.manifest.activations],
@@ -179,8 +181,12 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
           ("store", data["store"]["path"] + ("" if data["store"]["exists"] else " (not created yet)"))])
     if data["registries"]:
         p.line()
-        p.table(["REGISTRY", "SOURCE", "PRIORITY"], [(r["name"], r["source"], r["priority"]) for r in data["registries"]])
+        p.table(["REGISTRY", "SOURCE", "PRIORITY", "SIGNED"],
+                [(r["name"], r["source"], r["priority"], "yes" if r.get("root_sha256") else "no")
+                 for r in data["registries"]])
         for r in data["registries"]:
+            if r.get("root_sha256"):
+                p.line(f"registry {r['name']}: read only through TUF, with the root whose sha256 is {r['root_sha256']}")
             if r.get("tree_sha256"):
                 p.line(f"registry {r['name']}: a directory inside the workspace, covered whole (every file of it "
                        "counts; its entries count at most as tier community)")

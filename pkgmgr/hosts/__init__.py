@@ -14,8 +14,10 @@ it, so an install of Compozy trees never loads another host's code (SPEC 12).
   pkgmgr's own scope store (SPEC 4).
 - `base.py`: `FolderHost`, what every host that loads extensions from a folder of its own shares
   (staging beside the scanned folder, the atomic switch, pending rows and their recovery), and
-  `folder.py`, that install pipeline half; `terva.py`, `eva.py` (`elixir.py`), `vera.py`: each
-  such host's rules and hooks, read from its own code.
+  `folder.py`, that install pipeline half; `terva.py`, `eva.py` (`elixir.py`: reading a script
+  without compiling it; `elixir_quoted.py`: Elixir's parser reading it, when elixir is installed),
+  `vera.py` (`collation.py`: the order Vera's digest takes): each such host's rules and hooks,
+  read from its own code.
 - `detect.py`: the host of a tree, from the manifest files each host claims.
 - `facts.py`: what a release archive says about itself, for a registry entry.
 """

@@ -7,6 +7,9 @@ trust step. The filesystem mechanics they share are `hosts.mechanics`'.
 One `FolderHost` per host (`terva.py`, `eva.py`, `vera.py`); `pkgmgr.hosts.folder` drives them all
 with the same pipeline: stage on the target's filesystem, judge, one atomic rename, one
 transaction in pkgmgr's state. What a host accepts is decided in its own module.
+
+`HostRules` is the part of a `FolderHost` that reads a tree (`judge`): a host whose rules are held
+to its corpus before it is wired into `pkgmgr.hosts.HOSTS` (`gemini.py`, `claude.py`) is only that.
 """
 
 from __future__ import annotations
@@ -60,15 +63,29 @@ class Found:
     layout: str
 
 
-class FolderHost(Host):
+class HostRules:
+    """A host's rules alone: how it reads an extension's tree (`judge`), with no folder, install or
+    record of its own. Every `FolderHost` has them; a host not in `pkgmgr.hosts.HOSTS` yet has only
+    them (nothing installs for it, and no command offers it)."""
+
+    name: ClassVar[str] = ""
+    manifest_files: ClassVar[tuple[str, ...]] = ()
+
+    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
+        """The tree at `root` (a directory, or a single-file extension) by the host's rules. Raises
+        `ValidationFailed` (invalid_manifest, path_escapes_root) with every problem found."""
+        raise NotImplementedError
+
+
+class FolderHost(HostRules, Host):
     """A host that loads extensions from a folder of its own. Subclasses fill in the host's rules
     (`home`, `scan`, `judge`, `claim`, `scaffold`) and the hooks below where they differ."""
 
-    manifest_files: tuple[str, ...] = ()
     names_itself: ClassVar[bool] = True  # its format names the extension (else: the name it is installed under)
     versions_itself: ClassVar[bool] = True  # its format carries a version (else: the registry's is recorded)
     capabilities_are_permissions: ClassVar[bool] = False  # a registry entry's permissions list its capabilities
     entry_label: ClassVar[str] = "runs"  # how `ext validate` names what `Judged.entry` holds
+    folder_mode: ClassVar[int] = 0o755  # the host's directories pkgmgr creates (Vera makes its own 0700)
 
     # --- where ------------------------------------------------------------------------------
 
@@ -121,15 +138,17 @@ class FolderHost(Host):
 
     # --- what ---------------------------------------------------------------------------------
 
-    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        """The tree at `root` (a directory, or a single-file extension) by the host's rules. Raises
-        `ValidationFailed` (invalid_manifest, path_escapes_root) with every problem found."""
-        raise NotImplementedError
-
     def judge_level(self, level: Path, name_hint: str | None) -> Judged:
-        """The extension at a level this host claimed, judged (`locate` finds its tree there)."""
+        """The extension at a level this host claimed, judged (`locate` finds its tree there). A
+        single-file extension found there is judged under its own name, as an install of it is
+        named (its file's), not under `name_hint`."""
         path, layout = self.locate(level)
-        return self.judge(path, name_hint=name_hint, layout=layout)
+        return self.judge(path, name_hint=name_hint if layout != "script" else None, layout=layout)
+
+    def check_neighbours(self, folder: Path, judged: Judged, own: set[Path], scope: str) -> None:
+        """Raise what the host would refuse about `judged` beside the other extensions of `folder`
+        (and of the folders the host loads with it), `own` (what the install replaces) left out;
+        nothing by default (Eva: two extensions of one module)."""
 
     def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
         """Tree checksum (SPEC 3 format 2) and listing of an install; hosts that rewrite a file
@@ -137,14 +156,12 @@ class FolderHost(Host):
         return tree_checksum(path)
 
     def source_checksum(self, source: Path) -> str:
-        """The checksum an install of the source directory `source` will have (its selected
-        files: VCS directories and .pkgmgrignore'd files left out, as a copy leaves them)."""
+        """The checksum an install of the source directory `source` will have (what
+        `copy_source` copies)."""
         import tempfile
 
-        from pkgmgr.archive import copy_source_tree
-
         with tempfile.TemporaryDirectory(prefix="pkgmgr-tree-") as tmp:
-            copy = copy_source_tree(source, Path(tmp) / "tree")
+            copy = self.copy_source(source, Path(tmp) / "tree")
             return self.checksum(copy)[0]
 
     def kind_of(self, record: Installed) -> str:
@@ -200,10 +217,10 @@ class FolderHost(Host):
         """The file of the host's own records that names an extension `name` of `folder`, if any."""
         return None
 
-    def record_install(self, folder: Path, name: str, version: str, source: str, staged: Path, *, enabled: bool,
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
                        replacing: bool) -> None:
-        """Record an install in the host's own records, before the tree `staged` is renamed in
-        (host lock held)."""
+        """Record an install of `judged` in the host's own records, before the tree `staged` is
+        renamed in (host lock held)."""
 
     def forget(self, folder: Path, name: str) -> None:
         """Drop an install from the host's own records (host lock held)."""

@@ -279,10 +279,11 @@ def _bundle_summary(record: Installed, manifest: Manifest, *, config: Config, wa
     cannot be read."""
     if not manifest.bundles:
         return []
-    from pkgmgr.bundles import load_bundles
+    from pkgmgr.bundles.loader import load_bundles_of
 
     try:
-        bundles = load_bundles(record.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
+        bundles = load_bundles_of(record.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names,
+                                  generation=config.compozy_generation)
     except PkgmgrError as error:
         warn(f"{record.name}: bundles cannot be read: {error.message.splitlines()[0]}")
         return []

@@ -19,7 +19,7 @@ from pkgmgr.hosts import DEFAULT, HOSTS, get, matches
 
 if TYPE_CHECKING:
     from pkgmgr.hosts.base import FolderHost
-    from pkgmgr.hosts.port import Claim, Options, Source
+    from pkgmgr.hosts.port import Claim, Host, Options, Source
 
 
 def _files(level: Path) -> frozenset[str]:
@@ -122,3 +122,16 @@ def for_host(name: str) -> FolderHost:
     if host.in_scope_store:
         raise PkgmgrError(f"{name} loads no extensions from a folder of its own", code=Code.USAGE)
     return cast("FolderHost", host)
+
+
+def source_host(fetched: Source, options: Options | None) -> Host:
+    """Whose copy rules stage a source directory (`Host.copy_source`): the host its manifest names
+    (or its registry entry or `--host`), else the default host (pkgmgr's selection). What the
+    directory holds is judged after the copy, as before."""
+    assert fetched.directory is not None
+    try:
+        name = detect(Path(fetched.directory), _forced_host(fetched, options) if options is not None else None,
+                      default=DEFAULT)
+    except PkgmgrError:
+        name = DEFAULT  # two hosts' manifests: staged_host says so once the tree is staged
+    return get(name)

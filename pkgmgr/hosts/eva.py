@@ -2,10 +2,12 @@
 `~/.eva/extensions/` or `<project>/.eva/extensions/`, judged as Eva's loader judges them.
 
 Sources (docs/hosts.md names the commit): `lib/eva/extension/loader.ex` (`candidates_in_dir`,
-`dedup_by_name`, `extension_module`, `validate`), `core/lib/eva/core/extension.ex`
-(`namespace/1`, the `__using__` namespace check), `lib/eva/extension/trust.ex`
-(`content_hash/1`, `trust/2`, the trust.json layout), `lib/eva/coding/resources.ex`
-(`extensions_dir/1`: the two folders), and their tests.
+`dedup_by_name`, `load_into_acc`, `extension_module`, `validate`), `core/lib/eva/core/extension.ex`
+(`namespace/1`, the `__using__` namespace check and what it injects),
+`core/lib/eva/core/extension/spec.ex`, `core/lib/eva/core/agent/{tools,messages,events}.ex` (the
+structs an extension builds), `lib/eva/extension/trust.ex` (`content_hash/1`, `trust/2`, the
+trust.json layout), `lib/eva/coding/resources.ex` (`extensions_dir/1`: the two folders), and their
+tests. Checked against Eva's loader running on generated scripts: tests/hosts/eva/running.py.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
-from pkgmgr.hosts import elixir, jsonfmt
+from pkgmgr.hosts import elixir, elixir_quoted, jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.mechanics import DISABLED
 from pkgmgr.hosts.port import FALLBACK, Claim
@@ -29,8 +31,60 @@ if TYPE_CHECKING:
 
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
+REQUIRED_MAX = 64  # scripts one extension may require in turn (pkgmgr's bound)
+TRUST_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on Eva's trust.json
 TRUST_FILE = "trust.json"
 TRUST_KEY = "extension_dirs"
+
+# What `use Eva.Core.Extension` brings into a module (extension.ex `__using__`), and the structs of
+# Eva's modules with their keys and the keys that must be given (core/lib/eva/core/extension/spec.ex,
+# agent/tools.ex, agent/messages.ex, agent/events.ex, extension.ex Context), as compiled at the commit
+# docs/hosts.md names.
+_STRUCTS: dict[str, tuple[list[str], list[str]]] = {
+    "Elixir.Eva.Core.Agent.Events.AgentEnd": (["type", "messages"], []),
+    "Elixir.Eva.Core.Agent.Events.AgentStart": (["type"], []),
+    "Elixir.Eva.Core.Agent.Events.ExtensionEvent": (["extension", "payload"], []),
+    "Elixir.Eva.Core.Agent.Events.ExtensionsChanged": (["type"], []),
+    "Elixir.Eva.Core.Agent.Events.MessageEnd": (["type", "message"], []),
+    "Elixir.Eva.Core.Agent.Events.MessageStart": (["type", "message"], []),
+    "Elixir.Eva.Core.Agent.Events.MessageUpdate": (["type", "message", "assistant_message_event"], []),
+    "Elixir.Eva.Core.Agent.Events.ToolExecutionEnd": (["type", "tool_call_id", "tool_name", "result", "is_error"], []),
+    "Elixir.Eva.Core.Agent.Events.ToolExecutionStart": (["type", "tool_call_id", "tool_name", "args"], []),
+    "Elixir.Eva.Core.Agent.Events.ToolExecutionUpdate": (["type", "tool_call_id", "tool_name", "args", "partial_result"], []),
+    "Elixir.Eva.Core.Agent.Events.TurnEnd": (["type", "message", "tool_results"], []),
+    "Elixir.Eva.Core.Agent.Events.TurnStart": (["type"], []),
+    "Elixir.Eva.Core.Agent.Messages.AssistantDiagnosticError": (["name", "message", "stack", "code"], []),
+    "Elixir.Eva.Core.Agent.Messages.AssistantMessage": (["role", "content", "api", "provider", "model", "response_model", "response_id", "diagnostics", "usage", "stop_reason", "error_message", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Messages.AssistantMessageDiagnostic": (["type", "timestamp", "error", "details"], []),
+    "Elixir.Eva.Core.Agent.Messages.BashExecutionMessage": (["role", "command", "output", "exit_code", "cancelled", "truncated", "full_output_path", "timestamp", "exclude_from_context"], []),
+    "Elixir.Eva.Core.Agent.Messages.BranchSummaryMessage": (["role", "summary", "from_id", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Messages.CompactionSummaryMessage": (["role", "summary", "tokens_before", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Messages.CustomMessage": (["role", "custom_type", "content", "display", "details", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Messages.ImageContent": (["type", "data", "mime_type"], ["data", "mime_type"]),
+    "Elixir.Eva.Core.Agent.Messages.TextContent": (["type", "text", "text_signature"], ["text"]),
+    "Elixir.Eva.Core.Agent.Messages.ThinkingContent": (["type", "thinking", "thinking_signature", "redacted"], ["thinking"]),
+    "Elixir.Eva.Core.Agent.Messages.ToolCall": (["type", "id", "name", "arguments", "thought_signature"], ["id", "name"]),
+    "Elixir.Eva.Core.Agent.Messages.ToolResultMessage": (["role", "tool_call_id", "tool_name", "content", "details", "added_tool_names", "is_error", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Messages.Usage": (["input", "output", "cache_read", "cache_write", "cache_write_1h", "reasoning", "total_tokens", "cost"], []),
+    "Elixir.Eva.Core.Agent.Messages.UsageCost": (["input", "output", "cache_read", "cache_write", "total"], []),
+    "Elixir.Eva.Core.Agent.Messages.UserMessage": (["role", "content", "timestamp"], []),
+    "Elixir.Eva.Core.Agent.Tools.AgentTool": (["name", "description", "input_schema", "executor", "prompt_snippet", "prompt_guidelines", "execution_mode"], []),
+    "Elixir.Eva.Core.Agent.Tools.AgentToolResult": (["content", "details", "added_tool_names", "terminate"], []),
+    "Elixir.Eva.Core.Agent.Tools.ExecContext": (["tool_call_id", "tool_name", "harness_pid"], []),
+    "Elixir.Eva.Core.Extension.Context": (["name", "cwd", "model", "provider_config", "session_pid", "extension_dir", "entries", "machine", "capabilities"], []),
+    "Elixir.Eva.Core.Extension.Spec": (["tools", "guidelines", "commands", "hooks", "event_classes"], []),
+    "Elixir.Eva.Core.Extension.Spec.Command": (["name", "description", "arg_hint"], []),
+}
+PROFILE = elixir_quoted.Profile(
+    injected_aliases={"Spec": "Elixir.Eva.Core.Extension.Spec", "API": "Elixir.Eva.Core.Extension.API",
+                      "Agents": "Elixir.Eva.Core.Extension.Agents", "Messages": "Elixir.Eva.Core.Agent.Messages",
+                      "Tools": "Elixir.Eva.Core.Agent.Tools"},
+    injected_functions=frozenset({(elixir.MARKER, 0), ("init", 1), ("handle_event", 2), ("handle_info", 2),
+                                  ("handle_hook", 3), ("handle_command", 3), ("handle_request", 2), ("terminate", 2)}),
+    structs={atom: (frozenset(keys), frozenset(enforced)) for atom, (keys, enforced) in _STRUCTS.items()},
+    struct_roots=("Elixir.Eva.Core.Extension.Spec", "Elixir.Eva.Core.Agent.Tools", "Elixir.Eva.Core.Agent.Messages",
+                  "Elixir.Eva.Core.Agent.Events"),
+)
 
 
 def eva_root() -> Path:
@@ -39,17 +93,22 @@ def eva_root() -> Path:
 
 
 def name_problem(name: str) -> str | None:
-    """Names pkgmgr installs under: a plain file name whose namespace is an Elixir alias (any
-    other name can never be matched by a module, so Eva could never load it)."""
+    """Names pkgmgr installs under. Eva loads a script of almost any name (a quoted atom can name
+    any module: `notes.v2` -> `Eva.Extension.Notes.V2`, `1abc` -> `:"Elixir.Eva.Extension.1abc"`);
+    pkgmgr refuses a name that is no plain file name, one starting with a dot (Eva loads it but
+    leaves it out of a folder's content hash, trust.ex), one with control characters, and one
+    whose module name would pass the BEAM's atom limit (Eva's loader stops with an error on it)."""
     if not name or "/" in name or "\\" in name or name in (".", "..") or name.startswith("."):
-        return f"{name!r} is not a plain name (pkgmgr's rule)"
+        return f"{name!r} is not a plain name (pkgmgr's rule: Eva leaves dot-named scripts out of its trust hash)"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
         return f"{name!r} holds control characters (pkgmgr's rule)"
-    namespace = elixir.namespace(name)
-    parts = namespace.split(".")
-    if not all(p[:1].isupper() and p.isascii() and p.replace("_", "").isalnum() for p in parts):
-        return (f"{name!r} gives the module namespace {namespace}, which no Elixir module can have, so Eva "
-                "could never load it (pkgmgr's rule)")
+    if any(0xD800 <= ord(c) <= 0xDFFF for c in name):
+        return f"{name!r} is not valid Unicode (a lone surrogate)"
+    atom = elixir.namespace_atom(name)
+    if len(atom) > elixir.ATOM_MAX:
+        return (f"{name!r} is too long: its module name {atom[:40]}... has {len(atom)} characters, more than an Elixir "
+                f"atom holds ({elixir.ATOM_MAX}), and Eva's loader stops with an error on it, loading no extension "
+                "(pkgmgr's rule; loader.ex validate, Eva.Core.Extension.namespace)")
     return None
 
 
@@ -162,7 +221,7 @@ class Eva(FolderHost):
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
         if layout == "script":
             script = root
-            name = name_hint or root.name[: -len(".exs")] if root.name.endswith(".exs") else (name_hint or root.name)
+            name = name_hint or (root.name[: -len(".exs")] if root.name.endswith(".exs") else root.name)
             file = root.name
         else:
             script = root / DIRECTORY_ENTRY
@@ -174,45 +233,211 @@ class Eva(FolderHost):
             problems.add("name", why)
             problems.raise_if_any()
         source = _read_source(script, file)
-        try:
-            defined = elixir.modules(source)
-        except elixir.SourceError as exc:
-            problems.add("", f"{exc} (Eva would fail to compile it)")
-            problems.raise_if_any()
-        except RecursionError:
-            problems.add("", "nests interpolations too deeply for pkgmgr to read (pkgmgr's bound)")
-            problems.raise_if_any()
-        expected = elixir.namespace(name)
-        marked = [m for m in defined if m.uses_extension]
-        module = ""
-        if not marked:
-            problems.add("", "defines no module that uses Eva.Core.Extension (loader.ex extension_module)")
-        elif len(marked) > 1:
-            problems.add("", f"defines {len(marked)} extension modules ({', '.join(m.name for m in marked)}); "
-                             "expected one (loader.ex extension_module)")
-        else:
-            extension = marked[0]
-            module = extension.name
-            if not extension.name.startswith("Eva.Extension."):
-                problems.add(extension.name, "extension modules must be namespaced under Eva.Extension.*, got "
-                                             f"{extension.name} (Eva.Core.Extension __using__)")
-            elif not extension.exports_setup1:
-                problems.add(extension.name, f"{extension.name} does not export setup/1 (loader.ex validate)")
-            else:
-                actual, prefix = extension.name.lower(), expected.lower()
-                if actual != prefix and not actual.startswith(prefix + "."):
-                    problems.add(extension.name, f"extension {name} must define {expected}, got {extension.name} "
-                                                 "(loader.ex validate)")
+        reading, checked, warnings = _read_extension(script, source, root if layout == "directory" else None)
+        for line, message in reading.problems:
+            problems.add("", message, line=line or None)
         problems.raise_if_any()
-        warnings = [("pkgmgr reads the script without compiling it: a module built by a macro or an alias, or "
-                     "code that does not compile, is found only when Eva loads it")]
+        module = _extension_module(reading, name, problems, warnings)
+        problems.raise_if_any()
+        warnings.extend(f"{what}: pkgmgr cannot read it without running the script; Eva decides when it loads it"
+                        for what in reading.unknown)
         return Judged(host=self.name, name=name, version="", layout=layout,
-                      kind="script" if layout == "script" else "directory", entry=module,
-                      warnings=tuple(warnings), document={"module": module, "modules": [m.name for m in defined]},
-                      details={"namespace": expected, "file": file})
+                      kind="script" if layout == "script" else "directory", entry=module.name if module else "",
+                      warnings=tuple(warnings),
+                      document={"module": module.name if module else "",
+                                "modules": [m.name for m in reading.modules]},
+                      details={"namespace": elixir.namespace(name), "file": file, "syntax": checked,
+                               "module_atom": module.atom if module else ""})
+
+    def check_neighbours(self, folder: Path, judged: Judged, own: set[Path], scope: str) -> None:
+        """loader.ex load_into_acc: Eva loads one extension per module and refuses every later one
+        that defines it ("already claimed by another extension"), whatever their names. So an
+        extension whose module is the module of another extension in `folder` (or, for a project
+        folder, in the global one, which Eva loads with it) is refused (`source_conflict`); one of
+        the same name is replaced (or, in the global folder, shadowed by the project's)."""
+        atom = judged.details.get("module_atom")
+        if not atom:
+            return
+        folders = [folder]
+        if scope == "workspace":
+            folders.insert(0, self.folder("global", None))
+        for place in folders:
+            for found in self.scan(place):
+                if found.name == judged.name or found.path in own:
+                    continue  # replaced, or (a global one under a project one's name) shadowed: dedup_by_name
+                if _module_of(found) == atom:
+                    raise PkgmgrError(
+                        f"{found.path} (the Eva extension {found.name}) already defines {judged.entry}, the module of "
+                        f"{judged.name}: Eva loads one extension per module and refuses the other ('already claimed "
+                        "by another extension', loader.ex load_into_acc)", code=Code.SOURCE_CONFLICT,
+                        details={"module": judged.entry, "path": str(found.path), "name": found.name},
+                        hint="keep one of the two: remove the other, or rename one extension together with its module")
 
     def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
         return []
+
+
+def _extension_module(reading: elixir.Reading, name: str, problems: ProblemSink,
+                      warnings: list[str]) -> elixir.Module | None:
+    """loader.ex extension_module and validate, over what the script defines: exactly one extension
+    module (marked by `use Eva.Core.Extension`, which also pins it under Eva.Extension.*, or by a
+    `def __eva_extension__` of its own), exporting setup/1, named after the extension
+    (case-insensitively, as String.downcase compares them) or below that name."""
+    marked = [m for m in reading.modules if m.is_extension]
+    if not marked:
+        if reading.unknown:
+            warnings.append("pkgmgr found no extension module it can read; the script builds a module or requires "
+                            "a file only when it runs (see below), so Eva decides when it loads it")
+            return None
+        problems.add("", "defines no module that uses Eva.Core.Extension (loader.ex extension_module)")
+        return None
+    if len(marked) > 1:
+        problems.add("", f"defines {len(marked)} extension modules ({', '.join(m.name for m in marked)}); "
+                         "expected one (loader.ex extension_module)")
+        return None
+    module = marked[0]
+    expected = elixir.namespace_atom(name)
+    if module.uses_extension and not module.atom.startswith("Elixir.Eva.Extension."):
+        problems.add(module.name, "extension modules must be namespaced under Eva.Extension.*, got "
+                                  f"{module.name} (Eva.Core.Extension __using__)")
+    elif not module.exports_setup1:
+        if module.dynamic_defs:
+            warnings.append(f"{module.name} defines functions whose names are computed; pkgmgr cannot tell whether "
+                            "it exports setup/1 (loader.ex validate)")
+        else:
+            problems.add(module.name, f"{module.name} does not export setup/1 (loader.ex validate)")
+    if not problems.problems:
+        actual, prefix = elixir.downcase(module.atom), elixir.downcase(expected)
+        if actual != prefix and not actual.startswith(prefix + "."):
+            problems.add(module.name, f"extension {name} must define {elixir.display(expected)} or a module below it, "
+                                      f"compared case-insensitively (for example {elixir.suggested_module(name)}), "
+                                      f"got {module.name} (loader.ex validate)")
+    return module
+
+
+def _read_extension(script: Path, source: str, root: Path | None) -> tuple[elixir.Reading, str, list[str]]:
+    """The script and the sibling scripts it requires when Eva loads it (`Code.require_file(..,
+    __DIR__)` in a directory extension), read together: by Elixir's parser when `elixir` is on PATH,
+    else by pkgmgr's own reader. Returns the merged reading, how the syntax was checked, and warnings."""
+    warnings: list[str] = []
+    toolchain = elixir_quoted.find()
+    checked = "not checked: no elixir on PATH"
+    if toolchain is None:
+        warnings.append("the syntax was not checked: there is no elixir on PATH, so pkgmgr read the script without "
+                        "Elixir's parser; a syntax error, an unknown struct key or an undefined function is found "
+                        "only when Eva compiles it (install Elixir to have pkgmgr check them)")
+    merged = elixir.Reading()
+    base = script.parent
+    batch: list[tuple[Path, str]] = [(script, source)]
+    seen = {os.path.normpath(script)}
+    while batch:
+        readings: list[elixir.Reading] = []
+        parsed: list[elixir_quoted.Parsed] = []
+        if toolchain is not None:
+            try:
+                header, parsed = elixir_quoted.parse([text for _, text in batch], toolchain)
+                checked = f"checked by Elixir {header.version}"
+            except elixir_quoted.ToolchainError as exc:
+                warnings.append(f"the syntax was not checked: {exc}; pkgmgr read the script without Elixir's parser")
+                checked, toolchain = f"not checked: {exc}", None
+        for index, (path, text) in enumerate(batch):
+            if parsed:
+                try:
+                    readings.append(elixir_quoted.read(parsed[index], header, PROFILE))
+                    continue
+                except (elixir_quoted.ToolchainError, RecursionError) as exc:
+                    reason = str(exc) if isinstance(exc, elixir_quoted.ToolchainError) else \
+                        "its quoted form is nested too deeply for pkgmgr"
+                    warnings.append(f"the syntax of {path.name} was not checked: {reason}; pkgmgr read it without "
+                                    "Elixir's parser")
+                    checked = f"not checked: {reason}"
+            readings.append(_python_reading(text))
+        following: list[tuple[Path, str]] = []
+        for (path, _), reading in zip(batch, readings, strict=True):
+            rel = os.path.relpath(path, base)
+            label = "" if path == script else f"{rel}: "
+            merged.modules.extend(reading.modules)
+            merged.problems.extend((line, message) if not label else (0, f"{rel}:{line}: {message}" if line else label + message)
+                                   for line, message in reading.problems)
+            for what in reading.unknown:
+                merged.note(label + what)
+            for required in reading.requires:
+                target = os.path.normpath(path.parent / required.path)
+                where = f"{label}line {required.line}"
+                if root is None:
+                    merged.note(f"{where}: requires {required.path} beside the script, which pkgmgr does not install "
+                                "with it")
+                elif os.path.isabs(required.path) or os.path.relpath(target, root).startswith(".."):
+                    merged.note(f"{where}: requires {required.path}, outside the extension")
+                elif target not in seen:
+                    seen.add(target)
+                    if len(seen) > REQUIRED_MAX:
+                        raise _fail(DIRECTORY_ENTRY, f"requires more than {REQUIRED_MAX} scripts (pkgmgr's bound)")
+                    sibling = _read_required(Path(target), required.path, where, merged)
+                    if sibling is not None:
+                        following.append((Path(target), sibling))
+        batch = following
+    return merged, checked, warnings
+
+
+def _python_reading(text: str) -> elixir.Reading:
+    try:
+        return elixir.read_source(text)
+    except elixir.SourceError as exc:
+        reading = elixir.Reading()
+        reading.problems.append((exc.line, f"syntax error: {exc} (as pkgmgr reads it: Eva would fail to compile it)"))
+        return reading
+    except RecursionError:
+        reading = elixir.Reading()
+        reading.problems.append((0, "nests interpolations too deeply for pkgmgr to read (pkgmgr's bound)"))
+        return reading
+
+
+def _read_required(path: Path, written: str, where: str, reading: elixir.Reading) -> str | None:
+    """A required sibling's text; a problem (Eva fails to load the script) when it is missing or
+    unreadable."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    try:
+        raw = read_regular(path, limit=SOURCE_MAX_BYTES, follow_symlinks=False)
+    except FileNotFoundError:
+        reading.problems.append((0, f"{where}: requires {written}, which is not in the extension: Eva fails to load "
+                                    "it (Code.require_file)"))
+        return None
+    except NotRegularFile as exc:
+        reading.problems.append((0, f"{where}: requires {written}, which is {exc.kind}, not a regular file"))
+        return None
+    except OSError as exc:
+        reading.problems.append((0, f"{where}: requires {written}, which cannot be read ({exc.strerror})"))
+        return None
+    if len(raw) > SOURCE_MAX_BYTES:
+        reading.problems.append((0, f"{where}: requires {written}, which is larger than 4 MiB (pkgmgr's bound)"))
+        return None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        reading.problems.append((0, f"{where}: requires {written}, which is not UTF-8 (byte {exc.start}): Elixir "
+                                    "would not compile it"))
+        return None
+
+
+def _module_of(found: Found) -> str | None:
+    """The module atom of an extension already in a folder, read without Elixir (a neighbour that
+    cannot be read claims nothing: Eva would not load it either)."""
+    script = found.path if found.layout == "script" else found.path / DIRECTORY_ENTRY
+    try:
+        source = _read_source(script, script.name)
+        reading = elixir.read_source(source)
+    except (PkgmgrError, elixir.SourceError, RecursionError):
+        return None
+    marked = [m for m in reading.modules if m.is_extension]
+    return marked[0].atom if len(marked) == 1 else None
+
+
+def _fail(file: str, message: str) -> PkgmgrError:
+    from pkgmgr.errors import Problem, ValidationFailed
+
+    return ValidationFailed([Problem(Code.INVALID_MANIFEST, file, "", message)])
 
 
 def _read_source(path: Path, file: str) -> str:
@@ -286,10 +511,23 @@ def trust_path() -> Path:
 def read_trust() -> dict[str, Any]:
     """trust.ex read/1: the document, or an empty one when the file is missing or not a JSON
     object (Eva treats both alike)."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    path = trust_path()
     try:
-        raw = trust_path().read_bytes()
+        raw = read_regular(path, limit=TRUST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
+    except NotRegularFile as exc:
+        raise PkgmgrError(f"{path}: Eva's trust file is {exc.kind}, not a regular file; pkgmgr neither reads nor "
+                          "replaces it", code=Code.INVALID_CONFIG, path=str(path)) from None
+    except OSError:
+        return {TRUST_KEY: {}}
+    if len(raw) > TRUST_MAX_BYTES:
+        raise PkgmgrError(f"{path}: Eva's trust file is larger than {TRUST_MAX_BYTES // (1024 * 1024)} MiB "
+                          "(pkgmgr's bound); pkgmgr neither reads nor replaces it", code=Code.INVALID_CONFIG,
+                          path=str(path))
+    try:
         document = jsonfmt.plain(jsonfmt.decode(raw))
-    except (OSError, jsonfmt.JsonError):
+    except jsonfmt.JsonError:
         return {TRUST_KEY: {}}
     if not isinstance(document, dict):
         return {TRUST_KEY: {}}

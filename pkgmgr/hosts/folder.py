@@ -115,9 +115,10 @@ def _check_expected(host: FolderHost, fetched: Source, judged: Judged) -> Judged
 # --- commit ----------------------------------------------------------------------------------------
 
 
-def _transaction_dir(folder: Path) -> Path:
-    """A fresh private directory in the host's staging folder, beside the scanned one."""
-    return private_dir(ensure_dirs(folder.parent, STAGING), "tx-")
+def _transaction_dir(folder: Path, mode: int = 0o755) -> Path:
+    """A fresh private directory in the host's staging folder, beside the scanned one (the host's
+    home created with `mode` when missing)."""
+    return private_dir(ensure_dirs(folder.parent, STAGING, mode=mode), "tx-")
 
 
 def conflict_error(host: FolderHost, name: str, paths: list[Path]) -> PkgmgrError:
@@ -151,6 +152,7 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
             others.append(claimed)
     if others and not options.force:
         raise conflict_error(host, name, others)
+    host.check_neighbours(folder, judged, known | set(others), scope.kind)
     if current is None:
         return False
     from_same_source = check_source(current, fetched, name, force=options.force)
@@ -198,8 +200,8 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
             place = away
             disabled_path = str(away)
             ensure_dirs(place.parent.parent, place.parent.name)
-    ensure_dirs(folder.parent, folder.name)
-    tx = _transaction_dir(folder)
+    ensure_dirs(folder.parent, folder.name, mode=host.folder_mode)
+    tx = _transaction_dir(folder, host.folder_mode)
     staged = tx / place.name
     _move_in(prepared.root, staged)
     host.prepare_staged(staged, judged, enabled=enabled)
@@ -219,7 +221,7 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     try:
         with host.host_lock(options.lock_timeout):
             source = str(fetched.directory or fetched.archive or fetched.locator)
-            host.record_install(folder, name, judged.version, os.path.abspath(source), staged, enabled=enabled,
+            host.record_install(folder, judged, os.path.abspath(source), staged, enabled=enabled,
                                 replacing=current is not None)
             crashpoint("host.install.after_host_records")
             switch_in(staged, place, parking)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 MAX_DEPTH = 512  # deeper documents are refused (pkgmgr's bound; both hosts would parse them)
@@ -34,18 +35,19 @@ def _float(text: str) -> float:
 def decode(raw: bytes, *, pairs: bool = False) -> Any:
     """Parse `raw` (UTF-8 JSON). With `pairs`, objects are lists of (key, value) pairs in file
     order (Go maps a key to a struct field by folding it, so the order matters). Raises JsonError."""
+    from pkgmgr.documents import DocumentError, parse_json  # the one bounded JSON decoder
+
     text = raw.decode("utf-8", "replace")
     if text.startswith("\ufeff"):
         raise JsonError("starts with a byte order mark, which JSON does not allow")
     try:
-        value = json.loads(text, parse_constant=_reject_constant, parse_int=_float, parse_float=_float,
-                           object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
-    except json.JSONDecodeError as exc:
-        raise JsonError(f"{exc.msg} (line {exc.lineno}, column {exc.colno})") from None
-    except RecursionError:
-        raise JsonError("nested too deeply") from None
-    if depth(value) > MAX_DEPTH:  # what reads it next recurses: bounded here (pkgmgr's rule)
-        raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)")
+        value = parse_json(text, max_depth=MAX_DEPTH, parse_constant=_reject_constant, parse_int=_float,
+                           parse_float=_float, object_pairs_hook=(lambda items: _Pairs(items)) if pairs else None)
+    except DocumentError as exc:
+        if exc.message.startswith("nested deeper"):
+            raise JsonError(f"nested deeper than {MAX_DEPTH} levels (pkgmgr's bound)") from None
+        where = f" (line {exc.line})" if exc.line is not None else ""
+        raise JsonError(f"{exc.message.removeprefix('not valid JSON: ')}{where}") from None
     return value
 
 
@@ -65,12 +67,19 @@ def last_values(obj: Any) -> dict[str, Any]:
 
 
 def plain(value: Any) -> Any:
-    """`_Pairs` objects anywhere in `value` turned into dicts (last duplicate wins)."""
-    if isinstance(value, _Pairs):
-        return {k: plain(v) for k, v in value}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+    """`_Pairs` objects anywhere in `value` turned into dicts (last duplicate wins, in the
+    position of the first). Iterative: MAX_DEPTH levels never meet Python's recursion limit."""
+    root: list[Any] = [value]
+    stack: list[tuple[list[Any] | dict[str, Any], int | str]] = [(root, 0)]
+    while stack:
+        target, slot = stack.pop()
+        source = target[slot]  # type: ignore[index]
+        if not isinstance(source, list):  # _Pairs is a list too
+            continue
+        made: list[Any] | dict[str, Any] = dict(source) if isinstance(source, _Pairs) else list(source)
+        target[slot] = made  # type: ignore[index]
+        stack.extend((made, k) for k in (made if isinstance(made, dict) else range(len(made))))
+    return root[0]
 
 
 def depth(value: Any) -> int:
@@ -159,8 +168,14 @@ def _go_value(value: Any, indent: str) -> str:
 
 def js_stringify(value: Any) -> str:
     """`JSON.stringify(value, null, 2)` for strings, booleans, null, integers and nested
-    objects/arrays (what Vera's records hold): the same escapes and layout as Python's encoder."""
-    return json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    objects/arrays (what Vera's records hold): the same escapes and layout as Python's encoder,
+    and an unpaired surrogate written as its escape (`"\\ud800"`), as JavaScript's well-formed
+    `JSON.stringify` writes it (a decoded document pairs every pair)."""
+    text = json.dumps(value, indent=2, ensure_ascii=False, allow_nan=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+
+
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def erlang_format(value: Any) -> str:

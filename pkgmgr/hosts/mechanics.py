@@ -112,14 +112,14 @@ def sync_tree(path: Path) -> None:
                 os.close(fd)
 
 
-def ensure_dirs(base: Path, rel: str) -> Path:
-    """`base/rel` created, every directory on the way opened without following a link and owned
-    by the user (`path_escapes_root` otherwise), `base` and its parents included."""
+def ensure_dirs(base: Path, rel: str, *, mode: int = 0o755) -> Path:
+    """`base/rel` created (with `mode`), every directory on the way opened without following a
+    link and owned by the user (`path_escapes_root` otherwise), `base` and its parents included."""
     from pkgmgr.fsutil import secure_dirs
 
     anchor = _anchor(base)
     below = base.relative_to(anchor).as_posix()
-    secure_dirs(anchor, "/".join(p for p in (below, rel) if p and p != "."), create=True)
+    secure_dirs(anchor, "/".join(p for p in (below, rel) if p and p != "."), create=True, mode=mode)
     return base / rel if rel else base
 
 

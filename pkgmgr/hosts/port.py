@@ -270,7 +270,8 @@ class Host(ABC):
     """A host of extensions. `name` is its key in `pkgmgr.hosts.HOSTS`; `title` how messages name it.
 
     Recognising: `claim` (the manifest file that makes a level its extension's), `locate` (the
-    tree at such a level), `is_script` (a single file that is one of its extensions).
+    tree at such a level), `is_script` (a single file that is one of its extensions), `copy_source`
+    (a source directory copied as its installer copies it).
     Where: `homes` (where it loads extensions from, for `pkgmgr hosts`), `unmanaged`.
     Installing: `prepare` (judge a staged tree by its rules), `destination` (where the pipeline
     switches it in a scope).
@@ -308,6 +309,14 @@ class Host(ABC):
     def is_script(self, path: Path) -> bool:
         """Whether the file `path` is one of this host's extensions by itself (no archive)."""
         return False
+
+    def copy_source(self, source: Path, dest: Path) -> Path:
+        """Copy an extension's source directory into `dest` (staging) as an install of it does:
+        pkgmgr's selection (VCS directories and .pkgmgrignore'd files left out), unless the host's
+        own installer copies otherwise (Vera's)."""
+        from pkgmgr.archive import copy_source_tree
+
+        return copy_source_tree(source, dest)
 
     # --- where ------------------------------------------------------------------------------------
 

@@ -3,11 +3,17 @@ as `manifest.ts` judges them, with Vera's own records written as `manager.ts` wr
 
 Sources (docs/hosts.md names the commits): `src/extensions/manifest.ts`
 (`parseExtensionManifest`, `loadExtensionManifest`, `realEntrypoint`),
-`src/extensions/contributions.ts` (`parseExtensionContributions`), `src/extensions/manager.ts`
-(`installExtension`, `setExtensionEnabled`, `removeExtension`, `digestExtensionDirectory`,
-`writeExtensionRegistry`, `writeManagedMarker`, `withRegistryLock`, `parseManagedRecord`),
-`src/extensions/discovery.ts` (`discoverExtensionConfigs`), `src/profile-paths.ts`
-(`veraHomeDirectory`), and `test/extensions/manifest.test.ts`.
+`src/extensions/contributions.ts` (`parseExtensionContributions`, the newest: with `skills`),
+`src/extensions/manager.ts` (`installExtension`, `setExtensionEnabled`, `removeExtension`,
+`digestExtensionDirectory`, `writeExtensionRegistry`, `writeManagedMarker`, `withRegistryLock`,
+`parseManagedRecord`), `src/extensions/discovery.ts` (`discoverExtensionConfigs`),
+`src/profile-paths.ts` (`veraHomeDirectory`), and `test/extensions/*.test.ts`.
+
+Vera's strings are JavaScript's: `js_trim` is `String.prototype.trim` (it removes U+FEFF and keeps
+U+0085 and U+001C-U+001F, unlike `str.strip`), `locale_key` is `localeCompare`
+(`pkgmgr.hosts.collation`), and a path Vera opens goes through Node's conversion (a NUL makes it
+unavailable, an unpaired surrogate becomes U+FFFD). `tests/hosts/vera/` holds the cases and the
+verdicts of Vera's own code run on them.
 """
 
 from __future__ import annotations
@@ -38,6 +44,8 @@ if TYPE_CHECKING:
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
+RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on extensions.json (and 1 MiB for a marker)
+LOCK_MAX_BYTES = 4096  # extensions.json.lock holds {"pid":N}
 SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
@@ -45,32 +53,51 @@ SCHEMA_VERSION = 1
 _ID = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 _SOURCE_FAMILY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
-CONTRIBUTION_KINDS = ("watches", "sidecars")
+# contributions.ts as of its newest commit (docs/hosts.md): `skills` joined watches and sidecars
+CONTRIBUTION_KINDS = ("watches", "sidecars", "skills")
 FLOOD_POLICIES = ("shed", "quarantine")
-# ICU's root collation of the printable ASCII characters (what `localeCompare` sorts by):
-# punctuation and symbols, then digits, then letters with case second
-_ASCII_ORDER = " _-,;:!?.'\"()[]{}@*/\\&#%`^+<=>|~$0123456789aAbBcCdDeEfFgGhHiIjJkKlLmMnNoOpPqQrRsStTuUvVwWxXyYzZ"
 _ABSENT = object()
-_PRIMARY = {c: i for i, c in enumerate(dict.fromkeys(c.lower() for c in _ASCII_ORDER))}
+# what `String.prototype.trim` removes: ECMAScript's WhiteSpace and LineTerminator
+JS_WHITESPACE = ("\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009"
+                 "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+# Vera's installer names `.staging-<id>-<pid>-<uuid>` and `.managed/<id>.json.<pid>.<uuid>.tmp`:
+# with any pid (at most 7 digits) these fit a 255-byte file name only for ids of at most 201 bytes
+MAX_INSTALL_ID_BYTES = 255 - len(".json..") - 7 - 36 - len(".tmp")
+
+
+def js_trim(text: str) -> str:
+    """`String.prototype.trim`."""
+    return text.strip(JS_WHITESPACE)
+
+
+def shown(text: str) -> str:
+    """`text` with each unpaired surrogate (JSON's `"\\ud800"`, which UTF-8 cannot carry) as U+FFFD:
+    what pkgmgr prints and records of a Vera string; Vera's own records keep the string as it is."""
+    return _SURROGATE.sub("\ufffd", text)
+
+
+def node_path(text: str) -> str | None:
+    """A path as Node hands it to the system: None when it holds a NUL (Node refuses it), else
+    with each unpaired surrogate as U+FFFD (Node encodes strings to UTF-8 that way)."""
+    return None if "\x00" in text else shown(text)
 
 
 def vera_home() -> Path:
     """profile-paths.ts veraHomeDirectory: $VERA_HOME trimmed when not empty, else ~/.vera."""
-    value = os.environ.get("VERA_HOME", "").strip()
+    value = js_trim(os.environ.get("VERA_HOME", ""))
     if value:
         return Path(os.path.abspath(value))
     return Path(os.path.expanduser("~")) / ".vera"
 
 
 def locale_key(name: str) -> tuple[Any, ...]:
-    """A sort key agreeing with JavaScript's `a.localeCompare(b)` (ICU, root collation) on ASCII
-    names: compared by base letters and symbols first, then lower case before upper case. A name
-    with other characters sorts by code point among them (pkgmgr's approximation)."""
-    if not name.isascii():
-        return (1, name)
-    primary = tuple(_PRIMARY.get(c.lower(), 1000 + ord(c)) for c in name)
-    tertiary = tuple(1 if c.isupper() else 0 for c in name)
-    return (0, primary, tertiary)
+    """A sort key ordering as JavaScript's `a.localeCompare(b)` does (ICU's root collation: `é`
+    with `e`, punctuation before digits before letters, `a` before `A`); see
+    `pkgmgr.hosts.collation`."""
+    from pkgmgr.hosts.collation import sort_key
+
+    return sort_key(name)
 
 
 def digest(directory: Path) -> str:
@@ -83,9 +110,12 @@ def digest(directory: Path) -> str:
 
 
 def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
-    entries = sorted(os.scandir(directory), key=lambda e: locale_key(e.name))
+    # names that collate equal (canonically equivalent, or differing in ignorable characters) are
+    # hashed by code point: Vera takes them in the order its filesystem lists them
+    entries = sorted(os.scandir(directory), key=lambda e: (locale_key(e.name), e.name))
     for entry in entries:
         path = f"{rel}/{entry.name}" if rel else entry.name
+        _check_name(path)
         if entry.is_dir(follow_symlinks=False):
             sha.update(f"dir:{path}\n".encode())
             _hash_directory(sha, Path(entry.path), path)
@@ -96,9 +126,94 @@ def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
                     sha.update(chunk)
             sha.update(b"\n")
         elif entry.is_symlink():
-            raise PkgmgrError(f"Symlinks are not supported in extension sources: {entry.path}", code=Code.INVALID_MANIFEST)
+            raise _link_refused(path)
         else:
-            raise PkgmgrError(f"Unsupported file in extension source: {entry.path}", code=Code.INVALID_MANIFEST)
+            raise _special_refused(path)
+
+
+def _check_name(rel: str) -> None:
+    """Vera reads names as UTF-8 (an undecodable byte becomes U+FFFD, so it cannot open the file):
+    such a tree is refused, as Vera's installer fails on it."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        shown_name = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        raise PkgmgrError(f"{shown_name!r}: a file name that is not UTF-8: Vera reads names as UTF-8 and cannot "
+                          "open it, so its installer refuses the extension", code=Code.INVALID_ARCHIVE,
+                          details={"path": shown_name}, hint="rename the file to a UTF-8 name") from None
+
+
+def _link_refused(rel: str) -> PkgmgrError:
+    return PkgmgrError(f"{rel!r} is a symbolic link: Vera's installer refuses links in an extension source "
+                       "(\"Symlinks are not supported in extension sources\")", code=Code.INVALID_ARCHIVE,
+                       details={"path": rel}, hint="replace the link with a copy of what it points to")
+
+
+def _special_refused(rel: str) -> PkgmgrError:
+    return PkgmgrError(f"{rel!r} is not a regular file or a directory (a FIFO, a socket or a device): Vera's "
+                       "installer refuses it", code=Code.INVALID_ARCHIVE, details={"path": rel},
+                       hint="remove it from the extension's directory")
+
+
+def copy_source(source: Path, dest: Path) -> Path:
+    """manager.ts installExtension's copy of a source directory (`cpSync` of the whole tree, after
+    `prepareSource` refused a source that is itself a link and `digestExtensionDirectory` one
+    holding a link, a FIFO or another special file anywhere): every file and directory, `.git/`,
+    empty directories and dot files included (nothing is left out, unlike pkgmgr's own copy).
+    Files get pkgmgr's modes (0644, or 0755 when the owner may execute), as every install.
+    Every directory is opened without following a link and every file as a regular file only,
+    so nothing outside `source` is read and a FIFO never blocks. Returns `dest`."""
+    from pkgmgr.archive.files import TreeWriter, empty_directory, file_mode, open_regular, read_chunks
+
+    if os.path.islink(source):
+        raise PkgmgrError(f"{source} is a symbolic link: Vera's installer refuses a source directory that is a "
+                          "link", code=Code.INVALID_ARCHIVE, path=str(source),
+                          hint=f"install from the directory it points to: {os.path.realpath(source)}")
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    Path(dest).mkdir(mode=0o700, exist_ok=True)
+    writer = TreeWriter(dest)
+
+    def walk(fd: int, rel: str) -> None:
+        with os.scandir(fd) as listing:
+            entries = sorted(listing, key=lambda e: e.name)
+        for entry in entries:
+            path = f"{rel}/{entry.name}" if rel else entry.name
+            _check_name(path)
+            if entry.is_symlink():
+                raise _link_refused(path)
+            if entry.is_dir(follow_symlinks=False):
+                writer.mkdir(path)
+                try:
+                    child = os.open(entry.name, flags, dir_fd=fd)
+                except OSError as exc:
+                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                        raise _link_refused(path) from None
+                    raise
+                try:
+                    walk(child, path)
+                finally:
+                    os.close(child)
+            elif entry.is_file(follow_symlinks=False):
+                handle = open_regular(entry.name, display=path, dir_fd=fd)
+                try:
+                    writer.write(path, read_chunks(handle), file_mode(os.fstat(handle).st_mode))
+                finally:
+                    os.close(handle)
+            else:
+                raise _special_refused(path)
+
+    try:
+        root = os.open(os.path.realpath(source), flags)
+        try:
+            walk(root, "")
+        finally:
+            os.close(root)
+        writer.finish()
+        os.chmod(dest, 0o755)
+    except BaseException:
+        empty_directory(dest)
+        raise
+    return Path(dest)
 
 
 def _is_object(value: Any) -> bool:
@@ -123,7 +238,7 @@ def _json_value_ok(value: Any) -> bool:
 
 def _contributions(problems: ProblemSink, value: Any, ext_id: str) -> dict[str, Any]:
     """contributions.ts parseExtensionContributions (every problem listed, not only the first)."""
-    result: dict[str, Any] = {"watches": [], "sidecars": []}
+    result: dict[str, Any] = {"watches": [], "sidecars": [], "skills": []}
     if value is _ABSENT:  # `undefined`: no contributions (null is an error below)
         return result
     if not _is_object(value):
@@ -138,6 +253,9 @@ def _contributions(problems: ProblemSink, value: Any, ext_id: str) -> dict[str, 
             continue
         if not isinstance(items, list):
             problems.add(f"contributes.{kind}", f"contributes.{kind} must be an array")
+            continue
+        if kind == "skills":
+            result["skills"] = _skills(problems, items)
             continue
         seen: set[str] = set()
         for index, item in enumerate(items):
@@ -158,6 +276,25 @@ def _contributions(problems: ProblemSink, value: Any, ext_id: str) -> dict[str, 
     return result
 
 
+def _skills(problems: ProblemSink, items: list[Any]) -> list[str]:
+    """contributions.ts parseSkillContributions (the newest commit): relative directories inside
+    the extension, checked before trimming (`startsWith("/")`, a `..` between `/` or `\\`),
+    unique after it. Whether the directory exists is not Vera's concern when it loads."""
+    directories: list[str] = []
+    for index, entry in enumerate(items):
+        key = f"contributes.skills[{index}]"
+        if not isinstance(entry, str) or not js_trim(entry) or entry.startswith("/") \
+                or ".." in re.split(r"[\\/]", entry):
+            problems.add(key, "a skills contribution must be a relative directory inside the extension")
+            continue
+        directory = js_trim(entry)
+        if directory in directories:
+            problems.add(key, f'duplicate skills directory "{shown(directory)}"')
+            continue
+        directories.append(directory)
+    return [shown(d) for d in directories]
+
+
 def _watch(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     family = item.get("source_family")
     if not isinstance(family, str) or not _SOURCE_FAMILY.fullmatch(family):
@@ -166,7 +303,7 @@ def _watch(problems: ProblemSink, item: dict[str, Any], key: str, local: str) ->
     if "config" in item and not (_is_object(item["config"]) and _json_value_ok(item["config"])):
         problems.add(f"{key}.config", f'watch "{local}" config must be an object of inert JSON values')
     address = item.get("address")
-    if "address" in item and not (isinstance(address, str) and address.strip()):
+    if "address" in item and not (isinstance(address, str) and js_trim(address)):
         problems.add(f"{key}.address", f'watch "{local}" address must be a non-empty string')
     flood = item.get("flood", "shed")
     if flood is None:
@@ -177,18 +314,39 @@ def _watch(problems: ProblemSink, item: dict[str, Any], key: str, local: str) ->
 
 def _sidecar(problems: ProblemSink, item: dict[str, Any], key: str, local: str) -> None:
     command = item.get("command")
-    if not (isinstance(command, list) and command and all(isinstance(p, str) and p.strip() for p in command)):
+    if not (isinstance(command, list) and command and all(isinstance(p, str) and js_trim(p) for p in command)):
         problems.add(f"{key}.command", f'sidecar "{local}" command must be a non-empty array of non-empty strings')
     if "env" in item:
         env = item["env"]
         if not (_is_object(env) and "__proto__" not in env and all(isinstance(v, str) for v in env.values())):
             problems.add(f"{key}.env", f'sidecar "{local}" env must be an object of string values')
     cwd = item.get("cwd")
-    if "cwd" in item and not (isinstance(cwd, str) and cwd.strip()):
+    if "cwd" in item and not (isinstance(cwd, str) and js_trim(cwd)):
         problems.add(f"{key}.cwd", f'sidecar "{local}" cwd must be a non-empty string')
     restart = item.get("restart", True)
     if restart is not None and not isinstance(restart, bool):
         problems.add(f"{key}.restart", f'sidecar "{local}" restart must be a boolean')
+
+
+def _entrypoint(problems: ProblemSink, directory: str, entrypoint: str) -> None:
+    """manifest.ts realEntrypoint: inside the directory by its path, then a regular file inside it
+    after links (`realpathSync`, which fails on a NUL, a missing file or a loop)."""
+    named = shown(entrypoint)
+    candidate = os.path.normpath(os.path.join(directory, entrypoint))
+    if not _inside(directory, candidate):
+        problems.add("entrypoint", f"Vera extension entrypoint leaves its directory: {named!r}",
+                     code=Code.PATH_ESCAPES_ROOT)
+        return
+    path = node_path(candidate)
+    try:
+        target = os.path.realpath(path, strict=True) if path is not None else None
+    except OSError:
+        target = None
+    if target is None:
+        problems.add("entrypoint", f"Vera extension entrypoint is unavailable at {named!r}")
+    elif not _inside(directory, target) or not os.path.isfile(target):
+        problems.add("entrypoint", "Vera extension entrypoint must be a file inside the extension directory",
+                     code=Code.PATH_ESCAPES_ROOT)
 
 
 def _inside(directory: str, candidate: str) -> bool:
@@ -204,6 +362,7 @@ class Vera(FolderHost):
     capabilities_are_permissions = True  # a registry entry's permissions are the manifest's capabilities
     entry_label = "entrypoint"
     templates = ("extension",)
+    folder_mode = 0o700  # manager.ts: mkdirSync(directory, { recursive: true, mode: 0o700 })
 
     def home(self) -> Path:
         return vera_home()
@@ -220,6 +379,18 @@ class Vera(FolderHost):
                 "extension.ts": "export default function activate(): void {}\n",
                 "README.md": f"# {name}\n\nA Vera extension: 'vera ext list' shows it once installed.\n"}
 
+    def target(self, folder: Path, name: str, layout: str) -> Path:
+        """`extensions/<id>`; an id Vera's installer could not stage (see MAX_INSTALL_ID_BYTES) is
+        refused before anything moves."""
+        size = len(name.encode("utf-8", "surrogatepass"))
+        if size > MAX_INSTALL_ID_BYTES:
+            raise PkgmgrError(f"the Vera id {name[:40]}... is {size} bytes long: Vera's installer names files "
+                              f"'.staging-<id>-<pid>-<uuid>' and '.managed/<id>.json.<pid>.<uuid>.tmp', which fit "
+                              f"the system's 255-byte limit only for ids of at most {MAX_INSTALL_ID_BYTES} bytes",
+                              code=Code.INVALID_MANIFEST, details={"key": "id", "bytes": size},
+                              hint="shorten the id in vera.extension.json")
+        return folder / name
+
     # --- Vera's own records (manager.ts), kept as Vera keeps them ------------------------------------
 
     def host_lock(self, timeout: float) -> AbstractContextManager[object]:
@@ -228,14 +399,17 @@ class Vera(FolderHost):
     def claimed_by_records(self, folder: Path, name: str) -> Path | None:
         return folder.parent / REGISTRY if any(r["id"] == name for r in read_records(folder)) else None
 
-    def record_install(self, folder: Path, name: str, version: str, source: str, staged: Path, *, enabled: bool,
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
                        replacing: bool) -> None:
-        """installExtension's records, written before the tree is renamed in; an update keeps `installedAt`."""
+        """installExtension's records, written before the tree is renamed in (the version as Vera
+        records it); an update keeps `installedAt`."""
+        name = judged.name
         installed_at = None
         if replacing:
             old = next((r for r in read_records(folder) if r["id"] == name), None)
             installed_at = old["installedAt"] if old else None
-        put_record(folder, record(name, version, source, digest(staged), enabled=enabled, installed_at=installed_at))
+        put_record(folder, record(name, recorded_version(judged.document, judged.version), source, digest(staged),
+                                  enabled=enabled, installed_at=installed_at))
 
     def forget(self, folder: Path, name: str) -> None:
         drop_record(folder, name)
@@ -256,8 +430,9 @@ class Vera(FolderHost):
                     drop_record(folder, name)
                 return
             old = records_now.get(name)
-            put_record(folder, record(name, item.version, (old or {}).get("source", {}).get("path") or str(path),
-                                      digest(path), enabled=item.enabled, installed_at=(old or {}).get("installedAt")))
+            put_record(folder, record(name, recorded_version(item.manifest, item.version),
+                                      (old or {}).get("source", {}).get("path") or str(path), digest(path),
+                                      enabled=item.enabled, installed_at=(old or {}).get("installedAt")))
 
     def check_adoptable(self, found: Found, *, force: bool) -> None:
         """An extension Vera recorded must still have the digest Vera recorded."""
@@ -292,8 +467,9 @@ class Vera(FolderHost):
             problems.add("", "Vera extension manifest must be a file inside the extension directory",
                          code=Code.PATH_ESCAPES_ROOT)
             problems.raise_if_any()
-        with open(real, "rb") as handle:
-            raw = handle.read(MANIFEST_MAX_BYTES + 1)
+        from pkgmgr.fsutil import read_regular
+
+        raw = read_regular(real, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
         if len(raw) > MANIFEST_MAX_BYTES:
             problems.add("", "is larger than 1 MiB (pkgmgr's bound)")
             problems.raise_if_any()
@@ -312,21 +488,21 @@ class Vera(FolderHost):
         if not isinstance(ext_id, str) or not _ID.fullmatch(ext_id):
             problems.add("id", f"must be a string matching {_ID.pattern} (lower-case, dotted or dashed)")
         version = value.get("version")
-        if not isinstance(version, str) or not version.strip():
+        if not isinstance(version, str) or not js_trim(version):
             problems.add("version", "must be a non-empty string")
         if value.get("sdk") != SDK:
             problems.add("sdk", f'must be the string "{SDK}"')
         entrypoint = value.get("entrypoint")
-        if not isinstance(entrypoint, str) or not entrypoint.strip():
+        if not isinstance(entrypoint, str) or not js_trim(entrypoint):
             problems.add("entrypoint", "must be a non-empty string")
-        elif os.path.isabs(entrypoint):
+        elif entrypoint.startswith("/"):  # node:path isAbsolute (POSIX)
             problems.add("entrypoint", "must be relative to the extension directory")
         capabilities = value.get("capabilities")
         caps: list[str] = []
         if not isinstance(capabilities, list):
             problems.add("capabilities", "must be an array of strings")
         else:
-            caps = [c.strip() if isinstance(c, str) else "" for c in capabilities]
+            caps = [js_trim(c) if isinstance(c, str) else "" for c in capabilities]
             if any(not c for c in caps):
                 problems.add("capabilities", "every capability must be a non-empty string")
             if len(set(caps)) != len(caps):
@@ -334,22 +510,16 @@ class Vera(FolderHost):
         manifest_ok = not problems.problems
         contributes = _contributions(problems, value.get("contributes", _ABSENT), ext_id if isinstance(ext_id, str) else "")
         if manifest_ok and isinstance(entrypoint, str):
-            candidate = os.path.normpath(os.path.join(directory, entrypoint))
-            if not _inside(directory, candidate):
-                problems.add("entrypoint", f"Vera extension entrypoint leaves its directory: {entrypoint}",
-                             code=Code.PATH_ESCAPES_ROOT)
-            else:
-                target = os.path.realpath(candidate)
-                if not os.path.lexists(candidate) or not os.path.exists(target):
-                    problems.add("entrypoint", f"Vera extension entrypoint is unavailable at {entrypoint}")
-                elif not _inside(directory, target) or not os.path.isfile(target):
-                    problems.add("entrypoint", "Vera extension entrypoint must be a file inside the extension "
-                                               "directory", code=Code.PATH_ESCAPES_ROOT)
+            _entrypoint(problems, directory, entrypoint)
         problems.raise_if_any()
         assert isinstance(ext_id, str) and isinstance(version, str) and isinstance(entrypoint, str)
-        return Judged(host=self.name, name=ext_id, version=version.strip(), layout="directory", kind="extension",
-                      entry=entrypoint, capabilities=tuple(caps), document=value,
-                      details={"contributes": contributes, "sdk": SDK})
+        return Judged(host=self.name, name=ext_id, version=shown(js_trim(version)), layout="directory",
+                      kind="extension", entry=shown(entrypoint), capabilities=tuple(shown(c) for c in caps),
+                      document=value, details={"contributes": contributes, "sdk": SDK})
+
+    def copy_source(self, source: Path, dest: Path) -> Path:
+        return copy_source(source, dest)
+
 
 
 # --- Vera's records ------------------------------------------------------------------------------
@@ -369,6 +539,13 @@ def iso_now() -> str:
     return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
+def recorded_version(document: dict[str, Any], shown_version: str) -> str:
+    """The version Vera records for a manifest: its `version` trimmed, exactly (`shown_version`,
+    pkgmgr's, has U+FFFD for an unpaired surrogate)."""
+    value = document.get("version")
+    return js_trim(value) if isinstance(value, str) else shown_version
+
+
 def record(ext_id: str, version: str, source: str, tree_digest: str, *, enabled: bool,
            installed_at: str | None = None) -> dict[str, Any]:
     """A ManagedExtensionRecord, keys in the order manager.ts builds it."""
@@ -383,7 +560,7 @@ def record_problem(value: Any) -> str | None:
     source = value.get("source")
     checks = [
         (isinstance(value.get("id"), str) and _ID.fullmatch(value["id"]) is not None, "id"),
-        (isinstance(value.get("version"), str) and bool(value["version"].strip()), "version"),
+        (isinstance(value.get("version"), str) and bool(js_trim(value["version"])), "version"),
         (isinstance(value.get("digest"), str) and _DIGEST.fullmatch(value["digest"]) is not None, "digest"),
         (value.get("directory") == f"extensions/{value.get('id')}", "directory"),
         (isinstance(value.get("enabled"), bool), "enabled"),
@@ -414,10 +591,16 @@ def read_central() -> list[dict[str, Any]] | None:
     path = registry_path()
     if os.path.islink(path):
         raise _records_error(path, "file is a symbolic link")
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path, limit=RECORDS_MAX_BYTES)  # never blocks on a FIFO, bounded
     except FileNotFoundError:
         return None
+    except NotRegularFile as exc:
+        raise _records_error(path, f"file is {exc.kind}") from None
+    if len(raw) > RECORDS_MAX_BYTES:
+        raise _records_error(path, f"file is larger than {RECORDS_MAX_BYTES // (1024 * 1024)} MiB (pkgmgr's bound)")
     try:
         value = jsonfmt.plain(jsonfmt.decode(raw))
     except jsonfmt.JsonError as exc:
@@ -452,7 +635,12 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
         if not child.endswith(".json") or os.path.islink(path):
             raise _records_error(path, "directory holds an unexpected file")
         try:
-            value = jsonfmt.plain(jsonfmt.decode(path.read_bytes()))
+            from pkgmgr.fsutil import read_regular
+
+            raw = read_regular(path, limit=MANIFEST_MAX_BYTES)  # never blocks on a FIFO, bounded
+            if len(raw) > MANIFEST_MAX_BYTES:
+                raise jsonfmt.JsonError("larger than 1 MiB (pkgmgr's bound)")
+            value = jsonfmt.plain(jsonfmt.decode(raw))
         except (OSError, jsonfmt.JsonError) as exc:
             raise _records_error(path, f"marker is invalid ({exc})") from None
         if record_problem(value) is not None or child != f"{value['id']}.json":
@@ -570,11 +758,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _lock_owner(path: Path) -> Any:
+    """The lock file's JSON, read through the bounded primitive and decoder (a FIFO planted as the
+    lock is refused at once, so `--lock-timeout` holds). Raises OSError and ValueError."""
+    from pkgmgr.documents import read_json_file
+
+    return read_json_file(path, max_bytes=LOCK_MAX_BYTES)
+
+
 def _reclaim_dead(path: Path) -> bool:
     """manager.ts reclaimDeadLock: a lock whose `{"pid": N}` names no live process is removed."""
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = _lock_owner(path)
+    except (OSError, ValueError):  # gone, a FIFO or a link (never read: waited for, then `locked`), not JSON
         return False
     pid = value.get("pid") if isinstance(value, dict) else None
     if not isinstance(pid, int) or isinstance(pid, bool) or _pid_alive(pid):
@@ -601,7 +797,7 @@ def registry_lock(timeout: float) -> Iterator[None]:
             if time.monotonic() >= deadline:
                 owner = ""
                 try:
-                    owner = f" (pid {json.loads(path.read_text('utf-8')).get('pid')})"
+                    owner = f" (pid {_lock_owner(path).get('pid')})"
                 except (OSError, ValueError, AttributeError):
                     pass
                 raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",

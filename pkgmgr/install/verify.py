@@ -35,12 +35,13 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
     from pkgmgr.hosts import get
     from pkgmgr.hosts.detect import staged_host
 
-    fetched, root, record = stage(fetched, staging, config=config)
+    fetched, root, record = stage(fetched, staging, config=config, options=options)
     host = get(staged_host(fetched, root, options))
     return host.prepare(fetched, root, staging, config=config, options=options, record=record)
 
 
-def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, Path | None, TreeRecord | None]:
+def stage(fetched: Fetched, staging: Path, *, config: Config,
+          options: InstallOptions | None = None) -> tuple[Fetched, Path | None, TreeRecord | None]:
     """Extract the archive (or copy the directory) into `staging`; `fetched` (with the sha256 of
     a local archive, taken while it was read), the manifest root and, for an archive, the tree
     checksum recorded while extracting. A single-file extension (`pkgmgr.hosts.script_host`) is
@@ -61,9 +62,10 @@ def stage(fetched: Fetched, staging: Path, *, config: Config) -> tuple[Fetched, 
         if digest is not None:
             fetched = replace(fetched, sha256=digest.hexdigest())
     elif fetched.directory is not None:
-        from pkgmgr.archive.selection import copy_source_tree
+        from pkgmgr.hosts.detect import source_host
 
-        root = copy_source_tree(fetched.directory, staging / "tree")
+        # copied as the host's own installer copies it (Host.copy_source)
+        root = source_host(fetched, options).copy_source(Path(fetched.directory), staging / "tree")
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     elif fetched.sha256 is None and fetched.kind == "archive":  # a single-file extension: hashed as it is

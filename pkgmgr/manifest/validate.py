@@ -295,7 +295,7 @@ class _Parser:
         except ValueError as exc:
             # versions.py quotes with repr(); SPEC's messages quote like JSON ("1.0").
             message = str(exc).replace(repr(value), _q(value), 1)
-            self.add(key, message + (" (pkgmgr's rule, SPEC 2.2)" if isinstance(exc, NotPep440) else ""))
+            self.add(key, message + (" (pkgmgr's rule)" if isinstance(exc, NotPep440) else ""))
             return None
         return strip_v(value)
 

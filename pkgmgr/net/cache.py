@@ -9,6 +9,7 @@ spent on cache files) is deleted and fetched again rather than trusted.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 import time
@@ -16,7 +17,8 @@ from pathlib import Path
 from typing import BinaryIO
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.net.hashing import digests_equal, file_sha256
+from pkgmgr.fsutil import NotRegularFile, open_regular_fd
+from pkgmgr.net.hashing import CHUNK, digests_equal
 from pkgmgr.patterns import HEX64
 
 _HEX64 = HEX64
@@ -46,15 +48,23 @@ class DownloadCache:
         return self.root / "sha256" / value[:2] / value
 
     def get(self, sha256: str) -> Path | None:
-        """The cached file, after re-hashing it; a corrupted entry is deleted (None)."""
+        """The cached file, after re-hashing it; a corrupted entry is deleted (None), and so is
+        anything but a regular file there (a FIFO, a device or a link is never read: opened
+        with the bounded primitive, it cannot hang the command)."""
         path = self.path_for(sha256)
         try:
-            actual = file_sha256(path)
+            fd = open_regular_fd(path)
         except FileNotFoundError:
             return None
-        except IsADirectoryError:
+        except NotRegularFile as exc:
+            if exc.kind != "a directory":
+                path.unlink(missing_ok=True)
             return None
-        if digests_equal(actual, path.name):
+        digest = hashlib.sha256()
+        with os.fdopen(fd, "rb") as handle:
+            while chunk := handle.read(CHUNK):
+                digest.update(chunk)
+        if digests_equal(digest.hexdigest(), path.name):
             return path
         path.unlink(missing_ok=True)
         return None

@@ -1,8 +1,11 @@
-"""The fetcher port: what registry readers and planners may ask of the network.
+"""The fetcher port: the only door to the network, for registry readers, planners, the GitHub
+client and the OCI distribution API alike.
 
-As python-tuf's ngclient `FetcherInterface`, a reader never sees the transport: it gets a
-`Fetcher` (`Session.http`; `pkgmgr.net.http.HttpClient` in production, anything with these two
-methods in a test or a future OCI path) whose guarantees are:
+As python-tuf's ngclient `FetcherInterface`, a caller never sees the transport: it gets a
+`Fetcher` (`Session.http`; `pkgmgr.net.http.HttpClient` in production, anything with these
+methods in a test) whose guarantees hold for every method — `get_small` and `download` (GET),
+and `send`, a request of any method with headers and a body (what OCI's distribution API needs:
+HEAD, POST, PUT) under the same caps, deadline, retries and token rule:
 
 - only `PkgmgrError` escapes, with the network codes of SPEC 11 (`network_error`,
   `http_error`, `not_found`, `auth_required`, `rate_limited`, `usage` for a refused URL) and
@@ -56,6 +59,13 @@ class Fetcher(Protocol):
                  accept: str | None = None, insecure: bool = False,
                  extra_headers: Mapping[str, str] | None = None) -> Downloaded:
         """An archive into `cache`, verified while it streams."""
+        ...
+
+    def send(self, method: str, url: str, *, ok: frozenset[int], body: bytes | None = None,
+             headers: Mapping[str, str] | None = None, max_bytes: int = 64 * 1024,
+             insecure: bool = False) -> SmallResponse:
+        """One request of any method; its status, headers and small body when the status is in
+        `ok` (a redirect is an `http_error`, other statuses map as for GET)."""
         ...
 
     def close(self) -> None: ...

@@ -15,7 +15,6 @@ sends.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -324,10 +323,12 @@ class GitHub:
         return asset.url, None
 
     def _api_json(self, url: str) -> Any:
+        from pkgmgr.documents import DocumentError, decode_json
+
         resp = self.http.get_small(url, max_bytes=MAX_API_BYTES, accept=JSON_ACCEPT, extra_headers=API_VERSION_HEADERS)
         try:
-            return json.loads(resp.body or b"")
-        except ValueError:
+            return decode_json(resp.body or b"", max_bytes=MAX_API_BYTES)
+        except DocumentError:
             raise PkgmgrError(
                 f"{redact_url(url)}: the GitHub API did not answer with JSON",
                 code=Code.HTTP_ERROR,

@@ -1,13 +1,15 @@
-"""HTTP for pkgmgr: the one module that imports requests (lazily, inside `HttpClient`).
+"""HTTP for pkgmgr: `HttpClient`, the one HTTP client (the production `Fetcher`).
 
-It owns the URL policy (`check_url_allowed`), token scoping, manual redirects, retries with
+It sends each hop through a transport (`pkgmgr.net.transport`: the standard library's for a
+GET's first hop while requests is not loaded, requests' — imported on first use, the only place
+that imports it — for the rest) and owns every rule around it: the URL policy (`check_url_allowed`), token scoping, manual redirects, retries with
 backoff, the mapping of statuses to error codes (SPEC 6, 11), timeouts and the minimum-rate
 rule, size caps enforced while streaming, and hash-while-downloading into the
 content-addressed `DownloadCache` (SPEC 5.4).
 
 Timeouts: `connect_timeout` bounds connecting; `read_timeout` bounds each read, and also the
 status line and headers *in all* (a server that drips its headers a byte at a time would
-otherwise hold a command for ever: `_header_deadline_pools`); the body is bounded by the
+otherwise hold a command for ever: the transports' watchdog); the body is bounded by the
 minimum average rate after `min_rate_after` seconds, by its size cap, and by an overall
 deadline of `deadline + size / deadline_rate` seconds, `size` being the expected (or capped)
 length (a server keeping just above the minimum rate would otherwise hold a 50 MiB download
@@ -16,6 +18,12 @@ for 13 hours). Both are checked as bytes arrive; a read blocks at most `read_tim
 Guarantee (python-tuf's fetcher): whatever the network or a server does, the public methods
 raise only `PkgmgrError`. `ValueError`/`RuntimeError` mean a bug in the caller; `OSError` from
 the local disk (cache full, permissions) is not a network failure and is not disguised as one.
+
+Content-Encoding (small documents ask for gzip; downloads for identity) is decoded by pkgmgr,
+not by the transport (`_ContentDecoder`, in `_iter_body`): decoded bytes are capped at
+`max_bytes`, the bytes on the wire at `2 * max_bytes + 64 KiB`, and a gzip member must carry
+content to be read through (`GZIP_MEMBERS_FREE`), so neither a bomb nor a flood of empty members
+costs more than its cap.
 
 Status mapping: 401 and a plain 403 -> `auth_required`; 403/429 with `X-RateLimit-Remaining: 0`
 -> `rate_limited` at once (naming the reset time); 403/429 with `Retry-After` <= 60 s, 429
@@ -27,15 +35,14 @@ is announced through `notify` (stderr in the CLI);
 404/410 -> `not_found`; any other unexpected status -> `http_error`. Every `http_error` and
 `not_found` is a `FetchError` whose `status` (also `details["status"]`) says the HTTP status.
 
-Thread safety: one client may be shared by a thread pool. It holds one `HTTPAdapter` (one
-urllib3 connection pool per host, sized for `settings.parallel`, thread-safe) and sends each
-request with `adapter.send(PreparedRequest)` — no `requests.Session`: sessions are not
-thread-safe, and `Session.send` reads a redirect's whole body even with
-`allow_redirects=False` (an endless redirect body would never end). So there is no shared
-mutable state besides the pool: no cookie jar (cookies are ignored), no `~/.netrc` (nothing
-reads it, as `trust_env = False` would give), no hooks. Proxies (`HTTPS_PROXY`, `NO_PROXY`,
-...) and `REQUESTS_CA_BUNDLE` / `CURL_CA_BUNDLE` are read from the environment here, and
-loopback hosts never go through a proxy.
+Thread safety: one client may be shared by a thread pool. Its transports hold their
+connection pools (sized for `settings.parallel`, thread-safe); requests' sends each request with
+`HTTPAdapter.send(PreparedRequest)` — no `requests.Session`: sessions are not thread-safe, and
+`Session.send` reads a redirect's whole body even with `allow_redirects=False` (an endless
+redirect body would never end). So there is no shared mutable state besides the pools: no
+cookie jar (cookies are ignored), no `~/.netrc` (nothing reads it, as `trust_env = False` would
+give), no hooks. Proxies (`HTTPS_PROXY`, `NO_PROXY`, ...) and `REQUESTS_CA_BUNDLE` /
+`CURL_CA_BUNDLE` are read from the environment, and loopback hosts never go through a proxy.
 
 Secrets: the token is sent only to origins (scheme, host, port) listed in `token_hosts`, and
 only while a redirect chain stays on its first origin. It never appears in messages,
@@ -45,24 +52,29 @@ details or reprs; URLs are shown through `redact_url` (no credentials, no signed
 from __future__ import annotations
 
 import email.utils
-import functools
 import hashlib
-import heapq
-import ipaddress
 import os
 import re
-import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Mapping
-from urllib.parse import urljoin, urlsplit, urlunsplit
+from urllib.parse import urljoin, urlsplit
 
 from pkgmgr import __version__
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.net.fetcher import FetchError
 from pkgmgr.net.hashing import CHUNK, digests_equal
+from pkgmgr.net.transport import (
+    RequestsTransport,
+    StdlibTransport,
+    TransportFailure,
+    _BrokenBody,
+    _describe,
+    is_loopback_host,
+)
 from pkgmgr.patterns import HEX64_ANY_CASE
+from pkgmgr.redact import redact_url  # re-exported: the one redaction (pkgmgr.redact)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -77,7 +89,6 @@ ANNOUNCED_WAIT = 2.0  # a longer wait between retries is announced (SPEC 6)
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 _SMALL_DRAIN = 64 * 1024
 _HEX64 = HEX64_ANY_CASE
-_SENSITIVE_QUERY = re.compile(r"token|sig|signature|key|credential|auth|secret|password|jwt|x-amz-|x-goog-", re.I)
 _CROSS_ORIGIN_DROP = frozenset({"authorization", "cookie", "proxy-authorization"})
 _NOT_IN_URL = re.compile(r"[\s\x00-\x1f\x7f]")  # \s is str.isspace's whitespace: one search, not a loop per character
 
@@ -90,20 +101,6 @@ class UrlNotAllowed(PkgmgrError):
     registry or a config re-raise it with their own code (`invalid_index`, `invalid_config`)."""
 
     code = Code.USAGE
-
-
-@functools.lru_cache(maxsize=64)  # pure; asked for every request (~60 µs of ipaddress each)
-def is_loopback_host(host: str | None) -> bool:
-    """127.0.0.0/8, `localhost` and ::1 (host as `urlsplit(...).hostname` gives it)."""
-    if not host:
-        return False
-    host = host.lower().rstrip(".")
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def check_url_allowed(url: str, *, insecure: bool) -> None:
@@ -158,20 +155,6 @@ def check_redirect(source: str, target: str, *, insecure: bool) -> None:
             code=Code.NETWORK_ERROR,
             details={"url": redact_url(source), "location": redact_url(target)},
         ) from None
-
-
-def redact_url(url: Any) -> str:
-    """The URL as it may be shown: no user-info, and no query when it looks signed."""
-    text = str(url)
-    try:
-        parts = urlsplit(text)
-    except ValueError:
-        return "<invalid URL>"
-    netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
-    query = parts.query
-    if query and _SENSITIVE_QUERY.search(query):
-        query = "<redacted>"
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
 
 def origin(url: str) -> str:
@@ -282,48 +265,11 @@ class HttpClient:
         self._attempts = max(1, int(settings.retries))
         self._pool_size = pool_size or max(10, 2 * int(settings.parallel))
         self._headers = {"User-Agent": user_agent, "Accept": "*/*"}
-        self._stack_lock = threading.Lock()
-        self._plain = _PlainPool(self._pool_size)
+        # the one client's two transports (pkgmgr.net.transport): the standard library's for a
+        # GET's first hop while requests is not loaded, requests' (imported on first use) for the rest
+        self._stdlib = StdlibTransport(settings, self._pool_size)
+        self._stack = RequestsTransport(settings, self._pool_size)
         self._stdlib_first_hop = stdlib_first_hop
-
-    def __getattr__(self, name: str) -> Any:
-        """The requests stack (`_requests`, `_adapter` and the exception tuples) is imported and
-        built on first use: a command whose GETs all go out through the standard library
-        (`_plain_first`) never needs it."""
-        if name not in _STACK_ATTRIBUTES:
-            raise AttributeError(name)
-        self._load_stack()
-        return self.__dict__[name]
-
-    def _load_stack(self) -> None:
-        with self._stack_lock:
-            if "_requests" in self.__dict__:
-                return
-            import requests
-            import requests.adapters
-            import urllib3.exceptions
-
-            settings = self._settings
-            adapter = requests.adapters.HTTPAdapter(pool_connections=16, pool_maxsize=self._pool_size, max_retries=0)
-            adapter.poolmanager.pool_classes_by_scheme = _header_deadline_pools(float(settings.read_timeout))
-            self._adapter = adapter
-            self._body_errors: tuple[type[BaseException], ...] = (
-                urllib3.exceptions.HTTPError,
-                requests.RequestException,
-                OSError,
-            )
-            self._send_errors: tuple[type[BaseException], ...] = (
-                requests.RequestException,
-                urllib3.exceptions.HTTPError,
-                ValueError,
-                OSError,
-            )
-            self._timeout_errors: tuple[type[BaseException], ...] = (
-                requests.exceptions.ReadTimeout,
-                urllib3.exceptions.ReadTimeoutError,
-                TimeoutError,
-            )
-            self._requests = requests  # last: its presence means the stack is complete
 
     @property
     def has_token(self) -> bool:
@@ -341,10 +287,8 @@ class HttpClient:
 
     def close(self) -> None:
         """Close every pooled connection (the client stays usable; pools reopen on demand)."""
-        self._plain.close()
-        adapter = self.__dict__.get("_adapter")
-        if adapter is not None:
-            adapter.close()
+        self._stdlib.close()
+        self._stack.close()
 
     # ------------------------------------------------------------------ public API
 
@@ -375,8 +319,7 @@ class HttpClient:
             resp = self._open(url, headers, insecure=insecure, allow_304=conditional, plain=self._plain_first())
             try:
                 final = resp.url
-                resp_headers = resp.headers if isinstance(resp, _PlainResponse) else \
-                    self._requests.structures.CaseInsensitiveDict(resp.headers)
+                resp_headers = resp.headers
                 if resp.status_code == 304:
                     return SmallResponse(
                         304,
@@ -456,17 +399,14 @@ class HttpClient:
                     digest = hashlib.sha256()
                     write = incoming.file.write
                     total = 0
-                    reporter.download_started(key, label, expected_size if expected_size is not None else announced)
-                    try:
-                        size = expected_size if expected_size is not None else announced
-                        for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final),
-                                                     size=limit if size is None else size):
-                            digest.update(chunk)
-                            write(chunk)
-                            total += len(chunk)
-                            reporter.download_advanced(key, len(chunk))
-                    finally:
-                        reporter.download_finished(key)
+                    size = expected_size if expected_size is not None else announced
+                    reporter.download_answered(key, size)
+                    for chunk in self._iter_body(resp, limit=limit, decode=False, shown=redact_url(final),
+                                                 size=limit if size is None else size):
+                        digest.update(chunk)
+                        write(chunk)
+                        total += len(chunk)
+                        reporter.download_advanced(key, len(chunk))
                     if total > limit:
                         raise self._too_large(final, limit)
                     if expected_size is not None and total != expected_size:
@@ -479,7 +419,12 @@ class HttpClient:
             finally:
                 self._release(resp)
 
-        return self._retrying(attempt)
+        # shown from the request on: a slow server's wait for the first byte is progress too
+        reporter.download_started(key, label, expected_size)
+        try:
+            return self._retrying(attempt)
+        finally:
+            reporter.download_finished(key)
 
     def send(
         self,
@@ -499,16 +444,13 @@ class HttpClient:
         only to its hosts, and the caller's `Authorization` goes where the caller sends it."""
         check_url_allowed(url, insecure=insecure)
         self._check_online(url)
-        requests = self._requests
-        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
         base = _request_headers(headers, "identity", None)
 
         def attempt() -> SmallResponse:
             try:
-                request = requests.Request(method, url, headers=self._headers_for(url, True, base), data=body)
-                resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout, **self._transport(url))
-            except self._send_errors as exc:
-                raise self._transport_error(exc, url) from None
+                resp = self._stack.open(method, url, self._headers_for(url, True, base), body)
+            except TransportFailure as failure:
+                raise self._transport_error(failure, url) from None
             if resp.status_code not in ok:
                 if resp.status_code in REDIRECT_STATUSES or resp.status_code == 200:
                     self._release(resp)
@@ -522,8 +464,7 @@ class HttpClient:
                                                     size=max_bytes))
                     if len(data) > max_bytes:
                         raise self._too_large(url, max_bytes)
-                resp_headers = self._requests.structures.CaseInsensitiveDict(resp.headers)
-                return SmallResponse(resp.status_code, data, resp.headers.get("ETag"), None, url, resp_headers)
+                return SmallResponse(resp.status_code, data, resp.headers.get("ETag"), None, url, resp.headers)
             finally:
                 self._release(resp)
 
@@ -531,97 +472,12 @@ class HttpClient:
 
     # ------------------------------------------------------------------ internals
 
-    def _transport(self, url: str) -> dict[str, Any]:
-        """Proxies and CA bundle from the environment (what `trust_env` gives, minus netrc)."""
-        host = urlsplit(url).hostname
-        proxies = {} if is_loopback_host(host) else self._requests.utils.get_environ_proxies(url)
-        verify: Any = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE") or True
-        return {"proxies": proxies, "verify": verify}
-
     def _plain_first(self) -> bool:
-        """Whether a GET's first hop goes out through the standard library (`_plain_send`): while
+        """Whether a GET's first hop goes out through the standard library (`StdlibTransport`): while
         requests is not loaded. A command whose requests all get an answer then never imports
         requests, urllib3, charset_normalizer or idna (~0.1 s); once something needed requests
         (a redirect, a failure before any response), the rest of the command uses it."""
-        return self._stdlib_first_hop and "_requests" not in self.__dict__
-
-    def _plain_send(self, url: str, sent: Mapping[str, str]) -> _PlainResponse | None:
-        """Send one GET with the standard library's `http.client` (no requests, urllib3,
-        charset_normalizer or idna imported) and return its response, whatever the status, for
-        `_open` to treat exactly as one from requests: redirects, the status mapping, caps,
-        decoding, the minimum rate and the deadline are the same code. `sent` holds the token
-        only for its origins (`_headers_for`). `connect_timeout` bounds connecting and the TLS
-        handshake, `read_timeout` each read and the status line and headers in all (the
-        watchdog), as `_header_deadline_pools` does; a timeout is the same retried
-        `network_error` as requests' would be. The CA bundle is the one requests would use
-        (REQUESTS_CA_BUNDLE, CURL_CA_BUNDLE, else certifi). None — requests sends the request —
-        when a proxy variable is set (for a non-loopback host) or the request fails before any
-        response (refused, reset, TLS, a kept-alive connection the server closed): requests then
-        reports the failure as it always has."""
-        import socket
-
-        parts = urlsplit(url)
-        scheme = parts.scheme.lower()
-        try:
-            host = parts.hostname
-            port = parts.port or (443 if scheme == "https" else 80)
-        except ValueError:
-            return None
-        if scheme not in ("http", "https") or not host or (not is_loopback_host(host) and _proxy_in_environment()):
-            return None
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        key = (scheme, host, port)
-        shown = redact_url(url)
-        conn = self._plain.take(key)
-        try:
-            if conn is None:
-                conn = self._plain_connect(scheme, host, port, url)
-            conn.sock.settimeout(float(self._settings.read_timeout))
-            sock = conn.sock
-
-            def abort() -> None:
-                try:
-                    socket.socket.shutdown(sock, socket.SHUT_RDWR)  # ends a blocked read
-                except (OSError, TypeError):
-                    pass
-
-            token = _WATCHDOG.arm(float(self._settings.read_timeout), abort)
-            try:
-                conn.request("GET", target, headers=dict(sent))
-                resp = conn.getresponse()
-            except BaseException:
-                if not _WATCHDOG.disarm(token):
-                    raise TimeoutError("no complete response headers in time") from None
-                raise
-            if not _WATCHDOG.disarm(token):
-                resp.close()
-                raise TimeoutError("no complete response headers in time")
-        except _Transient:
-            self._plain.discard(conn)
-            raise
-        except TimeoutError:
-            self._plain.discard(conn)
-            raise _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out waiting for the server", url)) from None
-        except Exception:  # noqa: BLE001 - nothing was received: requests sends it and reports what it finds
-            self._plain.discard(conn)
-            return None
-        return _PlainResponse(resp, conn, url, lambda: self._plain.give(key, conn))
-
-    def _plain_connect(self, scheme: str, host: str, port: int, url: str) -> Any:
-        import http.client
-
-        connect = float(self._settings.connect_timeout)
-        conn: Any
-        if scheme == "https":
-            conn = http.client.HTTPSConnection(host, port, timeout=connect, context=self._plain.tls_context())
-        else:
-            conn = http.client.HTTPConnection(host, port, timeout=connect)
-        try:
-            conn.connect()
-        except TimeoutError:
-            conn.close()
-            raise _Transient(self._error(Code.NETWORK_ERROR, f"{redact_url(url)}: timed out connecting", url)) from None
-        return conn
+        return self._stdlib_first_hop and not self._stack.loaded
 
     def _check_online(self, url: str) -> None:
         if self.offline:
@@ -665,24 +521,21 @@ class HttpClient:
     def _open(self, url: str, headers: Mapping[str, str], *, insecure: bool, allow_304: bool,
               plain: bool = False) -> Any:
         """Send GET, following redirects by hand; return a streaming 200 (or allowed 304). With
-        `plain`, the first hop is sent by `_plain_send` (requests sends it when that cannot)."""
+        `plain`, the first hop goes to the standard library's transport (requests' sends it when
+        that one cannot)."""
         first_origin = origin(url)
         on_first_origin = True
         seen = {url}
         current = url
-        timeout = (self._settings.connect_timeout, self._settings.read_timeout)
         for hop in range(MAX_REDIRECTS + 1):
-            resp: Any = self._plain_send(current, self._headers_for(current, True, headers)) if plain and not hop else None
-            if resp is None:
-                requests = self._requests
-                try:
-                    on_first_origin = on_first_origin and origin(current) == first_origin
-                    request = requests.Request("GET", current,
-                                               headers=self._headers_for(current, on_first_origin, headers))
-                    resp = self._adapter.send(request.prepare(), stream=True, timeout=timeout,
-                                              **self._transport(current))
-                except self._send_errors as exc:
-                    raise self._transport_error(exc, current) from None
+            on_first_origin = on_first_origin and origin(current) == first_origin
+            sent = self._headers_for(current, on_first_origin, headers)
+            try:
+                resp: Any = self._stdlib.open("GET", current, sent) if plain and not hop else None
+                if resp is None:
+                    resp = self._stack.open("GET", current, sent)
+            except TransportFailure as failure:
+                raise self._transport_error(failure, current) from None
             if resp.status_code in REDIRECT_STATUSES:
                 location = resp.headers.get("Location")
                 self._release(resp)
@@ -756,12 +609,12 @@ class HttpClient:
         """`: <message>` from a small JSON error body ({"message": ...}), else ''."""
         if "json" not in resp.headers.get("Content-Type", ""):
             return ""
-        try:
-            import json
+        from pkgmgr.documents import DocumentError, decode_json
 
+        try:
             text = b"".join(self._iter_body(resp, limit=4096, decode=True, shown="", size=4096))
-            data = json.loads(text) if len(text) <= 4096 else None
-        except (PkgmgrError, _Transient, ValueError):
+            data = decode_json(text, max_bytes=4096)
+        except (PkgmgrError, _Transient, DocumentError):
             return ""
         message = data.get("message") if isinstance(data, dict) else None
         if not isinstance(message, str) or not message:
@@ -801,18 +654,41 @@ class HttpClient:
 
     def _iter_body(self, resp: Any, *, limit: int, decode: bool, shown: str, size: int) -> Iterator[bytes]:
         """Yield the body in chunks of at most 1 MiB, stopping once more than `limit` bytes
-        arrived (the caller sees the overflow). Enforces the minimum average rate and the
-        deadline for a body of `size` bytes (module docstring); neither is retried."""
+        arrived (the caller sees the overflow). With `decode`, a gzip or deflate
+        Content-Encoding is decoded here (`_ContentDecoder`, whatever the transport), the bytes on
+        the wire capped too (`_raw_limit`). Enforces the minimum average rate and the deadline for
+        a body of `size` bytes (module docstring); neither is retried."""
         read1 = resp.raw.read1
         min_rate = float(self._settings.min_rate)
         after = float(self._settings.min_rate_after)
         deadline = self._deadline(size)
+        encoding = resp.headers.get("Content-Encoding", "").strip().lower() if decode else ""
+        decoder = _ContentDecoder(encoding) if encoding in _ENCODINGS else None
+        raw_limit = _raw_limit(limit)
         start = time.monotonic()
-        total = 0
+        total = wire = 0
         while total <= limit:
+            want = min(CHUNK, limit + 1 - total)
             try:
-                chunk = read1(min(CHUNK, limit + 1 - total), decode_content=decode)
-            except self._body_errors as exc:
+                if decoder is None:
+                    chunk = read1(want, decode_content=False)
+                else:
+                    chunk = decoder.read(want)
+                    if not chunk and not decoder.finished:  # all that came is decoded: more from the wire
+                        if wire > raw_limit:
+                            raise self._too_large(shown, raw_limit)
+                        raw = read1(min(CHUNK, raw_limit + 1 - wire), decode_content=False)
+                        if not raw:
+                            return
+                        wire += len(raw)
+                        decoder.feed(raw)
+                        self._check_deadline(shown, start, deadline, total, size)
+                        continue
+            except _TooManyMembers as flood:
+                raise FetchError(f"{shown}: the server's gzip encoding of the response holds {flood.members} "
+                                 f"members for {total} bytes of content; pkgmgr refuses it",
+                                 code=Code.HTTP_ERROR, url=shown, members=flood.members) from None
+            except self._body_errors() as exc:
                 raise self._body_error(exc, shown, total) from None
             if not chunk:
                 return
@@ -827,13 +703,17 @@ class HttpClient:
                         code=Code.NETWORK_ERROR,
                         details={"url": shown, "received": total, "seconds": round(elapsed, 3)},
                     )
-            if deadline is not None and time.monotonic() - start > deadline:
-                raise PkgmgrError(
-                    f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
-                    "the deadline is network.deadline + size / network.deadline_rate)",
-                    code=Code.NETWORK_ERROR,
-                    details={"url": shown, "received": total, "deadline": round(deadline, 3)},
-                )
+            self._check_deadline(shown, start, deadline, total, size)
+
+    @staticmethod
+    def _check_deadline(shown: str, start: float, deadline: float | None, total: int, size: int) -> None:
+        if deadline is not None and time.monotonic() - start > deadline:
+            raise PkgmgrError(
+                f"{shown}: not received within {deadline:.0f} s ({total} of {size} bytes arrived; "
+                "the deadline is network.deadline + size / network.deadline_rate)",
+                code=Code.NETWORK_ERROR,
+                details={"url": shown, "received": total, "deadline": round(deadline, 3)},
+            )
 
     def _deadline(self, size: int) -> float | None:
         """Seconds a body of `size` bytes may take in all (`deadline_rate` 0: no deadline)."""
@@ -842,22 +722,27 @@ class HttpClient:
             return None
         return float(getattr(self._settings, "deadline", 0.0)) + max(size, 0) / rate
 
-    def _transport_error(self, exc: BaseException, url: str) -> Exception:
-        """Map a requests exception raised before the body to a (possibly transient) error."""
-        exceptions = self._requests.exceptions
+    def _transport_error(self, failure: TransportFailure, url: str) -> Exception:
+        """Map a transport's failure before any response to a (possibly transient) error."""
         shown = redact_url(url)
-        if isinstance(exc, exceptions.ConnectTimeout):
+        if failure.kind == "connect-timeout":
             return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out connecting", url))
-        if isinstance(exc, exceptions.ReadTimeout):
+        if failure.kind == "read-timeout":
             return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: timed out waiting for the server", url))
-        if isinstance(exc, exceptions.SSLError):
-            return self._error(Code.NETWORK_ERROR, f"{shown}: TLS error ({_describe(exc)})", url)
-        if isinstance(exc, (exceptions.ConnectionError, exceptions.ChunkedEncodingError)):
-            return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: cannot connect ({_describe(exc)})", url))
-        return self._error(Code.NETWORK_ERROR, f"{shown}: request failed ({_describe(exc)})", url)
+        if failure.kind == "tls":
+            return self._error(Code.NETWORK_ERROR, f"{shown}: TLS error ({failure.cause})", url)
+        if failure.kind == "connect":
+            return _Transient(self._error(Code.NETWORK_ERROR, f"{shown}: cannot connect ({failure.cause})", url))
+        return self._error(Code.NETWORK_ERROR, f"{shown}: request failed ({failure.cause})", url)
+
+    def _body_errors(self) -> tuple[type[BaseException], ...]:
+        """What reading a body may raise: OSError (http.client's, zlib's), and requests' and
+        urllib3's own once that transport is in use."""
+        return self._stack.body_errors if self._stack.loaded else (OSError,)
 
     def _body_error(self, exc: BaseException, shown: str, received: int) -> Exception:
-        if isinstance(exc, self._timeout_errors):
+        timeouts = self._stack.timeout_errors if self._stack.loaded else (TimeoutError,)
+        if isinstance(exc, timeouts):
             message = f"{shown}: timed out reading the body after {received} bytes"
         else:
             message = f"{shown}: connection broken after {received} bytes ({_describe(exc)})"
@@ -889,310 +774,77 @@ class HttpClient:
 # --------------------------------------------------------------------------- helpers
 
 
-_STACK_ATTRIBUTES = frozenset({"_requests", "_adapter", "_body_errors", "_send_errors", "_timeout_errors"})
+class _TooManyMembers(Exception):
+    def __init__(self, members: int) -> None:
+        super().__init__(members)
+        self.members = members
 
 
-def _proxy_in_environment() -> bool:
-    """Whether any `*_proxy` variable is set (requests would consult it): the stdlib path then
-    steps aside for every non-loopback host, whatever `no_proxy` says."""
-    return any(name.lower().endswith("_proxy") and name.lower() != "no_proxy" and value
-               for name, value in os.environ.items())
+_ENCODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+GZIP_MEMBERS_FREE = 16  # as for archives (pkgmgr.archive.limits): members must pay for themselves
+GZIP_MEMBER_BYTES = 32 * 1024
 
 
-class _Headers(dict):
-    """Response headers looked up case-insensitively (as requests' `CaseInsensitiveDict`),
-    repeated fields joined with ", " (as urllib3 joins them)."""
-
-    def __init__(self, pairs: list[tuple[str, str]]) -> None:
-        super().__init__()
-        self._names: dict[str, str] = {}
-        for name, value in pairs:
-            lower = name.lower()
-            if lower in self._names:
-                first = self._names[lower]
-                super().__setitem__(first, f"{dict.__getitem__(self, first)}, {value}")
-            else:
-                self._names[lower] = name
-                super().__setitem__(name, value)
-
-    def __getitem__(self, name: str) -> str:
-        return dict.__getitem__(self, self._names.get(name.lower(), name))
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._names
-
-    def get(self, name: str, default: Any = None) -> Any:
-        return self[name] if name in self else default
+def _raw_limit(limit: int) -> int:
+    """The bytes on the wire a decoded body of at most `limit` bytes may take (compression never
+    makes a document much larger; an encoded body that does is refused, not read without end)."""
+    return 2 * limit + 64 * 1024
 
 
-class _BrokenBody(OSError):
-    """A body http.client or zlib could not read (`_describe` names the cause, as it names
-    urllib3's `ProtocolError`/`DecodeError` causes)."""
+class _ContentDecoder:
+    """A gzip or deflate Content-Encoding decoded in bounded steps (`feed` what arrives, `read`
+    at most `amt` decoded bytes; b"" when it needs more), as urllib3 decodes it: deflate as zlib,
+    else raw deflate; several gzip members read through, garbage after a complete one ignored.
+    Each gzip member after the first must pay for itself as in an archive
+    (`GZIP_MEMBERS_FREE`, plus one for every `GZIP_MEMBER_BYTES` decoded; else
+    `_TooManyMembers`): 2.5 million empty members took minutes to decode to nothing."""
 
+    def __init__(self, encoding: str) -> None:
+        self._encoding = encoding
+        self._d: Any = None
+        self._pending = b""
+        self._members = 1
+        self._complete = False  # a member ended: another may follow, or garbage (ignored)
+        self._produced = 0
+        self.finished = False  # the rest of the body is ignored
 
-class _PlainResponse:
-    """An `http.client` response with the surface of a streaming requests one that `_open`,
-    `_check_status`, `_iter_body` and `_release` use: `status_code`, `url`, case-insensitive
-    `headers`, `raw.read1(amt, decode_content=...)` (gzip and deflate decoded in bounded steps,
-    as urllib3 does; a body shorter than its Content-Length is an error, as urllib3's
-    `enforce_content_length`), and `close()`, which gives a fully read connection back to the
-    pool and closes any other."""
+    def feed(self, data: bytes) -> None:
+        if not self.finished:
+            self._pending = self._pending + data if self._pending else data
 
-    length_remaining = None  # `_release`: nothing to drain, `close()` decides
-
-    def __init__(self, resp: Any, conn: Any, url: str, reuse: Callable[[], None]) -> None:
-        self._resp = resp
-        self._conn = conn
-        self._reuse = reuse
-        self.url = url
-        self.status_code = int(resp.status)
-        self.headers = _Headers(resp.getheaders())
-        self.raw = self
-        encoding = self.headers.get("Content-Encoding", "").strip().lower()
-        self._encoding = encoding if encoding in ("gzip", "x-gzip", "deflate") else None
-        self._decoder: Any = None
-        self._members = 0
-        self._tail = b""
-        self._done = False
-        self._swallow = False
-
-    def read1(self, amt: int, decode_content: bool = True) -> bytes:
-        import http.client
+    def read(self, amt: int) -> bytes:
         import zlib
 
-        if self._swallow:
-            return b""
-        try:
-            if not decode_content or self._encoding is None:
-                return self._read_raw(amt)
-            return self._read_decoded(amt, zlib)
-        except (http.client.HTTPException, zlib.error) as exc:
-            raise _BrokenBody(exc) from exc
-
-    def _read_raw(self, amt: int) -> bytes:
-        import http.client
-
-        resp = self._resp
-        if amt <= 0:
-            return b""
-        left = resp.length
-        data = resp.read1(amt)
-        if not data:
-            if left:  # the server closed before its Content-Length
-                raise http.client.IncompleteRead(b"", left)
-            self._done = True
-        elif resp.length == 0:
-            self._done = True
-        return data
-
-    def _read_decoded(self, amt: int, zlib: Any) -> bytes:
-        while True:
-            if self._decoder is None:
-                if self._encoding == "deflate":
-                    self._decoder = zlib.decompressobj()
-                else:
-                    self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            data, self._tail = (self._tail, b"") if self._tail else (self._read_raw(amt), b"")
-            if not data:
-                return b""
+        while self._pending and not self.finished:
+            if self._d is None:
+                if self._complete:
+                    self._members += 1
+                    if self._members > GZIP_MEMBERS_FREE + self._produced // GZIP_MEMBER_BYTES:
+                        raise _TooManyMembers(self._members)
+                wbits = zlib.MAX_WBITS if self._encoding == "deflate" else (
+                    -zlib.MAX_WBITS if self._encoding == "raw-deflate" else 16 + zlib.MAX_WBITS)
+                self._d = zlib.decompressobj(wbits)
+            data, self._pending = self._pending, b""
             try:
-                out = self._decoder.decompress(data, amt)
-            except zlib.error:
-                if self._encoding == "deflate" and self._members == 0 and not self._decoder.eof:
-                    self._encoding, self._members = "raw-deflate", 1  # urllib3 retries as raw deflate
-                    self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
-                    self._tail = data
+                out = self._d.decompress(data, amt)
+            except zlib.error as exc:
+                if self._encoding == "deflate" and not self._complete and self._produced == 0:
+                    self._encoding, self._d, self._pending = "raw-deflate", None, data  # as urllib3 retries
                     continue
-                if self._members > 0 and self._encoding != "raw-deflate":
-                    self._swallow = True  # trailing garbage after a gzip member: ignored, as urllib3
+                if self._complete and self._encoding in ("gzip", "x-gzip"):
+                    self.finished = True  # garbage after a complete member: ignored, as urllib3 does
                     return b""
-                raise
-            self._tail = self._decoder.unconsumed_tail
-            if self._decoder.eof and self._decoder.unused_data and self._encoding in ("gzip", "x-gzip"):
-                self._tail = self._decoder.unused_data + self._tail  # another gzip member
-                self._decoder = None
-                self._members += 1
+                raise _BrokenBody(exc) from exc
+            if self._d.eof:
+                self._pending, self._d, self._complete = self._d.unused_data, None, True
+                if self._encoding not in ("gzip", "x-gzip"):
+                    self.finished = True  # one deflate stream: what follows is ignored
+            else:
+                self._pending = self._d.unconsumed_tail
             if out:
+                self._produced += len(out)
                 return bytes(out)
-
-    def close(self) -> None:
-        resp = self._resp
-        complete = self._done or resp.isclosed() or (resp.length == 0 and not resp.chunked)  # 0: a 304 too
-        will_close = resp.will_close
-        resp.close()
-        if complete and not will_close:
-            self._reuse()
-        else:
-            self._conn.close()
-
-
-class _PlainPool:
-    """Idle keep-alive `http.client` connections by (scheme, host, port), shared by threads; one
-    the server closed meanwhile (readable while idle) is dropped when taken."""
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-        self._lock = threading.Lock()
-        self._idle: dict[tuple[str, str, int], list[Any]] = {}
-        self._tls: dict[str, Any] = {}
-
-    def take(self, key: tuple[str, str, int]) -> Any:
-        import select
-
-        while True:
-            with self._lock:
-                idle = self._idle.get(key)
-                conn = idle.pop() if idle else None
-            if conn is None:
-                return None
-            readable = True
-            try:
-                readable = conn.sock is None or bool(select.select([conn.sock], [], [], 0)[0])
-            except (OSError, ValueError):
-                pass
-            if not readable:
-                return conn
-            conn.close()
-
-    def give(self, key: tuple[str, str, int], conn: Any) -> None:
-        with self._lock:
-            idle = self._idle.setdefault(key, [])
-            if len(idle) < self._size:
-                idle.append(conn)
-                return
-        conn.close()
-
-    def discard(self, conn: Any) -> None:
-        if conn is not None:
-            conn.close()
-
-    def tls_context(self) -> Any:
-        """The verifying context for the CA bundle requests would use now."""
-        import ssl
-
-        where = os.environ.get("REQUESTS_CA_BUNDLE") or os.environ.get("CURL_CA_BUNDLE")
-        if not where:
-            import certifi
-
-            where = certifi.where()
-        with self._lock:
-            context = self._tls.get(where)
-            if context is None:
-                if os.path.isdir(where):
-                    context = ssl.create_default_context(capath=where)
-                else:
-                    context = ssl.create_default_context(cafile=where)
-                context.minimum_version = ssl.TLSVersion.TLSv1_2
-                self._tls[where] = context
-            return context
-
-    def close(self) -> None:
-        with self._lock:
-            idle = [conn for conns in self._idle.values() for conn in conns]
-            self._idle.clear()
-        for conn in idle:
-            conn.close()
-
-
-class _Watchdog:
-    """One daemon thread that calls each armed callback at its deadline, unless it was disarmed
-    first (a thread per request costs ~0.1–0.7 ms to start; arming costs a heap push)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._heap: list[tuple[float, int]] = []
-        self._armed: dict[int, Callable[[], None]] = {}
-        self._next = 0
-        self._thread: Any = None
-
-    def arm(self, seconds: float, callback: Callable[[], None]) -> int:
-        with self._cond:
-            self._next += 1
-            deadline = time.monotonic() + seconds
-            earliest = not self._heap or deadline < self._heap[0][0]
-            heapq.heappush(self._heap, (deadline, self._next))
-            self._armed[self._next] = callback
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="pkgmgr-deadlines", daemon=True)
-                self._thread.start()
-            elif earliest:  # else the thread already waits for an earlier deadline, and re-checks then
-                self._cond.notify()
-            return self._next
-
-    def disarm(self, token: int) -> bool:
-        """True when disarmed in time; False when the callback has fired (or is firing)."""
-        with self._cond:
-            return self._armed.pop(token, None) is not None
-
-    def _run(self) -> None:
-        with self._cond:
-            while True:
-                while self._heap and self._heap[0][1] not in self._armed:
-                    heapq.heappop(self._heap)  # disarmed
-                if not self._heap:
-                    self._cond.wait()
-                    continue
-                deadline, token = self._heap[0]
-                wait = deadline - time.monotonic()
-                if wait > 0:
-                    self._cond.wait(wait)
-                    continue
-                heapq.heappop(self._heap)
-                callback = self._armed.pop(token)
-                self._cond.release()
-                try:
-                    callback()
-                except Exception:  # noqa: BLE001 - a callback's failure must not stop the others' deadlines
-                    pass
-                finally:
-                    self._cond.acquire()
-
-
-_WATCHDOG = _Watchdog()
-
-
-def _header_deadline_pools(seconds: float) -> dict[str, type]:
-    """urllib3 pool classes whose connections must receive a response's status line and headers
-    within `seconds` in all. The socket timeout bounds each read only; past the deadline the
-    watchdog shuts the socket down, which ends the blocked read, and the wait is a read timeout."""
-    import socket
-
-    import urllib3.connection
-    import urllib3.connectionpool
-
-    def with_deadline(base: type) -> type:
-        class Connection(base):
-            def getresponse(self, *args: Any, **kwargs: Any) -> Any:
-                sock = self.sock
-
-                def abort() -> None:
-                    try:
-                        socket.socket.shutdown(sock, socket.SHUT_RDWR)  # not SSLSocket's: no TLS state touched
-                    except (OSError, TypeError):  # already closed, or no socket
-                        pass
-
-                token = _WATCHDOG.arm(seconds, abort)
-                try:
-                    response = super().getresponse(*args, **kwargs)
-                except Exception:
-                    if not _WATCHDOG.disarm(token):
-                        raise TimeoutError(f"no complete response headers within {seconds:g} s") from None
-                    raise
-                if not _WATCHDOG.disarm(token):  # the headers arrived as the deadline passed
-                    response.close()
-                    raise TimeoutError(f"no complete response headers within {seconds:g} s")
-                return response
-
-        Connection.__name__ = Connection.__qualname__ = f"HeaderDeadline{base.__name__}"
-        return Connection
-
-    class HTTPPool(urllib3.connectionpool.HTTPConnectionPool):
-        ConnectionCls = with_deadline(urllib3.connection.HTTPConnection)
-
-    class HTTPSPool(urllib3.connectionpool.HTTPSConnectionPool):
-        ConnectionCls = with_deadline(urllib3.connection.HTTPSConnection)
-
-    return {"http": HTTPPool, "https": HTTPSPool}
+        return b""
 
 
 def _request_headers(
@@ -1244,20 +896,3 @@ def _reset_time(value: str | None) -> str | None:
     return stamp.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _describe(exc: BaseException) -> str:
-    """A short cause for an exception chain (the OS error text, else a class name), never the
-    exception's own text: requests and urllib3 put full URLs in theirs."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    names: list[str] = []
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, OSError) and current.strerror:
-            return current.strerror
-        names.append(type(current).__name__)
-        nested = getattr(current, "reason", None)
-        if not isinstance(nested, BaseException):
-            nested = next((a for a in current.args if isinstance(a, BaseException)), None)
-        current = nested or current.__cause__ or current.__context__
-    meaningful = [n for n in names if n not in ("ConnectionError", "MaxRetryError", "ProtocolError")]
-    return (meaningful or names)[-1]

@@ -1,26 +1,30 @@
 """OCI registries as archive stores (SPEC 5.6): `oci://HOST[:PORT]/REPOSITORY@sha256:<hex>`.
 
-pkgmgr speaks the distribution API itself, over `HttpClient` (no OCI library): every request
-goes through the one network layer, so the caps, timeouts, deadline, retries, redirect rules,
-the GitHub token rule and the content-addressed download cache hold for OCI as for any URL.
+pkgmgr speaks the distribution API itself, over the fetcher port (`pkgmgr.net.fetcher.Fetcher`:
+`get_small`, `download`, and `send` for HEAD, POST and PUT; no OCI library): every request goes
+through the one network layer, so the caps, timeouts, deadline, retries, redirect rules, the
+GitHub token rule and the content-addressed download cache hold for OCI as for any URL. The
+session owns one `OciClient` (`Session.oci`); this module knows nothing of sessions.
 
 - Pull: the image manifest is fetched (capped at `MAX_MANIFEST_BYTES`, its sha256 checked
   against the digest the URL names), its shape checked (`invalid_archive`): OCI image manifest,
   `artifactType` pkgmgr's, exactly one layer of pkgmgr's media type; the layer's digest and
   size must be the entry's (`metadata_mismatch`). The blob is then downloaded with
-  `HttpClient.download` (exact size, sha256 while streaming, only a verified file cached).
+  `Fetcher.download` (exact size, sha256 while streaming, only a verified file cached).
 - Push (`push_archive`): the blob (and the empty config) by a monolithic upload (POST, then
   PUT with the digest), skipped when the registry already has it, then the manifest under
   the tag; returns the digest URL to record.
 - Authentication: on a 401 the registry's `WWW-Authenticate` challenge decides: `Basic` sends
   the credentials to the registry; `Bearer` asks the challenge's token realm (https, or http on
   loopback) for a token, with the credentials when there are any, and sends the token to the
-  registry. Credentials come from `PKGMGR_OCI_AUTH_<HOST>` (`user:password`), else Docker's
-  `config.json` `auths` (`$DOCKER_CONFIG/config.json`, default `~/.docker/config.json`), else
-  — for `ghcr.io` only — `GITHUB_TOKEN`/`GH_TOKEN`. They are sent only to the registry's origin
-  and the token realm; a blob redirect to another origin gets no `Authorization`
-  (`HttpClient` drops it once a redirect chain leaves its first origin). Credentials and tokens
-  live in memory for one command: never printed, logged or stored.
+  registry. Credentials come from `PKGMGR_OCI_AUTH_<HOST>` (`user:password`, `env_name`: one name
+  for one host), else Docker's `config.json` `auths` (`$DOCKER_CONFIG/config.json`, default
+  `~/.docker/config.json`), else — for `ghcr.io` only — `GITHUB_TOKEN`/`GH_TOKEN`. They are sent
+  only to the registry's origin and the token realm its challenge names; a blob redirect to
+  another origin gets no `Authorization` (`HttpClient` drops it once a redirect chain leaves its
+  first origin), and a challenge from any origin but the registry's (a redirect target, an upload
+  `Location`) is never answered (`_asked`). Credentials and tokens live in memory for one
+  command: never printed, logged or stored.
 
 Scheme: a loopback host (127.0.0.0/8, localhost, ::1) is reached over http://, every other
 host over https:// (SPEC 5.1's rule for plain http).
@@ -34,10 +38,10 @@ import json
 import os
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode, urljoin
 
 from pkgmgr.errors import Code, PkgmgrError
@@ -46,9 +50,9 @@ from pkgmgr.net.http import is_loopback_host, origin, redact_url
 
 if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
-    from pkgmgr.net.http import HttpClient, SmallResponse
+    from pkgmgr.net.fetcher import Fetcher
+    from pkgmgr.net.http import SmallResponse
     from pkgmgr.progress import Reporter
-    from pkgmgr.registry.session import Session
 
 MANIFEST_MEDIA_TYPE = "application/vnd.oci.image.manifest.v1+json"
 EMPTY_MEDIA_TYPE = "application/vnd.oci.empty.v1+json"
@@ -57,6 +61,7 @@ LAYER_MEDIA_TYPE = "application/vnd.pkgmgr.extension.v1.tar+gzip"
 EMPTY_BLOB = b"{}"
 MAX_MANIFEST_BYTES = 4 * 1024 * 1024
 MAX_TOKEN_BYTES = 1024 * 1024
+MAX_DOCKER_CONFIG_BYTES = 4 * 1024 * 1024
 GHCR = "ghcr.io"
 
 _HOST = r"(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9.-]{0,251}[A-Za-z0-9])?)(?::[0-9]{1,5})?"
@@ -105,7 +110,7 @@ def parse_oci(url: str, *, tag_ok: bool = False) -> OciRef:
     `invalid_index`."""
     problem = oci_url_problem(url, tag_ok=tag_ok)
     if problem is not None:
-        raise PkgmgrError(f"{url!r} {problem}", code=Code.USAGE)
+        raise PkgmgrError(f"{redact_url(url)!r} {problem}", code=Code.USAGE)
     match = _REF.fullmatch(url)
     assert match is not None
     return OciRef(match["host"].lower(), match["repo"], match["digest"], match["tag"])
@@ -131,9 +136,42 @@ def oci_url_problem(url: str, *, tag_ok: bool = False) -> str | None:
 # --------------------------------------------------------------------------- credentials
 
 
-def env_name(host: str) -> str:
-    """`PKGMGR_OCI_AUTH_<HOST>`: host[:port] upper-cased, every non-alphanumeric as `_`."""
-    return "PKGMGR_OCI_AUTH_" + re.sub(r"[^A-Z0-9]", "_", host.upper())
+ENV_PREFIX = "PKGMGR_OCI_AUTH_"
+# a host name whose labels are letters and digits with inner hyphens, then an optional port: for
+# these the encoding of `env_name` is injective (a run of one `_` is a dot, of an even number
+# 2k is k hyphens, of three is the colon before the port — no other run can occur)
+_NAMEABLE_HOST = re.compile(r"[a-z0-9]+(?:-+[a-z0-9]+)*(?:\.[a-z0-9]+(?:-+[a-z0-9]+)*)*(?::[0-9]{1,5})?")
+
+
+def env_name(host: str) -> str | None:
+    """`PKGMGR_OCI_AUTH_<HOST>` for registry `host[:port]` (SPEC 5.6): upper-cased, `.` -> `_`,
+    `-` -> `__`, `:` -> `___` (`127.0.0.1:5000` -> `PKGMGR_OCI_AUTH_127_0_0_1___5000`), so two
+    hosts never share a name. None for a host that no name can denote alone (an IPv6 literal, a
+    label that starts or ends with `-` or is empty): its credentials come only from Docker's
+    config."""
+    host = host.lower()
+    if not _NAMEABLE_HOST.fullmatch(host):
+        return None
+    name, _, port = host.partition(":")
+    return ENV_PREFIX + name.upper().replace("-", "__").replace(".", "_") + (f"___{port}" if port else "")
+
+
+def legacy_env_name(host: str) -> str:
+    """The spelling before SPEC 5.6 made the names injective (every non-alphanumeric as `_`):
+    `a-b.example`, `a.b.example` and `a.b.example:5000`... shared one. Never read for credentials."""
+    return ENV_PREFIX + re.sub(r"[^A-Z0-9]", "_", host.upper())
+
+
+def legacy_warning(host: str, env: Mapping[str, str] | None = None) -> str | None:
+    """A warning when the old spelling of `host`'s variable is set and is not also its name
+    today (for a host of letters, digits and dots the two spellings are one)."""
+    env = os.environ if env is None else env
+    old, new = legacy_env_name(host), env_name(host)
+    if old == new or not env.get(old) or (new is not None and env.get(new)):
+        return None
+    instead = f"set {new} instead" if new is not None else f"log in with 'docker login {host}' instead"
+    return (f"{old} is not used for the credentials of {host}: since a name must denote one host, "
+            f"'.' is written '_', '-' '__' and ':' '___'; {instead}")
 
 
 @dataclass(frozen=True)
@@ -160,8 +198,8 @@ def find_credentials(host: str, env: Mapping[str, str] | None = None, home: Path
     a malformed variable or config entry (naming it, never its value)."""
     env = os.environ if env is None else env
     name = env_name(host)
-    value = env.get(name, "")
-    if value:
+    value = env.get(name, "") if name is not None else ""
+    if name is not None and value:
         user, sep, password = value.partition(":")
         if not sep or not user or not password or not _safe(value):
             raise PkgmgrError(f"{name} must be user:password (printable ASCII)", code=Code.INVALID_CONFIG,
@@ -192,15 +230,20 @@ def _docker_credentials(host: str, env: Mapping[str, str], home: Path | None) ->
     base = Path(directory) if directory else (home if home is not None else Path.home()) / ".docker"
     path = base / "config.json"
     shown = "$DOCKER_CONFIG/config.json" if directory else "~/.docker/config.json"
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read(4 * 1024 * 1024 + 1)
-    except (FileNotFoundError, NotADirectoryError, IsADirectoryError, PermissionError):
+    from pkgmgr.documents import DocumentError, read_json_file
+    from pkgmgr.fsutil import NotRegularFile
+
+    try:  # the bounded primitive and decoder: a FIFO is refused without blocking, a bomb is an error
+        data = read_json_file(path, max_bytes=MAX_DOCKER_CONFIG_BYTES, follow_symlinks=True)
+    except NotRegularFile as exc:
+        if exc.kind == "a directory":
+            return None
+        raise PkgmgrError(f"{shown} is {exc.kind}, not a regular file", code=Code.INVALID_CONFIG,
+                          details={"file": shown}) from None
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
         return None
-    try:
-        data = json.loads(raw) if len(raw) <= 4 * 1024 * 1024 else None
-    except (ValueError, UnicodeDecodeError):
-        data = None
+    except DocumentError as exc:
+        raise PkgmgrError(f"{shown}: {exc.message}", code=Code.INVALID_CONFIG, details={"file": shown}) from None
     if not isinstance(data, dict):
         raise PkgmgrError(f"{shown}: not a JSON object", code=Code.INVALID_CONFIG, details={"file": shown})
     auths = data.get("auths")
@@ -246,15 +289,17 @@ def parse_challenge(header: str) -> tuple[str, dict[str, str]]:
 
 
 class OciClient:
-    """The distribution API over one `HttpClient`, with per-command credentials and tokens.
+    """The distribution API over one `Fetcher`, with per-command credentials and tokens.
 
     Safe to share between threads (tokens are cached under a lock). `env` and `home` exist for
     tests; by default the process environment and the user's home directory."""
 
-    def __init__(self, http: HttpClient, *, env: Mapping[str, str] | None = None, home: Path | None = None) -> None:
+    def __init__(self, http: Fetcher, *, env: Mapping[str, str] | None = None, home: Path | None = None,
+                 warn: Callable[[str], None] | None = None) -> None:
         self.http = http
         self._env = env
         self._home = home
+        self._warn = warn
         self._lock = threading.Lock()
         self._auth: dict[tuple[str, str], str] = {}  # (host, scope) -> Authorization value
         self._secrets: list[str] = []
@@ -392,6 +437,8 @@ class OciClient:
             if error.code != Code.AUTH_REQUIRED or not isinstance(error, FetchError) or error.status != 401 \
                     or not challenge:
                 raise
+            if not self._asked(ref, error):
+                raise self._foreign(ref, error, label) from None
             value = self._answer(ref, scope, challenge, error, label)
         with self._lock:
             self._auth[(ref.host, scope)] = value
@@ -399,12 +446,42 @@ class OciClient:
             return self._scrubbed(call, {"Authorization": value})
         except PkgmgrError as error:
             if error.code == Code.AUTH_REQUIRED:
+                if isinstance(error, FetchError) and not self._asked(ref, error):
+                    raise self._foreign(ref, error, label) from None
                 raise self._refused(ref, error, label) from None
             raise
 
+    @staticmethod
+    def _asked(ref: OciRef, error: FetchError) -> bool:
+        """Whether the refusal came from the registry `ref` names (its origin): a challenge is
+        answered only there. A 401 from another origin — where a blob download was redirected,
+        or an upload `Location` pointed — is never answered with the registry's credentials
+        (nor sent to the realm that origin names), so no token another origin minted is cached
+        under the registry or sent to it (SPEC 5.6)."""
+        return origin(error.url) == origin(ref.base)
+
+    def _foreign(self, ref: OciRef, error: FetchError, label: str) -> PkgmgrError:
+        where = origin(error.url)
+        message = (f"{ref}: {where}, where the registry sent the request, asks for authentication; pkgmgr "
+                   f"answers only the challenge of the registry itself ({origin(ref.base)}), with its credentials")
+        if label:
+            message = f"{label}: {message}"
+        return PkgmgrError(message, code=Code.AUTH_REQUIRED,
+                           hint="the registry must serve its blobs (or accept uploads) without a second login; "
+                                "report it to the registry's operators",
+                           details={"url": str(ref), "origin": where, "status": error.status})
+
+    def _credentials(self, host: str) -> Credentials | None:
+        found = find_credentials(host, self._env, self._home)
+        if found is None or found.source != env_name(host):
+            warning = legacy_warning(host, self._env)
+            if warning is not None and self._warn is not None:
+                self._warn(warning)
+        return found
+
     def _answer(self, ref: OciRef, scope: str, challenge: str, error: PkgmgrError, label: str) -> str:
         scheme, params = parse_challenge(challenge)
-        credentials = find_credentials(ref.host, self._env, self._home)
+        credentials = self._credentials(ref.host)
         if credentials is not None:
             self._remember_secret(credentials.password)
         if scheme == "basic":
@@ -438,10 +515,11 @@ class OciClient:
         return f"Bearer {token}"
 
     def _refused(self, ref: OciRef, error: PkgmgrError, label: str = "") -> PkgmgrError:
-        credentials = find_credentials(ref.host, self._env, self._home)
+        credentials = self._credentials(ref.host)
         if credentials is None:
-            hint = (f"set {env_name(ref.host)}=user:password, or log in with 'docker login {ref.host}'"
-                    + (" (or set GITHUB_TOKEN)" if ref.host == GHCR else ""))
+            name = env_name(ref.host)
+            hint = ((f"set {name}=user:password, or log in" if name is not None else "log in")
+                    + f" with 'docker login {ref.host}'" + (" (or set GITHUB_TOKEN)" if ref.host == GHCR else ""))
             message = f"{ref}: the registry requires authentication and no credentials are configured"
         else:
             hint = f"check the credentials from {credentials.source}: the registry refused them"
@@ -471,9 +549,11 @@ class OciClient:
 
 
 def _token_of(body: bytes) -> str | None:
+    from pkgmgr.documents import DocumentError, decode_json
+
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
+        data = decode_json(body, max_bytes=MAX_TOKEN_BYTES)
+    except DocumentError:
         return None
     if not isinstance(data, dict):
         return None
@@ -502,10 +582,12 @@ def parse_manifest(body: bytes, shown: str, *, label: str) -> Layer:
         return PkgmgrError(f"{label}: {shown} is not a pkgmgr extension artifact: {why}", code=Code.INVALID_ARCHIVE,
                            details={"url": shown})
 
+    from pkgmgr.documents import DocumentError, decode_json
+
     try:
-        doc = json.loads(body)
-    except (ValueError, UnicodeDecodeError):
-        raise bad("its manifest is not JSON") from None
+        doc = decode_json(body, max_bytes=MAX_MANIFEST_BYTES)
+    except DocumentError as exc:
+        raise bad(f"its manifest is not JSON pkgmgr reads ({exc.message})") from None
     if not isinstance(doc, dict):
         raise bad("its manifest is not a JSON object")
     if doc.get("schemaVersion") != 2 or doc.get("mediaType", MANIFEST_MEDIA_TYPE) != MANIFEST_MEDIA_TYPE:
@@ -544,24 +626,18 @@ def render_manifest(sha256: str, size: int, *, title: str) -> bytes:
     return json.dumps(doc, separators=(",", ":")).encode("utf-8")
 
 
-def push_archive(session: Session, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
-    """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push and return the digest
-    URL to record. Raises `usage` for a target that is not a tag reference."""
+def push_archive(client: OciClient, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
+    """`registry publish --push oci://HOST[:PORT]/REPOSITORY:TAG`: push with `client` (the
+    session's, `Session.oci`) and return the digest URL to record. Raises `usage` for a target
+    that is not a tag reference."""
     ref = parse_oci(target, tag_ok=True)
     if ref.tag is None:
         raise PkgmgrError(f"--push {target}: name a tag (oci://HOST/REPOSITORY:TAG); the digest is what pkgmgr "
                           "records", code=Code.USAGE)
     if not title.endswith((".tar.gz", ".tgz")):
         raise PkgmgrError(f"--push {target}: only .tar.gz archives are pushed (the artifact's layer is "
-                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack'", code=Code.USAGE)
-    return client_for(session).push(ref, archive, sha256=sha256, size=size, title=title)
+                          f"{LAYER_MEDIA_TYPE}); pack the extension with 'pkgmgr ext pack DIR'", code=Code.USAGE)
+    return client.push(ref, archive, sha256=sha256, size=size, title=title)
 
 
-def client_for(session: Session) -> OciClient:
-    """The session's one `OciClient` (over its `HttpClient`)."""
-    # the distribution API needs `send` (PUT, HEAD, POST), which only `HttpClient` of the fetchers has:
-    # the session's fetcher is one unless a test gave it another
-    return session._once("oci", lambda: OciClient(cast("HttpClient", session.http)))
-
-
-__all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci"]
+__all__ = ["OciClient", "OciRef", "find_credentials", "is_oci_url", "oci_url_problem", "parse_oci", "push_archive"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.fsutil import atomic_write_bytes, remove_tree
+from pkgmgr.fsutil import atomic_write_bytes, read_regular, remove_tree
 
 COMMIT_FILE = "commit.json"  # a GitHub registry's last resolved commit, with its ETag
 
@@ -44,6 +44,8 @@ class CachedFile:
 
 
 RECORD_MAGIC = b"pkgmgr-registry-cache 1 "
+# a cache file holds one registry file (at most 16 MiB: index.json) and its kept parse
+MAX_FILE_BYTES = 64 * 1024 * 1024
 
 
 def encode_record(header: dict[str, Any], body: bytes) -> bytes:
@@ -66,20 +68,38 @@ def decode_record(data: bytes) -> tuple[dict[str, Any], bytes] | None:
     return (header, data[end + 1:]) if isinstance(header, dict) else None  # the body copied once
 
 
+def is_plain_rel(rel: str) -> bool:
+    """A relative path that stays below its root: no empty, `.` or `..` segment, no leading `/`,
+    no backslash or NUL (a registry file's name, and so a cache file's)."""
+    return (isinstance(rel, str) and bool(rel) and "\\" not in rel and "\0" not in rel
+            and all(part not in ("", ".", "..") for part in rel.split("/")))
+
+
 def cache_root(home: Path, source: str) -> Path:
     return home / "cache" / "registries" / hashlib.sha256(source.encode("utf-8")).hexdigest()[:24]
 
 
 class FileCache:
+    """One registry's cached files under `root`, by their path in the registry (`rel`, which must
+    be plain: `is_plain_rel`; anything else is a bug of the caller, ValueError)."""
+
     def __init__(self, root: Path) -> None:
         self.root = root
 
+    def _path(self, rel: str) -> Path:
+        if not is_plain_rel(rel):
+            raise ValueError(f"not a registry file's path: {rel!r}")
+        return self.root / rel
+
     def load(self, rel: str) -> CachedFile | None:
+        """The cached file `rel`, None when there is none or it is not a sound cache file. Read
+        with the bounded primitive: a FIFO, a device, a link or a file over `MAX_FILE_BYTES` put
+        there is a file not cached, never a read that hangs."""
         try:
-            with open(self.root / rel, "rb") as file:
-                record = decode_record(file.read())
+            data = read_regular(self._path(rel), limit=MAX_FILE_BYTES)
         except OSError:
             return None
+        record = decode_record(data) if len(data) <= MAX_FILE_BYTES else None
         if record is None:
             return None
         meta, body = record
@@ -92,7 +112,7 @@ class FileCache:
                           stale=meta.get("stale") is True, parsed=_parsed_record(meta.get("parsed"), meta["sha256"]))
 
     def store(self, rel: str, item: CachedFile) -> None:
-        path = self.root / rel
+        path = self._path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         sha256 = hashlib.sha256(item.body).hexdigest()
         meta: dict[str, Any] = {"url": item.url, "etag": item.etag, "last_modified": item.last_modified,
@@ -116,9 +136,10 @@ class FileCache:
             return
         for path in sorted(p for p in self.root.rglob("*") if p.is_file()):
             try:
-                record = decode_record(path.read_bytes())
+                data = read_regular(path, limit=MAX_FILE_BYTES)
             except OSError:
-                continue  # gone meanwhile: nothing to forget
+                continue  # gone meanwhile, or not a file pkgmgr wrote: nothing to forget
+            record = decode_record(data) if len(data) <= MAX_FILE_BYTES else None
             if record is None:
                 continue
             meta, body = record
@@ -129,18 +150,20 @@ class FileCache:
             self.store_json(COMMIT_FILE, {**commit, "etag": None})
 
     def forget(self, rel: str) -> None:
-        (self.root / rel).unlink(missing_ok=True)
+        self._path(rel).unlink(missing_ok=True)
 
     def load_json(self, rel: str) -> dict | None:
         """A small JSON document kept beside the files (e.g. the last resolved commit)."""
+        from pkgmgr.documents import DocumentError, read_json_file
+
         try:
-            value = json.loads((self.root / rel).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            value = read_json_file(self._path(rel), max_bytes=1024 * 1024)
+        except (OSError, DocumentError):
             return None
         return value if isinstance(value, dict) else None
 
     def store_json(self, rel: str, value: dict) -> None:
-        path = self.root / rel
+        path = self._path(rel)
         path.parent.mkdir(parents=True, exist_ok=True)
         atomic_write_bytes(path, json.dumps(value, sort_keys=True).encode("utf-8"), durable=False)
 

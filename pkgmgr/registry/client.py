@@ -129,11 +129,22 @@ class Registry:
     def signed(self) -> bool:
         return self.config.signed and not self.exempt
 
+    @property
+    def trust_source(self) -> str:
+        """What the trusted TUF metadata of this registry is kept under (`trustroot.tuf_dir`): its
+        source; for a registry a workspace declares, its source and pinned root, so that the root
+        a pkgmgr.toml pins is never served by metadata another pin (or `registry add`) trusted."""
+        if self.declared and self.config.root_sha256:
+            return f"{self.source}#root_sha256={self.config.root_sha256}"
+        return self.source
+
     def _signed_reader(self, plain: Reader) -> Reader:
         # imports tuf: only for a signed registry
         from pkgmgr.registry.signed import SignedReader
 
-        return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap)
+        return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap,
+                            trust_source=self.trust_source,
+                            pin=self.config.root_sha256 if self.declared else None)
 
     def persist_root(self) -> None:
         """Record `bootstrap` as the trusted root without reading the registry (offline add)."""
@@ -165,6 +176,10 @@ class Registry:
                 error.message = f"registry {self.name} ({self.source}): {error.message}"
                 error.args = (error.message,)
                 error.details.setdefault("registry", self.name)
+            # what the commands that get past an unreadable registry depend on (cli.app.registry_hint)
+            error.details.setdefault("registry_source", self.source)
+            if self.declared:
+                error.details.setdefault("declared_in", "pkgmgr.toml")
             raise
 
     def tier(self, entry: Entry) -> str:
@@ -342,7 +357,7 @@ class Registry:
             return {"signed": False}
         from pkgmgr.registry.trustroot import trusted_state
 
-        state = trusted_state(self.session.home, self.source)
+        state = trusted_state(self.session.home, self.trust_source)
         return {"signed": True, "root_sha256": state.root_sha256 or self.config.root_sha256,
                 "root_version": state.root_version, "expires": state.expires}
 

@@ -32,7 +32,7 @@ _NAME_RE = REGISTRY_NAME
 _REQUIREMENT_RE = re.compile(r"^[^\s'\"`$\\]+(?: @ [^\s'\"`$\\]+)?$")
 
 WORKFLOW = """\
-# Validates every pull request to this registry index (SPEC 5.5): the schema of every file,
+# Validates every pull request to this registry index: the schema of every file,
 # entry names and shards, sorted and unique versions, URLs, index.json in sync; published
 # versions unchanged since the pull request's base; every new version downloaded and
 # checked (sha256, size, manifest name/version/metadata, bundles); and, for an index signed
@@ -146,7 +146,7 @@ def _registry_toml(name: str, description: str) -> bytes:
     import tomlkit
 
     doc = tomlkit.document()
-    doc.add(tomlkit.comment("A pkgmgr registry index (SPEC 5.1). Change it with `pkgmgr registry publish`,"))
+    doc.add(tomlkit.comment("A pkgmgr registry index. Change it with `pkgmgr registry publish`,"))
     doc.add(tomlkit.comment("`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`."))
     table = tomlkit.table()
     table["format"] = 1

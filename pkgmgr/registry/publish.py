@@ -347,7 +347,7 @@ def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
     extra = [g for g in facts.permissions if ceiling is not None and g not in ceiling]
     if extra and tier != "official":
         return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
-                f"from a {tier} entry need --allow-grants (SPEC 7)",)
+                f"from a {tier} entry need --allow-grants",)
     return ()
 
 

@@ -61,15 +61,18 @@ def parse_source(text: str, *, cwd: Path | None = None) -> SourceSpec:
         ref = ref or DEFAULT_REF
         return SourceSpec("github", f"github:{owner}/{repo}@{ref}", owner=owner, repo=repo, ref=ref)
     if "://" in text:
+        from pkgmgr.redact import redact_url
+
+        shown = redact_url(text)  # never the credentials it may carry
         try:
             parts = urlsplit(text)
             host = parts.hostname
         except ValueError as exc:
-            raise PkgmgrError(f"{text!r} is not a valid URL: {exc}", code=Code.USAGE) from None
+            raise PkgmgrError(f"{shown!r} is not a valid URL: {exc}", code=Code.USAGE) from None
         if parts.scheme not in ("https", "http") or not host:
-            raise PkgmgrError(f"{text!r}: a registry URL must be https:// (or http:// on loopback)", code=Code.USAGE)
+            raise PkgmgrError(f"{shown!r}: a registry URL must be https:// (or http:// on loopback)", code=Code.USAGE)
         if "@" in parts.netloc or parts.query or parts.fragment:
-            raise PkgmgrError(f"{text!r}: a registry URL may not carry credentials, a query or a fragment",
+            raise PkgmgrError(f"{shown!r}: a registry URL may not carry credentials, a query or a fragment",
                               code=Code.USAGE)
         base = text if text.endswith("/") else text + "/"
         return SourceSpec("http", base, base_url=base)

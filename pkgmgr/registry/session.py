@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.net.fetcher import Fetcher
     from pkgmgr.net.github import GitHub
+    from pkgmgr.net.oci import OciClient
     from pkgmgr.registry.client import Registries
     from pkgmgr.registry.memory import Memory
 
@@ -82,6 +83,17 @@ class Session:
             return GitHub(self.http)
 
         return self._once("github", make)
+
+    @property
+    def oci(self) -> OciClient:
+        """The OCI distribution client (SPEC 5.6) over `http`: its credentials and tokens live
+        for this operation."""
+        def make() -> OciClient:
+            from pkgmgr.net.oci import OciClient
+
+            return OciClient(self.http, warn=self.warn)
+
+        return self._once("oci", make)
 
     @property
     def downloads(self) -> DownloadCache:

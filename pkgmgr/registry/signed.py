@@ -34,18 +34,30 @@ from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
-from pkgmgr.registry.cache import CachedFile, FileCache
+from pkgmgr.redact import redact_url
+from pkgmgr.registry.cache import CachedFile, FileCache, is_plain_rel
 from pkgmgr.registry.index_format import MIB
 from pkgmgr.registry.readers import GitHubReader, NamedRegistryError, Reader, cached_read, is_missing
-from pkgmgr.registry.trustroot import METADATA_DIR, tuf_dir
+from pkgmgr.registry.trustroot import (
+    METADATA_DIR,
+    ROOT_MAX_BYTES,
+    SNAPSHOT_MAX_BYTES,
+    TARGETS_MAX_BYTES,
+    TIMESTAMP_MAX_BYTES,
+    read_trusted,
+    tuf_dir,
+)
 
 if TYPE_CHECKING:
     from pkgmgr.registry.session import Session
 
 T = TypeVar("T")
 # ngclient's own caps for metadata whose length nothing signed declares (root, timestamp)
-CONFIG = UpdaterConfig(max_root_rotations=64, root_max_length=512 * 1024, timestamp_max_length=16 * 1024,
-                       snapshot_max_length=2 * MIB, targets_max_length=16 * MIB, prefix_targets_with_hash=False)
+CONFIG = UpdaterConfig(max_root_rotations=64, root_max_length=ROOT_MAX_BYTES, timestamp_max_length=TIMESTAMP_MAX_BYTES,
+                       snapshot_max_length=SNAPSHOT_MAX_BYTES, targets_max_length=TARGETS_MAX_BYTES,
+                       prefix_targets_with_hash=False)
+# TUF metadata is a handful of levels deep: deeper is refused before anything parses it
+METADATA_MAX_DEPTH = 32
 
 
 LOCK_TIMEOUT = 60.0  # seconds another process may hold a registry's trusted metadata
@@ -78,9 +90,18 @@ class NetFetcher(FetcherInterface):
         self._lock = threading.Lock()
 
     def rel(self, url: str) -> str:
+        """The registry file `url` names, relative to the registry. Raises NetError
+        (registry_signature_invalid) for a URL outside the registry, and for a name that is no
+        plain relative path once unquoted: ngclient quotes a delegated role's name into the URL
+        (`..%2F..%2Fx.json`), and that name is used as a path of the registry cache, so a role
+        named `../../../../x` would read, delete or write `x.json` outside it."""
         if not url.startswith(self.base_url):
-            raise NetError(PkgmgrError(f"{url}: outside the registry", code=Code.REGISTRY_SIGNATURE_INVALID))
-        return unquote(url[len(self.base_url):])
+            raise NetError(PkgmgrError(f"{redact_url(url)}: outside the registry", code=Code.REGISTRY_SIGNATURE_INVALID))
+        rel = unquote(url[len(self.base_url):])
+        if not is_plain_rel(rel):
+            raise NetError(PkgmgrError(f"{rel!r} is not a file of the registry (its metadata names a file outside "
+                                       "it)", code=Code.REGISTRY_SIGNATURE_INVALID))
+        return rel
 
     def _fetch(self, url: str) -> Iterator[bytes]:
         return iter([self.get(url, CONFIG.targets_max_length, conditional=False)])
@@ -93,8 +114,11 @@ class NetFetcher(FetcherInterface):
             yield handle
 
     def download_bytes(self, url: str, max_length: int) -> bytes:
-        """A metadata file (ngclient calls this for metadata only)."""
-        return self.get(url, max_length, conditional=True)
+        """A metadata file (ngclient calls this for metadata only), refused when it is nested
+        deeper than TUF metadata is (`METADATA_MAX_DEPTH`) before ngclient parses it."""
+        body = self.get(url, max_length, conditional=True)
+        _check_depth(body, self.rel(url))
+        return body
 
     def get(self, url: str, max_length: int, *, conditional: bool) -> bytes:
         """The body at `url`, at most `max_length` bytes. Raises DownloadHTTPError(404) for a
@@ -161,6 +185,65 @@ class NetFetcher(FetcherInterface):
             self.cache.store(rel, item)
 
 
+def _check_depth(body: bytes, rel: str) -> None:
+    from pkgmgr.documents import DocumentError, check_json_depth
+
+    try:
+        check_json_depth(body.decode("utf-8", "replace"), METADATA_MAX_DEPTH)
+    except DocumentError as exc:
+        raise NetError(PkgmgrError(f"{rel} is not TUF metadata: {exc.message}",
+                                   code=Code.REGISTRY_SIGNATURE_INVALID)) from None
+
+
+class BoundedUpdater(Updater):
+    """ngclient's Updater, reading its `metadata_dir` — pkgmgr's own state, which another process
+    could have replaced — only through the bounded primitive (`trustroot.read_trusted`): a FIFO,
+    a device, a link or an oversized file planted there is a file ngclient does not have (it
+    fetches the metadata again and replaces it), never a read that hangs. The two methods are
+    ngclient's only reads of that directory (`tests/registry/test_signed_state.py` holds tuf to
+    it)."""
+
+    def _load_local_metadata(self, rolename: str) -> bytes:
+        from urllib import parse
+
+        data = read_trusted(self._dir, f"{parse.quote(rolename, '')}.json")
+        _check_local_depth(data)
+        return data
+
+    def _load_root(self) -> None:
+        """ngclient's `_load_root` (tuf 6, 7) with its read of `root_history/` bounded."""
+        lower_bound = self._trusted_set.root.version + 1
+        upper_bound = lower_bound + self.config.max_root_rotations
+        try:
+            for next_version in range(lower_bound, upper_bound):
+                try:
+                    data = read_trusted(self._dir, f"root_history/{next_version}.root.json")
+                    _check_local_depth(data)
+                    self._trusted_set.update_root(data)
+                    continue
+                except (OSError, tuf_errors.RepositoryError):
+                    pass  # not kept locally, or not valid: ask the registry
+                try:
+                    data = self._download_metadata(Root.type, self.config.root_max_length, next_version)
+                    self._trusted_set.update_root(data)
+                    self._persist_root(next_version, data)
+                except tuf_errors.DownloadHTTPError as exception:
+                    if exception.status_code not in {403, 404}:
+                        raise
+                    break  # the current root is the newest
+        finally:
+            self._update_root_symlink()
+
+
+def _check_local_depth(data: bytes) -> None:
+    from pkgmgr.documents import DocumentError, check_json_depth
+
+    try:
+        check_json_depth(data.decode("utf-8", "replace"), METADATA_MAX_DEPTH)
+    except DocumentError as exc:  # treated by ngclient as a file it does not have
+        raise tuf_errors.RepositoryError(f"trusted metadata: {exc.message}") from None
+
+
 def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
     """The SPEC 5.4a code of an ngclient failure: rollback, expiry, else a bad signature."""
     if isinstance(exc, NetError):
@@ -207,7 +290,7 @@ class SignedReader(Reader):
     """A registry's files as TUF targets (module docstring)."""
 
     def __init__(self, plain: Reader, session: Session, cache: FileCache, *, label: str,
-                 bootstrap: bytes | None = None) -> None:
+                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None) -> None:
         self.plain = plain
         self.spec = plain.spec
         self.insecure = plain.insecure
@@ -215,7 +298,9 @@ class SignedReader(Reader):
         self.cache = cache
         self.label = label
         self.bootstrap = bootstrap
-        self.metadata_dir = tuf_dir(session.home, plain.spec.text)
+        # a registry a workspace declares with root_sha256: its first root, fetched when none is trusted yet
+        self.pin = pin
+        self.metadata_dir = tuf_dir(session.home, trust_source or plain.spec.text)
         self._updater: Updater | None = None
         self._fetcher: NetFetcher | None = None
         self._error: PkgmgrError | None = None
@@ -240,6 +325,8 @@ class SignedReader(Reader):
         self._fetcher = NetFetcher(self.session, self.cache, base, directory=directory, insecure=self.insecure,
                                    immutable=isinstance(self.plain, GitHubReader))
         bootstrap = self.bootstrap
+        if bootstrap is None and self.pin is not None and not (self.metadata_dir / "root.json").exists():
+            bootstrap = self._pinned_root(base)
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
             raise NamedRegistryError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
@@ -247,11 +334,52 @@ class SignedReader(Reader):
                                           f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
         with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
-            updater = Updater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
-                              config=CONFIG, bootstrap=bootstrap)
+            if bootstrap is None:
+                bootstrap = self._trusted_root()
+            updater = BoundedUpdater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
+                                     config=CONFIG, bootstrap=bootstrap)
             updater.refresh()
         self._fetcher.keep()
         return updater
+
+    def _pinned_root(self, base: str) -> bytes:
+        """The registry's `metadata/1.root.json`, which must be the root `pin` names (a
+        workspace's `root_sha256`) and be signed by its own threshold of keys. Raises
+        registry_signature_invalid (and what fetching it raises)."""
+        assert self._fetcher is not None and self.pin is not None
+        try:
+            data = self._fetcher.get(f"{base}{METADATA_DIR}/1.root.json", CONFIG.root_max_length, conditional=False)
+        except Exception as exc:  # noqa: BLE001 - mapped to its SPEC code
+            raise tuf_error(exc, self.label) from None
+        actual = root_sha256(data)
+        if actual != self.pin:
+            raise NamedRegistryError(f"registry {self.label}: {METADATA_DIR}/1.root.json has sha256 {actual}, not the "
+                                     f"root_sha256 pkgmgr.toml pins ({self.pin})", code=Code.REGISTRY_SIGNATURE_INVALID,
+                                     details={"registry": self.label, "expected": self.pin, "actual": actual})
+        try:
+            check_root(data, self.label)
+        except PkgmgrError as error:  # its message names the registry already
+            raise NamedRegistryError(error.message, code=error.code, details=error.details) from None
+        return data
+    def _trusted_root(self) -> bytes:
+        """The trusted root.json, read with the bounded primitive (`trustroot.read_trusted`) and
+        parsed once its depth is known to be bounded."""
+        try:
+            data = read_trusted(self.metadata_dir, "root.json")
+            _check_local_depth(data)
+            Metadata[Root].from_bytes(data)
+            return data
+        except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, the trusted root is gone
+            if isinstance(exc, FileNotFoundError):
+                why = "is missing"
+            elif isinstance(exc, OSError):
+                why = f"cannot be read ({exc.strerror or exc})"
+            else:
+                why = f"is not a valid TUF root ({exc})"
+            raise NamedRegistryError(f"registry {self.label}: the trusted root recorded for {self.spec.text} {why}",
+                                     code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
+                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
+                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'") from None
 
     @contextlib.contextmanager
     def _metadata_lock(self) -> Iterator[None]:
@@ -274,7 +402,7 @@ class SignedReader(Reader):
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
         base, _ = base_url_of(self.plain) if self.spec.kind != "github" else ("github:", None)
         try:
-            Updater(str(self.metadata_dir), base + METADATA_DIR + "/", config=CONFIG, bootstrap=self.bootstrap)
+            BoundedUpdater(str(self.metadata_dir), base + METADATA_DIR + "/", config=CONFIG, bootstrap=self.bootstrap)
         except Exception as exc:  # noqa: BLE001
             raise tuf_error(exc, self.label) from None
 

@@ -144,7 +144,8 @@ def _load(index: Path, name: str) -> Metadata[Any]:
         return Metadata.from_bytes(path.read_bytes())
     except FileNotFoundError:
         raise PkgmgrError(f"{path} does not exist: the index is not signed", code=Code.NOT_FOUND,
-                          hint="sign it first: 'pkgmgr registry init DIR --sign' creates the metadata") from None
+                          hint="an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
+                               "empty DIR, to publish the archives into") from None
     except Exception as exc:  # noqa: BLE001 - a broken metadata file, whatever the reason
         raise PkgmgrError(f"{path}: not TUF metadata ({exc})", code=Code.INVALID_INDEX) from None
 
@@ -346,14 +347,14 @@ def signature_problems(index: Path) -> Iterable[tuple[str, str]]:
         for rel in target_files(index):
             info = updater.get_targetinfo(rel)
             if info is None:
-                yield rel, "is not signed (not a target of metadata/targets.json): run 'pkgmgr registry sign'"
+                yield rel, f"is not signed (not a target of metadata/targets.json): run 'pkgmgr registry sign {index}'"
                 continue
             signed.add(rel)
             try:
                 with open(index / rel, "rb") as handle:
                     info.verify_length_and_hashes(handle)
             except Exception as exc:  # noqa: BLE001
-                yield rel, f"is not the file metadata/targets.json signs ({exc}): run 'pkgmgr registry sign'"
+                yield rel, f"is not the file metadata/targets.json signs ({exc}): run 'pkgmgr registry sign {index}'"
         trusted = Metadata.from_file(os.path.join(tmp, "targets.json")).signed.targets  # as ngclient stored it
         for rel in sorted(set(trusted) - signed):
             yield rel, "is signed in metadata/targets.json but missing from the index"

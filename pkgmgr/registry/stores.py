@@ -57,13 +57,8 @@ class Channel:
 
 def channel_for(session: Session, reporter: Reporter, *, insecure: bool = False) -> Channel:
     """The channel of `session`: its HTTP client, download cache, size limit and OCI client."""
-    def make_oci() -> Any:
-        from pkgmgr.net.oci import client_for
-
-        return client_for(session)
-
     return Channel(session.http, session.downloads, reporter, session.config.limits.max_archive_bytes,
-                   insecure=insecure, make_oci=make_oci)
+                   insecure=insecure, make_oci=lambda: session.oci)
 
 
 class ArchiveStore(Protocol):
@@ -173,7 +168,7 @@ class OciStore:
     def push(self, session: Session, target: str, archive: Path, *, sha256: str, size: int, title: str) -> str:
         from pkgmgr.net.oci import push_archive
 
-        url: str = push_archive(session, target, archive, sha256=sha256, size=size, title=title)
+        url: str = push_archive(session.oci, target, archive, sha256=sha256, size=size, title=title)
         return url
 
 

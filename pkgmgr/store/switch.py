@@ -3,7 +3,7 @@
 The store's end of SPEC 4's sequence (staging and verification are `pkgmgr.install.verify`'s):
 rename a verified tree into `extensions/<name>/<version>/` -> one SQLite transaction switches the
 current version, records provenance and runs the caller's `on_switch` hook (the activation
-refresh, composed by `pkgmgr.install.scope_destination`) -> the old version directory is removed.
+refresh, composed by `pkgmgr.hosts.scope_store`) -> the old version directory is removed.
 A crash anywhere leaves the old or the new state; each tree it moves is recorded in
 `pending_trees` first (`store.pending`), so what it leaves on disk is a pending tree the next
 writer removes, and nothing else. Against power loss the order is dpkg's: the tree is flushed before the

@@ -184,7 +184,7 @@ def _registries(table: dict, root: Path, sink: ProblemSink) -> tuple[tuple[Regis
                 lock_sources[name] = candidate.as_posix()
                 source = str(root.absolute() / candidate)
         out.append(RegistryConfig(name=name, source=source, priority=spec.get("priority", 100),
-                                  insecure=spec.get("insecure", False)))
+                                  insecure=spec.get("insecure", False), root_sha256=spec.get("root_sha256")))
     return tuple(out), lock_sources
 
 

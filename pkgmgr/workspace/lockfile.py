@@ -140,7 +140,7 @@ def parse_lock(raw: bytes) -> Lock:
                 problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.{field}", rule))
         if version == VERSION and not is_tree_checksum(item["tree_sha256"]):
             problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.tree_sha256",
-                                    "must be sha256-2: and 64 lower-case hex (SPEC 3, format 2)"))
+                                    "must be sha256-2: and 64 lower-case hex (a tree checksum of format 2)"))
         elif version == 1 and not _HEX64.fullmatch(item["tree_sha256"]):
             problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.tree_sha256", "must be 64 lower-case hex"))
         names.add(item["name"])

@@ -228,7 +228,10 @@ class Resolver:
         if version.sha256 != locked.sha256:
             raise PkgmgrError(f"{name} {locked.version}: registry {registry.name} lists sha256 {version.sha256}, the "
                               f"lock records {locked.sha256}", code=Code.CHECKSUM_MISMATCH,
-                              details={"sha256": version.sha256, "expected": locked.sha256})
+                              details={"sha256": version.sha256, "expected": locked.sha256, "name": name},
+                              hint=f"if {LOCK} was changed by hand or by a merge, 'git checkout {LOCK}' restores it; "
+                                   f"if the registry changed what it publishes as {name} {locked.version}, "
+                                   f"review that, then 'pkgmgr sync --upgrade {name}' locks what it lists now")
         registry.remember()
         return self.registry_plan(registry, entry, version, tree=locked.tree_sha256 or None)
 

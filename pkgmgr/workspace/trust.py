@@ -189,6 +189,51 @@ def approved_digests(home: Path, workspace: Path) -> set[str]:
         return {row["digest"] for row in found}
 
 
+def last_approval(home: Path, workspace: Path) -> tuple[str, str] | None:
+    """(approved_at, approved_by) of the workspace's latest approval, None when it has none."""
+    with _global(home, write=False) as conn:
+        if conn is None:
+            return None
+        from pkgmgr.store.db import rows
+
+        found = rows(conn, "trust_approvals", "SELECT approved_at, approved_by FROM trust_approvals WHERE workspace = ? "
+                     "ORDER BY approved_at DESC LIMIT 1", (_key(workspace),))
+        return (found[0]["approved_at"], found[0]["approved_by"]) if found else None
+
+
+def changed_since(root: Path, approved_at: str, parts: Sequence[str]) -> list[str]:
+    """The files (and folders) among `parts` (paths relative to `root`: files, or folders walked
+    without following links) whose status changed after `approved_at` (a UTC second): what an
+    edit since the approval touched, by the files' change time (`st_ctime`, which copying a file's
+    times does not set back). A change within the second of the approval is not told apart."""
+    from datetime import datetime
+
+    try:
+        since = datetime.fromisoformat(approved_at.replace("Z", "+00:00")).timestamp() + 1
+    except ValueError:
+        return []
+    changed: list[str] = []
+    for part in parts:
+        path = root / part
+        stack = [path]
+        while stack:
+            current = stack.pop()
+            try:
+                info = os.lstat(current)
+            except OSError:
+                continue
+            rel = current.relative_to(root).as_posix()
+            if info.st_ctime >= since and rel not in changed:
+                changed.append(rel)
+            if stat.S_ISDIR(info.st_mode):
+                try:
+                    stack.extend(sorted((child for child in current.iterdir()
+                                         if child.name not in (".git", ".hg", ".svn")), reverse=True))
+                except OSError:
+                    continue
+    return changed
+
+
 def approve(home: Path, workspace: Path, digest: str, *, by: str, replace: bool = True) -> None:
     """Record the approval of `digest` (dropping older ones of this workspace when `replace`)."""
     from pkgmgr.store.switch import now_utc

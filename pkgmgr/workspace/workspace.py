@@ -56,13 +56,24 @@ class Workspace:
         return self._trusted
 
     def require_trust(self) -> None:
-        """Raises trust_required for an unapproved declaration."""
+        """Raises trust_required for an unapproved declaration, saying what changed since the
+        last approval (by the files' change times) or that there was none."""
         if not self.trusted:
+            last = trust.last_approval(self.home, self.root)
+            changed: list[str] = []
+            if last is None:
+                why = "has not been approved yet"
+            else:
+                parts = [MANIFEST, "pkgmgr.lock", *(rel for _, rel, _ in self.trust_state().paths),
+                         *(where for _, where, tree in self.trust_state().registries
+                           if tree not in ("outside", "missing"))]
+                changed = trust.changed_since(self.root, last[0], parts)
+                what = f": {', '.join(changed)} changed after it" if changed else ""
+                why = f"changed since it was approved (by {last[1]} at {last[0]}){what}"
             raise PkgmgrError(
-                f"{self.root / MANIFEST} (with its lock, path extensions and registry directories) has not been "
-                "approved, or changed since it was approved",
+                f"{self.root / MANIFEST} (with its lock, path extensions and registry directories) {why}",
                 code=Code.TRUST_REQUIRED,
-                details={"digest": self.trust_state().digest},
+                details={"digest": self.trust_state().digest, **({"changed": changed} if changed else {})},
                 hint=f"review it with 'pkgmgr trust --show --workspace {self.root}', then approve it with "
                      "'pkgmgr trust'",
             )

@@ -259,6 +259,18 @@ def _z(name: str | bytes, data: bytes = b"x", **kw: object) -> Callable[[Path], 
 
 
 ZEROS = b"\0" * (8 * MIB)
+EMPTY_GZIP_MEMBER = gzip.compress(b"", mtime=0)  # 20 bytes that inflate to nothing
+
+
+def gzip_members(data: bytes, size: int) -> bytes:
+    """`data` as consecutive gzip members of `size` bytes each (what bgzip writes with 64 KiB)."""
+    return b"".join(gzip.compress(data[i:i + size], mtime=0) for i in range(0, len(data), size))
+
+
+def member_flood(count: int) -> bytes:
+    """A valid extension archive followed by `count` empty gzip members (issue 25: 48 MiB of
+    them, 2.5 million, inflated for 86 s and were accepted)."""
+    return gzip.compress(tar_bytes([T("pkg/extension.toml", MANIFEST)]), mtime=0) + EMPTY_GZIP_MEMBER * count
 
 ATTACKS: list[Attack] = [
     # names
@@ -340,6 +352,13 @@ ATTACKS: list[Attack] = [
         pax_record("path", b"pkg/" + b"a/" * 3000 + b"f")))), "unsafe_archive"),
     Attack("tar-pax-huge-header", _raw(".tar.gz", lambda: gzip.compress(pax_member(
         pax_record("comment", b"x" * 2000) * 40))), "archive_too_large"),
+    # gzip members that cost a decompressor each and inflate to nothing, after the tar stream or
+    # inside it, and data after the end of the tar archive: refused while streaming
+    Attack("tar-gzip-member-flood", _raw(".tar.gz", lambda: member_flood(100_000)), "archive_too_large"),
+    Attack("tar-gzip-one-byte-members", _raw(".tar.gz", lambda: gzip_members(
+        tar_bytes([T("pkg/extension.toml", MANIFEST)]), 1)), "archive_too_large"),
+    Attack("tar-data-after-the-end", _raw(".tar.gz", lambda: gzip.compress(
+        tar_bytes([T("pkg/extension.toml", MANIFEST)]) + noise(2 * MIB), mtime=0)), "archive_too_large"),
     # central directories zipfile would parse whole before the entry count is seen: refused from
     # the end record, or after max_entries headers (the junk after them would be invalid_archive)
     Attack("zip-end-record-count-flood", _raw(".zip", lambda: zip_directory_lie(

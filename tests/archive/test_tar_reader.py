@@ -220,3 +220,41 @@ def test_pax_redos_archive_is_refused_quickly_by_every_command(tmp_path: Path, h
     result = run_subprocess(["registry", "validate", index, "--fetch", "-o", "json"], timeout=60)
     assert result.code == 3, result
     assert ("unsafe_archive", "versions[0]") in [(p["code"], p["key"]) for p in json.loads(result.stdout)["problems"]]
+
+
+def test_gzip_members_that_carry_data_are_read_as_gzip_reads_them(tmp_path: Path) -> None:
+    """bgzip's 64 KiB members (32 of them) and a plain `cat a.gz b.gz` extract; only members
+    that inflate to little are budgeted (corpus `tar-gzip-*`)."""
+    from tests.archive.corpus import MANIFEST, T, gzip_members, noise, tar_bytes
+
+    tar = tar_bytes([T("pkg/extension.toml", MANIFEST), T("pkg/data.bin", noise(2 * 1024 * 1024))])
+    for count, data in enumerate((gzip_members(tar, 64 * 1024), gzip_members(tar, len(tar) // 3 + 1))):
+        out = tmp_path / f"out{count}"
+        out.mkdir()
+        staging = Staging(out, Limits())
+        extract_tar_gz(io.BytesIO(data), staging, size=len(data))
+        staging.finish()
+        assert (out / "pkg" / "data.bin").read_bytes() == noise(2 * 1024 * 1024)
+
+
+def test_the_gzip_member_flood_is_refused_by_every_command(tmp_path: Path, home: Path) -> None:
+    """The red team's archive (issue 25): one small tar, then 2.5 million empty gzip members, 48
+    MiB in all (it inflated for 86 s and was accepted). Through the real entry point under a
+    timeout; refused after the first few members (well under a second: `python -m bench`'s
+    figures, never a timed test)."""
+    from tests.archive.corpus import EMPTY_GZIP_MEMBER, member_flood
+
+    archive = tmp_path / "flood.tar.gz"
+    archive.write_bytes(member_flood((48 * 1024 * 1024 - 200) // len(EMPTY_GZIP_MEMBER)))
+    assert 47 * 1024 * 1024 < archive.stat().st_size <= 48 * 1024 * 1024
+    index = tmp_path / "index"
+    assert run_subprocess(["registry", "init", index], timeout=60).code == 0
+    before = sorted(p.relative_to(index) for p in index.rglob("*"))
+    for args in (("ext", "validate", archive), ("ext", "install", archive, "--allow-unverified", "--yes"),
+                 ("registry", "publish", archive, "--index", index)):
+        result = run_subprocess([*args, "-o", "json"], timeout=60)
+        assert result.code == 4, result
+        error = json.loads(result.stdout)["error"]
+        assert error["code"] == "archive_too_large" and "gzip member count" in error["message"]
+    assert not (home / "extensions").exists() or list((home / "extensions").iterdir()) == []
+    assert sorted(p.relative_to(index) for p in index.rglob("*")) == before

@@ -120,7 +120,8 @@ def test_top_level_help_lists_the_commands_in_registration_order() -> None:
     text = run_cli(["--help"]).stdout
     section = text.split("commands:", 1)[1].split("examples:", 1)[0]
     listed = [line.split()[0] for line in section.splitlines() if line.startswith("    ") and line[4] != " "]
-    assert listed == ["ext", "registry", "bundle", "resources", "sync", "trust", "doctor", "cache", "completion", "hosts", "adopt"]
+    assert listed == ["ext", "registry", "bundle", "resources", "sync", "trust", "doctor", "cache", "completion", "hosts", "adopt",
+                      "help"]
 
 
 def test_value_options_are_exactly_the_global_options_that_take_a_value() -> None:

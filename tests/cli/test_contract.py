@@ -235,7 +235,8 @@ def test_human_error_goes_to_stderr_only() -> None:
     result = run_cli(["ext", "status", "nothing"])
     assert result.stdout == ""
     assert result.stderr == ("error[not_found]: nothing is not installed in the global scope\n"
-                             "hint: 'pkgmgr ext install nothing' installs it\n")
+                             "hint: 'pkgmgr ext list' shows what is installed, 'pkgmgr ext search nothing' what "
+                             "the registries offer\n")
 
 
 # --- through a real process ---------------------------------------------------------------------

@@ -147,7 +147,7 @@ def test_validate_warns_what_only_activation_decides(tmp_path: Path) -> None:
                     profiles=[profile(agents=("coordinator",), jobs=[], triggers=[])])
     document = ok("ext", "validate", root)
     assert any("'coordinator' uses a name the host reserves" in w for w in document["warnings"])
-    assert document["generations"] == ["v0.2", "v0.3-beta.3"]  # v0.3 has no bundles
+    assert document["generations"] == ["v0.3-beta.3"]  # v0.3 has no bundles; its layout is version 3 (v0.2: 2)
 
 
 def test_the_configured_generation_judges_validate_and_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -220,7 +220,7 @@ def test_owner_repo_that_is_not_a_path_suggests_github(tmp_path: Path) -> None:
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
         f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "
-        "loads in Compozy v0.2, v0.3-beta.3)\n")
+        "loads in Compozy v0.2)\n")  # its layout is a version-2 document: v0.3-beta.3 reads version 3
     document = ok("ext", "validate", FIXTURES / "prompt-enhancer")
     assert document == {"valid": True, "name": "prompt-enhancer", "version": "0.1.0", "kind": "subprocess",
                         "network_digest": "", "bundles": [], "warnings": [], "generations": [
@@ -408,6 +408,6 @@ def test_a_switch_that_reprojects_an_activation_lists_it(tmp_path: Path) -> None
     act = ok("bundle", "activate", "crew-ext")["activation"]["id"]
     result = human("ext", "install", crew(source, "0.2.0", prompt="Plan the month."), *UNVERIFIED)
     lines = result.stdout.splitlines()
-    assert "switched from 0.1.0 to crew-ext 0.2.0 (global scope, path, unverified)" in lines
+    assert "switched crew-ext from 0.1.0 to 0.2.0 (global scope, path, unverified)" in lines
     [line] = [line for line in lines if line.startswith("activation ")]
     assert line.startswith(f"activation {act} crew-ext:crew-ext/default v2 active")

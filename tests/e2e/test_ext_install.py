@@ -94,7 +94,7 @@ def test_another_version_switches_and_removes_the_old_tree(tmp_path: Path, home:
     assert versions(home) == ["0.1.0"]
     result = human("ext", "install", make(source, "0.3.0"), *UNVERIFIED)
     assert result.stderr.startswith("installing demo-ext 0.3.0 (resource extension, source path, unverified)\n")
-    assert result.stdout.startswith("switched from 0.1.0 to demo-ext 0.3.0")
+    assert result.stdout.startswith("switched demo-ext from 0.1.0 to 0.3.0")
 
 
 def test_switch_keeps_the_enabled_flag(tmp_path: Path) -> None:

@@ -112,11 +112,19 @@ def test_workspace_is_discovered_from_a_subdirectory(workspace: Path) -> None:
     assert listed.json["extensions"] == []
 
 
-def test_without_a_marker_the_current_directory_is_the_workspace(workspace: Path) -> None:
+def test_without_a_marker_there_is_no_workspace_to_install_into(workspace: Path) -> None:
+    """Issue 29: a store for a folder without pkgmgr.toml was invisible to the reads run there.
+    The write is refused before anything is created; --save makes the folder a workspace."""
+    result = run_cli(["ext", "install", FIXTURES / "review-pack", "--scope", "workspace", "--allow-unverified",
+                      "--yes", "-q"], cwd=workspace)
+    assert result.code == 5 and f"{workspace} is not in a workspace" in result.stderr, result
+    assert "--save" not in result.stderr  # pkgmgr.toml cannot declare a directory outside the folder
+    assert not store_root(workspace).exists() and list(workspace.iterdir()) == []
+    (workspace / "pkgmgr.toml").write_text("", encoding="utf-8")  # the folder is a workspace
     result = run_cli(["ext", "install", FIXTURES / "review-pack", "--scope", "workspace", "--allow-unverified",
                       "--yes", "-q"], cwd=workspace)
     assert result.code == 0, result
-    assert (store_root(workspace) / "state.db").is_file() and list(workspace.iterdir()) == []
+    assert (store_root(workspace) / "state.db").is_file()
 
 
 def test_doctor_checks_the_discovered_workspace(workspace: Path) -> None:

@@ -64,7 +64,7 @@ def test_the_full_story(team: Team, home: Path) -> None:
     shown = ok("trust", "--show", *W)
     assert shown["approved"] is False
     assert shown["registries"] == [{"name": "team", "source": team.url, "priority": 100, "insecure": False,
-                                    "tree_sha256": None}]  # not a directory inside the workspace
+                                    "tree_sha256": None, "root_sha256": None}]  # not a directory inside the workspace
     by_name = {e["name"]: e for e in shown["extensions"]}
     assert by_name[BUNDLED]["source"] == "registry" and by_name[BUNDLED]["requirement"] == "<0.2"
     assert by_name[LOCAL]["source"] == "path" and by_name[LOCAL]["path"] == "tools/local-tool"

@@ -100,6 +100,7 @@ def test_project_install_shows_the_trust_hash_and_leaves_approval_alone(tmp_path
     project = tmp_path / "project"
     folder = project / ".eva" / "extensions"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     [installed] = ok("--scope", "workspace", "ext", "install", eva_script(tmp_path / "src", "notes"), *UNVERIFIED,
                      cwd=project)["installed"]
     assert installed["path"] == str(folder / "notes.exs")
@@ -116,6 +117,7 @@ def test_approve_host_trust_records_the_new_hash(tmp_path: Path, homes: Homes) -
     project = tmp_path / "project"
     folder = project / ".eva" / "extensions"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     homes.eva.mkdir(parents=True)
     other = {"/elsewhere/.eva/extensions": {"content_hash": "ab" * 32, "approved_at": "2025-08-07T14:22:10.123456Z"}}
     (homes.eva / "trust.json").write_text(json.dumps({"extension_dirs": other, "kept": True}))
@@ -141,3 +143,33 @@ def test_remove(tmp_path: Path, homes: Homes) -> None:
     ok("ext", "remove", "tasks")
     assert not (homes.eva / "extensions" / "tasks").exists()
     assert ok("ext", "list")["extensions"] == []
+
+
+def test_two_extensions_of_one_module_are_refused_at_install(tmp_path: Path, homes: Homes) -> None:
+    """loader.ex load_into_acc: Eva loads the first extension of a module and refuses the others
+    ("already claimed by another extension"); `my-ext` and `my_ext` both name Eva.Extension.MyExt."""
+    first = eva_script(tmp_path / "a", "my-ext")
+    second = tmp_path / "b" / "my_ext.exs"
+    second.parent.mkdir()
+    second.write_text(eva_module("my_ext"))
+    ok("ext", "install", first, *UNVERIFIED)
+    for extra in ((), ("--force",)):
+        error = fail("source_conflict", "ext", "install", second, *UNVERIFIED, *extra)["error"]
+        assert "already defines Eva.Extension.MyExt" in error["message"] and str(homes.eva) in error["message"]
+    assert eva_loads(homes.eva / "extensions") == ["my-ext"]
+    ok("ext", "install", first, *UNVERIFIED, "--force")  # its own module again: no conflict with itself
+    ok("ext", "remove", "my-ext")
+    ok("ext", "install", second, *UNVERIFIED)
+    assert eva_loads(homes.eva / "extensions") == ["my_ext"]
+
+
+def test_a_hand_installed_extension_claims_its_module_too(tmp_path: Path, homes: Homes) -> None:
+    mine = homes.eva / "extensions" / "mcp.exs"
+    mine.parent.mkdir(parents=True)
+    mine.write_text(eva_module("mcp").replace("Eva.Extension.Mcp", "Eva.Extension.MCP"))
+    other = tmp_path / "src" / "Mcp.exs"
+    other.parent.mkdir()
+    other.write_text(eva_module("mcp").replace("Eva.Extension.Mcp", "Eva.Extension.MCP"))
+    error = fail("source_conflict", "ext", "install", other, *UNVERIFIED)["error"]
+    assert str(mine) in error["message"]
+    assert mine.read_text().count("MCP") == 1 and not (homes.eva / "extensions" / "Mcp.exs").exists()

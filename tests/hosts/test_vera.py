@@ -120,6 +120,7 @@ def test_an_extension_vera_manages_itself_is_not_overwritten(tmp_path: Path, hom
 def test_vera_has_no_project_scope(tmp_path: Path) -> None:
     project = tmp_path / "project"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     fail("usage", "--scope", "workspace", "ext", "install", vera_extension(tmp_path / "src" / "ctx"), *UNVERIFIED,
          cwd=project)
 

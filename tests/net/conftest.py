@@ -28,6 +28,9 @@ class RecordingReporter(Reporter):
     def download_started(self, key: str, label: str, total: int | None) -> None:
         self.events.append(("started", key, label, total))
 
+    def download_answered(self, key: str, total: int | None) -> None:
+        self.events.append(("answered", key, total))
+
     def download_advanced(self, key: str, amount: int) -> None:
         self.events.append(("advanced", key, amount))
 

@@ -423,7 +423,7 @@ def test_headers_dripped_a_byte_at_a_time_are_cut_off(make_client, fault_server:
 def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     fired: list[str] = []
@@ -444,7 +444,7 @@ def test_the_watchdog_fires_what_is_due_and_nothing_disarmed() -> None:
 def test_a_later_deadline_armed_without_waking_the_watchdog_still_fires() -> None:
     import threading
 
-    from pkgmgr.net.http import _Watchdog
+    from pkgmgr.net.transport import _Watchdog
 
     watchdog = _Watchdog()
     order: list[str] = []
@@ -667,7 +667,8 @@ def test_download_without_checksum_is_cached_under_its_digest(client, fault_serv
     url = fault_server.script("/x", Reply(body=b"unverified"))
     got = download(client, url, cache, reporter)
     assert got.sha256 == sha(b"unverified") and got.path == cache.path_for(got.sha256)
-    assert reporter.events[0][3] == len(b"unverified"), "total from Content-Length"
+    assert reporter.events[0] == ("started", "k", "archive.tar.gz", None), "shown before the server answers"
+    assert reporter.events[1] == ("answered", "k", len(b"unverified")), "total from Content-Length"
 
 
 def test_download_hashes_the_raw_bytes_never_decoded(client, fault_server: FaultServer, cache, reporter) -> None:
@@ -703,7 +704,7 @@ def test_html_instead_of_an_archive(client, fault_server: FaultServer, cache, re
 def test_size_is_exact(client, fault_server: FaultServer, cache, reporter) -> None:
     longer = fault_server.script("/longer", Reply(body=b"x" * 1001))
     err = fails("archive_too_large", download, client, longer, cache, reporter, expected_size=1000)
-    assert err.details["expected"] == 1000 and reporter.events == [], "refused before reading"
+    assert err.details["expected"] == 1000 and reporter.received("k") == 0, "refused before reading"
     shorter = fault_server.script("/shorter", Reply(body=b"x" * 999))
     err = fails("checksum_mismatch", download, client, shorter, cache, reporter, expected_size=1000)
     assert "999" in err.message
@@ -721,7 +722,7 @@ def test_unannounced_longer_body_is_cut_at_size_plus_one(client, fault_server: F
 def test_max_bytes_without_expected_size(client, fault_server: FaultServer, cache, reporter) -> None:
     url = fault_server.script("/x", Reply(body=b"x" * 2000))
     err = fails("archive_too_large", download, client, url, cache, reporter, max_bytes=1999)
-    assert err.details["limit"] == 1999 and reporter.events == []
+    assert err.details["limit"] == 1999 and reporter.received("k") == 0
 
 
 def test_expected_size_over_the_limit_is_refused_without_a_request(client, fault_server: FaultServer, cache,
@@ -771,3 +772,68 @@ def test_parallel_downloads_from_many_threads(make_client, www: Path, cache, rep
         assert len({r.client for r in server.requests}) <= 8
     assert len(cache_entries(cache)) == len(files)
     assert all(reporter.received(name) == len(data) for name, data in files.items())
+
+
+def test_a_slow_server_is_shown_while_it_has_not_answered(client, cache) -> None:
+    """The user's case (issue 29): the bar appears when the request goes out, not when the first
+    byte comes. The server holds its answer until the reporter has shown the download (bounded:
+    a client that shows nothing first makes it answer anyway, and the test fail)."""
+    import threading
+    from http.server import BaseHTTPRequestHandler
+
+    from pkgmgr.progress import Reporter
+    from tests.support.servers import LoopbackServer, respond
+
+    shown = threading.Event()
+    seen_before_answer: list[bool] = []
+
+    class Held(LoopbackServer):
+        def handle(self, h: BaseHTTPRequestHandler) -> None:
+            seen_before_answer.append(shown.wait(timeout=10))
+            respond(h, 200, b"slow body")
+
+    class Watching(Reporter):
+        def __init__(self) -> None:
+            self.events: list[str] = []
+
+        def download_started(self, key: str, label: str, total: int | None) -> None:
+            self.events.append("started")
+            shown.set()
+
+        def download_answered(self, key: str, total: int | None) -> None:
+            self.events.append(f"answered {total}")
+
+        def download_finished(self, key: str) -> None:
+            self.events.append("finished")
+
+    watching = Watching()
+    with Held() as server:
+        got = download(client, server.url + "/slow.tar.gz", cache, watching)
+    assert seen_before_answer == [True]
+    assert watching.events == ["started", f"answered {len(b'slow body')}", "finished"]
+    assert got.size == len(b"slow body")
+@pytest.mark.parametrize("stdlib", [True, False], ids=["stdlib", "requests"])
+def test_a_gzip_member_flood_is_refused_at_once(make_client, fault_server: FaultServer, stdlib: bool) -> None:
+    """Issue 25: 100,000 empty gzip members (2 MB that decode to nothing) cost a decoder each;
+    only members that carry content are read through (as in archives), on either transport."""
+    body = gzip.compress(b"[registry]\n", mtime=0) + gzip.compress(b"", mtime=0) * 100_000
+    url = fault_server.script("/registry.toml", Reply(body=body, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client(stdlib_first_hop=stdlib).get_small(url, max_bytes=MIB)
+    assert caught.value.code == "http_error" and caught.value.details["members"] == 17
+    assert fault_server.count("/registry.toml") == 1  # not retried
+
+
+def test_an_encoded_body_is_capped_on_the_wire_too(make_client, fault_server: FaultServer) -> None:
+    """A gzip member of empty deflate blocks: 200 KB on the wire that decode to nothing is refused
+    at 2 x max_bytes + 64 KiB on the wire; twenty members that carry content decode."""
+    empty_blocks = (b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + b"\x00\x00\x00\xff\xff" * 40_000 + b"\x03\x00"
+                    + b"\x00" * 8)
+    url = fault_server.script("/empty", Reply(body=empty_blocks, headers={"Content-Encoding": "gzip"}))
+    with pytest.raises(PkgmgrError) as caught:
+        make_client().get_small(url, max_bytes=100)
+    assert caught.value.code == "archive_too_large" and caught.value.details["limit"] == 2 * 100 + 64 * 1024
+    members = b"".join(gzip.compress(bytes([65 + i]) * 40_000, mtime=0) for i in range(20))
+    url = fault_server.script("/members", Reply(body=members, headers={"Content-Encoding": "gzip"}))
+    body = make_client().get_small(url, max_bytes=MIB).body
+    assert body == b"".join(bytes([65 + i]) * 40_000 for i in range(20))

@@ -26,6 +26,13 @@ SCENARIOS = {
     "gzip-broken": ([Reply(body=b"not gzip at all", headers={"Content-Encoding": "gzip"})], 100),
     "bomb": ([Reply(body=gzip.compress(b"\0" * (4 * MIB), compresslevel=1),
                     headers={"Content-Encoding": "gzip"})], MIB),
+    # a body that costs a decoder per member, or wire bytes, and decodes to (almost) nothing (issue 25)
+    "gzip-member-flood": ([Reply(body=gzip.compress(b"ab", mtime=0) + gzip.compress(b"", mtime=0) * 100_000,
+                                 headers={"Content-Encoding": "gzip"})], 100),
+    "gzip-empty-blocks": ([Reply(body=b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff" + b"\x00\x00\x00\xff\xff" * 40_000
+                                 + b"\x03\x00" + b"\x00" * 8, headers={"Content-Encoding": "gzip"})], 100),
+    "gzip-twenty-members": ([Reply(body=b"".join(gzip.compress(bytes([65 + i]) * 40_000, mtime=0) for i in range(20)),
+                                   headers={"Content-Encoding": "gzip"})], 1_000_000),
     "over-cap": ([Reply(body=b"y" * 2000)], 1000),
     "endless": ([Reply(endless=True)], 100_000),
     "redirect": ([Reply.redirect("/new", 301)], 100),

@@ -89,8 +89,8 @@ def test_an_entry_with_a_tag_url_is_invalid_index() -> None:
 
 def test_credentials_come_from_the_variable_docker_config_and_github_token_for_ghcr_only(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    assert env_name("127.0.0.1:5000") == "PKGMGR_OCI_AUTH_127_0_0_1_5000"
-    found = find_credentials("127.0.0.1:5000", {"PKGMGR_OCI_AUTH_127_0_0_1_5000": "bob:pw"}, home)
+    assert env_name("127.0.0.1:5000") == "PKGMGR_OCI_AUTH_127_0_0_1___5000"
+    found = find_credentials("127.0.0.1:5000", {"PKGMGR_OCI_AUTH_127_0_0_1___5000": "bob:pw"}, home)
     assert (found.username, found.password) == ("bob", "pw") and "pw" not in repr(found)
     (home / ".docker").mkdir(parents=True)
     auth = base64.b64encode(b"carol:docker-pw").decode()

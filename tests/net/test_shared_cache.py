@@ -83,3 +83,40 @@ def test_an_archive_over_the_limit_is_refused(tmp_path: Path) -> None:
     with pytest.raises(PkgmgrError) as info:
         get(cache, shared, [], limit=10)
     assert info.value.code == "archive_too_large"
+
+
+@pytest.mark.parametrize("planted", ["fifo", "sparse-and-longer", "directory"])
+def test_a_fifo_or_a_lying_file_in_the_shared_cache_is_passed_over(tmp_path: Path, home: Path, planted: str) -> None:
+    """Issue 25: the shared cache is another machine's (an NFS mount): a FIFO there must not hang
+    the install, a file longer than the entry says is read no further than size + 1 bytes, and
+    neither is used. Through the real entry point in a child process, under a timeout."""
+    import json
+    import os
+
+    from tests.registry.helpers import RegistryDir
+    from tests.support.cli import run_cli, run_subprocess
+
+    index = RegistryDir(tmp_path / "index", "acme")
+    published = index.publish("demo-ext", "0.1.0")
+    shared = tmp_path / "shared"
+    path = shared / "sha256" / published.sha256[:2] / published.sha256
+    path.parent.mkdir(parents=True)
+    if planted == "fifo":
+        os.mkfifo(path)
+    elif planted == "directory":
+        path.mkdir()
+    else:
+        with open(path, "wb") as handle:
+            handle.write(published.data)
+            handle.truncate(8 * 1024 ** 3)  # 8 GiB, sparse: a read to its end would take minutes
+    from tests.support.servers import StaticFileServer
+
+    with StaticFileServer(index.root) as static:  # an HTTP registry: the shared cache comes before the network
+        assert run_cli(["registry", "add", "acme", static.url]).code == 0
+        result = run_subprocess(["ext", "install", "demo-ext", "-o", "json"],
+                                env={"PKGMGR_SHARED_CACHE": str(shared)}, timeout=60)
+        assert static.count(f"/{published.url}") == 1  # downloaded, since the shared copy was not used
+    assert result.code == 0, result
+    assert json.loads(result.stdout)["installed"][0]["sha256"] == published.sha256
+    assert ("shared cache" in result.stderr) == (planted != "directory")  # a warning says why it was passed over
+    assert path.is_fifo() if planted == "fifo" else True  # pkgmgr never changes the shared cache

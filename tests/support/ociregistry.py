@@ -298,3 +298,102 @@ def auth_registry(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RealRegi
     registry = RealRegistry(tmp_path_factory.mktemp("oci-auth"), users={USER: PASSWORD}).start()
     yield registry
     registry.stop()
+
+
+# --------------------------------------------------------------------------- fakes (no docker-registry)
+
+
+def _read_body(h: BaseHTTPRequestHandler) -> bytes:
+    length = int(h.headers.get("Content-Length") or 0)
+    return h.rfile.read(length) if length else b""
+
+
+def artifact_manifest(data: bytes, title: str = "demo-1.0.0.tar.gz") -> bytes:
+    """pkgmgr's artifact manifest for one archive (as `registry publish --push` writes it)."""
+    from pkgmgr.net.oci import render_manifest
+
+    return render_manifest(hashlib.sha256(data).hexdigest(), len(data), title=title)
+
+
+class FakeDistribution(LoopbackServer):
+    """A minimal distribution API on a loopback address: serves one artifact (`data`) under any
+    repository. Authentication: `basic=(user, password)`, or `bearer=(realm, token)` (a 401 with a
+    Bearer challenge naming `realm` unless `Authorization: Bearer <token>`), or none. Blob GETs are
+    served here, or redirected (307) to `blobs_at` (a base URL, same path); uploads (POST) answer
+    202 with a `Location` under `uploads_at` (default: here) and PUTs 201. Records every header."""
+
+    def __init__(self, data: bytes, *, host: str = "127.0.0.1", basic: tuple[str, str] | None = None,
+                 bearer: tuple[str, str] | None = None, blobs_at: str | None = None,
+                 uploads_at: str | None = None) -> None:
+        super().__init__(host, name="registry")
+        self.data = data
+        self.manifest = artifact_manifest(data)
+        self.basic_auth = basic
+        self.bearer = bearer
+        self.blobs_at = blobs_at
+        self.uploads_at = uploads_at
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.manifest).hexdigest()
+
+    def ref(self, repository: str = "acme/demo") -> str:
+        return f"oci://{self.host}:{self.port}/{repository}@sha256:{self.digest}"
+
+    def _authorized(self, h: BaseHTTPRequestHandler) -> bool:
+        got = h.headers.get("Authorization")
+        if self.bearer is not None:
+            return got == f"Bearer {self.bearer[1]}"
+        if self.basic_auth is not None:
+            return got == basic(*self.basic_auth)["Authorization"]
+        return True
+
+    def handle(self, h: BaseHTTPRequestHandler) -> None:
+        _read_body(h)
+        if not self._authorized(h):
+            challenge = (f'Bearer realm="{self.bearer[0]}",service="registry"' if self.bearer is not None
+                         else 'Basic realm="registry"')
+            respond(h, 401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                    {"WWW-Authenticate": challenge, "Content-Type": "application/json"})
+            return
+        path = h.path.split("?", 1)[0]
+        if "/manifests/" in path and h.command in ("GET", "HEAD"):
+            respond(h, 200, self.manifest, {"Content-Type": MANIFEST})
+        elif "/blobs/uploads/" in path and h.command == "POST":
+            base = self.uploads_at or self.url
+            respond(h, 202, b"", {"Location": f"{base}/v2/upload/session-1"})
+        elif "/blobs/" in path and h.command == "HEAD":
+            respond(h, 404)
+        elif "/blobs/" in path and h.command == "GET" and self.blobs_at is not None:
+            respond(h, 307, b"", {"Location": self.blobs_at + h.path})
+        elif "/blobs/" in path and h.command == "GET":
+            respond(h, 200, self.data, {"Content-Type": "application/octet-stream"})
+        elif h.command == "PUT" and ("/manifests/" in path or "/upload/" in path):
+            digest = hashlib.sha256(self.manifest).hexdigest()
+            respond(h, 201, b"", {"Docker-Content-Digest": f"sha256:{digest}"})
+        else:
+            respond(h, 404)
+
+
+class ChallengingStorage(LoopbackServer):
+    """Another origin (default 127.0.0.2) behind a registry's redirect or upload `Location`: with
+    `data` it serves that blob to anyone; otherwise every request gets a 401 whose challenge
+    names its own realm (`/token`), which mints `token` for anyone who asks."""
+
+    def __init__(self, *, host: str = "127.0.0.2", data: bytes | None = None,
+                 token: str = "token-minted-by-another-origin") -> None:
+        super().__init__(host, name="storage")
+        self.data = data
+        self.token = token
+
+    def handle(self, h: BaseHTTPRequestHandler) -> None:
+        _read_body(h)
+        if h.path.startswith("/token"):
+            respond(h, 200, json.dumps({"token": self.token}).encode(), {"Content-Type": "application/json"})
+            return
+        if self.data is not None and h.command == "GET" and "/blobs/" in h.path:
+            respond(h, 200, self.data, {"Content-Type": "application/octet-stream"})
+            return
+        challenge = f'Bearer realm="{self.url}/token",service="storage",scope="repository:acme/demo:pull"'
+        respond(h, 401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
+                {"WWW-Authenticate": challenge, "Content-Type": "application/json"})

@@ -102,7 +102,7 @@ profile = "DEFAULT"
 @pytest.mark.parametrize("raw, key", [
     (b"version = 1\n", "version"),
     (b"[extensions]\nx-ext = 1\n", "extensions.x-ext"),
-    (b"[extensions]\nx-ext = { tag = 'v1' }\n", "extensions.x-ext"),
+    (b"[extensions]\nx-ext = { tag = 'v1' }\n", "extensions.x-ext.tag"),  # the unknown key itself
     (b"[extensions]\nx-ext = {}\n", "extensions.x-ext"),
     (b"[[activations]]\nprofile = 'p'\n", "activations[0]"),
     (b"[registries]\nacme = { priority = 1 }\n", "registries.acme"),

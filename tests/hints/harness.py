@@ -1,0 +1,91 @@
+"""What a hint scenario works with: a home, a scratch folder and a workspace; the command that
+printed a hint, and the command the hint printed, run the way a user runs them (the real entry
+point, in-process)."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.support.cli import Result, run_cli
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "fixtures"
+UNVERIFIED = ("--allow-unverified", "--yes")
+MARKETING_DIGEST = "884e12e90219f5ea6d75d52448adb1378cb4e6c4c5758d74994bd4504ee178d4"
+MARKETING_ACT = "act_712b93dfeb2df097"
+
+
+@dataclass
+class H:
+    home: Path
+    tmp: Path
+
+    @property
+    def ws(self) -> Path:
+        """A workspace under $HOME (its pkgmgr.toml written by `declare`)."""
+        root = self.tmp / "user-home" / "project"
+        root.mkdir(parents=True, exist_ok=True)
+        return root
+
+    def declare(self, text: str, *, trust: bool = True) -> Path:
+        (self.ws / "pkgmgr.toml").write_text(text, encoding="utf-8")
+        if trust:
+            self.ok("trust", cwd=self.ws)
+        return self.ws
+
+    def run(self, *args: Any, code: int | None = None, cwd: Path | None = None,
+            env: dict[str, str | None] | None = None, answer: str | None = None) -> Result:
+        """Run pkgmgr; with `answer`, as at a terminal where the user types it at the prompt."""
+        if answer is None:
+            result = run_cli([str(a) for a in args], cwd=cwd, env=env)
+        else:
+            from unittest import mock
+
+            with mock.patch("pkgmgr.cli.context.isatty", lambda stream: True):
+                result = run_cli([str(a) for a in args], cwd=cwd, env=env, stdin=answer + "\n")
+            assert "[y/N]" in result.stderr, result  # it did ask
+        assert "Traceback" not in result.stderr, result
+        if code is not None:
+            assert result.code == code, result
+        return result
+
+    def ok(self, *args: Any, cwd: Path | None = None, env: dict[str, str | None] | None = None) -> Result:
+        return self.run(*args, code=0, cwd=cwd, env=env)
+
+    def fixture(self, name: str) -> Path:
+        """A copy of a fixture extension (to edit) under the scratch folder."""
+        target = self.tmp / "src" / name
+        if not target.exists():
+            shutil.copytree(FIXTURES / name, target)
+        return target
+
+    # --- the hint and what it says to run ---------------------------------------------------
+
+    @staticmethod
+    def hinted(result: Result, prefix: str) -> str:
+        """The command starting with `prefix` that `result` printed (quoted, or to the end of a
+        line after `run:`/`with:`/`next:`), exactly as printed."""
+        text = result.stderr + result.stdout
+        quoted = [m for m in re.findall(r"'(pkgmgr [^']*)'", text) if m.startswith(prefix)]
+        if quoted:
+            return quoted[0]
+        for line in text.splitlines():
+            at = line.find(prefix)
+            if at >= 0:
+                return line[at:].rstrip()
+        raise AssertionError(f"no {prefix!r} in {result!r}")
+
+    def follow(self, result: Result, prefix: str, *, code: int | None = 0, cwd: Path | None = None,
+               replace: dict[str, str] | None = None, answer: str | None = None) -> Result:
+        """Run the command `result` suggested (its placeholders, e.g. NAME, filled by `replace`)."""
+        command = self.hinted(result, prefix)
+        for placeholder, value in (replace or {}).items():
+            command = command.replace(placeholder, value)
+        argv = shlex.split(command)
+        assert argv[0] == "pkgmgr", command
+        return self.run(*argv[1:], code=code, cwd=cwd, answer=answer)

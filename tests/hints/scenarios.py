@@ -1,0 +1,751 @@
+"""Hint scenarios: each makes the state a hint is printed in, runs the command that prints it,
+runs the command the hint names exactly as printed, and asserts that it does what the hint says.
+`tests/hints/test_hints.py` maps each hint site of the code to the scenario that tries it."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from tests.hints.harness import MARKETING_ACT, MARKETING_DIGEST, UNVERIFIED, H
+
+if TYPE_CHECKING:
+    from tests.registry.helpers import RegistryDir
+
+# --- activations ------------------------------------------------------------------------------
+
+
+def activate_then_show_and_confirm(h: H) -> None:
+    """exit 8 names `bundle show ACT` (to review) and `bundle confirm ACT --expected-version N`,
+    with the options that select a workspace scope, so both work from anywhere."""
+    ws = h.declare('[extensions]\nmarketing-linear = "*"\n')
+    h.ok("sync", cwd=ws)
+    result = h.run("--scope", "workspace", "bundle", "activate", "marketing-linear:marketing-linear/lean",
+                   code=8, cwd=ws)
+    elsewhere = h.tmp
+    shown = h.follow(result, "pkgmgr --scope workspace --workspace", cwd=elsewhere)
+    assert "status:            awaiting_confirmation" in shown.stdout
+    h.follow(result, "pkgmgr --scope workspace --workspace " + str(ws) + " bundle confirm", cwd=elsewhere)
+    listed = json.loads(h.ok("--scope", "workspace", "bundle", "list", "-o", "json", cwd=ws).stdout)
+    assert {a["profile"]: a["status"] for a in listed["activations"]}["lean"] == "active"
+
+
+def show_an_unknown_activation(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear")
+    h.run("bundle", "activate", "marketing-linear", code=8)
+    result = h.run("bundle", "show", "act_0000000000000000", code=5)
+    listed = h.follow(result, "pkgmgr bundle list")
+    assert MARKETING_ACT in listed.stdout
+
+
+def activate_a_disabled_extension(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear")
+    h.ok("ext", "disable", "marketing-linear")
+    result = h.run("bundle", "activate", "marketing-linear", code=5)
+    h.follow(result, "pkgmgr ext enable")
+    h.run("bundle", "activate", "marketing-linear", code=8)  # now it can be activated
+
+
+def confirm_after_the_tree_changed(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear")
+    h.run("bundle", "activate", "marketing-linear", code=8)
+    listed = json.loads(h.ok("ext", "list", "-o", "json").stdout)["extensions"]
+    soul = Path(listed[0]["path"]) / "agents" / "campaign-planner" / "SOUL.md"
+    soul.write_text(soul.read_text(encoding="utf-8") + "\nchanged\n", encoding="utf-8")
+    result = h.run("bundle", "confirm", MARKETING_ACT, "--expected-version", "1", code=4)
+    verified = h.follow(result, "pkgmgr ext verify", code=4)
+    assert "agents/campaign-planner/SOUL.md" in verified.stdout
+
+
+def remove_an_extension_with_activations(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear", "review-pack")
+    h.ok("bundle", "activate", "marketing-linear", "--confirm-network-requirement", MARKETING_DIGEST)
+    result = h.run("ext", "remove", "marketing-linear", code=6)
+    assert "pass --deactivate" in result.stderr
+    h.follow(result, "pkgmgr bundle deactivate")  # the second way the hint offers
+    h.ok("ext", "remove", "marketing-linear")
+    h.ok("ext", "install", "marketing-linear")
+    h.ok("bundle", "activate", "marketing-linear", "--confirm-network-requirement", MARKETING_DIGEST)
+    h.run("ext", "remove", "marketing-linear", code=6)
+    h.ok("ext", "remove", "marketing-linear", "--deactivate")  # the first way
+
+
+def update_that_drops_a_profile(h: H) -> None:
+    src = h.fixture("marketing-linear")
+    h.ok("ext", "install", src, *UNVERIFIED)
+    h.ok("bundle", "activate", "marketing-linear:marketing-linear/lean", "--confirm-network-requirement",
+         MARKETING_DIGEST)
+    manifest = src / "extension.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8").replace('"0.1.0"', '"0.2.0"'), encoding="utf-8")
+    bundle = src / "bundles" / "marketing.toml"
+    bundle.write_text(bundle.read_text(encoding="utf-8").replace('name = "lean"', 'name = "small"'),
+                      encoding="utf-8")
+    result = h.run("ext", "install", src, *UNVERIFIED, code=6)
+    assert "pass --deactivate-missing" in result.stderr
+    h.ok("ext", "install", src, *UNVERIFIED, "--deactivate-missing")
+
+
+def activate_with_a_wrong_digest(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear")
+    result = h.run("bundle", "activate", "marketing-linear", "--confirm-network-requirement", "0" * 64, code=6)
+    preview = h.follow(result, "pkgmgr bundle preview")
+    assert MARKETING_DIGEST in preview.stdout
+
+
+def activate_in_a_workspace_what_is_installed_globally(h: H) -> None:
+    ws = h.declare("[extensions]\n")
+    h.ok("ext", "install", "marketing-linear")
+    result = h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=5, cwd=ws)
+    h.follow(result, "pkgmgr --scope workspace", cwd=h.tmp)  # from anywhere: it names the workspace
+    h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=8, cwd=ws)
+
+
+def preview_then_activate(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear", "review-pack")
+    preview = h.ok("bundle", "preview", "marketing-linear")
+    h.follow(preview, "pkgmgr bundle activate")
+    again = h.ok("bundle", "preview", "marketing-linear")
+    shown = h.follow(again, "pkgmgr bundle show")
+    assert "status:            active" in shown.stdout
+
+
+def activate_twice(h: H) -> None:
+    h.ok("ext", "install", "marketing-linear")
+    h.run("bundle", "activate", "marketing-linear", code=8)
+    result = h.run("bundle", "activate", "marketing-linear", code=6)
+    shown = h.follow(result, "pkgmgr bundle show")
+    assert MARKETING_ACT in shown.stdout
+
+
+# --- workspaces, trust, locks -------------------------------------------------------------------
+
+
+def trust_show_then_digest(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n', trust=False)
+    result = h.run("sync", code=4, cwd=ws)
+    shown = h.follow(result, "pkgmgr trust --show --workspace", cwd=h.tmp)
+    assert "approved:  no" in shown.stdout
+    h.follow(shown, "pkgmgr trust --digest", cwd=ws)
+    h.ok("sync", cwd=ws)
+
+
+def trust_with_a_digest_that_changed(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n', trust=False)
+    result = h.run("trust", "--digest", "0" * 64, code=4, cwd=ws)
+    shown = h.follow(result, "pkgmgr trust --show", cwd=ws)
+    assert "digest:" in shown.stdout
+
+
+def declared_registries_before_trust(h: H) -> None:
+    ws = h.declare('[registries]\nteam = "team-index"\n\n[extensions]\n', trust=False)
+    result = h.run("--scope", "workspace", "ext", "search", cwd=ws)
+    assert "are not used until you approve them" in result.stderr
+    h.follow(result, "pkgmgr trust --show", cwd=ws)
+
+
+def sync_without_pkgmgr_toml(h: H) -> None:
+    folder = h.ws
+    result = h.run("sync", code=5, cwd=folder)
+    h.follow(result, "pkgmgr ext install NAME --save", cwd=folder, replace={"NAME": "review-pack"})
+    assert (folder / "pkgmgr.toml").is_file()
+    h.ok("sync", cwd=folder)
+
+
+def workspace_command_outside_a_workspace(h: H) -> None:
+    folder = h.ws
+    result = h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=5, cwd=folder)
+    assert f"create one in {folder} (empty will do)" in result.stderr
+    (folder / "pkgmgr.toml").write_text("", encoding="utf-8")
+    h.ok("--scope", "workspace", "ext", "install", "marketing-linear", cwd=folder)
+    h.run("--scope", "workspace", "bundle", "activate", "marketing-linear", code=8, cwd=folder)
+    other = h.tmp / "elsewhere"
+    other.mkdir()
+    src = h.fixture("review-pack")  # outside the folder: pkgmgr.toml could not declare it, so no --save
+    result = h.run("--scope", "workspace", "ext", "install", src, *UNVERIFIED, code=5, cwd=other)
+    assert "--save" not in result.stderr and "--workspace DIR" in result.stderr
+    h.ok("--scope", "workspace", "--workspace", folder, "ext", "install", src, *UNVERIFIED, cwd=other)
+
+
+def frozen_with_a_declaration_missing_from_the_lock(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    h.ok("sync", cwd=ws)
+    h.declare('[extensions]\nreview-pack = "<0.2"\nmarketing-linear = "*"\n')
+    result = h.run("sync", "--frozen", code=6, cwd=ws)
+    h.follow(result, "pkgmgr sync", cwd=ws)
+    h.ok("sync", "--frozen", cwd=ws)
+
+
+def locked_when_the_lock_is_stale(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    h.ok("sync", cwd=ws)
+    h.declare('[extensions]\nreview-pack = ">=0.2"\n')
+    result = h.run("sync", "--locked", code=6, cwd=ws)
+    h.follow(result, "pkgmgr sync", cwd=ws)
+    h.ok("sync", "--locked", cwd=ws)
+
+
+def frozen_with_a_lock_that_lists_more(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\nmarketing-linear = "*"\n')
+    h.ok("sync", cwd=ws)
+    h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    result = h.run("sync", "--frozen", code=6, cwd=ws)
+    h.follow(result, "pkgmgr sync", cwd=ws)
+    h.ok("sync", "--frozen", cwd=ws)
+
+
+def locked_with_a_lock_written_by_hand(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    h.ok("sync", cwd=ws)
+    lock = ws / "pkgmgr.lock"
+    lock.write_text(lock.read_text(encoding="utf-8").replace("\n\n", "\n\n\n"), encoding="utf-8")
+    h.ok("trust", cwd=ws)
+    result = h.run("sync", "--locked", code=6, cwd=ws)
+    h.follow(result, "pkgmgr sync", cwd=ws)
+    h.ok("sync", "--locked", cwd=ws)
+
+
+def upgrade_a_name_not_declared(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    result = h.run("sync", "--upgrade", "marketing-linear", code=2, cwd=ws)
+    h.follow(result, "pkgmgr ext install NAME --save", cwd=ws, replace={"NAME": "marketing-linear"})
+    h.ok("sync", "--upgrade", "marketing-linear", cwd=ws)
+
+
+def save_while_declared_extensions_are_not_installed(h: H) -> None:
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    result = h.ok("ext", "install", "marketing-linear", "--save", cwd=ws)
+    assert "pkgmgr.lock was not updated" in result.stderr
+    h.follow(result, "pkgmgr sync", cwd=ws)
+    assert "marketing-linear" in (ws / "pkgmgr.lock").read_text(encoding="utf-8")
+
+
+def a_store_left_in_the_work_tree(h: H) -> None:
+    ws = h.declare("[extensions]\n")
+    (ws / ".pkgmgr").mkdir()
+    result = h.run("sync", cwd=ws)
+    doctor = h.follow(result, "pkgmgr doctor", cwd=ws)
+    assert f"rm -rf '{ws / '.pkgmgr'}'" in doctor.stdout + doctor.stderr
+
+
+# --- installing -----------------------------------------------------------------------------------
+
+
+def status_of_a_name_not_installed(h: H) -> None:
+    result = h.run("ext", "status", "marketing-linear", code=5)
+    assert "(no extensions installed)" not in h.follow(result, "pkgmgr ext list").stdout
+    assert "marketing-linear" in h.follow(result, "pkgmgr ext search").stdout
+
+
+def install_what_is_installed(h: H) -> None:
+    h.ok("ext", "install", "review-pack@0.1.0")
+    result = h.ok("ext", "install", "review-pack")
+    h.follow(result, "pkgmgr ext update")
+    assert "review-pack  0.2.0" in h.ok("ext", "list").stdout
+
+
+def install_a_folder_that_is_no_extension(h: H) -> None:
+    folder = h.tmp / "empty"
+    folder.mkdir()
+    result = h.run("ext", "install", folder, *UNVERIFIED, code=3)
+    created = h.follow(result, "pkgmgr ext new NAME", cwd=h.tmp, replace={"NAME": "my-tool"})
+    assert "my-tool" in created.stdout
+    h.ok("ext", "install", h.tmp / "my-tool", *UNVERIFIED)
+
+
+def install_unverified_without_consent(h: H) -> None:
+    src = h.fixture("review-pack")
+    result = h.run("ext", "install", src, code=4)
+    assert "pass --allow-unverified" in result.stderr
+    result = h.run("ext", "install", src, "--allow-unverified", code=4)
+    assert "pass --yes together with --allow-unverified" in result.stderr
+    h.ok("ext", "install", src, "--allow-unverified", "--yes")
+
+
+def install_from_another_source(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    result = h.run("ext", "install", h.fixture("review-pack"), *UNVERIFIED, code=6)
+    assert "pass --force to replace it" in result.stderr
+    h.ok("ext", "install", h.fixture("review-pack"), *UNVERIFIED, "--force")
+
+
+def install_several_when_one_fails(h: H) -> None:
+    result = h.run("ext", "install", "review-pack", "no-such-extension", code=5)
+    assert "--keep-going installs the refs that succeed" in result.stdout + result.stderr
+    h.run("ext", "install", "review-pack", "no-such-extension", "--keep-going", code=5)
+    assert "review-pack" in h.ok("ext", "list").stdout
+
+
+def verify_a_modified_tree(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    path = Path(json.loads(h.ok("ext", "list", "-o", "json").stdout)["extensions"][0]["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("ext", "verify", "review-pack", code=4)
+    h.follow(result, "pkgmgr ext install review-pack@")
+    h.ok("ext", "verify", "review-pack")
+    src = h.fixture("prompt-enhancer")
+    h.ok("ext", "install", src, *UNVERIFIED)
+    path = Path(json.loads(h.ok("ext", "status", "prompt-enhancer", "-o", "json").stdout)["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("ext", "verify", "prompt-enhancer", code=4)
+    h.follow(result, "pkgmgr ext install " + str(src), answer="y")  # it asks, in a terminal
+    h.ok("ext", "verify", "prompt-enhancer")
+    ws = h.declare('[extensions]\nmarketing-linear = "*"\n')  # in a workspace, it reinstalls there
+    h.ok("sync", cwd=ws)
+    path = Path(json.loads(h.ok("ext", "status", "marketing-linear", "-o", "json", cwd=ws).stdout)["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("ext", "verify", "marketing-linear", code=4, cwd=ws)
+    h.follow(result, "pkgmgr --scope workspace ext install marketing-linear@", cwd=ws)
+    h.ok("ext", "verify", "marketing-linear", cwd=ws)
+
+
+def verify_without_names(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    result = h.run("ext", "verify", code=2)
+    assert "or pass --all" in result.stderr
+    h.ok("ext", "verify", "--all")
+
+
+def update_usage(h: H) -> None:
+    h.ok("ext", "install", "review-pack@0.1.0")
+    result = h.run("ext", "update", code=2)
+    h.follow(result, "pkgmgr ext update --all --check")
+    result = h.run("ext", "update", "--exit-code", code=2)
+    h.follow(result, "pkgmgr ext update --all --check --exit-code", code=10)
+    result = h.run("ext", "update", "review-pack", "--all", code=2)
+    assert "pass --all, not both" in result.stderr
+    h.ok("ext", "update", "--all")
+
+
+def install_with_grants(h: H) -> None:
+    src = h.fixture("review-pack")
+    manifest = src / "extension.toml"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + '\n[security]\ncapabilities = ["session.write"]\n',
+                        encoding="utf-8")
+    result = h.run("ext", "install", src, *UNVERIFIED, code=4)
+    assert "pass --allow-grants to accept" in result.stderr
+    h.ok("ext", "install", src, *UNVERIFIED, "--allow-grants")
+
+
+# --- registries ---------------------------------------------------------------------------------
+
+
+def install_an_unknown_name(h: H) -> None:
+    result = h.run("ext", "install", "no-such-extension", code=5)
+    assert "marketing-linear" in h.follow(result, "pkgmgr ext search").stdout
+
+
+def install_from_an_unknown_registry(h: H) -> None:
+    result = h.run("ext", "install", "review-pack", "--registry", "acme", code=5)
+    assert "default" in h.follow(result, "pkgmgr registry list").stdout
+
+
+def remove_an_unknown_registry(h: H) -> None:
+    result = h.run("registry", "remove", "acme", code=5)
+    assert "default" in h.follow(result, "pkgmgr registry list").stdout
+
+
+def add_a_registry_that_cannot_be_read(h: H) -> None:
+    missing = h.tmp / "nonexistent"
+    result = h.run("registry", "add", "acme", missing, code=5)
+    h.follow(result, "pkgmgr registry add acme")
+    assert "acme" in h.ok("registry", "list").stdout
+
+
+def add_a_registry_name_taken(h: H) -> None:
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    h.ok("registry", "add", "acme", index)
+    other = h.tmp / "other"
+    h.ok("registry", "init", other, "--name", "acme")
+    result = h.run("registry", "add", "acme", other, code=2)
+    h.follow(result, "pkgmgr registry remove acme")
+    h.ok("registry", "add", "acme", other)
+
+
+def _registry(h: H, name: str = "acme") -> RegistryDir:
+    from tests.registry.helpers import RegistryDir
+
+    registry = RegistryDir(h.tmp / f"{name}-index", name)
+    registry.publish("acme-tool", "0.1.0")
+    return registry
+
+
+def a_configured_registry_that_is_down(h: H) -> None:
+    """'registry remove', '--registry NAME' and, once its registry.toml is cached, '--offline'."""
+    from tests.support.servers import StaticFileServer
+
+    registry = _registry(h)
+    with StaticFileServer(registry.root) as server:
+        h.ok("registry", "add", "acme", server.url + "/")
+        h.ok("ext", "info", "acme-tool")
+    # the server is gone
+    result = h.run("ext", "info", "acme-tool", code=7)
+    assert "'--offline' uses what is cached" in result.stderr
+    h.ok("ext", "info", "acme-tool", "--offline")
+    result = h.run("ext", "install", "review-pack", code=7)
+    assert "'--registry NAME' asks another registry (default)" in result.stderr
+    h.ok("ext", "install", "review-pack", "--registry", "default")
+    result = h.run("ext", "install", "marketing-linear", code=7)
+    h.follow(result, "pkgmgr registry remove acme")
+    h.ok("ext", "install", "marketing-linear")
+
+
+def a_declared_registry_that_is_down(h: H) -> None:
+    """The user's case: sync has no --registry, pkgmgr.toml's registry is no configured one, and
+    nothing of it is cached — the hint offers none of those."""
+    ws = h.declare('[registries]\nteam = "http://127.0.0.1:9/index/"\n\n[extensions]\nreview-pack = "*"\n')
+    result = h.run("sync", code=7, cwd=ws)
+    hint = result.stderr.split("hint: ", 1)[1]
+    assert "registry remove" not in hint and "--registry" not in hint and "--offline" not in hint
+    assert "it is declared in pkgmgr.toml" in hint
+    h.declare('[extensions]\nreview-pack = "*"\n', trust=False)  # removed from [registries] there ...
+    h.follow(result, "pkgmgr trust", cwd=ws)  # ... and approved
+    h.ok("sync", cwd=ws)
+
+
+def search_with_a_registry_down(h: H) -> None:
+    h.ok("registry", "add", "acme", "http://127.0.0.1:9/index/", "--no-check")
+    result = h.ok("ext", "search")
+    h.follow(result, "pkgmgr registry remove acme")
+    assert "warning" not in h.ok("ext", "search").stderr
+
+
+def a_github_registry_that_is_gone(h: H) -> None:
+    from tests.support.fakegithub import FakeGitHub
+
+    with FakeGitHub(h.tmp / "github") as github:
+        env = {"PKGMGR_GITHUB_API_URL": github.api_url, "PKGMGR_GITHUB_RAW_URL": github.raw_url}
+        h.ok("registry", "add", "acme", "github:acme/gone", "--no-check", env=env)
+        result = h.run("ext", "install", "review-pack", code=5, env=env)
+        assert "GITHUB_TOKEN" in result.stderr  # its own hint first
+        h.ok("ext", "install", "review-pack", "--registry", "default", env=env)
+        h.follow(result, "pkgmgr registry remove acme")
+        h.ok("ext", "install", "marketing-linear", env=env)
+
+
+def a_version_another_registry_has(h: H) -> None:
+    from tests.registry.helpers import RegistryDir
+
+    registry = RegistryDir(h.tmp / "acme-index", "acme")
+    registry.publish("review-pack", "0.9.0")
+    h.ok("registry", "add", "acme", registry.root)  # before default: it answers for review-pack
+    result = h.run("ext", "install", "review-pack@0.1.0", code=5)
+    h.follow(result, "pkgmgr ext install review-pack@0.1.0 --registry default")
+
+
+def a_registry_rolled_back(h: H) -> None:
+    from tests.registry.helpers import RegistryDir
+
+    registry = RegistryDir(h.tmp / "acme-index", "acme", serial=5)
+    registry.publish("acme-tool", "0.1.0")
+    h.ok("registry", "add", "acme", registry.root)
+    registry.serial = 2
+    registry.write()
+    result = h.run("ext", "install", "acme-tool", code=4)
+    h.follow(result, "pkgmgr registry remove acme")
+    h.ok("registry", "add", "acme", registry.root)  # "and add it again"
+    h.ok("ext", "install", "acme-tool")
+
+
+def an_expired_registry(h: H) -> None:
+    from tests.registry.helpers import RegistryDir
+
+    registry = RegistryDir(h.tmp / "acme-index", "acme", expires="2020-01-01T00:00:00Z")
+    registry.publish("acme-tool", "0.1.0")
+    h.ok("registry", "add", "acme", registry.root, "--no-check")
+    result = h.run("ext", "install", "acme-tool", code=4)
+    assert "or pass --allow-expired" in result.stderr
+    h.ok("ext", "install", "acme-tool", "--allow-expired")
+
+
+def a_prerelease_only(h: H) -> None:
+    from tests.registry.helpers import RegistryDir
+
+    registry = RegistryDir(h.tmp / "acme-index", "acme")
+    registry.publish("acme-tool", "1.0.0-rc.1")
+    h.ok("registry", "add", "acme", registry.root)
+    result = h.run("ext", "install", "acme-tool", code=5)
+    assert "pass --pre" in result.stderr
+    h.ok("ext", "install", "acme-tool", "--pre")
+
+
+def a_registry_source_that_is_no_index(h: H) -> None:
+    folder = h.tmp / "plain"
+    folder.mkdir()
+    h.ok("registry", "add", "acme", folder, "--no-check")
+    result = h.run("ext", "install", "review-pack", code=3)
+    listed = h.follow(result, "pkgmgr registry list")
+    assert str(folder) in listed.stdout
+
+
+def require_signed_refuses_an_unsigned_registry(h: H) -> None:
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    h.ok("registry", "add", "acme", index.path, "--no-check")
+    h.home.mkdir(exist_ok=True)
+    config = h.home / "config.toml"
+    config.write_text(config.read_text(encoding="utf-8") + "\n[policy]\nrequire_signed = true\n", encoding="utf-8")
+    result = h.run("ext", "install", "review-pack", code=4)
+    h.follow(result, "pkgmgr registry remove acme")
+    h.follow(result, "pkgmgr registry add acme", replace={"FILE": str(index.root_file)})
+    result = h.run("registry", "add", "other", h.tmp / "nonexistent", code=4)
+    assert "--root FILE or --root-sha256 HEX" in result.stderr
+    h.ok("ext", "install", "marketing-linear")
+
+
+def a_signed_registry_whose_trusted_root_is_lost(h: H) -> None:
+    import shutil
+
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+    shutil.rmtree(h.home / "tuf")
+    result = h.run("ext", "install", "review-pack", code=4)
+    h.follow(result, "pkgmgr registry remove acme")
+    h.follow(result, "pkgmgr registry add acme", replace={"FILE": str(index.root_file)})
+    h.ok("ext", "install", "review-pack")
+
+
+def add_signed_a_source_already_configured(h: H) -> None:
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    h.ok("registry", "add", "plain", index.path)
+    result = h.run("registry", "add", "acme", index.path, "--root", index.root_file, code=2)
+    h.follow(result, "pkgmgr registry remove plain")
+    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+
+
+# --- maintaining an index -----------------------------------------------------------------------
+
+
+def init_sign_then_add_and_publish(h: H) -> None:
+    from tests.publish.helpers import packed
+    from tests.support.signed import write_test_keys
+
+    keys = write_test_keys(h.tmp / "keys")
+    result = h.run("registry", "init", h.tmp / "index", "--name", "acme", "--keys", keys, code=2)
+    assert "apply with --sign" in result.stderr
+    created = h.ok("registry", "init", h.tmp / "index", "--name", "acme", "--keys", keys, "--sign")
+    h.follow(created, "pkgmgr registry publish ARCHIVE", replace={"ARCHIVE": str(packed(h.tmp, version="0.1.0"))})
+    h.follow(created, "pkgmgr registry add NAME SOURCE", replace={"NAME": "acme", "SOURCE": str(h.tmp / "index")})
+    h.ok("ext", "install", "review-pack", "--registry", "acme")
+
+
+def sign_an_unsigned_index(h: H) -> None:
+    h.ok("registry", "init", h.tmp / "index", "--name", "acme")
+    result = h.run("registry", "sign", h.tmp / "index", code=2)
+    h.follow(result, "pkgmgr registry init DIR --sign", replace={"DIR": str(h.tmp / "signed")})
+    assert (h.tmp / "signed" / "metadata" / "1.root.json").is_file()
+
+
+def init_into_an_index(h: H) -> None:
+    from tests.publish.helpers import packed
+
+    h.ok("registry", "init", h.tmp / "index", "--name", "acme")
+    result = h.run("registry", "init", h.tmp / "index", "--name", "acme", code=2)
+    h.follow(result, "pkgmgr registry publish ARCHIVE --index DIR",
+             replace={"ARCHIVE": str(packed(h.tmp, version="0.1.0")), "DIR": str(h.tmp / "index")})
+    index = h.tmp / "index"
+    comment = (index / "registry.toml").read_text(encoding="utf-8")
+    assert "`pkgmgr registry validate .`" in comment
+    h.ok("registry", "validate", ".", cwd=index)  # what registry.toml's comment says to run there
+
+
+def publish_without_an_index(h: H) -> None:
+    from tests.publish.helpers import packed
+
+    archive = packed(h.tmp, version="0.1.0")
+    result = h.run("registry", "publish", archive, "--index", h.tmp / "nothing", code=5)
+    h.follow(result, "pkgmgr registry init")
+    h.ok("registry", "publish", archive, "--index", h.tmp / "nothing")
+    result = h.run("registry", "publish", archive, code=2)
+    assert "DIR or --index DIR" in result.stderr
+    result = h.run("registry", "publish", h.fixture("review-pack"), "--index", h.tmp / "nothing", code=3)
+    packed_it = h.follow(result, "pkgmgr ext pack", cwd=h.tmp)
+    assert "review-pack-0.1.0.tar.gz" in packed_it.stdout
+
+
+def publish_into_a_broken_index(h: H) -> None:
+    from tests.publish.helpers import packed
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    (index / "extensions" / "re").mkdir(parents=True)
+    (index / "extensions" / "re" / "review-pack.toml").write_text("name = 3\n", encoding="utf-8")
+    result = h.run("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index, code=3)
+    validated = h.follow(result, "pkgmgr registry validate", code=3)
+    assert "review-pack.toml" in validated.stdout + validated.stderr
+
+
+def validate_an_index_out_of_step(h: H) -> None:
+    from tests.publish.helpers import packed
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    empty = (index / "index.json").read_bytes()
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    (index / "index.json").write_bytes(empty)  # as an interrupted publish leaves it
+    result = h.run("registry", "validate", index, code=3)
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    (index / "index.json").unlink()
+    result = h.run("registry", "validate", index, code=3)
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+
+
+def validate_a_signed_index_changed_by_hand(h: H) -> None:
+    from tests.publish.helpers import packed
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")  # its keys where registry sign looks by default
+    index.publish(packed(h.tmp, version="0.1.0"))
+    registry = index.path / "registry.toml"
+    registry.write_text(registry.read_text(encoding="utf-8").replace('description = "', 'description = "Our '),
+                        encoding="utf-8")
+    result = h.run("registry", "validate", index.path, code=3)
+    h.follow(result, "pkgmgr registry sign")
+    h.ok("registry", "validate", index.path)
+
+
+# --- authoring ----------------------------------------------------------------------------------
+
+
+def new_extension_and_its_readme(h: H) -> None:
+    result = h.ok("ext", "new", "my-crew", "--template", "bundle", cwd=h.tmp)
+    h.follow(result, "pkgmgr ext validate", cwd=h.tmp)
+    root = h.tmp / "my-crew"
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    commands = [line.strip() for line in readme.splitlines() if line.strip().startswith("pkgmgr ")]
+    assert len(commands) == 3
+    for command in commands[:2]:
+        h.ok(*command.split()[1:], cwd=root)
+    h.run(*commands[2].split()[1:], cwd=root, answer="y", code=0)  # it asks, in a terminal
+    manifest = (root / "extension.toml").read_text(encoding="utf-8")
+    activate = manifest.split("'pkgmgr ", 1)[1].split("'", 1)[0]
+    h.run(*activate.split(), code=0)
+    again = h.run("ext", "new", "my-crew", cwd=h.tmp, code=2)
+    assert "choose another NAME or --path DIR" in again.stderr
+    h.ok("ext", "new", "my-crew", "--path", h.tmp / "elsewhere")
+
+
+def help_man_with_a_command(h: H) -> None:
+    result = h.run("help", "--man", "ext", code=2)
+    page = h.follow(result, "pkgmgr help --man")
+    assert page.stdout.startswith(".TH PKGMGR 1")
+    result = h.run("help", "ext", "instal", code=2)
+    assert "install" in h.follow(result, "pkgmgr ext --help").stdout
+
+
+def an_unknown_option(h: H) -> None:
+    result = h.run("ext", "install", "review-pack", "--frobnicate", code=2)
+    assert "--allow-unverified" in h.follow(result, "pkgmgr ext install --help").stdout
+
+
+def a_missing_argument(h: H) -> None:
+    result = h.run("ext", "install", code=2)
+    assert "REF" in h.follow(result, "pkgmgr ext install --help").stdout
+
+
+def install_in_a_workspace_where_there_is_none(h: H) -> None:
+    folder = h.ws
+    result = h.run("--scope", "workspace", "ext", "install", "review-pack", code=5, cwd=folder)
+    h.follow(result, "pkgmgr ext install review-pack --save", cwd=folder)
+    listed = json.loads(h.ok("ext", "list", "-o", "json", cwd=folder).stdout)["extensions"]
+    assert [(e["name"], e["scope"]) for e in listed] == [("review-pack", "workspace")]
+
+
+# --- the state of the scopes ---------------------------------------------------------------------
+
+
+def doctor_finds_a_modified_tree(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    path = Path(json.loads(h.ok("ext", "list", "-o", "json").stdout)["extensions"][0]["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("doctor", "--check", code=4)
+    h.follow(result, "pkgmgr ext install review-pack@")
+    h.ok("doctor", "--check")
+    ws = h.declare('[extensions]\nreview-pack = "<0.2"\n')
+    h.ok("sync", cwd=ws)
+    path = Path(json.loads(h.ok("--scope", "workspace", "ext", "status", "review-pack", "-o", "json",
+                                cwd=ws).stdout)["path"])
+    (path / "extra.txt").write_text("x", encoding="utf-8")
+    result = h.run("doctor", "--check", code=4, cwd=ws)
+    h.follow(result, "pkgmgr --scope workspace ext install review-pack@", cwd=ws)
+    h.ok("doctor", "--check", cwd=ws)
+
+
+def doctor_check_finds_leftovers(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    staging = h.home / ".staging"
+    staging.mkdir(exist_ok=True)
+    (staging / "left-by-a-crash").mkdir()
+    result = h.run("doctor", "--check", code=4)
+    h.follow(result, "pkgmgr doctor")
+    h.ok("doctor", "--check")
+
+
+def a_tree_state_db_does_not_name(h: H) -> None:
+    import shutil
+
+    h.ok("ext", "install", "review-pack")
+    path = Path(json.loads(h.ok("ext", "list", "-o", "json").stdout)["extensions"][0]["path"])
+    shutil.copytree(path, path.parent.parent / "stray" / "0.1.0")
+    result = h.run("doctor", "--check", code=4)
+    h.follow(result, "pkgmgr doctor --rebuild", code=None)
+    assert h.run("doctor", "--check").code in (0, 4)
+
+
+def a_damaged_state_db(h: H) -> None:
+    h.ok("ext", "install", "review-pack")
+    db = h.home / "state.db"
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[4096:8192] = b"\xff" * 4096  # a page of the extensions table overwritten
+    db.write_bytes(bytes(data))
+    result = h.run("ext", "list")
+    assert result.code == 4, result
+    checked = h.follow(result, "pkgmgr doctor --check", code=4)
+    assert "state.db" in checked.stdout + checked.stderr
+
+
+def a_lock_whose_checksum_the_registry_does_not_list(h: H) -> None:
+    """checksum_mismatch from the lock: both ways out the hint offers."""
+    import shutil
+    import subprocess
+
+    ws = h.declare('[extensions]\nreview-pack = "*"\n')
+    h.ok("sync", cwd=ws)
+    lock = ws / "pkgmgr.lock"
+    good = lock.read_text(encoding="utf-8")
+    bad = good.replace('sha256 = "a', 'sha256 = "0', 1)
+    assert bad != good
+    lock.write_text(bad, encoding="utf-8")
+    h.ok("trust", cwd=ws)  # approved as it came (a merge the reviewer missed)
+    result = h.run("sync", "--frozen", code=4, cwd=ws)
+    h.follow(result, "pkgmgr sync --upgrade review-pack", cwd=ws)
+    h.ok("sync", "--frozen", cwd=ws)
+    assert lock.read_text(encoding="utf-8") == good
+    if shutil.which("git") is None:
+        return
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=ws, check=True)
+    subprocess.run([*git, "add", "pkgmgr.toml", "pkgmgr.lock"], cwd=ws, check=True)
+    subprocess.run([*git, "commit", "-qm", "lock"], cwd=ws, check=True)
+    lock.write_text(bad, encoding="utf-8")
+    h.ok("trust", cwd=ws)
+    result = h.run("sync", "--frozen", code=4, cwd=ws)
+    import re
+
+    restore = re.search(r"'(git checkout [^']*)'", result.stderr).group(1).split()  # type: ignore[union-attr]
+    subprocess.run([*git, *restore[1:]], cwd=ws, check=True)
+    assert lock.read_text(encoding="utf-8") == good
+    h.ok("trust", cwd=ws)  # the restored lock is approved again, as any edit is
+    h.ok("sync", "--frozen", cwd=ws)

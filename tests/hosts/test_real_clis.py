@@ -1,0 +1,240 @@
+"""The real Gemini CLI and Claude Code (npm, pinned in tests/hosts/realcli.py, installed by
+.ci/run into the folder PKGMGR_TEST_NPM_PREFIX names): a sample of each conformance corpus is
+run through the real CLI again and must get the verdict recorded in verdicts.json (drift: a new
+CLI version, or a harness that changed), and the records each host writes on install, disable,
+enable and uninstall still have the shapes docs/hosts.md and pkgmgr's design rely on.
+
+Without the CLIs (no npm, no network when CI installed them) every test here skips, saying why.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.hosts import realcli
+from tests.hosts.conformance import build
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> Path:
+    return _cli("gemini")
+
+
+@pytest.fixture(scope="session")
+def claude_cli() -> Path:
+    return _cli("claude")
+
+
+def _cli(host: str) -> Path:
+    package, pinned = realcli.PINNED[host]
+    path = realcli.executable(host)
+    if path is None:
+        pytest.skip(f"{package} is not installed: set {realcli.PREFIX_VARIABLE} to an npm prefix holding "
+                    f"{package}@{pinned} (.ci/run installs it; it skips when npm is unreachable)")
+    version = realcli.installed_version(host)
+    assert version == pinned, (f"{package} {version} is installed where {pinned} is pinned: the corpus verdicts "
+                               f"were recorded from {pinned} (re-record them with python -m tests.hosts.{host}.record)")
+    return path
+
+
+# --- drift: a sample of each corpus, through the real CLI again ----------------------------------------
+
+# a few of each kind of verdict (each Gemini case starts the CLI three times: ~5 s of CPU)
+GEMINI_SAMPLE = ["minimal", "name-refused-0", "name-number", "context-outside", "mcp-server-null", "doc-bom"]
+CLAUDE_SAMPLE = ["minimal", "name-only", "no-manifest", "name-refused-0", "name-probe-0", "commands-no-dot-slash",
+                 "commands-missing", "hooks-unknown-event", "author-string", "doc-bom", "doc-duplicate-name-last-valid",
+                 "version-number", "unknown-field"]
+
+
+@pytest.mark.parametrize("case_id", GEMINI_SAMPLE)
+def test_gemini_cli_still_gives_the_recorded_verdict(gemini_cli: Path, tmp_path: Path, case_id: str) -> None:
+    from tests.hosts.gemini.cases import CASES
+    from tests.hosts.gemini.record import load
+
+    [case] = [c for c in CASES if c["id"] == case_id]
+    source = build(tmp_path / "src" / "ext", case["files"])
+    assert realcli.gemini_verdict(gemini_cli, source, tmp_path / "run") == load()["cases"][case_id]
+
+
+@pytest.mark.parametrize("case_id", CLAUDE_SAMPLE)
+def test_claude_code_still_gives_the_recorded_verdict(claude_cli: Path, tmp_path: Path, case_id: str) -> None:
+    from tests.hosts.claude.cases import CASES
+    from tests.hosts.claude.record import load, record
+
+    [case] = [c for c in CASES if c["id"] == case_id]
+    assert record(claude_cli, case) == load()["cases"][case_id]
+
+
+# --- the records Gemini CLI writes --------------------------------------------------------------------
+
+
+def _gemini(cli: Path, home: Path, cwd: Path, *args: str) -> realcli.Run:
+    result = realcli.run(cli, ["extensions", *args], home=home, cwd=cwd)
+    assert result.code == 0, result.out
+    return result
+
+
+def test_gemini_records_install_enable_disable_and_uninstall(gemini_cli: Path, tmp_path: Path) -> None:
+    """`.gemini-extension-install.json` and `extension-enablement.json`: JSON.stringify(v, null, 2)
+    without a final newline; enablement as path patterns, the last match winning (a user-scope
+    disable is `!<home>/*`: it does not reach a workspace outside the home directory)."""
+    home = tmp_path / "home"
+    work, outside = home / "work", tmp_path / "outside"
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n'})
+    folder = home / ".gemini" / "extensions"
+    enablement = folder / "extension-enablement.json"
+    _gemini(gemini_cli, home, work, "install", str(source), "--consent", "--skip-settings")
+    assert (folder / "hello" / ".gemini-extension-install.json").read_bytes() == \
+        json.dumps({"source": str(source), "type": "local"}, indent=2).encode()
+    assert (folder / "hello" / "gemini-extension.json").read_bytes() == (source / "gemini-extension.json").read_bytes()
+    assert enablement.read_bytes() == json.dumps({"hello": {"overrides": [f"{home}/*"]}}, indent=2).encode()
+    integrity = json.loads((home / ".gemini" / "extension_integrity.json").read_text())
+    assert set(integrity) == {"store", "signature"} and set(integrity["store"]["hello"]) == {"hash", "signature"}
+
+    _gemini(gemini_cli, home, work, "disable", "hello")
+    assert json.loads(enablement.read_text()) == {"hello": {"overrides": [f"!{home}/*"]}}
+    [listed] = _gemini_list(gemini_cli, home, work)
+    assert listed["name"] == "hello" and listed["isActive"] is False
+    assert _gemini_list(gemini_cli, home, outside)[0]["isActive"] is True
+    _gemini(gemini_cli, home, work, "enable", "--scope", "workspace", "hello")
+    assert json.loads(enablement.read_text()) == {"hello": {"overrides": [f"!{home}/*", f"{work}/*"]}}
+    assert _gemini_list(gemini_cli, home, work)[0]["isActive"] is True
+
+    _gemini(gemini_cli, home, work, "uninstall", "hello")
+    assert not (folder / "hello").exists()
+    assert enablement.read_bytes() == b"{}"
+    assert "hello" in json.loads((home / ".gemini" / "extension_integrity.json").read_text())["store"]  # stays
+
+
+def _gemini_list(cli: Path, home: Path, cwd: Path) -> list[dict[str, Any]]:
+    result = _gemini(cli, home, cwd, "list", "-o", "json")
+    value = realcli._json_array(result.out)
+    assert value is not None, result.out
+    return value
+
+
+def test_gemini_loads_a_folder_written_as_pkgmgr_writes_it(gemini_cli: Path, tmp_path: Path) -> None:
+    """The design of docs/hosts.md: the tree, its install record naming the folder itself as the
+    source, an enablement entry; GEMINI_CLI_HOME in place of HOME. Gemini lists it as its own,
+    honours the disabled state, and a staging folder beside `extensions/` is never read."""
+    home, gemini_home = tmp_path / "home", tmp_path / "gemini-home"
+    work = gemini_home / "work"
+    folder = gemini_home / ".gemini" / "extensions"
+    target = build(folder / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n'})
+    (target / ".gemini-extension-install.json").write_text(json.dumps({"source": str(target), "type": "local"},
+                                                                      indent=2))
+    (folder / "extension-enablement.json").write_text(json.dumps({"hello": {"overrides": [f"!{gemini_home}/*"]}},
+                                                                 indent=2))
+    build(gemini_home / ".gemini" / ".pkgmgr-staging" / "tx-1" / "hello",
+          {"gemini-extension.json": '{"name":"hello","version":"2.0.0"}\n'})
+    env = {"GEMINI_CLI_HOME": str(gemini_home)}
+    result = realcli.run(gemini_cli, ["extensions", "list", "-o", "json"], home=home, cwd=work, env=env)
+    assert result.code == 0, result.out
+    [listed] = realcli._json_array(result.out) or [{}]
+    assert (listed["name"], listed["version"], listed["isActive"]) == ("hello", "1.0.0", False)
+    assert listed["installMetadata"] == {"source": str(target), "type": "local"}
+    enabled = realcli.run(gemini_cli, ["extensions", "enable", "hello"], home=home, cwd=work, env=env)
+    assert enabled.code == 0 and json.loads((folder / "extension-enablement.json").read_text()) == \
+        {"hello": {"overrides": [f"{gemini_home}/*"]}}
+
+
+def test_gemini_loads_nothing_when_two_folders_carry_one_name(gemini_cli: Path, tmp_path: Path) -> None:
+    home, work = tmp_path / "home", tmp_path / "work"
+    folder = home / ".gemini" / "extensions"
+    for dirname in ("hello", "hello-copy"):
+        build(folder / dirname, {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}'})
+    build(folder / "other", {"gemini-extension.json": '{"name":"other","version":"1.0.0"}'})
+    result = realcli.run(gemini_cli, ["extensions", "list", "-o", "json"], home=home, cwd=work)
+    assert result.code != 0 and realcli._json_array(result.out) is None
+
+
+# --- the records Claude Code writes ---------------------------------------------------------------------
+
+
+def _claude(cli: Path, scratch: Path, cwd: Path, *args: str) -> realcli.Run:
+    result = realcli.run(cli, ["plugin", *args], home=scratch / "home", cwd=cwd,
+                         env=realcli.claude_env(scratch / "config"))
+    assert result.code == 0, result.out
+    return result
+
+
+def test_claude_records_marketplace_install_disable_and_uninstall(claude_cli: Path, tmp_path: Path) -> None:
+    """known_marketplaces.json and installed_plugins.json (version 2): JSON.stringify(v, null, 2)
+    without a final newline; settings.json with one; a directory marketplace's plugin is read
+    from its folder; uninstall leaves the marketplace folder alone."""
+    config, work = tmp_path / "config", tmp_path / "work"
+    market = realcli.write_marketplace(tmp_path / "market", "pkgmgr", {"hello": "./plugins/hello"})
+    build(market / "plugins" / "hello", {".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0"}'})
+    _claude(claude_cli, tmp_path, work, "marketplace", "add", str(market))
+    known = json.loads((config / "plugins" / "known_marketplaces.json").read_text())
+    assert list(known["pkgmgr"]) == ["source", "installLocation", "lastUpdated"]
+    assert known["pkgmgr"]["source"] == {"source": "directory", "path": str(market)}
+    settings = (config / "settings.json").read_text()
+    assert settings.endswith("}\n") and json.loads(settings) == {
+        "extraKnownMarketplaces": {"pkgmgr": {"source": {"source": "directory", "path": str(market)}}}}
+
+    _claude(claude_cli, tmp_path, work, "install", "hello@pkgmgr")
+    installed = (config / "plugins" / "installed_plugins.json").read_text()
+    assert not installed.endswith("\n")
+    [entry] = json.loads(installed)["plugins"]["hello@pkgmgr"]
+    assert json.loads(installed)["version"] == 2
+    assert list(entry) == ["scope", "installPath", "version", "installedAt", "lastUpdated"]
+    assert entry["scope"] == "user" and entry["installPath"] == str(config / "plugins" / "cache" / "pkgmgr" / "hello"
+                                                                     / "1.0.0")
+    assert json.loads((config / "settings.json").read_text())["enabledPlugins"] == {"hello@pkgmgr": True}
+    [listed] = realcli.claude_list(claude_cli, tmp_path)
+    assert listed["enabled"] is True and listed["readFromFolder"] == str(market / "plugins" / "hello")
+
+    _claude(claude_cli, tmp_path, work, "disable", "hello@pkgmgr")
+    assert json.loads((config / "settings.json").read_text())["enabledPlugins"] == {"hello@pkgmgr": False}
+    assert realcli.claude_list(claude_cli, tmp_path)[0]["enabled"] is False
+
+    _claude(claude_cli, tmp_path, work, "uninstall", "hello@pkgmgr")
+    assert json.loads((config / "plugins" / "installed_plugins.json").read_text()) == {"version": 2, "plugins": {}}
+    assert json.loads((config / "settings.json").read_text())["enabledPlugins"] == {}
+    assert (config / "plugins" / "cache" / "pkgmgr" / "hello" / "1.0.0" / ".orphaned_at").is_file()
+    assert (market / "plugins" / "hello" / ".claude-plugin" / "plugin.json").is_file()
+
+
+def _pkgmgr_records(config: Path, market: Path, plugin: str, *, scope: str, project: Path | None) -> None:
+    """The records pkgmgr's design writes for a plugin of its own directory marketplace."""
+    (config / "plugins").mkdir(parents=True, exist_ok=True)
+    name = json.loads((market / ".claude-plugin" / "marketplace.json").read_text())["name"]
+    known = {name: {"source": {"source": "directory", "path": str(market)}, "installLocation": str(market),
+                    "lastUpdated": "2026-01-01T00:00:00.000Z"}}
+    (config / "plugins" / "known_marketplaces.json").write_text(json.dumps(known, indent=2))
+    entry: dict[str, Any] = {"scope": scope, "installPath": str(market / "plugins" / plugin), "version": "1.0.0",
+                             "installedAt": "2026-01-01T00:00:00.000Z", "lastUpdated": "2026-01-01T00:00:00.000Z"}
+    if project is not None:
+        entry["projectPath"] = str(project)
+    installed = {"version": 2, "plugins": {f"{plugin}@{name}": [entry]}}
+    (config / "plugins" / "installed_plugins.json").write_text(json.dumps(installed, indent=2))
+    settings = config / "settings.json" if project is None else project / ".claude" / "settings.local.json"
+    settings.parent.mkdir(parents=True, exist_ok=True)
+    settings.write_text(json.dumps({"enabledPlugins": {f"{plugin}@{name}": True}}, indent=2) + "\n")
+
+
+@pytest.mark.parametrize("scope", ["user", "local"])
+def test_claude_lists_a_plugin_recorded_as_pkgmgr_records_it(claude_cli: Path, tmp_path: Path, scope: str) -> None:
+    """pkgmgr's own directory marketplace, its plugin read in place (no cache copy), recorded in
+    known_marketplaces.json, installed_plugins.json and enabledPlugins: Claude lists it enabled with
+    no load error; at the local scope only in the project; Claude's own disable works on it."""
+    config, work = tmp_path / "config", tmp_path / "work"
+    market = realcli.write_marketplace(tmp_path / "pkgmgr-home" / "claude", "pkgmgr", {"hello": "./plugins/hello"})
+    build(market / "plugins" / "hello", {".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0"}'})
+    project = work if scope == "local" else None
+    _pkgmgr_records(config, market, "hello", scope=scope, project=project)
+    [listed] = realcli.claude_list(claude_cli, tmp_path, cwd=work)
+    assert (listed["id"], listed["scope"], listed["enabled"]) == ("hello@pkgmgr", scope, True)
+    assert not listed.get("errors") and listed["readFromFolder"] == str(market / "plugins" / "hello")
+    if scope == "local":
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        assert realcli.claude_list(claude_cli, tmp_path, cwd=elsewhere)[0]["enabled"] is False
+    _claude(claude_cli, tmp_path, work, "disable", "hello@pkgmgr", "--scope", scope)
+    assert realcli.claude_list(claude_cli, tmp_path, cwd=work)[0]["enabled"] is False
+    assert not (config / "plugins" / "cache").exists()  # nothing copied: the folder is what Claude reads
