@@ -36,9 +36,6 @@ ABOVE = {
     "bundles": ("pkgmgr.archive", *CODECS_ABOVE),
     "archive": ("pkgmgr.manifest", "pkgmgr.bundles", *CODECS_ABOVE),
 }
-# an import a layer still makes of one above it, named by the engineer who removes it: the fetcher
-# port grows what OCI needs (issue 26 point 4), and `net/oci.py` then no longer names the session
-KNOWN = {("pkgmgr/net/oci.py", "pkgmgr.registry.session")}
 
 
 def runtime_imports(path: Path, *, typing_too: bool = False) -> set[str]:
@@ -82,13 +79,7 @@ def test_no_layer_names_a_type_of_one_above_it(layer: str) -> None:
         for module in runtime_imports(path, typing_too=True):
             if any(module == above or module.startswith(above + ".") for above in ABOVE[layer]):
                 offending.append((rel, module))
-    assert [item for item in offending if item not in KNOWN] == []
-
-
-def test_every_known_exception_is_still_there() -> None:
-    """Remove an entry of KNOWN once its import is gone."""
-    for rel, module in KNOWN:
-        assert module in runtime_imports(PKG.parent / rel, typing_too=True), f"{rel} no longer imports {module}"
+    assert offending == []
 
 
 def test_only_the_cli_renders_for_a_terminal() -> None:
