@@ -706,9 +706,11 @@ def a_damaged_state_db(h: H) -> None:
     db = h.home / "state.db"
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (page,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'extensions'").fetchone()
+    (size,) = conn.execute("PRAGMA page_size").fetchone()
     conn.close()
     data = bytearray(db.read_bytes())
-    data[4096:8192] = b"\xff" * 4096  # a page of the extensions table overwritten
+    data[(page - 1) * size:page * size] = b"\xff" * size  # a page of the extensions table overwritten
     db.write_bytes(bytes(data))
     result = h.run("ext", "list")
     assert result.code == 4, result
@@ -749,3 +751,122 @@ def a_lock_whose_checksum_the_registry_does_not_list(h: H) -> None:
     assert lock.read_text(encoding="utf-8") == good
     h.ok("trust", cwd=ws)  # the restored lock is approved again, as any edit is
     h.ok("sync", "--frozen", cwd=ws)
+
+
+# --- the other hosts (SPEC 13) -----------------------------------------------------------------------
+
+
+def _host_folder(h: H, host: str, scope: str = "global", cwd: Path | None = None) -> Path:
+    """Where `host` loads extensions from (`pkgmgr hosts`)."""
+    shown = json.loads(h.ok("hosts", "-o", "json", cwd=cwd).stdout)["hosts"]
+    return Path(next(entry for entry in shown if entry["name"] == host)["homes"][scope])
+
+
+def _terva_extension(root: Path, name: str = "hello", script: str = "printf hello\n") -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": name, "version": "0.1.0", "exec": "./run.sh", "language": "sh"}
+    (root / "extension.json").write_text(json.dumps(manifest), encoding="utf-8")
+    (root / "run.sh").write_text("#!/bin/sh\n" + script, encoding="utf-8")
+    (root / "run.sh").chmod(0o755)
+    return root
+
+
+def install_over_a_hand_installed_extension(h: H) -> None:
+    """An extension pkgmgr did not install is in the host's folder: adopting it takes it under
+    management as it is; --force replaces it."""
+    import shutil
+
+    source = _terva_extension(h.tmp / "src" / "hello")
+    by_hand = h.tmp / "user-home" / "hand"
+    _terva_extension(by_hand / "hello", script="printf by-hand\n")
+    folder = _host_folder(h, "terva")
+    folder.mkdir(parents=True)
+    shutil.copytree(by_hand / "hello", folder / "hello")
+    result = h.run("ext", "install", source, *UNVERIFIED, code=6)
+    h.follow(result, "pkgmgr adopt --host terva hello")
+    adopted = json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)
+    assert adopted["host"] == "terva" and adopted["provenance"]["locator"] == "adopted", adopted
+    h.ok("ext", "remove", "hello")
+    shutil.copytree(by_hand / "hello", folder / "hello")
+    h.run("ext", "install", source, *UNVERIFIED, code=6)
+    h.ok("ext", "install", source, *UNVERIFIED, "--force")
+    assert (folder / "hello" / "run.sh").read_text(encoding="utf-8").endswith("printf hello\n")
+
+
+def reinstall_changed_content_of_a_host_extension(h: H) -> None:
+    source = _terva_extension(h.tmp / "src" / "hello")
+    h.ok("ext", "install", source, *UNVERIFIED)
+    (source / "run.sh").write_text("#!/bin/sh\nprintf changed\n", encoding="utf-8")
+    result = h.run("ext", "install", source, *UNVERIFIED, code=6)
+    assert "pass --force to replace it" in result.stderr
+    h.ok("ext", "install", source, *UNVERIFIED, "--force")
+    h.ok("ext", "verify", "hello")
+
+
+def a_name_two_hosts_hold(h: H) -> None:
+    """`--host` picks one of the installs two hosts hold under one name."""
+    h.ok("ext", "install", h.fixture("review-pack"), *UNVERIFIED)
+    h.ok("ext", "install", _terva_extension(h.tmp / "src" / "terva" / "review-pack", "review-pack"), *UNVERIFIED)
+    result = h.run("ext", "status", "review-pack", code=2)
+    assert "--host compozy or --host terva" in result.stderr
+    shown = json.loads(h.ok("ext", "status", "review-pack", "--host", "terva", "-o", "json").stdout)
+    assert shown["host"] == "terva"
+    h.ok("ext", "disable", "review-pack", "--host", "compozy")
+
+
+def a_name_a_host_does_not_hold(h: H) -> None:
+    _terva_extension(h.tmp / "src" / "hello")
+    h.ok("ext", "install", h.tmp / "src" / "hello", *UNVERIFIED)
+    result = h.run("ext", "status", "hallo", "--host", "terva", code=5)
+    listed = h.follow(result, "pkgmgr ext list --host terva")
+    assert "hello" in listed.stdout
+
+
+def a_tree_with_the_manifests_of_two_hosts(h: H) -> None:
+    tree = h.fixture("review-pack")
+    (tree / "vera.extension.json").write_text(json.dumps({"id": "review-pack", "version": "1.0.0", "sdk": "1",
+                                                          "entrypoint": "./x.ts", "capabilities": []}),
+                                              encoding="utf-8")
+    (tree / "x.ts").write_text("export default function activate() {}\n", encoding="utf-8")
+    result = h.run("ext", "validate", tree, code=3)
+    assert "--host compozy or --host vera" in result.stderr
+    h.ok("ext", "validate", tree, "--host", "compozy")
+    assert "vera" in h.ok("ext", "validate", tree, "--host", "vera").stdout
+    refused = h.run("ext", "validate", tree, "--host", "terva", code=3)
+    assert "no extension manifest of terva here (--host terva; found:" in refused.stderr
+
+
+def new_eva_extension_and_its_readme(h: H) -> None:
+    """An Eva extension carries no version: its README's pack command names one, and pack without
+    it says to."""
+    h.ok("ext", "new", "my-notes", "--host", "eva", cwd=h.tmp)
+    root = h.tmp / "my-notes"
+    refused = h.run("ext", "pack", ".", cwd=root, code=2)
+    assert "pass --release VERSION" in refused.stderr
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = readme.split("'pkgmgr ", 1)[1].split("'", 1)[0]
+    h.ok(*command.split(), cwd=root)
+    assert (root / "my-notes-0.1.0.tar.gz").is_file()
+    h.ok("ext", "install", root / "my-notes-0.1.0.tar.gz", *UNVERIFIED)
+
+
+def eva_project_folder_changed(h: H) -> None:
+    """A project install changes the content hash Eva approved: pkgmgr shows it, and records
+    Eva's new approval only with --approve-host-trust."""
+    ws = h.declare("")
+    scripts = h.tmp / "scripts"
+    scripts.mkdir()
+    for name in ("notes", "tasks"):
+        module = "".join(part.capitalize() for part in name.split("_"))
+        (scripts / f"{name}.exs").write_text(
+            f"defmodule Eva.Extension.{module} do\n  use Eva.Core.Extension\n\n"
+            "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n", encoding="utf-8")
+    first = h.ok("--scope", "workspace", "ext", "install", scripts / "notes.exs", *UNVERIFIED, cwd=ws)
+    assert "pass --approve-host-trust to record the new hash" in first.stdout
+    trust = h.tmp / "user-home" / ".eva" / "trust.json"
+    assert not trust.exists()
+    second = h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED,
+                  "--approve-host-trust", cwd=ws)
+    assert "updated Eva's approval in" in second.stdout
+    approved = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"]
+    assert str(ws / ".eva" / "extensions") in approved
