@@ -763,11 +763,10 @@ def _host_folder(h: H, host: str, scope: str = "global", cwd: Path | None = None
 
 
 def _terva_extension(root: Path, name: str = "hello", script: str = "printf hello\n") -> Path:
-    root.mkdir(parents=True, exist_ok=True)
-    manifest = {"name": name, "version": "0.1.0", "exec": "./run.sh", "language": "sh"}
-    (root / "extension.json").write_text(json.dumps(manifest), encoding="utf-8")
+    from tests.hosts.helpers import terva_extension
+
+    terva_extension(root, name)
     (root / "run.sh").write_text("#!/bin/sh\n" + script, encoding="utf-8")
-    (root / "run.sh").chmod(0o755)
     return root
 
 
