@@ -182,6 +182,9 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--sign", action="store_true",
                    help="sign the index with TUF metadata (one Ed25519 key per role, kept outside the index)")
     _signing_options(p)
+    p.add_argument("--format", type=int, choices=(1, 2), default=1,
+                   help="index format: 1 (index.json; the default) or 2 (hashed entry paths, summary shards and a "
+                        "changes log, for large indexes: docs/registry-format.md)")
 
     p = group.command(
         "publish", cmd_publish, "publish a release archive into a registry index",
@@ -192,7 +195,9 @@ def register_publishing(group: "Commands") -> None:
         "Without --url a local archive is copied to archives/ and recorded by a relative url; with --push "
         "oci://HOST/REPOSITORY:TAG it is pushed to that OCI registry as a pkgmgr artifact and its digest URL "
         "(oci://HOST/REPOSITORY@sha256:...) is recorded. The serial goes "
-        "up by one and index.json is regenerated; the entry is edited in place, keeping its comments. "
+        "up by one and the summary is updated (index.json regenerated; format 2: the entry's summary shard, the "
+        "shard list and the changes log, nothing else read or written); the entry is edited in place, keeping its "
+        "comments. "
         "Publishing a version again with the same sha256 changes nothing; with another sha256 it is refused "
         "(version_exists, exit 6).",
         "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
@@ -230,19 +235,29 @@ def register_publishing(group: "Commands") -> None:
         "with its file and line; exit 3 (invalid_index) if there is any.",
         "pkgmgr registry validate ./extension-index\n"
         "pkgmgr registry validate . --base origin/main --fetch\n"
-        "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
+        "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json\n"
+        "pkgmgr registry validate . --changed-since origin/main",
     )
     _index_arguments(p)
-    p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
+    since = p.add_mutually_exclusive_group()
+    since.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
+    since.add_argument("--changed-since", metavar="REV",
+                       help="as --base, and in a format-2 index check only the entry files changed since REV and their "
+                            "summary shards (an index repository's CI, at any index size)")
     p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
 
     p = group.command(
-        "build", cmd_build, "regenerate index.json",
-        "Regenerate index.json from registry.toml and the entries, deterministically (the same files give the "
-        "same bytes). The file is rewritten only when it changes.",
-        "pkgmgr registry build ./extension-index",
+        "build", cmd_build, "regenerate the index's summary (index.json, or format 2's shards)",
+        "Regenerate the summary from registry.toml and the entries, deterministically (the same files give the "
+        "same bytes): index.json for a format-1 index, the summary shards, shard list and changes log for format 2 "
+        "(docs/registry-format.md; the serial goes up when an extension's summary changed). Files are rewritten "
+        "only when they change. --format 2 migrates a format-1 index: entry files move to their hashed paths.",
+        "pkgmgr registry build ./extension-index\n"
+        "pkgmgr registry build ./extension-index --format 2",
     )
     _index_arguments(p)
+    p.add_argument("--format", type=int, choices=(1, 2), default=None,
+                   help="the index format to build; 2 migrates a format-1 index")
     _signing_options(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
@@ -399,7 +414,7 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
         expiries = _expiries(args)  # refuse a bad duration before writing anything
         keys = keys_dir(root, args.name if args.name is not None else default_name(root), args.keys)
     result = init_index(root, name=args.name, description=args.description,
-                        requirement=args.pkgmgr_requirement)
+                        requirement=args.pkgmgr_requirement, format=args.format)
     if args.sign:
         from pkgmgr.registry.signing import init_signing
 
@@ -497,7 +512,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
-        report = validate_index(root, base=args.base, fetcher=fetcher, config=ctx.config)
+        report = validate_index(root, base=args.base or args.changed_since, fetcher=fetcher, config=ctx.config,
+                                changed_only=args.changed_since is not None)
     finally:
         if cleanup is not None:
             cleanup()
@@ -513,8 +529,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         )
         return Output(data, None, error)
     checks = [f"{report.entries} extension(s)", f"{report.versions} version(s)"]
-    if args.base:
-        checks.append(f"published versions unchanged since {args.base}")
+    if args.base or args.changed_since:
+        checks.append(f"published versions unchanged since {args.base or args.changed_since}")
     if args.fetch:
         checks.append(f"{report.fetched} archive(s) fetched and verified")
     return Output(data, f"{root}: valid ({', '.join(checks)})")
@@ -525,8 +541,8 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
 
     index = index_dir(args)
     _check_keys(args, index)
-    result = build(index, timeout=ctx.lock_timeout)
-    state = "rebuilt" if result.changed else "already up to date"
+    result = build(index, timeout=ctx.lock_timeout, format=args.format)
+    state = ("migrated to format 2" if result.migrated else "rebuilt" if result.changed else "already up to date")
     signed = _resign(ctx, args, index)
     return Output({**result.to_json(), "signed": signed}, f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")

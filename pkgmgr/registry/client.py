@@ -227,14 +227,14 @@ class Registry:
                 for version in entry.versions:
                     self._seen.setdefault((name, version.version), (version.sha256, version.yanked))
             if entry is not None:
-                self.reader.keep(entry_path(name))
+                self.reader.keep(entry_path(name, self.meta().format))
             self._entries[name] = entry
             return entry
 
     def _read_entry(self, name: str) -> Entry | None:
         if not is_extension_name(name):
             return None
-        rel = entry_path(name)
+        rel = entry_path(name, self.meta().format)
         return self._read(rel, ENTRY_MAX_BYTES, CachedParse(
             lambda raw: parse_entry(raw, rel, expected_name=name), f"entry/{PARSED_FORMAT}/{name}",
             entry_to_json, lambda doc: entry_from_json(doc, expected_name=name)))

@@ -35,6 +35,8 @@ from pkgmgr.registry.artifact import ArchiveFacts
 from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
+    INDEX_MAX_BYTES,
+    MIB,
     REGISTRY_FILE,
     REGISTRY_MAX_BYTES,
     TIERS,
@@ -48,8 +50,10 @@ from pkgmgr.registry.index_format import (
     read_capped,
     read_entries,
     render_index,
+    summary_record,
     url_problem,
 )
+from pkgmgr.registry.layout import FORMATS, SHARDS_FILE, shard_of
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
@@ -71,10 +75,13 @@ class IndexState:
     root: Path
     registry_raw: bytes
     meta: RegistryMeta
-    entries: dict[str, Entry]
+    entries: dict[str, Entry]  # format 2: only the entry the operation changes (when it exists)
+
+    def entry_rel(self, name: str) -> str:
+        return entry_path(name, self.meta.format)
 
     def entry_file(self, name: str) -> Path:
-        return self.root / entry_path(name)
+        return self.root / self.entry_rel(name)
 
 
 @contextmanager
@@ -114,9 +121,36 @@ def read_index(root: Path) -> IndexState:
         meta = parse_registry(raw)
         entries = read_entries(root)
     except ValidationFailed as error:
-        raise ValidationFailed(error.problems, summary=f"{root}: the index has problems; fix them first "
-                                                       f"('pkgmgr registry validate {root}' lists them)") from None
+        raise _fix_first(root, error) from None
     return IndexState(root, raw, meta, {e.name: e for e in entries})
+
+
+def _fix_first(root: Path, error: ValidationFailed) -> ValidationFailed:
+    return ValidationFailed(error.problems, summary=f"{root}: the index has problems; fix them first "
+                                                    f"('pkgmgr registry validate {root}' lists them)")
+
+
+def read_for_change(root: Path, name: str) -> IndexState:
+    """What publish, yank and unyank read: a format-1 index whole (its index.json is rewritten
+    from every entry); a format-2 index only `registry.toml` and the entry of `name` (its
+    summary files are read by `summary.change_writes`)."""
+    require_index(root)
+    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
+    try:
+        meta = parse_registry(raw)
+    except ValidationFailed as error:
+        raise _fix_first(root, error) from None
+    if meta.format < 2:
+        return read_index(root)
+    rel = entry_path(name, meta.format)
+    path = root / rel
+    entries = {}
+    if os.path.lexists(path):
+        try:
+            entries[name] = parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel, root=root), rel, expected_name=name)
+        except ValidationFailed as error:
+            raise _fix_first(root, error) from None
+    return IndexState(root, raw, meta, entries)
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -168,10 +202,11 @@ def bump_serial(registry_raw: bytes) -> bytes:
     return _dumps(doc)
 
 
-def _commit(state: IndexState, name: str, entry_doc: Any, *, before: Iterable[Write] = ()) -> int:
-    """Write `entry_doc` as the entry of `name`, serial + 1, index.json regenerated. Returns the
-    new serial. The new entry is parsed strictly before anything is written."""
-    rel = entry_path(name)
+def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: Iterable[Write] = ()) -> int:
+    """Write `entry_doc` as the entry of `name`, serial + 1, the summary updated (format 1:
+    index.json regenerated; format 2: the entry's shard, the shard list and the changes log).
+    Returns the new serial. The new entry is parsed strictly before anything is written."""
+    rel = state.entry_rel(name)
     entry_raw = _dumps(entry_doc)
     registry_raw = bump_serial(state.registry_raw)
     try:
@@ -179,10 +214,41 @@ def _commit(state: IndexState, name: str, entry_doc: Any, *, before: Iterable[Wr
         meta = parse_registry(registry_raw)
     except ValidationFailed as error:  # pragma: no cover - a bug in the editing code
         raise ValidationFailed(error.problems, summary="internal: the edited file would be invalid") from None
-    index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
-    apply_writes([*before, Write(state.root / REGISTRY_FILE, registry_raw), Write(state.entry_file(name), entry_raw),
-                  Write(state.root / INDEX_FILE, index)])
+    writes = [*before, Write(state.root / REGISTRY_FILE, registry_raw), Write(state.entry_file(name), entry_raw)]
+    if meta.format >= 2:
+        from pkgmgr.registry.summary import change_writes
+
+        writes += [Write(state.root / path, data)
+                   for path, data in change_writes(state.root, meta.serial, name, summary_record(entry), op)]
+    else:
+        index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
+        writes.append(Write(state.root / INDEX_FILE, index))
+    apply_writes(writes)
     return meta.serial
+
+
+def _summary_repairs(state: IndexState, entry: Entry) -> list[Write]:
+    """The writes that bring the summary in line with `entry` (an interrupted change), or []."""
+    if state.meta.format < 2:
+        index = _rendered_index(state)
+        index_path = state.root / INDEX_FILE
+        stale = not index_path.is_file() or index_path.read_bytes() != index
+        return [Write(index_path, index)] if stale else []
+    from pkgmgr.registry.summary import change_writes, read_shard, read_shards, record_json, shard_info
+
+    record = summary_record(entry)
+    shard = shard_of(entry.name)
+    try:
+        raw, records = read_shard(state.root, shard)
+        listed = read_shards(state.root)
+    except ValidationFailed:
+        raw, records, listed = None, (), None
+    current = next((record_json(r) for r in records if r.name == entry.name), None)
+    if (current == record and raw is not None and listed is not None
+            and listed.shards.get(shard) == shard_info(raw, len(records))):
+        return []
+    return [Write(state.root / path, data)
+            for path, data in change_writes(state.root, state.meta.serial, entry.name, record, "publish")]
 
 
 def _rendered_index(state: IndexState) -> bytes:
@@ -271,9 +337,9 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
     elif archive is None:
         raise PkgmgrError("an archive to copy, or --url, is required", code=Code.USAGE)
     when = published or utc_now()
-    rel = entry_path(facts.name)
     with index_lock(root, timeout):
-        state = read_index(root)
+        state = read_for_change(root, facts.name)
+        rel = state.entry_rel(facts.name)
         existing = state.entries.get(facts.name)
         if existing is not None:
             _check_repository(existing, repository, rel)
@@ -296,7 +362,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
         if doc.get("tier") != chosen_tier:
             doc["tier"] = chosen_tier
         _insert_version(doc, _version_table(facts, version_url, when), existing)
-        serial = _commit(state, facts.name, doc, before=before)
+        serial = _commit(state, facts.name, doc, "publish", before=before)
     return PublishResult(facts.name, facts.version, version_url, facts.sha256, facts.size, chosen_tier,
                          facts.min_compozy_version, facts.network_digest, facts.permissions, when, rel, stored,
                          serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host)
@@ -322,20 +388,18 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
             f"{facts.sha256}. A published version never changes: release a new version",
             code=Code.VERSION_EXISTS,
             details={"name": entry.name, "version": found.version, "published_sha256": found.sha256,
-                     "sha256": facts.sha256, "entry": entry_path(entry.name)},
+                     "sha256": facts.sha256, "entry": state.entry_rel(entry.name)},
         )
     warnings = []
     if tier is not None and tier != entry.tier:
-        warnings.append(f"--tier {tier} ignored: nothing was published (edit {entry_path(entry.name)} to change "
-                        "the tier)")
-    index = _rendered_index(state)
-    index_path = state.root / INDEX_FILE
-    stale = not index_path.is_file() or index_path.read_bytes() != index
-    if stale:
-        apply_writes([Write(index_path, index)])
+        warnings.append(f"--tier {tier} ignored: nothing was published (edit {state.entry_rel(entry.name)} to "
+                        "change the tier)")
+    repairs = _summary_repairs(state, entry)
+    if repairs:
+        apply_writes(repairs)
     return PublishResult(entry.name, found.version, found.url, found.sha256, found.size, entry.tier,
                          found.min_compozy_version, found.network_digest, found.permissions, found.published,
-                         entry_path(entry.name), None, state.meta.serial, False, repaired_index=stale,
+                         state.entry_rel(entry.name), None, state.meta.serial, False, repaired_index=bool(repairs),
                          warnings=tuple(warnings))
 
 
@@ -358,7 +422,8 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
 
     path = state.entry_file(facts.name)
     if facts.name in state.entries:
-        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8").removeprefix("\ufeff"))
+        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, state.entry_rel(facts.name))
+                             .decode("utf-8").removeprefix("\ufeff"))
     doc = tomlkit.document()
     doc["name"] = facts.name
     doc["description"] = description if description is not None else facts.description
@@ -447,9 +512,9 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
     except ValueError as exc:
         raise PkgmgrError(f"VERSION: {exc}", code=Code.USAGE) from None
     with index_lock(root, timeout):
-        state = read_index(root)
+        state = read_for_change(root, name)
         entry = state.entries.get(name)
-        rel = entry_path(name)
+        rel = state.entry_rel(name)
         if entry is None:
             raise PkgmgrError(f"{root} has no extension named {name!r} ({rel} does not exist)", code=Code.NOT_FOUND,
                               details={"name": name})
@@ -463,7 +528,7 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
             return YankResult(name, found.version, yanked, False, state.meta.serial, rel)
         doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8").removeprefix("\ufeff"))
         _version_item(doc, found.version)["yanked"] = yanked
-        serial = _commit(state, name, doc)
+        serial = _commit(state, name, doc, "yank" if yanked else "unyank")
     return YankResult(name, found.version, yanked, True, serial, rel)
 
 
@@ -476,24 +541,114 @@ class BuildResult:
     serial: int
     extensions: int
     changed: bool
+    format: int = 1
+    migrated: bool = False
+    changed_extensions: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"index": str(self.path), "serial": self.serial, "extensions": self.extensions,
-                "changed": self.changed}
+                "changed": self.changed, "format": self.format, "migrated": self.migrated,
+                "changed_extensions": self.changed_extensions}
 
 
-def build(root: Path, *, timeout: float = 30.0) -> BuildResult:
-    """Regenerate `index.json` deterministically (same files, same bytes); written only when
-    it differs. Raises `not_found`, `locked` and `ValidationFailed(invalid_index)`."""
+def build(root: Path, *, timeout: float = 30.0, format: int | None = None) -> BuildResult:
+    """Regenerate the summary deterministically (same files, same bytes); files are written only
+    when they differ. Format 1: `index.json` (refused past its cap: `--format 2` migrates);
+    format 2: every summary shard, streaming one shard at a time, with the changes log and a
+    serial + 1 when any extension's summary changed. `format=2` on a format-1 index migrates it
+    (docs/registry-format.md). Raises `not_found`, `locked`, `usage` and
+    `ValidationFailed(invalid_index)`."""
     root = Path(root)
+    if format is not None and format not in FORMATS:
+        raise PkgmgrError(f"--format {format}: expected one of {', '.join(map(str, FORMATS))}", code=Code.USAGE)
     with index_lock(root, timeout):
+        require_index(root)
+        raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
+        try:
+            meta = parse_registry(raw)
+        except ValidationFailed as error:
+            raise _fix_first(root, error) from None
+        if format is not None and format < meta.format:
+            raise PkgmgrError(f"{root} is a format-{meta.format} index; it cannot go back to format {format}",
+                              code=Code.USAGE)
+        if meta.format >= 2:
+            return _build_format2(root, raw, meta)
+        if format == 2:
+            return _migrate(root, raw)
         state = read_index(root)
         data = _rendered_index(state)
+        if len(data) > INDEX_MAX_BYTES:
+            raise ValidationFailed([_problem(INDEX_FILE, "", f"would be {len(data) / MIB:.1f} MiB, over its "
+                                             f"{INDEX_MAX_BYTES // MIB} MiB cap, which clients and 'registry "
+                                             f"validate' refuse; move the index to format 2: 'pkgmgr registry build "
+                                             f"{root} --format 2'")])
         path = root / INDEX_FILE
         changed = not path.is_file() or path.read_bytes() != data
         if changed:
             apply_writes([Write(path, data)])
     return BuildResult(path, state.meta.serial, len(state.entries), changed)
+
+
+def _build_format2(root: Path, raw: bytes, meta: RegistryMeta, *, migrating: bool = False) -> BuildResult:
+    from pkgmgr.registry.shard_walk import build_format2, finish_build
+
+    try:
+        result = build_format2(root, meta.serial)
+    except ValidationFailed as error:
+        raise _fix_first(root, error) from None
+    serial = finish_build(root, result, meta.serial, force=migrating)
+    writes = []
+    if serial != meta.serial or migrating:
+        writes.append(Write(root / REGISTRY_FILE, set_registry(raw, serial=serial, format=2)))
+    writes += [Write(root / path, data) for path, data in result.files]
+    apply_writes(writes)
+    for rel in result.removed:
+        (root / rel).unlink(missing_ok=True)
+    changed = bool(writes or result.removed)
+    return BuildResult(root / SHARDS_FILE, serial, result.extensions, changed, 2, migrating, len(result.changed))
+
+
+def _migrate(root: Path, raw: bytes) -> BuildResult:
+    """Format 1 to 2: every entry (validated first) moved to its hashed path, then a format-2
+    build (serial + 1, a `reset` in the changes log), format = 2, index.json removed. A build
+    that fails puts the entries back."""
+    state = read_index(root)
+    moved: list[tuple[Path, Path]] = []
+    try:
+        for name in sorted(state.entries):
+            old, new = root / entry_path(name, 1), root / entry_path(name, 2)
+            new.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(old, new)
+            moved.append((old, new))
+        result = _build_format2(root, raw, state.meta, migrating=True)
+    except BaseException:
+        for old, new in reversed(moved):
+            try:
+                old.parent.mkdir(parents=True, exist_ok=True)
+                os.rename(new, old)
+            except OSError:
+                pass
+        raise
+    (root / INDEX_FILE).unlink(missing_ok=True)
+    for old, _ in moved:
+        try:
+            old.parent.rmdir()  # the emptied format-1 shard directories
+        except OSError:
+            pass
+    return result
+
+
+def set_registry(registry_raw: bytes, *, serial: int | None = None, format: int | None = None) -> bytes:
+    """`registry.toml` with `serial` and/or `format` set, its comments and layout kept."""
+    import tomlkit
+
+    doc = tomlkit.parse(registry_raw.decode("utf-8").removeprefix("\ufeff"))
+    table = doc["registry"]
+    if serial is not None:
+        table["serial"] = serial
+    if format is not None:
+        table["format"] = format
+    return _dumps(doc)
 
 
 # --- staging a downloaded or local archive ------------------------------------------------------

@@ -153,7 +153,7 @@ def target_files(index: Path) -> list[str]:
     """The TUF targets of an index (module docstring), sorted."""
     index = Path(index)
     found = [rel for rel in (REGISTRY_FILE, INDEX_FILE) if (index / rel).is_file()]
-    for folder, suffix in (("extensions", ".toml"), ("archives", "")):
+    for folder, suffix in (("extensions", ".toml"), ("index", ".json"), ("archives", "")):
         base = index / folder
         if base.is_dir():
             found += [p.relative_to(index).as_posix() for p in base.rglob("*")

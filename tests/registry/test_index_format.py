@@ -82,7 +82,7 @@ def test_parse_registry_requires_offset_datetime_for_expires() -> None:
 @pytest.mark.parametrize(
     "document, key",
     [
-        ('[registry]\nformat = 2\nname = "a"\nserial = 1\n', "registry.format"),
+        ('[registry]\nformat = 3\nname = "a"\nserial = 1\n', "registry.format"),
         ('[registry]\nformat = 1\nname = "a"\nserial = -1\n', "registry.serial"),
         ('[registry]\nformat = 1\nname = "a"\n', "registry"),
         ('[registry]\nformat = 1\nname = "a"\nserial = 1\nmirror = "x"\n', "registry.mirror"),

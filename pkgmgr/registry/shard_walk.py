@@ -1,0 +1,179 @@
+"""Walking a format-2 index one shard at a time, and `registry build` for format 2
+(docs/registry-format.md): the entries of `extensions/<h0h1>/` make summary shard `h0h1`, so
+build and validate hold one shard's entries at a time, never the whole index.
+
+`build_format2` parses every entry (strictly), renders each shard and returns the bytes of
+the shards that change (and the extensions whose summary changed); nothing in the index is
+written here. Only one shard's entries are held at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from pkgmgr.errors import Code, Problem, ValidationFailed
+from pkgmgr.registry.index_format import Entry, is_extension_name, parse_entry, read_capped, summary_record
+from pkgmgr.registry.layout import (
+    ENTRIES_DIR,
+    ENTRY_MAX_BYTES,
+    RESET_ABOVE,
+    SHARDS,
+    SHARDS_FILE,
+    chunk_of,
+    chunk_path,
+    entry_path,
+    summary_path,
+)
+from pkgmgr.registry.summary import (
+    Change,
+    ShardInfo,
+    chunk_bytes,
+    read_chunk,
+    read_shard,
+    record_json,
+    render_shard,
+    render_shards,
+    shard_info,
+)
+
+INVALID = Code.INVALID_INDEX
+_SHARD_SET = frozenset(SHARDS)
+
+
+def _files(folder: Path) -> Iterator[Path]:
+    """Every non-directory under `folder`, sorted, dot-files skipped (.gitkeep)."""
+    try:
+        items = sorted(os.scandir(folder), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for item in items:
+        if item.name.startswith("."):
+            continue
+        if item.is_dir(follow_symlinks=False):
+            yield from _files(Path(item.path))
+        else:
+            yield Path(item.path)
+
+
+def misplaced(root: Path, path: Path) -> Problem | None:
+    """Why a file under `extensions/` of a format-2 index is not an entry where it lies, or None."""
+    rel = path.relative_to(root).as_posix()
+    name = path.stem
+    if path.suffix != ".toml":
+        return Problem(INVALID, rel, "", "is not an entry file: entries are extensions/<h0h1>/<h2h3>/<name>.toml "
+                                         "(h: sha256 of the name)")
+    if not is_extension_name(name):
+        return Problem(INVALID, rel, "", f"{name!r} is not an extension name (^[a-z][a-z0-9-]{{1,63}}$)")
+    if rel != entry_path(name, 2):
+        return Problem(INVALID, rel, "", f"the entry of {name!r} belongs at {entry_path(name, 2)} (format 2 shards "
+                                         "entries by the sha256 of the name; 'pkgmgr registry build' moves it)")
+    return None
+
+
+def stray_files(root: Path) -> Iterator[Path]:
+    """Files under `extensions/` outside every shard directory (a format-1 leftover, a typo)."""
+    base = root / ENTRIES_DIR
+    try:
+        items = sorted(os.scandir(base), key=lambda e: e.name)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for item in items:
+        if item.name.startswith(".") or (item.name in _SHARD_SET and item.is_dir(follow_symlinks=False)):
+            continue
+        if item.is_dir(follow_symlinks=False):
+            yield from _files(Path(item.path))
+        else:
+            yield Path(item.path)
+
+
+def shard_files(root: Path, shard: str) -> Iterator[Path]:
+    return _files(root / ENTRIES_DIR / shard)
+
+
+def read_shard_entries(root: Path, shard: str, problems: list[Problem]) -> list[Entry]:
+    """The entries of one shard, strictly parsed; problems appended to `problems`."""
+    entries = []
+    for path in shard_files(root, shard):
+        problem = misplaced(root, path)
+        if problem is not None:
+            problems.append(problem)
+            continue
+        rel = path.relative_to(root).as_posix()
+        try:
+            entries.append(parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel, root=root), rel,
+                                       expected_name=path.stem))
+        except ValidationFailed as error:
+            problems.extend(error.problems)
+    return entries
+
+
+@dataclass
+class Build2:
+    """What a format-2 build would switch in: staged (path, bytes), and what it found."""
+
+    files: list[tuple[str, bytes]] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[tuple[str, dict[str, Any] | None]] = field(default_factory=list)  # (name, record | None)
+    extensions: int = 0
+    shards: dict[str, ShardInfo] = field(default_factory=dict)
+
+
+def build_format2(root: Path, serial: int, *, reset: bool = False) -> Build2:
+    """Every shard rebuilt from its entries. `serial`: the current serial; when anything changed
+    (or `reset`, for a migration) the result's files carry serial + 1 in the shard list and the
+    changes log. Raises `ValidationFailed` with every problem of every file."""
+    problems = [p for p in (misplaced(root, path) for path in stray_files(root)) if p is not None]
+    result = Build2()
+    for shard in SHARDS:
+        entries = read_shard_entries(root, shard, problems)
+        if problems:
+            continue  # keep listing problems; nothing will be written
+        records = {e.name: summary_record(e) for e in entries}
+        old_raw, old = read_shard(root, shard)
+        old_records = {r.name: record_json(r) for r in old}
+        data = render_shard(shard, list(records.values())) if records else None
+        if data is not None:
+            result.shards[shard] = shard_info(data, len(records))
+        result.extensions += len(records)
+        if data != old_raw:
+            if data is None:
+                result.removed.append(summary_path(shard))
+            else:
+                result.files.append((summary_path(shard), data))
+        for name in sorted(set(records) | set(old_records)):
+            if records.get(name) != old_records.get(name):
+                result.changed.append((name, records.get(name)))
+    if problems:
+        raise ValidationFailed(problems)
+    return result
+
+
+def finish_build(root: Path, build: Build2, serial: int, *, force: bool = False) -> int:
+    """Add the changes log and the shard list to `build`: when anything changed (or `force`, a
+    migration) under serial + 1, with one record per changed extension (one `reset` past
+    RESET_ABOVE or when forced); the shard list also when it is merely out of date. Returns
+    the serial the index will have."""
+    from pkgmgr.registry.summary import read_shards
+
+    changed = bool(build.changed or build.files or build.removed or force)
+    new_serial = serial + 1 if changed else serial
+    if changed:
+        chunk = chunk_of(new_serial)
+        changes = [c for c in read_chunk(root, chunk) if c.serial < new_serial]
+        if force or len(build.changed) > RESET_ABOVE:
+            changes.append(Change(new_serial, "reset", None, None))
+        else:
+            changes += [Change(new_serial, "build", name, None, record) for name, record in build.changed]
+        build.files.append((chunk_path(chunk), chunk_bytes(chunk, changes, new_serial)))
+    listed = render_shards(new_serial, build.shards)
+    path = root / SHARDS_FILE
+    try:
+        current = read_shards(root) if path.is_file() else None
+    except ValidationFailed:
+        current = None
+    if changed or current is None or path.read_bytes() != listed:
+        build.files.append((SHARDS_FILE, listed))
+    return new_serial
