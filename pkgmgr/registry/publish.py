@@ -444,7 +444,8 @@ def _version_table(facts: ArchiveFacts, url: str, published: datetime) -> Any:
     table["url"] = url
     table["sha256"] = facts.sha256
     table["size"] = facts.size
-    table["min_compozy_version"] = facts.min_compozy_version
+    if facts.host == "compozy":  # Compozy's field; another host's entry does not carry it (SPEC 13)
+        table["min_compozy_version"] = facts.min_compozy_version
     table["network_digest"] = facts.network_digest
     table["permissions"] = list(facts.permissions)
     table["published"] = tomlkit.value(published.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
