@@ -34,6 +34,7 @@ from pkgmgr.registry.index_format import (
     REGISTRY_MAX_BYTES,
     Entry,
     Index,
+    IndexExtension,
     RegistryMeta,
     VersionEntry,
     entry_from_json,
@@ -292,6 +293,29 @@ class Registry:
                                   f"{REGISTRY_FILE} (serial {meta.serial})")
         self.reader.keep(INDEX_FILE)
         return index
+
+    def read_file(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        """`parse` of the registry's file `rel` (None when it has none), through its reader: caps,
+        the cache, a signed registry's checks. Call `reader.keep(rel)` once it is accepted."""
+        return self._read(rel, cap, parse)
+
+    def search(self, term: str) -> list[IndexExtension] | None:
+        """The extensions whose name or lower-cased description contains `term` (lower-case;
+        every one when empty), by name; None when the registry has no summary to search. A
+        format-2 registry is searched in its local index, brought up to date first
+        (registry/search_index.py); a format-1 registry through `index()`."""
+        if self.meta().format >= 2:
+            from pkgmgr.registry.search_index import sync
+
+            index, _ = sync(self)
+            try:
+                return index.search(term)
+            finally:
+                index.close()
+        summary = self.index()
+        if summary is None:
+            return None
+        return [ext for ext in summary.extensions if not term or term in ext.name or term in ext.description.lower()]
 
     def locate(self, version: VersionEntry) -> Location:
         """Where the archive of `version` is; an http:// url needs a loopback host or --insecure."""
