@@ -276,8 +276,10 @@ def register_publishing(group: "Commands") -> None:
 
     p = group.command(
         "sign", cmd_sign, "re-sign a signed registry index",
-        "Re-sign the TUF metadata of a signed index after a hand edit: targets (registry.toml, index.json, every "
-        "entry file and archive as they are now), snapshot and timestamp, each one version up. With "
+        "Re-sign the TUF metadata of a signed index after a hand edit: every target (registry.toml, the summary, "
+        "every entry file and archive as they are now) into the hashed bins targets delegate to (PEP 458; an index "
+        "signed before hashed bins migrates here: same root, a new bins key in the keys directory), then targets, "
+        "snapshot and timestamp, each one version up. With "
         "--timestamp-only only the timestamp is re-signed (its key alone is needed: a scheduled CI job keeps "
         "it fresh). With --root a new root version is signed too (the same keys, a new expiry), which clients "
         "follow; do it before the root expires (a year by default). publish, yank, unyank and build re-sign by "
@@ -296,12 +298,25 @@ def register_publishing(group: "Commands") -> None:
         "rotate-key", cmd_rotate_key, "replace a role's signing key",
         "Generate a new Ed25519 key for ROLE (root, targets, snapshot or timestamp), write a new root version "
         "that names it, signed by the old root key (and the new one when ROLE is root), and re-sign the other "
-        "roles at once: the index is valid right after it, and clients follow the rotation.",
+        "roles at once: the index is valid right after it, and clients follow the rotation. ROLE bins: targets "
+        "delegate the hashed bins to a new key and every bin is signed with it. The old key stays beside the new "
+        "one as <role>.key.old.",
         "pkgmgr registry rotate-key ./extension-index timestamp",
     )
     p.add_argument("path", metavar="DIR")
-    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp"))
+    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp", "bins"))
     _signing_options(p)
+
+    p = group.command(
+        "doctor", cmd_registry_doctor, "settle a change a killed command left in a registry index",
+        "Every command that changes an index stages its new files (and signed metadata) under .pkgmgr-staging/ "
+        "and then switches them in; one killed midway leaves its staging behind. doctor completes a change whose "
+        "staging was complete (every new file goes in, the signed metadata last) and removes one that was not "
+        "(nothing of it was in place yet). Every publish, yank, unyank, build, sign and rotate-key does the same "
+        "first; registry validate reports a pending change.",
+        "pkgmgr registry doctor ./extension-index",
+    )
+    p.add_argument("path", metavar="DIR")
 
 
 def _signing_options(p: Any) -> None:
@@ -338,6 +353,22 @@ def _check_keys(args: argparse.Namespace, index: Path) -> None:
     if is_signed(index):
         _expiries(args)
         check_keys(index, KeyStore(keys_dir(index, _index_name(index), args.keys)))
+
+
+def _signing(args: argparse.Namespace, index: Path) -> Any:
+    """How a change to `index` is signed (its keys and expiries), None for an unsigned index:
+    publish, yank, unyank and build sign what they change in the same switch (SPEC 5.4a)."""
+    from pkgmgr.registry.signing import is_signed
+
+    if not is_signed(index):
+        return None
+    from pkgmgr.registry.signing import Signing, keys_dir
+
+    return Signing(keys_dir(index, _index_name(index), args.keys), _expiries(args))
+
+
+def _signed_json(result: Any) -> dict[str, Any] | None:
+    return None if result is None else result.to_json()
 
 
 def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:
@@ -382,6 +413,20 @@ def cmd_rotate_key(ctx: Context, args: argparse.Namespace) -> Output:
     return Output({"rotated": args.role, "signed": result.to_json()},
                   f"rotated the {args.role} key of {index}: root version {result.versions['root']} "
                   f"(sha256 {result.root_sha256}); new key in {keys}")
+
+
+def cmd_registry_doctor(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.switch import recover
+
+    index = user_path(args.path)
+    with index_lock(index, ctx.lock_timeout, settle=False):
+        settled = recover(index)
+    data = {"index": str(index), **settled.to_json()}
+    if not settled.completed and not settled.discarded:
+        return Output(data, f"{index}: no interrupted change")
+    return Output(data, f"{index}: {len(settled.completed)} interrupted change(s) completed, "
+                        f"{len(settled.discarded)} never begun removed")
 
 
 def _index_arguments(p: argparse.ArgumentParser) -> None:
@@ -479,13 +524,13 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
                                    title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,
-                             description=getattr(args, "description", None))
+                             description=getattr(args, "description", None), signing=_signing(args, index))
     finally:
         if session is not None:
             session.close()
     for warning in (*facts.warnings, *result.warnings):
         ctx.warn(warning)
-    signed = _resign(ctx, args, index) if result.changed or result.repaired_index else None
+    signed = _signed_json(result.signed)
     data = {"published": result.to_json(), "changed": result.changed, "serial": result.serial,
             "index": str(index), "repaired_index": result.repaired_index, "signed": signed}
     if not result.changed:
@@ -541,9 +586,9 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
 
     index = index_dir(args)
     _check_keys(args, index)
-    result = build(index, timeout=ctx.lock_timeout, format=args.format)
+    result = build(index, timeout=ctx.lock_timeout, format=args.format, signing=_signing(args, index))
     state = ("migrated to format 2" if result.migrated else "rebuilt" if result.changed else "already up to date")
-    signed = _resign(ctx, args, index)
+    signed = _signed_json(result.signed)
     return Output({**result.to_json(), "signed": signed}, f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
 
@@ -561,8 +606,9 @@ def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
 
     index = index_dir(args)
     _check_keys(args, index)
-    result = set_yanked(index, args.name, args.version, yanked, timeout=ctx.lock_timeout)
-    signed = _resign(ctx, args, index) if result.changed else None
+    result = set_yanked(index, args.name, args.version, yanked, timeout=ctx.lock_timeout,
+                        signing=_signing(args, index))
+    signed = _signed_json(result.signed)
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"

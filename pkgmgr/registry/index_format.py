@@ -186,10 +186,85 @@ def decode_toml(raw: bytes, file: str, *, cap: int = ENTRY_MAX_BYTES) -> dict[st
 
     if len(raw) > cap:
         raise _fail(file, f"is larger than {cap // MIB} MiB")
+    fast = canonical_toml(raw)
+    if fast is not None:
+        return fast
     try:
         return decode(raw, max_bytes=cap)
     except DocumentError as exc:
         raise _fail(file, exc.message, exc.line) from None
+
+
+# The canonical form of an entry (what `registry publish` writes: `key = value` lines, blank
+# lines, `[[versions]]` headers; basic strings without escapes, decimal integers, booleans,
+# UTC or offset date-times, one-line arrays of such strings) read without tomllib, ~10x faster
+# (a million entries are read by `registry build`). Anything else — a comment, an escape, a
+# table, a second `[[versions]]` form, a duplicate key — returns None and tomllib decides.
+# `tests/registry/test_canonical_toml.py` holds it to tomllib's result on generated documents.
+_KEY_VALUE = re.compile(r'([A-Za-z0-9_-]+) = (.*)')
+_BASIC_STRING = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"')
+_DECIMAL = re.compile(r'0|[1-9][0-9]{0,17}')
+_DATETIME = re.compile(r'[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(?:Z|[+-][0-9]{2}:[0-9]{2})')
+_STRING_ARRAY = re.compile(r'\[(?:"[^"\\\x00-\x1f\x7f]*"(?:, "[^"\\\x00-\x1f\x7f]*")*)?\]')
+_ARRAY_ITEM = re.compile(r'"([^"\\\x00-\x1f\x7f]*)"')
+
+
+def canonical_toml(raw: bytes) -> dict[str, Any] | None:
+    """The document of an entry in canonical form (above), or None for any other text."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    if "\r" in text or text.startswith("\ufeff"):
+        return None
+    doc: dict[str, Any] = {}
+    table = doc
+    versions: list[dict[str, Any]] | None = None
+    for line in text.split("\n"):
+        if not line:
+            continue
+        if line == "[[versions]]":
+            if versions is None:
+                if "versions" in doc:
+                    return None
+                versions = doc["versions"] = []
+            table = {}
+            versions.append(table)
+            continue
+        match = _KEY_VALUE.fullmatch(line)
+        if match is None:
+            return None
+        key, text_value = match.groups()
+        if key in table or (table is doc and key == "versions"):
+            return None
+        value = _canonical_value(text_value)
+        if value is None:
+            return None
+        table[key] = value
+    return doc
+
+
+def _canonical_value(text: str) -> Any:
+    first = text[:1]
+    if first == '"':
+        match = _BASIC_STRING.fullmatch(text)
+        return None if match is None else match.group(1)
+    if first == "[":
+        if _STRING_ARRAY.fullmatch(text) is None:
+            return None
+        return _ARRAY_ITEM.findall(text)
+    if text == "true":
+        return True
+    if text == "false":
+        return False
+    if _DECIMAL.fullmatch(text):
+        return int(text)
+    if _DATETIME.fullmatch(text):
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:
+            return None
+    return None
 
 
 def _reject_constant(name: str) -> Any:

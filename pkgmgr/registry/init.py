@@ -26,6 +26,7 @@ from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE, RegistryMeta
 from pkgmgr.registry.layout import FORMATS, SHARDS_FILE
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
 from pkgmgr.registry.summary import render_shards
+from pkgmgr.registry.switch import STAGING_DIR
 
 PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"
 WORKFLOW_FILE = ".github/workflows/validate.yml"
@@ -171,4 +172,5 @@ def _gitignore(root: Path) -> bytes | None:
     if LOCK_FILE in current.splitlines():
         return None
     prefix = current if not current or current.endswith("\n") else current + "\n"
-    return (prefix + f"# pkgmgr's lock while it publishes, yanks or builds\n{LOCK_FILE}\n").encode("utf-8")
+    return (prefix + f"# pkgmgr's lock while it publishes, yanks or builds, and its staging\n{LOCK_FILE}\n"
+            f"{STAGING_DIR}/\n").encode("utf-8")

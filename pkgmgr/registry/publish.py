@@ -59,6 +59,7 @@ from pkgmgr.versions import parse_semver
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
+    from pkgmgr.registry.signing import Signing, SignResult
 
 LOCK_FILE = ".pkgmgr-registry.lock"
 ARCHIVES_DIR = "archives"
@@ -85,8 +86,9 @@ class IndexState:
 
 
 @contextmanager
-def index_lock(root: Path, timeout: float) -> Iterator[None]:
-    """Hold the lock file of the index directory `root`. Raises `locked` after `timeout` s."""
+def index_lock(root: Path, timeout: float, *, settle: bool = True) -> Iterator[None]:
+    """Hold the lock file of the index directory `root`, after settling any change a killed
+    command left (registry/switch.py). Raises `locked` after `timeout` s."""
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     require_index(root)
@@ -99,6 +101,10 @@ def index_lock(root: Path, timeout: float) -> Iterator[None]:
             code=Code.LOCKED, hint="wait for it to finish, or raise --lock-timeout",
         ) from None
     try:
+        if settle:
+            from pkgmgr.registry.switch import recover
+
+            recover(root)
         yield
     finally:
         lock.release()
@@ -202,10 +208,31 @@ def bump_serial(registry_raw: bytes) -> bytes:
     return _dumps(doc)
 
 
-def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: Iterable[Write] = ()) -> int:
+def commit_writes(root: Path, writes: Sequence[Write], signing: Signing | None = None,
+                  removals: Sequence[str] = ()) -> SignResult | None:
+    """The one way a command changes an index: `writes` (in order) and `removals`, then — for a
+    signed index (`signing`) — the signed metadata covering exactly the target files that
+    change, all staged and switched in together (registry/switch.py); the signing's result."""
+    from pkgmgr.registry.switch import FileChange, differs, switch
+
+    changes = [FileChange(w.path.relative_to(root).as_posix(), w.data) for w in writes]
+    changes += [FileChange(rel, None) for rel in removals]
+    changes = [c for c in changes if differs(root, c)]
+    result = None
+    if signing is not None and changes:
+        from pkgmgr.registry.signing import signed_changes  # imports tuf: only for a signed index
+
+        changes, result = signed_changes(root, signing, changes)
+    switch(root, changes)
+    return result
+
+
+def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: Iterable[Write] = (),
+            signing: Signing | None = None) -> tuple[int, SignResult | None]:
     """Write `entry_doc` as the entry of `name`, serial + 1, the summary updated (format 1:
     index.json regenerated; format 2: the entry's shard, the shard list and the changes log).
-    Returns the new serial. The new entry is parsed strictly before anything is written."""
+    Returns the new serial and the signing's result. The new entry is parsed strictly before
+    anything is written."""
     rel = state.entry_rel(name)
     entry_raw = _dumps(entry_doc)
     registry_raw = bump_serial(state.registry_raw)
@@ -223,8 +250,7 @@ def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: It
     else:
         index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
         writes.append(Write(state.root / INDEX_FILE, index))
-    apply_writes(writes)
-    return meta.serial
+    return meta.serial, commit_writes(state.root, writes, signing)
 
 
 def _summary_repairs(state: IndexState, entry: Entry) -> list[Write]:
@@ -277,6 +303,7 @@ class PublishResult:
     repaired_index: bool = False
     warnings: tuple[str, ...] = ()
     host: str = "compozy"
+    signed: Any = None  # the signing's SignResult, for a signed index
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -321,7 +348,7 @@ def parse_published(text: str) -> datetime:
 
 def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str | None, tier: str | None = None,
             published: datetime | None = None, repository: str | None = None, timeout: float = 30.0,
-            description: str | None = None) -> PublishResult:
+            description: str | None = None, signing: Signing | None = None) -> PublishResult:
     """Add the version `facts` describes to the index at `root` (SPEC 5.5).
 
     Without `url`, `archive` is copied to `archives/<name>-<version><suffix>` and recorded by
@@ -348,7 +375,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
                                                               f"extension; this archive is {facts.host}'s")])
             found = existing.find(facts.version)
             if found is not None:
-                return _republish(state, existing, found, facts, tier)
+                return _republish(state, existing, found, facts, tier, signing)
         chosen_tier = tier or (existing.tier if existing is not None else DEFAULT_TIER)
         before: list[Write] = []
         stored = None
@@ -362,10 +389,10 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
         if doc.get("tier") != chosen_tier:
             doc["tier"] = chosen_tier
         _insert_version(doc, _version_table(facts, version_url, when), existing)
-        serial = _commit(state, facts.name, doc, "publish", before=before)
+        serial, signed = _commit(state, facts.name, doc, "publish", before=before, signing=signing)
     return PublishResult(facts.name, facts.version, version_url, facts.sha256, facts.size, chosen_tier,
                          facts.min_compozy_version, facts.network_digest, facts.permissions, when, rel, stored,
-                         serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host)
+                         serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host, signed=signed)
 
 
 def _check_repository(entry: Entry, repository: str | None, rel: str) -> None:
@@ -381,7 +408,8 @@ def _problem(file: str, key: str, message: str) -> Any:
     return Problem(Code.INVALID_INDEX, file, key, message)
 
 
-def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None) -> PublishResult:
+def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None,
+               signing: Signing | None) -> PublishResult:
     if found.sha256 != facts.sha256:
         raise PkgmgrError(
             f"{entry.name} {found.version} is already published with sha256 {found.sha256}; this archive's is "
@@ -395,12 +423,11 @@ def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts,
         warnings.append(f"--tier {tier} ignored: nothing was published (edit {state.entry_rel(entry.name)} to "
                         "change the tier)")
     repairs = _summary_repairs(state, entry)
-    if repairs:
-        apply_writes(repairs)
+    signed = commit_writes(state.root, repairs, signing) if repairs else None
     return PublishResult(entry.name, found.version, found.url, found.sha256, found.size, entry.tier,
                          found.min_compozy_version, found.network_digest, found.permissions, found.published,
                          state.entry_rel(entry.name), None, state.meta.serial, False, repaired_index=bool(repairs),
-                         warnings=tuple(warnings))
+                         warnings=tuple(warnings), signed=signed)
 
 
 def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
@@ -496,13 +523,15 @@ class YankResult:
     changed: bool
     serial: int
     entry: str
+    signed: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "yanked": self.yanked, "changed": self.changed,
                 "serial": self.serial, "entry": self.entry}
 
 
-def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: float = 30.0) -> YankResult:
+def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: float = 30.0,
+               signing: Signing | None = None) -> YankResult:
     """Flip `yanked` of one version (serial + 1, index.json regenerated); already in that state
     -> a no-op. Raises `not_found` (no such entry), `version_not_found`, `usage`, `locked`."""
     import tomlkit
@@ -529,8 +558,8 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
             return YankResult(name, found.version, yanked, False, state.meta.serial, rel)
         doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8").removeprefix("\ufeff"))
         _version_item(doc, found.version)["yanked"] = yanked
-        serial = _commit(state, name, doc, "yank" if yanked else "unyank")
-    return YankResult(name, found.version, yanked, True, serial, rel)
+        serial, signed = _commit(state, name, doc, "yank" if yanked else "unyank", signing=signing)
+    return YankResult(name, found.version, yanked, True, serial, rel, signed)
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -545,6 +574,7 @@ class BuildResult:
     format: int = 1
     migrated: bool = False
     changed_extensions: int = 0
+    signed: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {"index": str(self.path), "serial": self.serial, "extensions": self.extensions,
@@ -552,7 +582,8 @@ class BuildResult:
                 "changed_extensions": self.changed_extensions}
 
 
-def build(root: Path, *, timeout: float = 30.0, format: int | None = None) -> BuildResult:
+def build(root: Path, *, timeout: float = 30.0, format: int | None = None,
+          signing: Signing | None = None) -> BuildResult:
     """Regenerate the summary deterministically (same files, same bytes); files are written only
     when they differ. Format 1: `index.json` (refused past its cap: `--format 2` migrates);
     format 2: every summary shard, streaming one shard at a time, with the changes log and a
@@ -573,9 +604,9 @@ def build(root: Path, *, timeout: float = 30.0, format: int | None = None) -> Bu
             raise PkgmgrError(f"{root} is a format-{meta.format} index; it cannot go back to format {format}",
                               code=Code.USAGE)
         if meta.format >= 2:
-            return _build_format2(root, raw, meta)
+            return _build_format2(root, raw, meta, signing)
         if format == 2:
-            return _migrate(root, raw)
+            return _migrate(root, raw, signing)
         state = read_index(root)
         data = _rendered_index(state)
         if len(data) > INDEX_MAX_BYTES:
@@ -585,58 +616,65 @@ def build(root: Path, *, timeout: float = 30.0, format: int | None = None) -> Bu
                                              f"{root} --format 2'")])
         path = root / INDEX_FILE
         changed = not path.is_file() or path.read_bytes() != data
-        if changed:
-            apply_writes([Write(path, data)])
-    return BuildResult(path, state.meta.serial, len(state.entries), changed)
+        signed = _full_signing(root, signing, [Write(path, data)] if changed else [])
+    return BuildResult(path, state.meta.serial, len(state.entries), changed, signed=signed)
 
 
-def _build_format2(root: Path, raw: bytes, meta: RegistryMeta, *, migrating: bool = False) -> BuildResult:
+def _full_signing(root: Path, signing: Signing | None, writes: Sequence[Write],
+                  removals: Sequence[str] = ()) -> SignResult | None:
+    """`registry build` of a signed index re-signs it whole (every target hashed again into
+    hashed bins: the migration of an index signed the old way), with its writes, in one switch."""
+    if signing is None:
+        commit_writes(root, writes, None, removals)
+        return None
+    from pkgmgr.registry.signing import sign_with_writes
+
+    return sign_with_writes(root, signing, [(w.path.relative_to(root).as_posix(), w.data) for w in writes],
+                            removals)
+
+
+def _build_format2(root: Path, raw: bytes, meta: RegistryMeta, signing: Signing | None) -> BuildResult:
     from pkgmgr.registry.shard_walk import build_format2, finish_build
 
     try:
         result = build_format2(root, meta.serial)
     except ValidationFailed as error:
         raise _fix_first(root, error) from None
-    serial = finish_build(root, result, meta.serial, force=migrating)
+    serial = finish_build(root, result, meta.serial)
     writes = []
-    if serial != meta.serial or migrating:
-        writes.append(Write(root / REGISTRY_FILE, set_registry(raw, serial=serial, format=2)))
+    if serial != meta.serial:
+        writes.append(Write(root / REGISTRY_FILE, set_registry(raw, serial=serial)))
     writes += [Write(root / path, data) for path, data in result.files]
-    apply_writes(writes)
-    for rel in result.removed:
-        (root / rel).unlink(missing_ok=True)
+    signed = _full_signing(root, signing, writes, result.removed)
     changed = bool(writes or result.removed)
-    return BuildResult(root / SHARDS_FILE, serial, result.extensions, changed, 2, migrating, len(result.changed))
+    return BuildResult(root / SHARDS_FILE, serial, result.extensions, changed, 2, False, len(result.changed),
+                       signed=signed)
 
 
-def _migrate(root: Path, raw: bytes) -> BuildResult:
-    """Format 1 to 2: every entry (validated first) moved to its hashed path, then a format-2
-    build (serial + 1, a `reset` in the changes log), format = 2, index.json removed. A build
-    that fails puts the entries back."""
+def _migrate(root: Path, raw: bytes, signing: Signing | None) -> BuildResult:
+    """Format 1 to 2 in one switch: every entry (validated first) written at its hashed path
+    and removed from its old one, the format-2 summary (a `reset` in the changes log under
+    serial + 1), format = 2, index.json removed."""
+    from pkgmgr.registry.shard_walk import finish_build, summary_from_entries
+
     state = read_index(root)
-    moved: list[tuple[Path, Path]] = []
-    try:
-        for name in sorted(state.entries):
-            old, new = root / entry_path(name, 1), root / entry_path(name, 2)
-            new.parent.mkdir(parents=True, exist_ok=True)
-            os.rename(old, new)
-            moved.append((old, new))
-        result = _build_format2(root, raw, state.meta, migrating=True)
-    except BaseException:
-        for old, new in reversed(moved):
-            try:
-                old.parent.mkdir(parents=True, exist_ok=True)
-                os.rename(new, old)
-            except OSError:
-                pass
-        raise
-    (root / INDEX_FILE).unlink(missing_ok=True)
-    for old, _ in moved:
+    result = summary_from_entries(state.entries.values())
+    serial = finish_build(root, result, state.meta.serial, force=True)
+    writes = [Write(root / REGISTRY_FILE, set_registry(raw, serial=serial, format=2))]
+    removals = [INDEX_FILE]
+    for name in sorted(state.entries):
+        old = entry_path(name, 1)
+        writes.append(Write(root / entry_path(name, 2), read_capped(root / old, ENTRY_MAX_BYTES, old, root=root)))
+        removals.append(old)
+    writes += [Write(root / path, data) for path, data in result.files]
+    signed = _full_signing(root, signing, writes, removals)
+    for old in removals[1:]:
         try:
-            old.parent.rmdir()  # the emptied format-1 shard directories
+            (root / old).parent.rmdir()  # the emptied format-1 shard directories
         except OSError:
             pass
-    return result
+    return BuildResult(root / SHARDS_FILE, serial, result.extensions, True, 2, True, len(result.changed),
+                       signed=signed)
 
 
 def set_registry(registry_raw: bytes, *, serial: int | None = None, format: int | None = None) -> bytes:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from pkgmgr.errors import Code, Problem, ValidationFailed
 from pkgmgr.registry.index_format import Entry, is_extension_name, parse_entry, read_capped, summary_record
@@ -25,6 +25,7 @@ from pkgmgr.registry.layout import (
     chunk_of,
     chunk_path,
     entry_path,
+    shard_of,
     summary_path,
 )
 from pkgmgr.registry.summary import (
@@ -148,6 +149,21 @@ def build_format2(root: Path, serial: int, *, reset: bool = False) -> Build2:
                 result.changed.append((name, records.get(name)))
     if problems:
         raise ValidationFailed(problems)
+    return result
+
+
+def summary_from_entries(entries: Iterable[Entry]) -> Build2:
+    """Every shard of a new format-2 summary, from entries held in memory (a migration)."""
+    by_shard: dict[str, dict[str, dict[str, Any]]] = {}
+    for entry in entries:
+        by_shard.setdefault(shard_of(entry.name), {})[entry.name] = summary_record(entry)
+    result = Build2()
+    for shard, records in sorted(by_shard.items()):
+        data = render_shard(shard, list(records.values()))
+        result.files.append((summary_path(shard), data))
+        result.shards[shard] = shard_info(data, len(records))
+        result.extensions += len(records)
+        result.changed += [(name, record) for name, record in sorted(records.items())]
     return result
 
 

@@ -134,6 +134,7 @@ def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | No
         if fetcher is not None:
             assert config is not None
             checker.fetch(entries, new_versions, fetcher, config)
+    checker.pending_change()
     checker.signatures()
     report.problems.sort(key=lambda p: (p.file != REGISTRY_FILE, p.file, p.line or 0))
     return report
@@ -145,6 +146,14 @@ class _Checker:
         self.report = report
         self.lines: dict[str, TomlLines] = {}  # TOML file -> its lines, for line numbers
         self.valid_files = True
+
+    def pending_change(self) -> None:
+        """A change a killed command left staged (registry/switch.py)."""
+        from pkgmgr.registry.switch import STAGING_DIR, pending
+
+        for tx in pending(self.root):
+            self.problem(f"{STAGING_DIR}/{tx.name}", "", "an interrupted change of the index is pending: run "
+                                                         f"'pkgmgr registry doctor {self.root}' to settle it")
 
     # -- signatures (SPEC 5.4a) ----------------------------------------------------------------
 
@@ -338,6 +347,7 @@ class _Checker:
                     if git is not None or fetcher is not None:
                         current[entry.name] = entry
             self.summary_shard(shard, entries)
+            self.lines.clear()  # line numbers are looked up when a problem is added: one shard's at a time
         self.shard_list(meta)
         self.changes_log(meta)
         new_versions = None
