@@ -109,7 +109,10 @@ class KeyStore:
 
     def signer(self, role: str) -> CryptoSigner:
         """The role's signer. Raises `not_found` (no key file) and `invalid_config` (not a key)."""
-        path = self.path(role)
+        return self.load(self.path(role), role)
+
+    def load(self, path: Path, role: str = "") -> CryptoSigner:
+        role = role or path.name.split(".", 1)[0]
         try:
             pem = path.read_bytes()
         except FileNotFoundError:
@@ -522,14 +525,22 @@ def _meta(version: int, data: bytes) -> MetaFile:
     return MetaFile(version=version, length=len(data), hashes={"sha256": hashlib.sha256(data).hexdigest()})
 
 
-def _signer(store: KeyStore, root: Metadata[Root], role: str) -> CryptoSigner:
-    """The role's key, which must be one the current root names for it."""
+def _signer(store: KeyStore, root: Metadata[Root], role: str, *, allow_old: bool = False) -> CryptoSigner:
+    """The role's key, which must be one the current root names for it (`allow_old`: or the
+    `<role>.key.old` a rotation killed before its switch left beside a key no root names yet)."""
     signer = store.signer(role)
-    if signer.public_key.keyid not in root.signed.roles[role].keyids:
-        raise PkgmgrError(f"{store.path(role)} is not a {role} key of this index's current root",
-                          code=Code.REGISTRY_SIGNATURE_INVALID,
-                          hint="use the keys directory the index was signed with (--keys DIR)")
-    return signer
+    keyids = root.signed.roles[role].keyids
+    if signer.public_key.keyid in keyids:
+        return signer
+    old = store.path(role).with_name(f"{role}.key.old")
+    if allow_old and old.is_file():
+        previous = KeyStore(store.folder).load(old)
+        if previous.public_key.keyid in keyids:
+            return previous
+    raise PkgmgrError(f"{store.path(role)} is not a {role} key of this index's current root",
+                      code=Code.REGISTRY_SIGNATURE_INVALID,
+                      hint=f"use the keys directory the index was signed with (--keys DIR); after an interrupted "
+                           f"'registry rotate-key', run it again (or put {old.name} back as {role}.key)")
 
 
 def check_keys(index: Path, store: KeyStore, roles: Iterable[str] = ("targets", "snapshot", "timestamp")) -> None:
@@ -572,13 +583,15 @@ def rotate_key(index: Path, keys: Path, role: str, *, expiries: Expiries = Expir
             metadata.rebuild(_target_data(index))
             metadata = MetadataSet(index, store, expiries, now)
             metadata._out.clear()
-        _replace_key_file(store, role, new)
+        succinct = metadata.succinct
+        _replace_key_file(store, role, new, keep_old=succinct is not None and _names(store, role, succinct.keyids))
         metadata.rebuild(_target_data(index))  # targets delegate to the new key; every bin re-signed
     else:
         root, version = metadata.root, metadata.root_version
-        old_root_signer = _signer(store, root, "root")
-        old = store.signer(role)
-        root.signed.revoke_key(old.public_key.keyid, role)
+        old_root_signer = _signer(store, root, "root", allow_old=True)
+        recorded = _names(store, role, root.signed.roles[role].keyids)
+        for keyid in list(root.signed.roles[role].keyids):  # whatever key the current root names
+            root.signed.revoke_key(keyid, role)
         root.signed.add_key(new.public_key, role)
         root.signed.version = version + 1
         root.signed.expires = metadata.now + expiries.other
@@ -587,7 +600,7 @@ def rotate_key(index: Path, keys: Path, role: str, *, expiries: Expiries = Expir
         if role == "root":
             root.sign(new, append=True)
         metadata.new_root(root, version + 1)
-        _replace_key_file(store, role, new)
+        _replace_key_file(store, role, new, keep_old=recorded)
         metadata.count = -1
         if metadata.binned:
             metadata._finish()
@@ -597,11 +610,20 @@ def rotate_key(index: Path, keys: Path, role: str, *, expiries: Expiries = Expir
     return metadata.result(keys)
 
 
-def _replace_key_file(store: KeyStore, role: str, new: CryptoSigner) -> None:
-    """The new key in `<role>.key`, the old one kept as `<role>.key.old` (a command killed before
-    its switch leaves metadata that still names the old key)."""
+def _names(store: KeyStore, role: str, keyids: Iterable[str]) -> bool:
+    """Whether `<role>.key` is one of `keyids` (the key the index's metadata names now)."""
+    try:
+        return store.has(role) and store.signer(role).public_key.keyid in set(keyids)
+    except PkgmgrError:
+        return False
+
+
+def _replace_key_file(store: KeyStore, role: str, new: CryptoSigner, *, keep_old: bool) -> None:
+    """The new key in `<role>.key`; the one the metadata names now kept as `<role>.key.old` (a
+    rotation killed before its switch leaves metadata that still names it). A key no metadata
+    names (such a killed rotation's own) is not kept over it."""
     old = store.path(role)
-    if old.is_file():
+    if keep_old and old.is_file():
         atomic_write_bytes(old.with_name(old.name + ".old"), old.read_bytes(), mode=0o600)
     store.write(role, new)
 

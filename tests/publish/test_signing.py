@@ -252,3 +252,17 @@ def test_validate_reports_a_bin_that_does_not_match_its_files(tmp_path: Path) ->
     assert found == [("registry_signature_invalid", "extensions/re/review-pack.toml")]
     idx.sign()
     assert problems(idx.path) == []
+
+
+def test_rotating_the_bins_key_re_signs_every_bin(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "home"))
+    idx = signed_index(tmp_path / "index")
+    idx.publish(packed(tmp_path, version="0.1.0"))
+    ok("registry", "add", "acme", idx.path, "--root", idx.root_file)
+    old_key = (idx.keys / "bins.key").read_bytes()
+    doc = ok("registry", "rotate-key", idx.path, "bins", "--keys", idx.keys)
+    assert doc["signed"]["bins"] == {"bins": 16, "resigned": 16} and doc["signed"]["versions"]["root"] == 1
+    assert (idx.keys / "bins.key.old").read_bytes() == old_key != (idx.keys / "bins.key").read_bytes()
+    assert problems(idx.path) == []
+    idx.publish(packed(tmp_path, version="0.2.0"))
+    assert ok("ext", "info", "review-pack")["latest"] == "0.2.0"
