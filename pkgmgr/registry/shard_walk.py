@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from pkgmgr.errors import Code, Problem, ValidationFailed
-from pkgmgr.registry.index_format import Entry, is_extension_name, parse_entry, read_capped, summary_record
+from pkgmgr.registry.index_format import Entry, is_extension_name, parse_entry, summary_record
 from pkgmgr.registry.layout import (
     ENTRIES_DIR,
     ENTRY_MAX_BYTES,
@@ -94,21 +94,64 @@ def shard_files(root: Path, shard: str) -> Iterator[Path]:
     return _files(root / ENTRIES_DIR / shard)
 
 
-def read_shard_entries(root: Path, shard: str, problems: list[Problem]) -> list[Entry]:
-    """The entries of one shard, strictly parsed; problems appended to `problems`."""
-    entries = []
-    for path in shard_files(root, shard):
-        problem = misplaced(root, path)
-        if problem is not None:
-            problems.append(problem)
-            continue
-        rel = path.relative_to(root).as_posix()
+def entry_rels(root: Path, shard: str) -> Iterator[str]:
+    """The relative paths of every file under `extensions/<shard>/`, sorted (dot-files skipped),
+    walked without following a symbolic link to a directory — a million of them: strings, not
+    Paths."""
+    base = str(root) + "/"
+    stack = [f"{ENTRIES_DIR}/{shard}"]
+    while stack:
+        folder = stack.pop()
         try:
-            entries.append(parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel, root=root), rel,
-                                       expected_name=path.stem))
+            items = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in os.scandir(base + folder))
+        except (FileNotFoundError, NotADirectoryError):
+            continue
+        for name, is_dir in reversed(items):  # depth first, in name order
+            if name.startswith("."):
+                continue
+            if is_dir:
+                stack.append(f"{folder}/{name}")
+        yield from (f"{folder}/{name}" for name, is_dir in items if not is_dir and not name.startswith("."))
+
+
+def read_shard_entries(root: Path, shard: str, problems: list[Problem]) -> list[Entry]:
+    """The entries of one shard, strictly parsed; problems appended to `problems`. The walk
+    follows no directory link and each file is opened without following a final one, so no
+    per-file resolve is needed (`extensions/` itself is checked once)."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    entries = []
+    base = str(root) + "/"
+    for rel in entry_rels(root, shard):
+        name = rel.rsplit("/", 1)[1].removesuffix(".toml")
+        if not rel.endswith(".toml") or rel != entry_path(name, 2):
+            problem = misplaced(root, root / rel)
+            if problem is not None:
+                problems.append(problem)
+                continue
+        try:
+            raw = read_regular(base + rel, limit=ENTRY_MAX_BYTES)
+        except NotRegularFile as exc:
+            problems.append(Problem(INVALID, rel, "", f"is {exc.kind}, not a regular file; registry files must be "
+                                                     "regular files"))
+            continue
+        except OSError as exc:
+            problems.append(Problem(INVALID, rel, "", f"cannot be read: {exc.strerror}"))
+            continue
+        try:
+            entries.append(parse_entry(raw, rel, expected_name=name))
         except ValidationFailed as error:
             problems.extend(error.problems)
     return entries
+
+
+def check_entries_dir(root: Path) -> list[Problem]:
+    """`extensions/` must be a directory inside the index (not a link out of it)."""
+    base = root / ENTRIES_DIR
+    if base.is_symlink() or (base.exists() and not base.resolve().is_relative_to(root.resolve())):
+        return [Problem(INVALID, ENTRIES_DIR, "", "resolves outside the registry directory (a symbolic link); "
+                                                  "registry files must stay inside it")]
+    return []
 
 
 @dataclass
@@ -122,31 +165,76 @@ class Build2:
     shards: dict[str, ShardInfo] = field(default_factory=dict)
 
 
-def build_format2(root: Path, serial: int, *, reset: bool = False) -> Build2:
-    """Every shard rebuilt from its entries. `serial`: the current serial; when anything changed
-    (or `reset`, for a migration) the result's files carry serial + 1 in the shard list and the
-    changes log. Raises `ValidationFailed` with every problem of every file."""
+def _build_shard(root_text: str, shard: str) -> tuple[str, bytes | None, bytes | None, int,
+                                                    list[tuple[str, dict[str, Any] | None]], list[Problem]]:
+    """One shard rebuilt: (shard, its new bytes or None when empty, its bytes now, how many
+    extensions, the changed (name, record), problems). Runs in a worker process for a large index."""
+    root = Path(root_text)
+    problems: list[Problem] = []
+    entries = read_shard_entries(root, shard, problems)
+    if problems:
+        return shard, None, None, 0, [], problems
+    records = {e.name: summary_record(e) for e in entries}
+    try:
+        old_raw, old = read_shard(root, shard)
+    except ValidationFailed:  # a broken shard is rewritten whole
+        old_raw, old = (root / summary_path(shard)).read_bytes(), ()
+    old_records = {r.name: record_json(r) for r in old}
+    data = render_shard(shard, list(records.values())) if records else None
+    changed = [(name, records.get(name)) for name in sorted(set(records) | set(old_records))
+               if records.get(name) != old_records.get(name)]
+    return shard, data, old_raw, len(records), changed, []
+
+
+PARALLEL_ABOVE = 20_000  # extensions (the shard list's count) above which shards are read by worker processes
+
+
+def map_shards(root: Path, func: Any, shards: Iterable[str] = SHARDS) -> Iterator[Any]:
+    """`func(str(root), shard)` for every shard, in order: in worker processes (one per core)
+    for an index the shard list says is large, else here."""
+    shards = list(shards)
+    workers = min(os.cpu_count() or 1, 4)
+    if workers > 1 and len(shards) > 1 and _listed_extensions(root) > PARALLEL_ABOVE:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            yield from pool.map(func, [str(root)] * len(shards), shards, chunksize=4)
+        return
+    for shard in shards:
+        yield func(str(root), shard)
+
+
+def _listed_extensions(root: Path) -> int:
+    from pkgmgr.registry.summary import read_shards
+
+    try:
+        listed = read_shards(root)
+    except ValidationFailed:
+        return 0
+    return 0 if listed is None else listed.extensions
+
+
+def build_format2(root: Path, serial: int) -> Build2:
+    """Every shard rebuilt from its entries (`_build_shard`, streaming: one shard's entries at a
+    time in each process). Raises `ValidationFailed` with every problem of every file."""
+    problems = check_entries_dir(root)
+    if problems:
+        raise ValidationFailed(problems)
     problems = [p for p in (misplaced(root, path) for path in stray_files(root)) if p is not None]
     result = Build2()
-    for shard in SHARDS:
-        entries = read_shard_entries(root, shard, problems)
+    for shard, data, old_raw, count, changed, found in map_shards(root, _build_shard):
+        problems += found
         if problems:
             continue  # keep listing problems; nothing will be written
-        records = {e.name: summary_record(e) for e in entries}
-        old_raw, old = read_shard(root, shard)
-        old_records = {r.name: record_json(r) for r in old}
-        data = render_shard(shard, list(records.values())) if records else None
         if data is not None:
-            result.shards[shard] = shard_info(data, len(records))
-        result.extensions += len(records)
+            result.shards[shard] = shard_info(data, count)
+        result.extensions += count
         if data != old_raw:
             if data is None:
                 result.removed.append(summary_path(shard))
             else:
                 result.files.append((summary_path(shard), data))
-        for name in sorted(set(records) | set(old_records)):
-            if records.get(name) != old_records.get(name):
-                result.changed.append((name, records.get(name)))
+        result.changed += changed
     if problems:
         raise ValidationFailed(problems)
     return result

@@ -144,8 +144,9 @@ class _Checker:
     def __init__(self, root: Path, report: Report) -> None:
         self.root = root
         self.report = report
-        self.lines: dict[str, TomlLines] = {}  # TOML file -> its lines, for line numbers
+        self.lines: dict[str, TomlLines | bytes] = {}  # TOML file -> its lines (its bytes until asked)
         self.valid_files = True
+        self.trusted_walk = False  # format 2: files come from a walk that follows no link (no resolve)
 
     def pending_change(self) -> None:
         """A change a killed command left staged (registry/switch.py)."""
@@ -177,7 +178,10 @@ class _Checker:
         for problem in problems:
             line = problem.line
             if line is None and problem.key and problem.file in self.lines:
-                line = self.lines[problem.file].line_of(problem.key)
+                lines = self.lines[problem.file]
+                if isinstance(lines, bytes):
+                    lines = self.lines[problem.file] = TomlLines(lines.decode("utf-8", "replace"))
+                line = lines.line_of(problem.key)
             self.report.problems.append(Problem(problem.code, problem.file, problem.key, problem.message, line))
 
     def problem(self, file: str, key: str, message: str, *, code: str = INVALID, line: int | None = None) -> None:
@@ -185,13 +189,13 @@ class _Checker:
 
     def _read(self, rel: str, cap: int) -> bytes | None:
         try:
-            raw = read_capped(self.root / rel, cap, rel, root=self.root)
+            raw = read_capped(self.root / rel, cap, rel, root=None if self.trusted_walk else self.root)
         except ValidationFailed as error:
             self.valid_files = False
             self.add(error.problems)
             return None
         if rel.endswith(".toml"):
-            self.lines[rel] = TomlLines(raw.decode("utf-8", "replace"))
+            self.lines[rel] = raw
         return raw
 
     # -- files -------------------------------------------------------------------------------
@@ -264,13 +268,15 @@ class _Checker:
         raw = self._read(rel, ENTRY_MAX_BYTES)
         if raw is None:
             return None
-        self.urls(rel, _lenient(raw))
         try:
             entry = parse_entry(raw, rel, expected_name=name)
         except ValidationFailed as error:
+            self.urls(rel, _lenient(raw))
             self.valid_files = False
             self.add(error.problems)
             return None
+        if any(v.url[:5].lower() == "http:" for v in entry.versions):  # else no url can be plain http
+            self.urls(rel, _lenient(raw))
         return entry
 
     def urls(self, rel: str, doc: dict[str, Any] | None) -> None:
@@ -315,7 +321,7 @@ class _Checker:
         each checked shard against its entries, the shard list against the shards, the changes
         log's form; `base` and `fetcher` as for format 1, over the changed entries."""
         from pkgmgr.registry.layout import entry_path
-        from pkgmgr.registry.shard_walk import misplaced, shard_files, stray_files
+        from pkgmgr.registry.shard_walk import check_entries_dir, map_shards, misplaced, shard_files, stray_files
 
         git = _Git(self.root, base) if base is not None else None
         changed = git.changed(self.root) if git is not None else None
@@ -333,6 +339,19 @@ class _Checker:
             self.valid_files = False
             self.problem(ENTRIES_DIR, "", "missing: entries live in extensions/<h0h1>/<h2h3>/<name>.toml")
         current: dict[str, Entry] = {}  # the changed entries, for the base comparison and --fetch
+        outside = check_entries_dir(self.root)
+        if outside:
+            self.valid_files = False
+            self.add(outside)
+            shards = []
+        if git is None and fetcher is None:  # streaming, one shard per worker process for a large index
+            for problems, entries, versions, valid in map_shards(self.root, _validate_shard, shards):
+                self.add(problems)
+                self.report.entries += entries
+                self.report.versions += versions
+                self.valid_files = self.valid_files and valid
+            shards = []
+        self.trusted_walk = True
         for shard in shards:
             entries = []
             for path in shard_files(self.root, shard):
@@ -348,6 +367,7 @@ class _Checker:
                         current[entry.name] = entry
             self.summary_shard(shard, entries)
             self.lines.clear()  # line numbers are looked up when a problem is added: one shard's at a time
+        self.trusted_walk = False
         self.shard_list(meta)
         self.changes_log(meta)
         new_versions = None
@@ -581,6 +601,24 @@ class _Checker:
         return path
 
 
+def _validate_shard(root_text: str, shard: str) -> tuple[list[Problem], int, int, bool]:
+    """One shard of a format-2 index checked (its entries, then its summary shard against them):
+    (problems, entries, versions, whether its files were valid). Runs in a worker process for
+    a large index."""
+    from pkgmgr.registry.shard_walk import shard_files
+
+    root = Path(root_text)
+    checker = _Checker(root, Report(root))
+    checker.trusted_walk = True
+    entries = []
+    for path in shard_files(root, shard):
+        entry = checker.entry(path.relative_to(root).as_posix(), path, format=2)
+        if entry is not None:
+            entries.append(entry)
+    checker.summary_shard(shard, entries)
+    return (checker.report.problems, len(entries), sum(len(e.versions) for e in entries), checker.valid_files)
+
+
 # --- base revision helpers ----------------------------------------------------------------------
 
 
@@ -632,6 +670,11 @@ def _lenient(raw: bytes | None) -> dict[str, Any] | None:
 
     if raw is None:
         return None
+    from pkgmgr.registry.index_format import canonical_toml
+
+    fast = canonical_toml(raw) if len(raw) <= ENTRY_MAX_BYTES else None  # what tomllib would read, faster
+    if fast is not None:
+        return fast
     try:
         return decode_toml(raw, max_bytes=ENTRY_MAX_BYTES)
     except DocumentError:

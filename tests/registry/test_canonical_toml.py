@@ -86,3 +86,18 @@ def test_what_it_leaves_to_tomllib() -> None:
     for text in ('# c\nname = "a"\n', 'name = "a\\"b"\n', 'name = "a"\nname = "b"\n', "versions = 1\n[[versions]]\n",
                  "[x]\na = 1\n", 'a = "x"\r\n', "size = 01\n"):
         assert canonical_toml(text.encode()) is None, text
+
+
+def test_the_fast_parse_of_an_entry_equals_the_slow_one(monkeypatch) -> None:  # noqa: ANN001
+    """parse_entry through canonical_toml gives what it gives through tomllib."""
+    from pkgmgr.registry import index_format
+    from pkgmgr.registry.index_format import parse_entry
+
+    raw = ('name = "review-pack"\ndescription = "R"\ntier = "official"\n\n[[versions]]\nversion = "0.1.0"\n'
+           'url = "archives/r.tar.gz"\nsha256 = "' + "a" * 64 + '"\nsize = 1\nmin_compozy_version = "0.5.0"\n'
+           'permissions = ["session.read"]\npublished = 2026-11-29T00:00:00+02:00\nyanked = false\n\n[[versions]]\n'
+           'version = "0.2.0"\nurl = "archives/s.tar.gz"\nsha256 = "' + "b" * 64 + '"\nsize = 2\n'
+           'min_compozy_version = "0.5.0"\npublished = 2026-11-30T00:00:00Z\n').encode()
+    fast = parse_entry(raw, "x")
+    monkeypatch.setattr(index_format, "canonical_toml", lambda raw, stamps=None: None)
+    assert parse_entry(raw, "x") == fast and fast.versions[0].published is not None
