@@ -47,17 +47,17 @@ CREATE TABLE IF NOT EXISTS ext (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQU
                                 hay TEXT NOT NULL, record TEXT NOT NULL);
 CREATE INDEX IF NOT EXISTS ext_shard ON ext (shard);
 """
-_FTS = """
-CREATE VIRTUAL TABLE IF NOT EXISTS ext_fts USING fts5(hay, content='ext', content_rowid='id',
-                                                      tokenize='trigram case_sensitive 1', detail='none');
-CREATE TRIGGER IF NOT EXISTS ext_ai AFTER INSERT ON ext BEGIN
-  INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END;
-CREATE TRIGGER IF NOT EXISTS ext_ad AFTER DELETE ON ext BEGIN
-  INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay); END;
-CREATE TRIGGER IF NOT EXISTS ext_au AFTER UPDATE ON ext BEGIN
-  INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay);
-  INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END;
-"""
+_FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS ext_fts USING fts5(hay, content='ext', content_rowid='id',
+                                                      tokenize='trigram case_sensitive 1', detail='none')"""
+_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS ext_ai AFTER INSERT ON ext BEGIN
+       INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END""",
+    """CREATE TRIGGER IF NOT EXISTS ext_ad AFTER DELETE ON ext BEGIN
+       INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay); END""",
+    """CREATE TRIGGER IF NOT EXISTS ext_au AFTER UPDATE ON ext BEGIN
+       INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay);
+       INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END""",
+)
 _GLOB_SPECIAL = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 
 
@@ -151,23 +151,28 @@ class SearchIndex:
             self._set_serial(serial)
         return count
 
+    def loading(self) -> "_Loading":
+        """One transaction for a resynchronisation; into an empty index, a bulk load (the
+        full-text index built once at the end, not row by row: ~3x faster)."""
+        return _Loading(self, bulk=self.fts and self.count() == 0)
+
     def load_shard(self, shard: str, sha256: str, extensions: Iterable[IndexExtension]) -> None:
-        """Replace every row of `shard` (one transaction)."""
-        with _transaction(self.db):
-            self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
-            for ext in extensions:
-                self._upsert(ext, record_json(ext))
-            self.db.execute("INSERT OR REPLACE INTO shards (shard, sha256) VALUES (?, ?)", (shard, sha256))
+        """Replace every row of `shard` (inside `loading()`)."""
+        self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
+        self.db.executemany("INSERT INTO ext (name, shard, hay, record) VALUES (?, ?, ?, ?)",
+                            [(ext.name, shard, _hay(ext), json.dumps(record_json(ext), separators=(",", ":")))
+                             for ext in extensions])
+        self.db.execute("INSERT OR REPLACE INTO shards (shard, sha256) VALUES (?, ?)", (shard, sha256))
 
     def drop_shards(self, keep: Iterable[str]) -> None:
+        """Forget every shard but `keep` (inside `loading()`)."""
         kept = set(keep)
-        with _transaction(self.db):
-            for (shard,) in self.db.execute("SELECT DISTINCT shard FROM ext").fetchall():
-                if shard not in kept:
-                    self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
-            for (shard,) in self.db.execute("SELECT shard FROM shards").fetchall():
-                if shard not in kept:
-                    self.db.execute("DELETE FROM shards WHERE shard = ?", (shard,))
+        for (shard,) in self.db.execute("SELECT DISTINCT shard FROM ext").fetchall():
+            if shard not in kept:
+                self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
+        for (shard,) in self.db.execute("SELECT shard FROM shards").fetchall():
+            if shard not in kept:
+                self.db.execute("DELETE FROM shards WHERE shard = ?", (shard,))
 
     def set_serial(self, serial: int) -> None:
         with _transaction(self.db):
@@ -190,6 +195,32 @@ class SearchIndex:
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
 
 
+class _Loading:
+    """`SearchIndex.loading()`: one transaction (DDL included: SQLite's is transactional)."""
+
+    def __init__(self, index: SearchIndex, *, bulk: bool) -> None:
+        self.index = index
+        self.bulk = bulk
+
+    def __enter__(self) -> None:
+        db = self.index.db
+        db.execute("BEGIN IMMEDIATE")
+        if self.bulk:
+            for name in ("ext_ai", "ext_ad", "ext_au"):
+                db.execute(f"DROP TRIGGER IF EXISTS {name}")
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        db = self.index.db
+        if kind is not None:
+            db.execute("ROLLBACK")
+            return
+        if self.bulk:
+            db.execute("INSERT INTO ext_fts(ext_fts) VALUES ('rebuild')")
+            for statement in _TRIGGERS:
+                db.execute(statement)
+        db.execute("COMMIT")
+
+
 class _transaction:
     def __init__(self, db: sqlite3.Connection) -> None:
         self.db = db
@@ -203,7 +234,9 @@ class _transaction:
 
 def _fts_available(db: sqlite3.Connection) -> bool:
     try:
-        db.executescript(_FTS)
+        db.execute(_FTS_TABLE)
+        for statement in _TRIGGERS:
+            db.execute(statement)
     except sqlite3.OperationalError:  # no FTS5, or no trigram tokenizer (SQLite < 3.34): a scan
         return False
     return True
@@ -283,6 +316,12 @@ def _changes_since(registry: "Registry", known: int, serial: int, counter: _Coun
 
 def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> None:
     held = index.shard_digests()
+    with index.loading():
+        _load_changed_shards(registry, index, listed, counter, held)
+
+
+def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter,
+                         held: dict[str, str]) -> None:
     for shard, info in sorted(listed.shards.items()):
         if held.get(shard) == info.sha256:
             continue

@@ -148,3 +148,15 @@ def test_refresh_over_http_fetches_only_the_changes(tmp_path: Path, home: Path, 
         server.clear()
         assert names("pack", "--registry", "web") == ["other-pack", "review-pack", "third-pack"]
         assert [r.path for r in server.requests] == ["/registry.toml"]  # its serial: nothing else to fetch
+
+
+def test_without_fts5_search_scans(tmp_path: Path, home: Path, index2: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.registry import search_index
+
+    monkeypatch.setattr(search_index, "_fts_available", lambda db: False)
+    for name in ("review-pack", "other-pack"):
+        publish(tmp_path, index2, name)
+    ok("registry", "add", "acme", index2)
+    assert names("iew-p") == ["review-pack"] and names("pack") == ["other-pack", "review-pack"]
+    publish(tmp_path, index2, "third-pack")
+    assert names("pack") == ["other-pack", "review-pack", "third-pack"]
