@@ -12,6 +12,7 @@ resynchronisation, so writes are not fsynced; a damaged database is rebuilt from
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -298,13 +299,22 @@ def _read(registry: "Registry", rel: str, cap: int, parse: Callable[[bytes], Any
     return registry.read_file(rel, cap, counted)
 
 
+def _parse_chunk(raw: bytes, *, rel: str, chunk: int) -> list[Change]:
+    return parse_chunk(raw, rel, chunk)
+
+
+def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, tuple[IndexExtension, ...]]:
+    return hashlib.sha256(raw).hexdigest(), parse_shard(raw, rel, shard)
+
+
 def _changes_since(registry: "Registry", known: int, serial: int, counter: _Counter) -> list[Change] | None:
     """The changes of serials known+1 … serial, or None when the log cannot say (a chunk
     missing, a serial without a record, a `reset`): then the shards decide."""
     found: list[Change] = []
     for chunk in range(chunk_of(known + 1), chunk_of(serial) + 1):
         rel = chunk_path(chunk)
-        changes = _read(registry, rel, CHANGES_MAX_BYTES, lambda raw, c=chunk, r=rel: parse_chunk(raw, r, c), counter)
+        changes = _read(registry, rel, CHANGES_MAX_BYTES, functools.partial(_parse_chunk, rel=rel, chunk=chunk),
+                        counter)
         if changes is None:
             return None
         registry.reader.keep(rel)
@@ -326,8 +336,7 @@ def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: Shard
         if held.get(shard) == info.sha256:
             continue
         rel = summary_path(shard)
-        read = _read(registry, rel, SUMMARY_MAX_BYTES,
-                     lambda raw, s=shard, r=rel: (hashlib.sha256(raw).hexdigest(), parse_shard(raw, r, s)), counter)
+        read = _read(registry, rel, SUMMARY_MAX_BYTES, functools.partial(_parse_shard, rel=rel, shard=shard), counter)
         if read is None:
             raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"missing, though {SHARDS_FILE} lists it")],
                                    summary=f"registry {registry.name} ({registry.source}):")

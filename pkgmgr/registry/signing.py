@@ -670,16 +670,16 @@ def signature_problems(index: Path) -> Iterable[tuple[str, str]]:
                     info.verify_length_and_hashes(handle)
             except Exception as exc:  # noqa: BLE001
                 yield rel, f"is not the file the signed metadata names ({exc}): run 'pkgmgr registry sign'"
-        targets = Metadata.from_file(os.path.join(tmp, "targets.json"))  # as ngclient stored it
+        targets = Metadata[Targets].from_file(os.path.join(tmp, "targets.json"))  # as ngclient stored it
         trusted = set(targets.signed.targets)
         succinct = targets.signed.delegations.succinct_roles if targets.signed.delegations else None
         for name in succinct.get_roles() if succinct is not None else ():
             stored = os.path.join(tmp, f"{name}.json")  # the bins ngclient verified on the way
             try:
                 if os.path.exists(stored):
-                    trusted |= set(Metadata.from_file(stored).signed.targets)
+                    trusted |= set(Metadata[Targets].from_file(stored).signed.targets)
                     continue
-                md = Metadata.from_bytes((folder / f"{name}.json").read_bytes())
+                md = Metadata[Targets].from_bytes((folder / f"{name}.json").read_bytes())
                 targets.verify_delegate(name, md)  # tuf's own check of a bin no target led to
             except Exception as exc:  # noqa: BLE001
                 yield f"{METADATA_DIR}/{name}.json", f"does not verify: {type(exc).__name__}: {exc}"
