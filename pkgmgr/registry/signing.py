@@ -265,6 +265,7 @@ class MetadataSet:
         self._bins: dict[str, Metadata[Targets]] = {}
         self._root_files: list[tuple[str, bytes]] = []
         self.count = 0
+        self.generated: tuple[str, ...] = ()
 
     # -- the hashed bins ---------------------------------------------------------------------
 
@@ -302,7 +303,7 @@ class MetadataSet:
     def update(self, changed: dict[str, bytes | None]) -> None:
         """Re-sign the bins of the changed target files (data None: removed), then targets,
         snapshot and timestamp. An index not yet in hashed bins is rebuilt whole instead."""
-        if not self.binned or not self.store.has(BINS_ROLE):
+        if not self.binned:  # signed before hashed bins: this change migrates it
             files: dict[str, Path | bytes] = dict(_target_data(self.index))
             for rel, data in changed.items():
                 if data is None:
@@ -336,9 +337,9 @@ class MetadataSet:
         succinct = self.succinct
         if succinct is not None:
             bits = max(bits, succinct.bit_length)
-        if not self.store.has(BINS_ROLE):
+        if succinct is None and not self.store.has(BINS_ROLE):  # the migration: a key for the bins
             self.store.generate(BINS_ROLE)
-            self.generated = (BINS_ROLE,)
+            self.generated = (BINS_ROLE,)  # (once in bins, a missing bins.key is an error, never a new key)
         bins_key = self.store.signer(BINS_ROLE).public_key
         if self.targets is None:
             self.targets = _unsigned_targets(self.now)
@@ -433,7 +434,7 @@ class MetadataSet:
         bins = None if succinct is None else {"bins": 2 ** succinct.bit_length,
                                               "resigned": sum(1 for n in self._out if n.startswith(BINS_ROLE + "-"))}
         return SignResult(self.index, Path(keys), versions, hashlib.sha256(root_bytes).hexdigest(), expires,
-                          self.count, getattr(self, "generated", ()), bins)
+                          self.count, self.generated, bins)
 
 
 def _unsigned_targets(now: datetime) -> Metadata[Targets]:

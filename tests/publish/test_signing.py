@@ -266,3 +266,15 @@ def test_rotating_the_bins_key_re_signs_every_bin(tmp_path: Path, monkeypatch) -
     assert problems(idx.path) == []
     idx.publish(packed(tmp_path, version="0.2.0"))
     assert ok("ext", "info", "review-pack")["latest"] == "0.2.0"
+
+
+def test_a_missing_bins_key_is_an_error_never_a_new_key(tmp_path: Path) -> None:
+    idx = signed_index(tmp_path / "index")
+    (idx.keys / "bins.key").unlink()
+    before = {p.name: p.read_bytes() for p in (idx.path / "metadata").iterdir()}
+    doc = fail("not_found", "registry", "publish", packed(tmp_path, version="0.1.0"), "--index", idx.path,
+               "--keys", idx.keys)
+    assert "bins" in doc["error"]["message"]
+    fail("not_found", "registry", "sign", idx.path, "--keys", idx.keys)
+    assert {p.name: p.read_bytes() for p in (idx.path / "metadata").iterdir()} == before
+    assert not (idx.keys / "bins.key").exists()
