@@ -249,8 +249,18 @@ def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: It
                    for path, data in change_writes(state.root, meta.serial, name, summary_record(entry), op)]
     else:
         index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
+        _check_index_cap(state.root, index)
         writes.append(Write(state.root / INDEX_FILE, index))
     return meta.serial, commit_writes(state.root, writes, signing)
+
+
+def _check_index_cap(root: Path, data: bytes) -> None:
+    """One set of caps: never write the index.json that validate and every client refuse."""
+    if len(data) > INDEX_MAX_BYTES:
+        raise ValidationFailed([_problem(INDEX_FILE, "", f"would be {len(data) / MIB:.1f} MiB, over its "
+                                         f"{INDEX_MAX_BYTES // MIB} MiB cap, which clients and 'registry validate' "
+                                         f"refuse; move the index to format 2: 'pkgmgr registry build {root} "
+                                         "--format 2'")])
 
 
 def _summary_repairs(state: IndexState, entry: Entry) -> list[Write]:
@@ -609,11 +619,7 @@ def build(root: Path, *, timeout: float = 30.0, format: int | None = None,
             return _migrate(root, raw, signing)
         state = read_index(root)
         data = _rendered_index(state)
-        if len(data) > INDEX_MAX_BYTES:
-            raise ValidationFailed([_problem(INDEX_FILE, "", f"would be {len(data) / MIB:.1f} MiB, over its "
-                                             f"{INDEX_MAX_BYTES // MIB} MiB cap, which clients and 'registry "
-                                             f"validate' refuse; move the index to format 2: 'pkgmgr registry build "
-                                             f"{root} --format 2'")])
+        _check_index_cap(root, data)
         path = root / INDEX_FILE
         changed = not path.is_file() or path.read_bytes() != data
         signed = _full_signing(root, signing, [Write(path, data)] if changed else [])

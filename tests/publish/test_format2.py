@@ -178,3 +178,17 @@ def test_the_client_installs_from_a_format_2_index(tmp_path: Path, index2: Path,
     ok("registry", "add", "acme", str(index2))
     info = ok("ext", "info", "review-pack", "--registry", "acme")
     assert info["latest"] == "0.1.0" and info["registry"] == "acme"
+
+
+def test_build_refuses_an_index_json_over_the_cap_readers_enforce(tmp_path: Path, index: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """One set of caps: build never writes the index.json that validate and clients refuse."""
+    from pkgmgr.registry import publish as publish_module
+
+    ok("registry", "publish", packed(tmp_path, version="0.1.0"), "--index", index)
+    monkeypatch.setattr(publish_module, "INDEX_MAX_BYTES", 64)
+    before = snapshot(index)
+    doc = fail("invalid_index", "registry", "build", index)
+    assert "--format 2" in doc["error"]["message"] and snapshot(index) == before
+    doc = fail("invalid_index", "registry", "publish", packed(tmp_path, version="0.2.0"), "--index", index)
+    assert "--format 2" in doc["error"]["message"] and snapshot(index) == before
