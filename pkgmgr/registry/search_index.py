@@ -93,7 +93,7 @@ class SearchIndex:
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for attempt in (1, 2):
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=OFF")  # a cache (module docstring)
@@ -182,6 +182,13 @@ class SearchIndex:
     # -- reading ---------------------------------------------------------------------------------
 
     def search(self, term: str) -> list[IndexExtension]:
+        try:
+            return self._search(term)
+        except sqlite3.Error as exc:
+            raise PkgmgrError(f"the local search index {self.path}: {exc}", code=Code.IO_ERROR,
+                              hint="'pkgmgr cache clean' removes it; it is rebuilt from the registry") from None
+
+    def _search(self, term: str) -> list[IndexExtension]:
         """Extensions whose name or lower-cased description contains `term` (lower-case), by
         name; every one with an empty term. Through the trigram index for a term of three or
         more characters, then checked exactly."""
@@ -254,13 +261,30 @@ def sync(registry: "Registry") -> tuple[SearchIndex, SyncReport]:
     """The registry's local search index, brought to its serial (module docstring). Raises the
     errors of reading the registry (its name in the message)."""
     meta = registry.meta()
-    index = SearchIndex(index_path(registry), registry.source)
+    path = index_path(registry)
+    try:
+        index = SearchIndex(path, registry.source)
+    except sqlite3.Error as exc:
+        raise _db_error(registry, path, exc) from None
     try:
         report = _catch_up(registry, index, meta.serial)
+    except sqlite3.Error as exc:
+        index.close()
+        raise _db_error(registry, path, exc) from None
     except BaseException:
         index.close()
         raise
     return index, report
+
+
+def _db_error(registry: "Registry", path: Path, exc: sqlite3.Error) -> PkgmgrError:
+    """A failure of the local index itself (disk full, another process holding it): its own
+    code, never a traceback."""
+    busy = "locked" in str(exc) or "busy" in str(exc)
+    return PkgmgrError(f"registry {registry.name}: its local search index {path}: {exc}",
+                       code=Code.LOCKED if busy else Code.IO_ERROR, details={"registry": registry.name},
+                       hint="try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
+                            "registry" if not busy else "another pkgmgr is updating it: try again")
 
 
 def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncReport:

@@ -160,3 +160,15 @@ def test_without_fts5_search_scans(tmp_path: Path, home: Path, index2: Path, mon
     assert names("iew-p") == ["review-pack"] and names("pack") == ["other-pack", "review-pack"]
     publish(tmp_path, index2, "third-pack")
     assert names("pack") == ["other-pack", "review-pack", "third-pack"]
+
+
+def test_a_local_index_that_cannot_be_opened_is_an_io_error(tmp_path: Path, home: Path, index2: Path) -> None:
+    publish(tmp_path, index2, "review-pack")
+    ok("registry", "add", "acme", index2)
+    assert names("review") == ["review-pack"]
+    (db,) = list((home / "cache" / "registries").glob("*/search.sqlite"))
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    db.mkdir()  # not a file SQLite can open, nor remove
+    doc = fail("io_error", "ext", "search", "review", "--registry", "acme")
+    assert "search.sqlite" in doc["error"]["message"]
