@@ -136,16 +136,21 @@ def _fix_first(root: Path, error: ValidationFailed) -> ValidationFailed:
                                                     f"('pkgmgr registry validate {root}' lists them)")
 
 
+def read_head(root: Path) -> tuple[bytes, RegistryMeta]:
+    """`registry.toml`'s bytes and value. Raises `not_found` or `ValidationFailed(invalid_index)`."""
+    require_index(root)
+    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
+    try:
+        return raw, parse_registry(raw)
+    except ValidationFailed as error:
+        raise _fix_first(root, error) from None
+
+
 def read_for_change(root: Path, name: str) -> IndexState:
     """What publish, yank and unyank read: a format-1 index whole (its index.json is rewritten
     from every entry); a format-2 index only `registry.toml` and the entry of `name` (its
     summary files are read by `summary.change_writes`)."""
-    require_index(root)
-    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
-    try:
-        meta = parse_registry(raw)
-    except ValidationFailed as error:
-        raise _fix_first(root, error) from None
+    raw, meta = read_head(root)
     if meta.format < 2:
         return read_index(root)
     rel = entry_path(name, meta.format)
@@ -604,12 +609,7 @@ def build(root: Path, *, timeout: float = 30.0, format: int | None = None,
     if format is not None and format not in FORMATS:
         raise PkgmgrError(f"--format {format}: expected one of {', '.join(map(str, FORMATS))}", code=Code.USAGE)
     with index_lock(root, timeout):
-        require_index(root)
-        raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
-        try:
-            meta = parse_registry(raw)
-        except ValidationFailed as error:
-            raise _fix_first(root, error) from None
+        raw, meta = read_head(root)
         if format is not None and format < meta.format:
             raise PkgmgrError(f"{root} is a format-{meta.format} index; it cannot go back to format {format}",
                               code=Code.USAGE)
