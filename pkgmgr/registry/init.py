@@ -66,7 +66,7 @@ jobs:
         run: python -m pip install '{requirement}'
 
       - name: Validate the index
-        run: pkgmgr registry validate . --base "${{{{ github.event.pull_request.base.sha }}}}" --fetch
+        run: pkgmgr registry validate . --{since} "${{{{ github.event.pull_request.base.sha }}}}" --fetch
 """
 
 
@@ -81,8 +81,10 @@ def default_name(root: Path) -> str:
     return text if _NAME_RE.fullmatch(text) else "registry"
 
 
-def workflow_text(requirement: str) -> str:
-    return WORKFLOW.format(requirement=requirement)
+def workflow_text(requirement: str, format: int = 1) -> str:
+    """The CI workflow; a format-2 index (built for size) checks only what a pull request
+    changed (`--changed-since`), a format-1 index everything (`--base`)."""
+    return WORKFLOW.format(requirement=requirement, since="changed-since" if format >= 2 else "base")
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
         summary = Write(root / INDEX_FILE, render_index(index_document(RegistryMeta(name, description, 1, 0), [])))
     writes = [
         Write(root / "extensions" / ".gitkeep", b""),
-        Write(root / WORKFLOW_FILE, workflow_text(requirement).encode("utf-8")),
+        Write(root / WORKFLOW_FILE, workflow_text(requirement, format).encode("utf-8")),
         summary,
         Write(root / REGISTRY_FILE, registry),
     ]

@@ -44,6 +44,8 @@ def test_init_writes_a_format_2_index(index2: Path) -> None:
     listed = parse_shards((index2 / "index/shards.json").read_bytes())
     assert (listed.serial, listed.extensions, listed.shards) == (0, 0, {})
     assert ok("registry", "validate", index2)["valid"] is True
+    workflow = (index2 / ".github/workflows/validate.yml").read_text()
+    assert "registry validate . --changed-since" in workflow  # a big index's CI checks what changed
 
 
 def test_publish_writes_the_hashed_entry_its_shard_and_one_change(tmp_path: Path, index2: Path) -> None:
