@@ -115,7 +115,7 @@ def points() -> list[tuple[Scenario, str]]:
     for scenario in SCENARIOS:
         found += [(scenario, "registry.switch.staging#1"), (scenario, "registry.switch.staged"),
                   (scenario, "registry.switch.done")]
-        found += [(scenario, f"registry.switch.renamed#{k}") for k in range(1, 13)]
+        found += [(scenario, f"registry.switch.renamed#{k}") for k in range(1, 17)]
     return found
 
 
