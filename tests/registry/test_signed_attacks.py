@@ -38,15 +38,17 @@ def _later() -> datetime:
 
 
 def delegate(index: SignedIndex, role_name: str) -> bytes:
-    """Move the entry files from the top-level targets to a role `role_name` they delegate to
-    (paths `extensions/*`, as hashed bins would), signed with the index's own keys, with a
-    snapshot and timestamp naming it; returns the delegated role's signed metadata."""
+    """Move the entry files from the top-level targets and its hashed bins to a role `role_name`
+    they delegate to (paths `extensions/*`, in place of the bins), signed with the index's own
+    keys, with a snapshot and timestamp naming it; returns the delegated role's signed metadata."""
     from tuf.api.metadata import DelegatedRole, Delegations, Metadata, MetaFile, Snapshot, Targets
     from tuf.api.serialization.json import JSONSerializer
 
     signer = _signer("targets")
     key = signer.public_key
     targets = Metadata[Targets].from_bytes(index.metadata("targets.json"))
+    for path in sorted(index.metadata_dir.glob("bins-*.json")):  # the bins' targets, the other files kept on top
+        targets.signed.targets.update(Metadata[Targets].from_bytes(path.read_bytes()).signed.targets)
     moved = {path: target for path, target in targets.signed.targets.items() if path.startswith("extensions/")}
     assert moved
     for path in moved:
