@@ -20,6 +20,8 @@ it, so an install of Compozy trees never loads another host's code (SPEC 12).
   read from its own code.
 - `detect.py`: the host of a tree, from the manifest files each host claims.
 - `facts.py`: what a release archive says about itself, for a registry entry.
+- `gemini.py`, `claude.py` (with `jsdoc.py`, what they share): the rules of Gemini CLI and Claude
+  Code, judge-only (`base.HostRules`): not in `HOSTS` yet, so nothing installs for them.
 """
 
 from __future__ import annotations
