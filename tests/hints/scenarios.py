@@ -613,6 +613,72 @@ def validate_a_signed_index_changed_by_hand(h: H) -> None:
     h.ok("registry", "validate", index.path)
 
 
+def format2_index_out_of_step(h: H) -> None:
+    """A format-2 index whose shard list, summary shard or entry path is not what the entries say
+    (a publish interrupted, an edit by hand): 'registry build' puts each back."""
+    from pkgmgr.registry.layout import SHARDS_FILE, SUMMARY_DIR, entry_path
+    from tests.publish.helpers import packed
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme", "--format", "2")
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    shards = index / SHARDS_FILE
+    (shard,) = sorted((index / SUMMARY_DIR).glob("*.json"))
+    old_list, old_shard = shards.read_bytes(), shard.read_bytes()
+    h.ok("registry", "publish", packed(h.tmp, version="0.2.0"), "--index", index)
+    shards.write_bytes(old_list)  # as an interrupted publish leaves it
+    result = h.run("registry", "validate", index, code=3)
+    assert "is not in sync with registry.toml's serial and the summary shards" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    shard.write_bytes(old_shard)
+    result = h.run("registry", "validate", index, code=3)
+    assert "is not in sync with the entries of its shard" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    entry = index / entry_path("review-pack", 2)
+    misplaced = index / "extensions" / "re" / "review-pack.toml"  # where format 1 keeps it
+    misplaced.parent.mkdir(parents=True)
+    entry.rename(misplaced)
+    result = h.run("registry", "validate", index, code=3)
+    assert f"belongs at {entry_path('review-pack', 2)}" in result.stdout + result.stderr
+    h.run("registry", "build", index, code=3)  # refused until the entry is where it belongs
+    misplaced.rename(entry)  # as the hint says
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+
+
+def a_change_of_the_index_interrupted(h: H) -> None:
+    """A publish killed in its switch leaves the change staged: validate says so, and 'registry
+    doctor' settles it."""
+    from tests.publish.helpers import packed
+    from tests.support.cli import run_subprocess
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    killed = run_subprocess(["registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index],
+                            env={"PKGMGR_HOME": str(h.home), "PKGMGR_TEST_CRASH_AT": "registry.switch.staged"})
+    assert killed.code != 0, killed
+    result = h.run("registry", "validate", index, code=3)
+    h.follow(result, "pkgmgr registry doctor")
+    h.ok("registry", "validate", index)
+
+
+def publish_into_a_format_1_index_grown_too_big(h: H) -> None:
+    """index.json would pass the cap clients enforce: the hint moves the index to format 2."""
+    from unittest import mock
+
+    from tests.publish.helpers import packed
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    with mock.patch("pkgmgr.registry.publish.INDEX_MAX_BYTES", 64):  # a stand-in for 16 MiB
+        result = h.run("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index, code=3)
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    h.ok("registry", "validate", index)
+
+
 # --- authoring ----------------------------------------------------------------------------------
 
 

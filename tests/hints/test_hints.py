@@ -225,7 +225,29 @@ entry("registry/init.py", "A pkgmgr registry index. Change it with `pkgmgr regis
 entry("registry/init.py", "`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`.",
       Runs(s.init_into_an_index))
 entry("registry/init.py", next(t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("# Validates")),
-      Static("the CI workflow registry init writes, run by GitHub: tests/publish/test_init.py checks its command line"))
+      Mention("the CI workflow registry init writes, run by GitHub, its option chosen by the index's format "
+              "(--{since}): tests/publish/test_init.py checks its command line"))
+entry("registry/publish.py", "would be {} MiB, over its {} MiB cap, which clients and 'registry validate' refuse; move "
+      "the index to format 2: 'pkgmgr registry build {} --format 2'", Runs(s.publish_into_a_format_1_index_grown_too_big))
+entry("registry/validate_index.py", "is not in sync with registry.toml's serial and the summary shards: run "
+      "'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
+entry("registry/validate_index.py", "is not in sync with the entries of its shard (a publish interrupted, or an edit by "
+      "hand): run 'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
+entry("registry/shard_walk.py", "the entry of {} belongs at {} (format 2 shards entries by the sha256 of the name): "
+      "move it there, then run 'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
+entry("registry/validate_index.py", "an interrupted change of the index is pending: run 'pkgmgr registry doctor {}' "
+      "to settle it", Runs(s.a_change_of_the_index_interrupted))
+entry("registry/switch.py", "restore the index from its git history, then run 'pkgmgr registry build'",
+      Static("an interrupted change whose staged file was deleted by hand before it was settled: a fault no test "
+             "makes; registry build rewrites every derived file from the entries"))
+entry("registry/search_index.py", "'pkgmgr cache clean' removes it; it is rebuilt from the registry",
+      Static("the local search index failing under a search (disk full, damaged under it): "
+             "tests/registry/test_search_index.py makes the faults"))
+entry("registry/search_index.py", "try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
+      "registry", Static("a local search index that cannot be opened or written: tests/registry/test_search_index.py "
+                         "test_a_local_index_that_cannot_be_opened_is_an_io_error"))
+entry("registry/search_index.py", "its maintainers rebuild it with 'pkgmgr registry build'",
+      Mention("the maintainers' command, on an index the user does not have"))
 entry("registry/publish.py", "create one with 'pkgmgr registry init {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: is a directory; pack it first with 'pkgmgr ext pack {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: the index has problems; fix them first ('pkgmgr registry validate {}' lists them)",
@@ -243,13 +265,15 @@ entry("registry/validate_index.py", "version {}, published at {}, disappeared ({
       "yank it instead ('pkgmgr registry yank')", Mention("the command to use instead"))
 entry("registry/validate_index.py", "is still {} although versions were added, removed, yanked or unyanked since {}: "
       "every such change raises it (pkgmgr registry publish/yank/unyank do)", Mention("the commands that raise it"))
-entry("registry/signing.py", "is not signed (not a target of metadata/targets.json): run 'pkgmgr registry sign {}'",
+entry("registry/signing.py", "is not signed (not a target of the signed metadata): run 'pkgmgr registry sign {}'",
       Static("a file added by hand; the same command as for a file changed by hand, which "
              "validate_a_signed_index_changed_by_hand runs"))
-entry("registry/signing.py", "is not the file metadata/targets.json signs ({}): run 'pkgmgr registry sign {}'",
+entry("registry/signing.py", "is not the file the signed metadata names ({}): run 'pkgmgr registry sign {}'",
       Runs(s.validate_a_signed_index_changed_by_hand))
 for template in ("choose a directory outside the index with --keys", "pass the keys directory with --keys DIR or "
-                 "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)"):
+                 "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)",
+                 "use the keys directory the index was signed with (--keys DIR); after an interrupted 'registry "
+                 "rotate-key', run it again (or put {} back as {}.key)"):
     entry("registry/signing.py", template, Static(MAINTAINER, ("registry sign", "registry init", "registry publish")))
 entry("net/oci.py", "--push {}: only .tar.gz archives are pushed (the artifact's layer is {}); pack the extension with "
       "'pkgmgr ext pack DIR'", Static("a push to an OCI registry, which not every machine has (tests/net/test_oci_cli.py skips without)"))
