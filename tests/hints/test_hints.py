@@ -225,8 +225,9 @@ entry("registry/init.py", "A pkgmgr registry index. Change it with `pkgmgr regis
       Mention("registry.toml's comment names the command"))
 entry("registry/init.py", "`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`.",
       Runs(s.init_into_an_index))
-entry("registry/init.py", next(t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("# Validates")),
-      Static("the CI workflow registry init writes, run by GitHub: tests/publish/test_init.py checks its command line"))
+for validate in (t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("pkgmgr registry validate . --")):
+    entry("registry/init.py", validate, Static("the CI workflow registry init writes (format 1: --base, format 2: "
+                                               "--changed-since), run by GitHub: tests/publish/test_init.py checks it"))
 entry("registry/publish.py", "create one with 'pkgmgr registry init {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: is a directory; pack it first with 'pkgmgr ext pack {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: the index has problems; fix them first ('pkgmgr registry validate {}' lists them)",
