@@ -66,8 +66,14 @@ jobs:
         run: python -m pip install '{requirement}'
 
       - name: Validate the index
-        run: pkgmgr registry validate . --{since} "${{{{ github.event.pull_request.base.sha }}}}" --fetch
+        run: {validate}
 """
+# the CI's check: a format-2 index (built for size) checks only what a pull request changed, a
+# format-1 index everything against the pull request's base
+VALIDATE = {
+    1: 'pkgmgr registry validate . --base "${{ github.event.pull_request.base.sha }}" --fetch',
+    2: 'pkgmgr registry validate . --changed-since "${{ github.event.pull_request.base.sha }}" --fetch',
+}
 
 
 def default_requirement() -> str:
@@ -84,7 +90,7 @@ def default_name(root: Path) -> str:
 def workflow_text(requirement: str, format: int = 1) -> str:
     """The CI workflow; a format-2 index (built for size) checks only what a pull request
     changed (`--changed-since`), a format-1 index everything (`--base`)."""
-    return WORKFLOW.format(requirement=requirement, since="changed-since" if format >= 2 else "base")
+    return WORKFLOW.format(requirement=requirement, validate=VALIDATE[2 if format >= 2 else 1])
 
 
 @dataclass(frozen=True)

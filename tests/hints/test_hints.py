@@ -224,9 +224,9 @@ entry("registry/init.py", "A pkgmgr registry index. Change it with `pkgmgr regis
       Mention("registry.toml's comment names the command"))
 entry("registry/init.py", "`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`.",
       Runs(s.init_into_an_index))
-entry("registry/init.py", next(t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("# Validates")),
-      Mention("the CI workflow registry init writes, run by GitHub, its option chosen by the index's format "
-              "(--{since}): tests/publish/test_init.py checks its command line"))
+for validate in (t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("pkgmgr registry validate . --")):
+    entry("registry/init.py", validate, Static("the CI workflow registry init writes (format 1: --base, format 2: "
+                                               "--changed-since), run by GitHub: tests/publish/test_init.py checks it"))
 entry("registry/publish.py", "would be {} MiB, over its {} MiB cap, which clients and 'registry validate' refuse; move "
       "the index to format 2: 'pkgmgr registry build {} --format 2'", Runs(s.publish_into_a_format_1_index_grown_too_big))
 entry("registry/validate_index.py", "is not in sync with registry.toml's serial and the summary shards: run "
