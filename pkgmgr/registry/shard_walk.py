@@ -70,7 +70,8 @@ def misplaced(root: Path, path: Path) -> Problem | None:
         return Problem(INVALID, rel, "", f"{name!r} is not an extension name (^[a-z][a-z0-9-]{{1,63}}$)")
     if rel != entry_path(name, 2):
         return Problem(INVALID, rel, "", f"the entry of {name!r} belongs at {entry_path(name, 2)} (format 2 shards "
-                                         "entries by the sha256 of the name; 'pkgmgr registry build' moves it)")
+                                         "entries by the sha256 of the name): move it there, then run "
+                                         f"'pkgmgr registry build {root}'")
     return None
 
 
