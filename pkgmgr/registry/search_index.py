@@ -301,7 +301,7 @@ def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncRepo
     if listed is None:
         raise PkgmgrError(f"registry {registry.name} ({registry.source}) has no {SHARDS_FILE}: its summary is "
                           "missing", code=Code.INVALID_INDEX, details={"registry": registry.name, "file": SHARDS_FILE},
-                          hint="its maintainers rebuild it with 'pkgmgr registry build'")
+                          hint="its maintainers rebuild it with 'pkgmgr registry build DIR'")
     _load_shards(registry, index, listed, counter)
     index.set_serial(min(listed.serial, serial))
     registry.reader.keep(SHARDS_FILE)

@@ -113,7 +113,8 @@ def _apply(root: Path, tx: Path, entries: list[dict]) -> None:
             elif not _holds(dest, item["sha256"]):
                 raise PkgmgrError(f"{root}: an interrupted change cannot be completed: its staged {item['rel']} is "
                                   f"gone and the file is not the one it was writing ({tx})", code=Code.STATE_INCONSISTENT,
-                                  hint="restore the index from its git history, then run 'pkgmgr registry build'")
+                                  hint=f"remove {tx}, restore the index from its git history, then run "
+                                       f"'pkgmgr registry build {root}'")
         touched.add(dest.parent)
         crashpoint("registry.switch.renamed")
     for folder in sorted(touched):

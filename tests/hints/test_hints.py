@@ -227,27 +227,6 @@ entry("registry/init.py", "`registry yank` and `registry unyank`; check it with 
 for validate in (t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("pkgmgr registry validate . --")):
     entry("registry/init.py", validate, Static("the CI workflow registry init writes (format 1: --base, format 2: "
                                                "--changed-since), run by GitHub: tests/publish/test_init.py checks it"))
-entry("registry/publish.py", "would be {} MiB, over its {} MiB cap, which clients and 'registry validate' refuse; move "
-      "the index to format 2: 'pkgmgr registry build {} --format 2'", Runs(s.publish_into_a_format_1_index_grown_too_big))
-entry("registry/validate_index.py", "is not in sync with registry.toml's serial and the summary shards: run "
-      "'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
-entry("registry/validate_index.py", "is not in sync with the entries of its shard (a publish interrupted, or an edit by "
-      "hand): run 'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
-entry("registry/shard_walk.py", "the entry of {} belongs at {} (format 2 shards entries by the sha256 of the name): "
-      "move it there, then run 'pkgmgr registry build {}'", Runs(s.format2_index_out_of_step))
-entry("registry/validate_index.py", "an interrupted change of the index is pending: run 'pkgmgr registry doctor {}' "
-      "to settle it", Runs(s.a_change_of_the_index_interrupted))
-entry("registry/switch.py", "restore the index from its git history, then run 'pkgmgr registry build'",
-      Static("an interrupted change whose staged file was deleted by hand before it was settled: a fault no test "
-             "makes; registry build rewrites every derived file from the entries"))
-entry("registry/search_index.py", "'pkgmgr cache clean' removes it; it is rebuilt from the registry",
-      Static("the local search index failing under a search (disk full, damaged under it): "
-             "tests/registry/test_search_index.py makes the faults"))
-entry("registry/search_index.py", "try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
-      "registry", Static("a local search index that cannot be opened or written: tests/registry/test_search_index.py "
-                         "test_a_local_index_that_cannot_be_opened_is_an_io_error"))
-entry("registry/search_index.py", "its maintainers rebuild it with 'pkgmgr registry build'",
-      Mention("the maintainers' command, on an index the user does not have"))
 entry("registry/publish.py", "create one with 'pkgmgr registry init {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: is a directory; pack it first with 'pkgmgr ext pack {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: the index has problems; fix them first ('pkgmgr registry validate {}' lists them)",
@@ -266,14 +245,34 @@ entry("registry/validate_index.py", "version {}, published at {}, disappeared ({
 entry("registry/validate_index.py", "is still {} although versions were added, removed, yanked or unyanked since {}: "
       "every such change raises it (pkgmgr registry publish/yank/unyank do)", Mention("the commands that raise it"))
 entry("registry/signing.py", "is not signed (not a target of the signed metadata): run 'pkgmgr registry sign {}'",
-      Static("a file added by hand; the same command as for a file changed by hand, which "
-             "validate_a_signed_index_changed_by_hand runs"))
+      Runs(s.validate_a_signed_index_with_a_file_added_by_hand))
 entry("registry/signing.py", "is not the file the signed metadata names ({}): run 'pkgmgr registry sign {}'",
       Runs(s.validate_a_signed_index_changed_by_hand))
+entry("registry/signing.py", "use the keys directory the index was signed with (--keys DIR); after an interrupted "
+      "'registry rotate-key', run it again (or put {} back as {}.key)",
+      Runs(s.publish_with_keys_the_index_was_not_signed_with,
+           ("registry publish", "registry build", "registry sign", "registry rotate-key")))
+# --- a format-2 index, and the client's local search index (docs/registry-format.md) ---
+entry("registry/publish.py", "would be {} MiB, over its {} MiB cap, which clients and 'registry validate' refuse; move "
+      "the index to format 2: 'pkgmgr registry build {} --format 2'", Runs(s.publish_past_the_index_json_cap))
+entry("registry/validate_index.py", "is not in sync with the entries of its shard (a publish interrupted, or an edit "
+      "by hand): run 'pkgmgr registry build {}'", Runs(s.validate_a_format_2_index_out_of_step))
+entry("registry/validate_index.py", "is not in sync with registry.toml's serial and the summary shards: run "
+      "'pkgmgr registry build {}'", Runs(s.validate_a_format_2_index_out_of_step))
+entry("registry/shard_walk.py", "the entry of {} belongs at {} (format 2 shards entries by the sha256 of the name): "
+      "move it there, then run 'pkgmgr registry build {}'", Runs(s.validate_a_misplaced_entry))
+entry("registry/validate_index.py", "an interrupted change of the index is pending: run 'pkgmgr registry doctor {}' "
+      "to settle it", Runs(s.validate_an_interrupted_change))
+entry("registry/switch.py", "remove {}, restore the index from its git history, then run 'pkgmgr registry build {}'",
+      Runs(s.a_change_that_cannot_be_completed))
+entry("registry/search_index.py", "'pkgmgr cache clean' removes it; it is rebuilt from the registry",
+      Runs(s.search_with_a_damaged_local_index))
+entry("registry/search_index.py", "try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
+      "registry", Runs(s.search_with_a_damaged_local_index))
+entry("registry/search_index.py", "its maintainers rebuild it with 'pkgmgr registry build DIR'",
+      Runs(s.search_a_registry_without_its_shard_list))
 for template in ("choose a directory outside the index with --keys", "pass the keys directory with --keys DIR or "
-                 "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)",
-                 "use the keys directory the index was signed with (--keys DIR); after an interrupted 'registry "
-                 "rotate-key', run it again (or put {} back as {}.key)"):
+                 "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)"):
     entry("registry/signing.py", template, Static(MAINTAINER, ("registry sign", "registry init", "registry publish")))
 entry("net/oci.py", "--push {}: only .tar.gz archives are pushed (the artifact's layer is {}); pack the extension with "
       "'pkgmgr ext pack DIR'", Static("a push to an OCI registry, which not every machine has (tests/net/test_oci_cli.py skips without)"))
