@@ -32,7 +32,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report-file", type=Path, default=DOC, metavar="FILE",
                         help="the file --report rewrites (docs/performance.md)")
     parser.add_argument("--fail-on-miss", action="store_true", help="exit 3 when a target is not met")
+    parser.add_argument("--entries", metavar="N[,N...]",
+                        help="with registry-scale: registry maintenance and search at these index sizes (a format-2 "
+                             "index generated directly; bench/scale.py), e.g. 1000,10000,100000,1000000")
     args = parser.parse_args(argv)
+    if args.entries is not None:
+        if args.names != ["registry-scale"]:
+            parser.error("--entries applies to registry-scale alone")
+        from bench.scale import run_scale
+
+        try:
+            sizes = [int(text.replace("_", "")) for text in args.entries.split(",")]
+        except ValueError:
+            parser.error(f"--entries {args.entries!r}: expected numbers such as 1000,10000")
+        if any(size < 1 for size in sizes):
+            parser.error("--entries: each size must be at least 1")
+        print(run_scale(sizes, keep=args.keep))
+        return 0
 
     if args.report and args.smoke:
         parser.error("--report needs timed runs, not --smoke")

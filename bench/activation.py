@@ -145,7 +145,7 @@ def activation(env: Env) -> Iterator[Case]:
         env.pkgmgr("bundle", "deactivate", act, "-o", "json", expect=(0, 5))  # 5: nothing to deactivate yet
 
     def validate() -> None:
-        load_bundles(installed_dir, ("bundles",), reserved_agent_names=reserved)
+        load_bundles(installed_dir, ("bundles",), reserved_agent_names=reserved, generation="v0.2")  # version-2 layouts
 
     def in_process() -> dict[str, Any]:
         times = []

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 BENCHMARKS: dict[str, "Benchmark"] = {}
 
 # modules of this package that are part of the harness, not benchmarks
-HARNESS_MODULES = frozenset({"registry", "harness", "support", "report", "__main__"})
+HARNESS_MODULES = frozenset({"registry", "harness", "support", "report", "scale", "__main__"})
 
 
 @dataclass(frozen=True)

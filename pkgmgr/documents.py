@@ -214,7 +214,8 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
         if key in result:
-            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)}")
+            raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)} (pkgmgr's rule: Go keeps the last "
+                             "value, other readers the first; keep one)")
         result[key] = value
     return result
 

@@ -1,7 +1,7 @@
-"""`ext status` of a Compozy extension (SPEC 7): the document that describes one install — its
-manifest as installed, its provenance and whether its registry is signed, the environment
-variables it requires that are unset, its bundles and profiles, and its activations. Reads
-only; the CLI renders the document as JSON or text."""
+"""`ext status` (SPEC 7, 11): the document that describes one install of any host — what its host
+reads of it (for Compozy: its manifest as installed, the environment variables it requires that
+are unset, its bundles and profiles, its activations), and its provenance with whether its
+registry is signed. Reads only; the CLI renders the document as JSON or text."""
 
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ from pkgmgr.errors import PkgmgrError
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.manifest.parsed import Manifest
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
@@ -22,47 +21,15 @@ if TYPE_CHECKING:
 def status_document(item: Installed, scope: Scope, *, config: Config, home: Path, resolved: bool = False,
                     environ: Mapping[str, str] = os.environ,
                     warn: Callable[[str], None] = lambda _message: None) -> dict[str, Any]:
-    """The `ext status -o json` document of `item`, installed in `scope`. `resolved` adds each
-    command as it runs (SPEC 2: paths and `${VAR}` resolved against `environ`). Bundles that
-    cannot be read are a warning (`warn`), not an error: the install itself is still described."""
-    from pkgmgr.activation.lifecycle import activations_for
-    from pkgmgr.manifest import parse_manifest
+    """The `ext status -o json` document of `item`, installed in `scope`, of any host: what its
+    host reads of it (`Host.status`; `resolved` adds each command as it runs, where the host has
+    commands, resolved against `environ`; what cannot be read is a warning, `warn`), its provenance
+    with whether its registry is signed (`signature`)."""
+    from pkgmgr.hosts import get
 
-    manifest = parse_manifest(item.manifest, file="extension.toml", root=None)
-    data: dict[str, Any] = {
-        "name": item.name,
-        "version": item.version,
-        "scope": item.scope,
-        "enabled": item.enabled,
-        "path": str(item.directory),
-        "kind": manifest.kind,
-        "generations": list(manifest.generations),
-        "description": manifest.description,
-        "provenance": {**item.provenance(), **signature(item, config=config, home=home)},
-        "tree_sha256": item.tree_sha256,
-        "network_digest": item.network_digest,
-        "network_requirement": manifest.network,
-        "grants": list(item.grants),
-        "max_scope": item.max_scope,
-        "requires_env": list(manifest.requires_env),
-        "missing_env": missing_env(manifest, environ),
-        "bundles": bundle_summary(item, manifest, config=config, warn=warn),
-        "activations": activations_for(scope, item.name),
-        "skills": list(manifest.skills),
-        "hooks": [{"name": h.name, "event": h.event, "mode": h.mode, "command": " ".join([h.executor.command,
-                                                                                        *h.executor.args])}
-                  for h in manifest.hooks],
-        "mcp_servers": [{"name": name, "command": " ".join([c.command, *c.args])} for name, c in manifest.mcp_servers],
-    }
-    if resolved:
-        data["commands"] = [{"key": key, **cmd.resolved(str(item.directory), environ)}
-                            for key, cmd in manifest.commands()]
+    data = get(item.host).status(item, scope, config=config, resolved=resolved, environ=environ, warn=warn)
+    data["provenance"] = {**data["provenance"], **signature(item, config=config, home=home)}
     return data
-
-
-def missing_env(manifest: Manifest, environ: Mapping[str, str]) -> list[str]:
-    """The variables the manifest requires (`requires_env`) that are unset or empty in `environ`."""
-    return [name for name in manifest.requires_env if not environ.get(name)]
 
 
 def signature(item: Installed, *, config: Config, home: Path) -> dict[str, Any]:
@@ -83,19 +50,3 @@ def signature(item: Installed, *, config: Config, home: Path) -> dict[str, Any]:
         return {"signed": False}
     state = trusted_state(home, source)
     return {"signed": True, "root_sha256": state.root_sha256 or registry.root_sha256, "expires": state.expires}
-
-
-def bundle_summary(item: Installed, manifest: Manifest, *, config: Config,
-                   warn: Callable[[str], None]) -> list[dict[str, Any]]:
-    """Each bundle the manifest lists with its profiles' names; [] (and a warning) when they
-    cannot be read."""
-    if not manifest.bundles:
-        return []
-    from pkgmgr.bundles import load_bundles
-
-    try:
-        bundles = load_bundles(item.directory, manifest.bundles, reserved_agent_names=config.reserved_agent_names)
-    except PkgmgrError as error:
-        warn(f"{item.name}: bundles cannot be read: {error.message.splitlines()[0]}")
-        return []
-    return [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles]

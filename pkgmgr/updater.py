@@ -13,14 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Sequence
 
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import PkgmgrError
 from pkgmgr.refs import Ref
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.hosts.records import HostInstalled
-    from pkgmgr.install.destination import Announce
+    from pkgmgr.hosts.port import Announce
     from pkgmgr.install.options import InstallOptions
     from pkgmgr.install.pipeline import Confirm
     from pkgmgr.install.plan import Plan
@@ -43,7 +42,7 @@ class UpdateItem:
     target: str | None = None
     reason: str = ""
     error: PkgmgrError | None = None
-    installed: Installed | HostInstalled | None = None  # after a commit
+    installed: Installed | None = None  # after a commit
     summary: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -175,27 +174,19 @@ class Updater:
     def run(self, names: Sequence[str], *, all_: bool, check: bool, config: Config, interactive: bool = False,
             confirm: Confirm | None = None, reporter: "Reporter | None" = None, lock_timeout: float = 30.0,
             announce: Announce | None = None) -> UpdateReport:
-        # installs in other hosts' folders update the same way (SPEC 13)
-        from pkgmgr.hosts import records
+        from pkgmgr.lifecycle import find, listed
         from pkgmgr.progress import Reporter
-        from pkgmgr.store.switch import get_installed, list_installed
 
         reporter = reporter or Reporter()
         report = UpdateReport()
-        host = getattr(self.options, "host", None)
-        targets: list[Any] = []
+        host = self.options.host
+        targets: list[Installed] = []
         if all_:
-            targets = list_installed(self.scope) if host in (None, "compozy") else []
-            if host != "compozy":
-                targets += [r for r in records.list_rows(self.scope, host) if not records.is_placeholder(r)]
+            targets = listed([self.scope], host)  # every host's installs update the same way (SPEC 13)
         else:
-            for name in dict.fromkeys(names):
-                installed = get_installed(self.scope, name) if host in (None, "compozy") else None
-                if installed is None and host != "compozy":
-                    installed = records.find_installed(self.scope, name, host)
-                if installed is None:
-                    error = PkgmgrError(f"{name} is not installed in the {self.scope.kind} scope", code=Code.NOT_FOUND)
-                    report.items.append(UpdateItem(name, None, "failed", error=error))
+            for name, installed in find([self.scope], names, host).items():
+                if isinstance(installed, PkgmgrError):
+                    report.items.append(UpdateItem(name, None, "failed", error=installed))
                 else:
                     targets.append(installed)
         self._prefetch(targets)
@@ -235,11 +226,12 @@ class Updater:
     def _commit(self, report: UpdateReport, plans: list[tuple[UpdateItem, "Plan"]], *, config: Config,
                 interactive: bool, confirm: Confirm | None, reporter: "Reporter", lock_timeout: float,
                 announce: Announce | None) -> None:
-        from pkgmgr.install.pipeline import install
+        from pkgmgr.install.pipeline import InstallRequest, install
 
-        batch = install(self.scope, config=config, options=self.options,
-                        planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
-                        reporter=reporter, lock_timeout=lock_timeout, announce=announce, keep_going=False)
+        batch = install(InstallRequest(self.scope, config=config, options=self.options,
+                                       planned=[plan for _, plan in plans], interactive=interactive, confirm=confirm,
+                                       reporter=reporter, lock_timeout=lock_timeout, announce=announce,
+                                       keep_going=False))
         for (item, _), result in zip(plans, batch.results):
             item.summary = result.summary
             if result.status == "failed":

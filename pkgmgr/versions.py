@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # packaging is imported where a version is parsed: `ext searc
     from packaging.specifiers import SpecifierSet
     from packaging.version import Version
 
-_SEMVER = re.compile(
+SEMVER = re.compile(
     r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)"
     r"(?:-((?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*)(?:\.(?:0|[1-9]\d*|\d*[A-Za-z-][0-9A-Za-z-]*))*))?"
     r"(?:\+([0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*))?$"
@@ -45,7 +45,7 @@ def _parse_semver(text: str) -> Version:
     from packaging.version import InvalidVersion, Version
 
     candidate = strip_v(text.strip()) if text.strip() == text else text
-    if not _SEMVER.fullmatch(candidate):
+    if not SEMVER.fullmatch(candidate):
         raise ValueError(f"{_quote(text)} is not a semantic version (X.Y.Z)")
     try:
         return Version(candidate)

@@ -25,7 +25,7 @@ TUF = ("tuf", "securesystemslib", "cryptography")  # only when a signed registry
 UNUSED_BY_A_PLAIN_INSTALL = ("pkgmgr.bundles.agent", "pkgmgr.bundles.bundle", "pkgmgr.bundles.layout",
                              "pkgmgr.bundles.loader", "pkgmgr.bundles.prompt_template", "pkgmgr.bundles.schedule",
                              "pkgmgr.activation.lifecycle", "pkgmgr.activation.projection",
-                             "pkgmgr.hosts.install", "pkgmgr.hosts.base", "pkgmgr.hosts.terva", "pkgmgr.hosts.eva",
+                             "pkgmgr.hosts.folder", "pkgmgr.hosts.base", "pkgmgr.hosts.terva", "pkgmgr.hosts.eva",
                              "pkgmgr.hosts.vera", "pkgmgr.archive.pack", "pkgmgr.archive.selection",
                              "pkgmgr.store.recovery", "pkgmgr.net.github")
 WRAPPER = """

@@ -13,7 +13,7 @@ import pytest
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.install.options import InstallOptions
-from pkgmgr.install.pipeline import check_consent, install
+from pkgmgr.install.pipeline import InstallRequest, check_consent, install
 from pkgmgr.install.plan import Fetched, Plan, plan_path
 from pkgmgr.install.verify import prepare
 from pkgmgr.refs import Ref, parse_ref
@@ -121,8 +121,8 @@ def test_fetches_run_in_parallel_and_failures_stay_with_their_ref(tmp_path: Path
     fetched = {"one-ext": registry_fetched(one),
                "two-ext": PkgmgrError("download failed", code="network_error"),
                "three-ext": registry_fetched(three)}
-    batch = install(scope, ["one-ext", "two-ext", "three-ext"], config=CONFIG, options=InstallOptions(),
-                    planner=remote_planner(fetched, threading.Barrier(3)))
+    batch = install(InstallRequest(scope, ["one-ext", "two-ext", "three-ext"], config=CONFIG, options=InstallOptions(),
+                    planner=remote_planner(fetched, threading.Barrier(3))))
     assert [r.status for r in batch.results] == ["installed", "failed", "installed"]
     assert batch.first_error is not None and batch.first_error.code == "network_error"
     assert [i.name for i in list_installed(scope)] == ["one-ext", "three-ext"]
@@ -138,8 +138,8 @@ def test_planning_failures_do_not_stop_the_others(tmp_path: Path) -> None:
             raise PkgmgrError("no registry lists gone-ext", code="not_found")
         return remote_planner({"one-ext": registry_fetched(one)})(ref)
 
-    batch = install(scope, ["gone-ext", "Bad_Ref", "one-ext"], config=CONFIG, options=InstallOptions(),
-                    planner=planner)
+    batch = install(InstallRequest(scope, ["gone-ext", "Bad_Ref", "one-ext"], config=CONFIG, options=InstallOptions(),
+                    planner=planner))
     assert [(r.status, r.error.code if r.error else None) for r in batch.results] == [
         ("failed", "not_found"), ("failed", "usage"), ("installed", None)]
     assert batch.first_error.code == "not_found"  # type: ignore[union-attr]
@@ -150,8 +150,8 @@ def test_dry_run_touches_no_scope(tmp_path: Path) -> None:
     scope = global_scope(tmp_path / "home")
     source = write_extension(tmp_path / "src")
     options = InstallOptions(dry_run=True, allow_unverified=True, yes=True)
-    batch = install(scope, [str(source)], config=CONFIG, options=options,
-                    planner=remote_planner({}))
+    batch = install(InstallRequest(scope, [str(source)], config=CONFIG, options=options,
+                    planner=remote_planner({})))
     [result] = batch.results
     assert (result.status, result.name, result.version) == ("planned", "demo-ext", "0.1.0")
     assert result.summary is not None and result.summary["source"] == "path"
@@ -162,9 +162,9 @@ def test_a_terminal_can_refuse(tmp_path: Path) -> None:
     scope = global_scope(tmp_path / "home")
     source = write_extension(tmp_path / "src")
     asked: list[dict] = []
-    batch = install(scope, [str(source)], config=CONFIG, options=InstallOptions(allow_unverified=True),
+    batch = install(InstallRequest(scope, [str(source)], config=CONFIG, options=InstallOptions(allow_unverified=True),
                     planner=remote_planner({}), interactive=True,
-                    confirm=lambda summary: asked.append(summary) or False)
+                    confirm=lambda summary: asked.append(summary) or False))
     assert [s["name"] for s in asked] == ["demo-ext"]
     assert batch.first_error is not None and batch.first_error.code == "unverified_source"
     assert not (tmp_path / "home").exists()  # refused before anything was written
@@ -182,8 +182,8 @@ def test_the_prompt_is_answered_without_holding_the_writer_lock(tmp_path: Path) 
             return summary["name"] == "demo-ext"
 
     source = write_extension(tmp_path / "src")
-    batch = install(scope, [str(source)], config=CONFIG, options=InstallOptions(allow_unverified=True),
-                    planner=remote_planner({}), interactive=True, confirm=confirm)
+    batch = install(InstallRequest(scope, [str(source)], config=CONFIG, options=InstallOptions(allow_unverified=True),
+                    planner=remote_planner({}), interactive=True, confirm=confirm))
     assert [r.status for r in batch.results] == ["installed"]
     scope.close()
 
@@ -222,8 +222,8 @@ def test_trees_are_prepared_two_at_a_time_only_where_creating_files_is_slow(
     monkeypatch.setattr(pipeline, "SLOW_MICROSECONDS_PER_FILE", 0 if slow else 10**9)
     seen = threads_of_prepare(monkeypatch)
     scope = global_scope(tmp_path / "home")
-    batch = install(scope, NAMES, config=CONFIG, options=InstallOptions(),
-                    planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES}))
+    batch = install(InstallRequest(scope, NAMES, config=CONFIG, options=InstallOptions(),
+                    planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES})))
     assert [r.status for r in batch.results] == ["installed"] * len(NAMES)
     assert [i.name for i in list_installed(scope)] == NAMES
     # the first two in the command's thread (the second is the one timed), the rest in the pool
@@ -240,8 +240,8 @@ def test_a_refused_tree_in_the_pool_fails_its_ref_alone(tmp_path: Path, monkeypa
     fetched: dict[str, Fetched | PkgmgrError] = {name: many_files(tmp_path, name) for name in NAMES}
     fetched["ext-4"] = many_files(tmp_path, "ext-4", manifest="name = [")  # no TOML
     scope = global_scope(tmp_path / "home")
-    batch = install(scope, NAMES, config=CONFIG, options=InstallOptions(), planner=remote_planner(fetched),
-                    keep_going=True)
+    batch = install(InstallRequest(scope, NAMES, config=CONFIG, options=InstallOptions(), planner=remote_planner(fetched),
+                    keep_going=True))
     assert [r.status for r in batch.results] == ["installed"] * 4 + ["failed", "installed"]
     assert batch.first_error is not None and batch.first_error.code == "invalid_manifest"
     assert [i.name for i in list_installed(scope)] == [n for n in NAMES if n != "ext-4"]
@@ -262,8 +262,8 @@ def test_a_bug_in_the_pool_is_raised_and_leaves_no_staging(tmp_path: Path, monke
     monkeypatch.setattr(pipeline, "prepare", failing)
     scope = global_scope(tmp_path / "home")
     with pytest.raises(RuntimeError, match="a bug"):
-        install(scope, NAMES, config=CONFIG, options=InstallOptions(),
-                planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES}))
+        install(InstallRequest(scope, NAMES, config=CONFIG, options=InstallOptions(),
+                planner=remote_planner({name: many_files(tmp_path, name) for name in NAMES})))
     assert list_installed(scope) == [] and not any((tmp_path / "home" / ".staging").iterdir())
     scope.close()
 

@@ -15,7 +15,7 @@ import pytest
 from pkgmgr.config import Config, NetworkSettings, RegistryConfig
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.install.options import InstallOptions
-from pkgmgr.install.pipeline import install
+from pkgmgr.install.pipeline import InstallRequest, install
 from pkgmgr.progress import Reporter
 from pkgmgr.registry.index_format import entry_path
 from pkgmgr.registry.memory import Memory
@@ -60,8 +60,8 @@ class Env:
 
     def install(self, *refs: str, options: InstallOptions = InstallOptions(), asset: str | None = None) -> None:
         s = self.session()
-        batch = install(self.scope, list(refs), config=s.config, options=options,
-                        planner=RemotePlanner(s, options=options, asset=asset))
+        batch = install(InstallRequest(self.scope, list(refs), config=s.config, options=options,
+                        planner=RemotePlanner(s, options=options, asset=asset)))
         assert batch.first_error is None, batch.first_error
         s.close()
 

@@ -103,6 +103,7 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
                     skip_static_of: frozenset[str] = frozenset()) -> VisibleAgents:
     """Add the agents visible in one scope to `into`: agents projected by its activations (one
     indexed query) and static agents of its enabled extensions other than `skip_static_of`."""
+    from pkgmgr.store.checks import STORE_HOST
     from pkgmgr.store.db import rows
     from pkgmgr.store.installed import json_column
 
@@ -112,7 +113,8 @@ def collect_visible(conn: sqlite3.Connection, scope_kind: str, root: Path, into:
     for row in projected:
         act = row["activation_id"]
         into.add(row["name"], act, activation_agent_owner(row["name"], act, row["extension"], scope_kind))
-    for row in rows(conn, "extensions", "SELECT name, path, manifest FROM extensions WHERE enabled = 1 ORDER BY name"):
+    for row in rows(conn, "extensions", "SELECT name, path, manifest FROM extensions WHERE host = ? AND enabled = 1 "
+                                     "ORDER BY name", (STORE_HOST,)):
         if row["name"] in skip_static_of:
             continue
         for name in static_agent_names(root / row["path"], json_column(row, "manifest", dict)):

@@ -8,6 +8,7 @@ import sqlite3
 from typing import TYPE_CHECKING
 
 from pkgmgr.errors import PkgmgrError, Problem
+from pkgmgr.store.checks import STORE_HOST
 from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import Scope
 
@@ -29,7 +30,8 @@ def check_activations(scope: Scope, conn: sqlite3.Connection, config: Config) ->
         findings.append(Problem.invariant(scope.kind, "resource", f"resource {row['id']} ({row['kind']} {row['name']}) is "
                                 "projected without an active, confirmed activation"))
     for row in conn.execute("SELECT * FROM activations ORDER BY id").fetchall():
-        ext = conn.execute("SELECT * FROM extensions WHERE name = ?", (row["extension"],)).fetchone()
+        ext = conn.execute("SELECT * FROM extensions WHERE host = ? AND name = ?",
+                           (STORE_HOST, row["extension"])).fetchone()
         if ext is None:
             findings.append(Problem.invariant(scope.kind, "activation", f"activation {row['id']} belongs to {row['extension']}, "
                                     "which is not installed"))

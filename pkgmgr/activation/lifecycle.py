@@ -26,6 +26,7 @@ from pkgmgr.activation.projection import Projection, project
 from pkgmgr.activation.rows import extension_rows
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, Problem
+from pkgmgr.store.checks import STORE_HOST
 from pkgmgr.store.db import one_row, transaction
 from pkgmgr.store.db import rows as db_rows
 from pkgmgr.store.installed import Installed
@@ -103,7 +104,7 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     """Load and validate the bundles of an installed tree. The manifest was validated when it
     was installed, so its stored document gives `resources.bundles` without validating it
     again; the bundle files are validated again, since they are what gets projected."""
-    from pkgmgr.bundles import load_bundles
+    from pkgmgr.bundles.loader import load_bundles_of
     from pkgmgr.manifest.generations import AUTO, has_bundles
 
     generation = getattr(config, "compozy_generation", AUTO)
@@ -118,7 +119,8 @@ def load_installed_bundles(installed: Installed, config: Config) -> tuple[Bundle
     resources = as_read(installed.manifest).get("resources")  # as Compozy reads the keys
     paths = resources.get("bundles") if isinstance(resources, dict) else None
     bundle_paths = tuple(str(p) for p in paths) if isinstance(paths, list) else ()
-    return load_bundles(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names)
+    return load_bundles_of(installed.directory, bundle_paths, reserved_agent_names=config.reserved_agent_names,
+                           generation=generation)
 
 
 def pick(extension: str, bundles: tuple[Bundle, ...], bundle_name: str | None, profile_name: str) -> tuple[Bundle, Profile]:
@@ -154,7 +156,8 @@ def visible_from(conn: sqlite3.Connection | None, scope: Scope) -> VisibleAgents
     own_extensions: frozenset[str] = frozenset()
     if conn is not None:
         collect_visible(conn, scope.kind, scope.root, visible)
-        own_extensions = frozenset(r["name"] for r in db_rows(conn, "extensions", "SELECT name FROM extensions"))
+        own_extensions = frozenset(r["name"] for r in db_rows(conn, "extensions", "SELECT name FROM extensions WHERE host = ?",
+                                                                   (STORE_HOST,)))
     if scope.parent is not None:
         parent_conn = scope.parent.reader()
         if parent_conn is not None:

@@ -224,7 +224,7 @@ def _entries(root: str) -> Iterator[tuple[str, str, str, int]]:
 
 def install_checksum_and_listing(path: Path, overrides: Mapping[str, bytes] | None = None,
                                  ) -> tuple[str, dict[str, str]]:
-    """`tree_checksum_and_listing` of an install that may be one file (an Eva script: named by
+    """`tree_checksum_and_listing` of an install that may be one file (a single-file extension: named by
     its base name) and whose `overrides` (relative path -> bytes) are hashed instead of those
     files' content (a field the host rewrites, left out)."""
     info = os.lstat(path)

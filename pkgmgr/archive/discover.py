@@ -3,20 +3,21 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from pkgmgr.errors import Code, PkgmgrError
 
-MANIFEST_NAMES = ("extension.toml", "extension.json")
-# the other hosts' manifests (SPEC 13; which host a level belongs to is `pkgmgr.hosts.detect`'s)
-HOST_MANIFEST_NAMES = ("vera.extension.json", "extension.exs")
+MANIFEST_NAMES = ("extension.toml", "extension.json")  # Compozy's (SPEC 2)
 SKILL_FILE = "SKILL.md"
 _SHOWN = 20
 
 
-def find_manifest_root(directory: Path) -> Path:
+def find_manifest_root(directory: Path, manifests: Sequence[str] = MANIFEST_NAMES) -> Path:
     """Descend while a level holds exactly one directory and nothing else; that level must
-    hold `extension.toml` or `extension.json`.
+    hold one of `manifests` (file names, or `*.suffix`: every host's manifest files,
+    `pkgmgr.hosts.manifest_patterns`, where any host's extension may be; which host it is for is
+    `pkgmgr.hosts.detect`'s).
 
     Raises `invalid_archive` when it holds no manifest (listing what it holds) or holds both a
     manifest and `SKILL.md`.
@@ -33,13 +34,12 @@ def find_manifest_root(directory: Path) -> Path:
     rel = level.relative_to(directory).as_posix()
     rel = "" if rel == "." else rel
     where = f" in {rel + '/'!r}" if rel else ""
-    scripts = [name for name in names if name.endswith(".exs")]
-    if not any(name in names for name in MANIFEST_NAMES + HOST_MANIFEST_NAMES) and len(scripts) != 1:
+    if not any(_matches(pattern, name) for pattern in manifests for name in names):
         found = [entry.name + ("/" if entry.is_dir(follow_symlinks=False) else "") for entry in entries]
         listed = ", ".join(found[:_SHOWN]) + (f", … ({len(found) - _SHOWN} more)" if len(found) > _SHOWN else "")
+        expected = ", ".join(manifests[:-1]) + f" or {manifests[-1]}" if len(manifests) > 1 else manifests[0]
         raise PkgmgrError(
-            f"no extension manifest (extension.toml, extension.json, vera.extension.json or an Eva .exs){where}; "
-            + (f"found: {listed}" if found else "it is empty"),
+            f"no extension manifest ({expected}){where}; " + (f"found: {listed}" if found else "it is empty"),
             code=Code.INVALID_ARCHIVE,
             details={"found": found, "level": rel},
         )
@@ -51,3 +51,7 @@ def find_manifest_root(directory: Path) -> Path:
             details={"level": rel},
         )
     return level
+
+
+def _matches(pattern: str, name: str) -> bool:
+    return name.endswith(pattern[1:]) if pattern.startswith("*") else name == pattern

@@ -11,9 +11,9 @@ import contextlib
 import os
 import stat
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator
+from typing import Any, BinaryIO, Iterator, Sequence
 
-from pkgmgr.archive.discover import find_manifest_root
+from pkgmgr.archive.discover import MANIFEST_NAMES, find_manifest_root
 from pkgmgr.archive.errors import too_large
 from pkgmgr.archive.files import CHUNK, DIR_MODE, empty_directory
 from pkgmgr.archive.staging import Staging
@@ -26,9 +26,11 @@ _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
 _OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
-def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any = None, digest: Any = None) -> Path:
+def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any = None, digest: Any = None,
+                    manifests: Sequence[str] = MANIFEST_NAMES) -> Path:
     """Extract `archive` into `staging` (an existing, empty, private directory) and return the
-    manifest root inside it (`find_manifest_root`), with mode 0755 like every directory made.
+    manifest root inside it (`find_manifest_root`, with `manifests`: the manifest files that mark
+    it), with mode 0755 like every directory made.
     A `checksum.TreeRecord` given as `record` sees every file written (the tree checksum
     without reading the tree back). A hashlib object given as `digest` is fed every byte of the
     archive file, in order: a .tar.gz is hashed while it is inflated (the file is read once); a
@@ -60,7 +62,7 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
             else:
                 extract_tar_gz(raw, target, size=size)
             target.finish()
-        root = find_manifest_root(staging)
+        root = find_manifest_root(staging, manifests)
         os.chmod(root, DIR_MODE)  # the extension root, even when it is staging itself
         return root
     except BaseException:

@@ -40,7 +40,8 @@ def read_extension(root: Path, config: "Config") -> tuple["Manifest", tuple["Bun
     for generation in (name for name in manifest.generations if has_bundles(name)):
         try:
             loaded[generation] = load_bundles(root, manifest.bundles, reserved_agent_names=config.reserved_agent_names,
-                                              manifest_file=manifest.file, generation=generation)
+                                              manifest_file=manifest.file, generation=generation,
+                                              provides=manifest.capabilities)
         except ValidationFailed as exc:
             failures.append(exc)
     if not loaded:

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.documents import DocumentError, load_document, size_text
+from pkgmgr.documents import DocumentError, size_text
 from pkgmgr.errors import Code, Problem, ProblemSink
+from pkgmgr.manifest.godoc import load_go_document
 
 NAME_MAX = 255  # bytes in one path component (Linux's and macOS's limit)
 PATH_MAX = 4096  # bytes in a whole path (Linux's)
@@ -108,7 +109,7 @@ class PackageTree:
         """
         sink = ProblemSink(rel, code or self.code)
         try:
-            value, issues = load_document(self.read(rel, limit=limit, code=code), kind=kind, max_bytes=limit)
+            value, issues = load_go_document(self.read(rel, limit=limit, code=code), kind=kind, max_bytes=limit)
         except TreeError as exc:
             sink.add("", exc.message, code=exc.code)
             return None, sink.problems

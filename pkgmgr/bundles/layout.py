@@ -4,6 +4,13 @@
 4 MiB, no duplicate keys or NaN, valid against `schemas/window_layout.schema.json`, then every
 topology rule of SPEC 8. The topology checks only look at values of the right type, so they
 run (and never crash) on documents the schema already rejected, and report alongside it.
+
+The document's version is the judging generation's (`internal/windowmanager` `SnapshotVersion`):
+2 at v0.2 (`8eeb8a381`), 3 at v0.3-beta.3 (`cff6dae48`), whose documents add a desktop's
+`floating_stacks`, a window's `nav_stack` and `pinned` (`types.go`), judged here as
+`validate.go` judges them (`validateDesktopFloatingStacks`, `validatePinnedPrefix`,
+`validateNavStack`); the schema describes version 2, and these fields are checked before it.
+Text is read as Go reads it (`gokeys`): broken UTF-8 and lone surrogate escapes are U+FFFD.
 """
 
 from __future__ import annotations
@@ -27,21 +34,30 @@ EDGE_TOLERANCE = 1e-6  # rect bounds and frame overlap: Compozy's weightToleranc
 WEIGHT_TOLERANCE = 1e-6
 NODE_FIELDS = {"leaf": ("window_id",), "stack": ("window_ids", "active_id"), "split": ("axis", "children", "weights")}
 PLACEMENTS = ("tiled", "stacked", "floating")
+DOCUMENT_VERSIONS = {"v0.2": 2, "v0.3-beta.3": 3}  # windowmanager.SnapshotVersion at each generation's commit
+MAX_NAV_STACK = 200  # absoluteNavStackLimit (cff6dae48)
+STACK_FIELDS = {"id": "string", "window_ids": "strings", "active_id": "string", "rect": "rect", "minimized": "bool"}
 _PLACEMENT_RULES = {
     "leaf": ("tiled", "a leaf's window must be tiled"),
     "stack": ("stacked", "a stack's windows must be stacked"),
     "floating": ("floating", "windows in a floating list must have placement 'floating'"),
+    "floating stack": ("stacked", "a floating stack's windows must be stacked"),
 }
 
 
-def parse_layout(data: bytes, *, file: str) -> tuple[dict[str, Any] | None, list[Problem]]:
-    """Decode and validate one window_layout file.
+def parse_layout(data: bytes, *, file: str, generation: str = "v0.2") -> tuple[dict[str, Any] | None, list[Problem]]:
+    """Decode and validate one window_layout file as Compozy `generation` (v0.2 or
+    v0.3-beta.3) reads it.
 
     Returns the layout dict and no problems, or None and every problem found (code
     `invalid_layout`, `file` as given, keys such as `document.desktops[0].groups[1].frame`).
     Never raises for bad input.
     """
+    from pkgmgr.gokeys import go_json_text, go_utf8
+
     sink = ProblemSink(file, CODE)
+    if len(data) <= MAX_LAYOUT_BYTES:  # a larger one is refused by its size below, unread
+        data = go_json_text(go_utf8(data)).encode("utf-8")
     try:
         layout, issues = load_document(data, kind="json", max_bytes=MAX_LAYOUT_BYTES)
     except DocumentError as exc:
@@ -52,20 +68,108 @@ def parse_layout(data: bytes, *, file: str) -> tuple[dict[str, Any] | None, list
     if not isinstance(layout, dict):
         sink.add("", "a window layout is a JSON object")
         return None, sink.problems
-    check_layout(sink, layout)
+    check_layout(sink, layout, generation=generation)
     return (None if sink else layout), sink.problems
 
 
-def check_layout(sink: ProblemSink, layout: dict[str, Any]) -> None:
-    """Schema, then topology, of a decoded layout; problems go to `sink`."""
+def check_layout(sink: ProblemSink, layout: dict[str, Any], *, generation: str = "v0.2") -> None:
+    """Schema, then topology, of a decoded layout as `generation` reads it; problems go to `sink`."""
     from pkgmgr.schemas import schema_problems
 
+    version = DOCUMENT_VERSIONS.get(generation, 2)
+    described = _as_version_2(sink, layout, version)
     try:
-        sink.extend(schema_problems(layout, "window_layout", file=sink.file, code=sink.code))
+        sink.extend(schema_problems(described, "window_layout", file=sink.file, code=sink.code))
     except RecursionError:
         sink.add("", "nested too deeply to validate")
         return
-    _Topology(sink, layout).check()
+    _Topology(sink, layout, version).check()
+
+
+def _as_version_2(sink: ProblemSink, layout: dict[str, Any], version: int) -> dict[str, Any]:
+    """The layout as the schema (version 2) describes it: a version-3 document's own fields
+    checked for their types here (decoded strictly, as Compozy does) and left out; its version
+    checked against the generation's."""
+    document = layout.get("document")
+    if version == 2 or not isinstance(document, dict):
+        return layout
+    document = dict(document)
+    if document.get("version") == version:
+        document["version"] = 2
+    elif _is_int(document.get("version")):
+        sink.add("document.version", f"must be {version} (the window layout document version of this Compozy "
+                                     f"generation), not {document['version']}")
+        document["version"] = 2
+    desktops = document.get("desktops")
+    if isinstance(desktops, list):
+        document["desktops"] = [_without(sink, desktop, f"document.desktops[{index}]", {"floating_stacks": _stacks})
+                                for index, desktop in enumerate(desktops)]
+    windows = document.get("windows")
+    if isinstance(windows, dict):
+        document["windows"] = {window_id: _without(sink, window, join_key("document.windows", window_id),
+                                                   {"nav_stack": _nav_stack, "pinned": _pinned})
+                               for window_id, window in windows.items()}
+    return {**layout, "document": document}
+
+
+def _without(sink: ProblemSink, table: Any, key: str, fields: dict[str, Any]) -> Any:
+    if not isinstance(table, dict):
+        return table
+    for name, check in fields.items():
+        if name in table and table[name] is not None:  # JSON null: the field is left empty
+            check(sink, table[name], f"{key}.{name}")
+    return {name: value for name, value in table.items() if name not in fields}
+
+
+def _pinned(sink: ProblemSink, value: Any, key: str) -> None:
+    if not isinstance(value, bool):
+        sink.add(key, "must be a boolean")
+
+
+def _nav_stack(sink: ProblemSink, value: Any, key: str) -> None:
+    """`validateNavStack`: at most 200 routes, each decoded as a window's route is."""
+    if not isinstance(value, list):
+        sink.add(key, "must be an array of routes ({pathname, search})")
+        return
+    if len(value) > MAX_NAV_STACK:
+        sink.add(key, f"holds {len(value)} routes; at most {MAX_NAV_STACK}")
+    for index, route in enumerate(value):
+        route_key = f"{key}[{index}]"
+        if not isinstance(route, dict) or set(route) - {"pathname", "search"}:
+            sink.add(route_key, "must be a route: an object of pathname and search only")
+            continue
+        pathname, search = route.get("pathname"), route.get("search")
+        if not isinstance(pathname, str):
+            sink.add(f"{route_key}.pathname", "is required (a string)")
+        elif problem := route_pathname_problem(pathname):
+            sink.add(f"{route_key}.pathname", problem)
+        if not isinstance(search, dict):
+            sink.add(f"{route_key}.search", "must be a JSON object")
+
+
+def _stacks(sink: ProblemSink, value: Any, key: str) -> None:
+    """The types of a desktop's floating stacks (`FloatingStack`, decoded strictly); their
+    topology is `_Topology._floating_stacks`'s."""
+    if not isinstance(value, list):
+        sink.add(key, "must be an array of floating stacks")
+        return
+    for index, stack in enumerate(value):
+        stack_key = f"{key}[{index}]"
+        if not isinstance(stack, dict):
+            sink.add(stack_key, "must be a floating stack object")
+            continue
+        for name in set(stack) - set(STACK_FIELDS):
+            sink.add(f"{stack_key}.{name}", f"is not a field of a floating stack ({', '.join(STACK_FIELDS)})")
+        for name, kind in STACK_FIELDS.items():
+            item = stack.get(name)
+            if item is None:
+                continue
+            ok = {"string": isinstance(item, str), "bool": isinstance(item, bool),
+                  "strings": isinstance(item, list) and all(isinstance(v, str) for v in item),
+                  "rect": isinstance(item, dict) and set(item) <= {"x", "y", "width", "height"}
+                  and all(_is_number(v) for v in item.values())}[kind]
+            if not ok:
+                sink.add(f"{stack_key}.{name}", f"must be a {kind.removesuffix('s') + ' list' if kind == 'strings' else kind}")
 
 
 def layout_scope_problems(layout: LayoutSpec, scope: str, workspace_path: str) -> list[Problem]:
@@ -121,9 +225,10 @@ class _Spot:
 
 
 class _Topology:
-    def __init__(self, sink: ProblemSink, layout: dict[str, Any]) -> None:
+    def __init__(self, sink: ProblemSink, layout: dict[str, Any], version: int = 2) -> None:
         self.sink = sink
         self.layout = layout
+        self.version = version
         document = layout.get("document")
         self.document: dict[str, Any] = document if isinstance(document, dict) else {}
         windows = self.document.get("windows")
@@ -237,6 +342,48 @@ class _Topology:
         floating = desktop.get("floating")
         for index, window_id in enumerate(floating if isinstance(floating, list) else []):
             self._place(window_id, desktop_id, "floating", f"{key}.floating[{index}]")
+        stacks = desktop.get("floating_stacks") if self.version >= 3 else None
+        for index, stack in enumerate(stacks if isinstance(stacks, list) else []):
+            if isinstance(stack, dict):
+                self._floating_stack(stack, f"{key}.floating_stacks[{index}]", desktop_id)
+
+    def _floating_stack(self, stack: dict[str, Any], key: str, desktop_id: str | None) -> None:
+        """`validateDesktopFloatingStacks`: a node id, a normalised rect, two windows or more
+        (stacked, on this desktop), the active one among them, pinned windows first."""
+        stack_id = stack.get("id")
+        if not isinstance(stack_id, str) or not go_trim_space(stack_id):
+            self._add(f"{key}.id", "is required (a node id)")
+        else:
+            self._claim(self.node_ids, stack_id, f"{key}.id", "node")
+        rect = stack.get("rect")
+        if not isinstance(rect, dict) or not all(_is_number(rect.get(n)) for n in ("x", "y", "width", "height")):
+            self._add(f"{key}.rect", "must be a normalised rect")
+        else:
+            self._rect(rect, f"{key}.rect")
+        window_ids = stack.get("window_ids")
+        window_ids = [w for w in window_ids if isinstance(w, str)] if isinstance(window_ids, list) else []
+        if len(window_ids) < 2:
+            self._add(f"{key}.window_ids", f"a stack holds at least 2 windows (it has {len(window_ids)})")
+        for index, window_id in enumerate(window_ids):
+            self._place(window_id, desktop_id, "floating stack", f"{key}.window_ids[{index}]")
+        active = stack.get("active_id")
+        if not isinstance(active, str) or active not in window_ids:
+            self._add(f"{key}.active_id", "is required: one of the stack's window_ids")
+        self._pinned_prefix(window_ids, f"{key}.window_ids")
+
+    def _pinned_prefix(self, window_ids: list[Any], key: str) -> None:
+        """`validatePinnedPrefix` (version 3): a stack's pinned windows come first."""
+        if self.version < 3:
+            return
+        unpinned = False
+        for index, window_id in enumerate(window_ids):
+            window = self.windows.get(window_id) if isinstance(window_id, str) else None
+            if not isinstance(window, dict):
+                continue
+            if window.get("pinned") is not True:
+                unpinned = True
+            elif unpinned:
+                self._add(f"{key}[{index}]", "pinned windows come first in a stack (a contiguous prefix)")
 
     def _rect(self, rect: Any, key: str) -> bool:
         """Check a normalised rect; True when it is well-typed and valid."""
@@ -299,6 +446,7 @@ class _Topology:
         active = node.get("active_id")
         if isinstance(active, str) and active not in window_ids:
             self._add(f"{key}.active_id", f"{active!r} is not one of the stack's window_ids")
+        self._pinned_prefix(window_ids, f"{key}.window_ids")
 
     def _split(self, node: dict[str, Any], key: str, children: list[Any]) -> None:
         if len(children) < 2:

@@ -25,6 +25,7 @@ from pkgmgr.bundles.schedule import (
     check_schedule,
     check_trigger_filter,
 )
+from pkgmgr.bundles.task import check_task
 from pkgmgr.documents import MIB
 from pkgmgr.errors import Code, Problem, ProblemSink, raise_problems
 from pkgmgr.jsonutil import join_key
@@ -44,6 +45,7 @@ def load_bundles(
     reserved_agent_names: Collection[str],
     manifest_file: str = "extension.toml",
     generation: str = BUNDLE_GENERATION,
+    provides: Collection[str] | None = None,
 ) -> tuple[Bundle, ...]:
     """Load and validate the bundles of the extension at `root`.
 
@@ -52,10 +54,13 @@ def load_bundles(
     rule of SPEC 8. Raises ValidationFailed listing every problem of every file (codes
     `invalid_bundle`, `invalid_layout`, `path_escapes_root`), each naming its file relative to
     `root` and its key path. Agents are judged by the Compozy `generation` (a generation with
-    bundles: v0.2 or v0.3-beta.3), whose hook taxonomy differs.
+    bundles: v0.2 or v0.3-beta.3), whose hook taxonomy differs. `provides` is the manifest's
+    `capabilities.provides` (a bridge preset of an extension that provides `bridge.adapter` may
+    leave out extension_name and platform); None when unknown, and that rule is not applied.
     """
     loader = _Loader(PackageTree.open(root, code=CODE), frozenset(name.lower() for name in reserved_agent_names),
                      generation)
+    loader.provides = None if provides is None else frozenset(go_trim_space(p) for p in provides)
     bundles: list[Bundle] = []
     names = UniqueNames()
     for rel in loader.discover(bundle_paths, manifest_file):
@@ -71,6 +76,26 @@ def load_bundles(
             bundles.append(bundle)
     raise_problems(loader.problems)
     return tuple(bundles)
+
+
+def load_bundles_of(root: Path, bundle_paths: Sequence[str], *, reserved_agent_names: Collection[str],
+                    generation: str = "auto", provides: Collection[str] | None = None) -> tuple[Bundle, ...]:
+    """The bundles of an installed extension, judged by `generation`, or under `auto` by the
+    newest generation with bundles that loads them (a layout's document version, an agent's hook
+    events differ between v0.2 and v0.3-beta.3; it was judged so when it was installed). Raises
+    as `load_bundles`, the refusal with the fewest problems when no generation loads them."""
+    from pkgmgr.errors import ValidationFailed
+    from pkgmgr.manifest.generations import GENERATIONS, has_bundles
+
+    candidates = [generation] if generation != "auto" else [g for g in reversed(GENERATIONS) if has_bundles(g)]
+    failures: list[ValidationFailed] = []
+    for candidate in candidates:
+        try:
+            return load_bundles(root, bundle_paths, reserved_agent_names=reserved_agent_names, generation=candidate,
+                                provides=provides)
+        except ValidationFailed as exc:
+            failures.append(exc)
+    raise min(failures, key=lambda exc: len(exc.problems))
 
 
 def _text(table: dict[str, Any], key: str) -> str:
@@ -120,17 +145,6 @@ def _named_entries(sink: ProblemSink, table: dict[str, Any], key: str, kind: str
         yield entry_key, entry
 
 
-def _task_channel(sink: ProblemSink, task: dict[str, Any], key: str, channels: set[str]) -> None:
-    """A task that names a channel (`network_participation.channel_strategy = "named"`) must
-    name one of the profile's channels (`BundleJob.Validate`)."""
-    request = task.get("network_participation")
-    if not isinstance(request, dict) or request.get("channel_strategy") != "named":
-        return
-    channel = request.get("channel_id")
-    if isinstance(channel, str) and go_trim_space(channel) not in channels:
-        sink.add(f"{key}.network_participation.channel_id", f"names undeclared channel {go_trim_space(channel)!r}")
-
-
 class _Loader:
     """One `load_bundles` call: the tree, the problems so far, and agent folders and layout
     files already loaded (profiles may share them; their own problems are reported once)."""
@@ -142,6 +156,7 @@ class _Loader:
         self.problems: list[Problem] = []
         self.side: list[Problem] = []  # problems of agent/layout files met while reading a bundle file
         self.loaded: dict[tuple[str, str], tuple[Any, TreeError | None]] = {}  # (kind, path) -> (spec, path error)
+        self.provides: frozenset[str] | None = None  # the manifest's capabilities.provides, when known
 
     # -- files -------------------------------------------------------------------------------
 
@@ -255,7 +270,7 @@ class _Loader:
             layouts=self._packaged(sink, table, key, "layouts"),
             jobs=self._jobs(sink, table, key, {item.name for item in channels.items}),
             triggers=self._triggers(sink, table, key),
-            bridges=self._bridges(sink, table, key),
+            bridges=self._bridges(sink, table, key, self.provides),
         )
 
     @staticmethod
@@ -328,7 +343,7 @@ class _Loader:
         except TreeError as exc:
             self.side.append(Problem(exc.code, rel, "", exc.message))
             return None, None
-        layout, problems = parse_layout(data, file=rel)
+        layout, problems = parse_layout(data, file=rel, generation=self.generation)
         self.side.extend(problems)
         if layout is None:
             return None, None
@@ -352,7 +367,7 @@ class _Loader:
             if task is not None and isinstance(retry, dict) and retry.get("strategy") != "none":
                 sink.add(f"{job_key}.retry.strategy", 'must be "none" when the job has a task')
             if task is not None:
-                _task_channel(sink, task, f"{job_key}.task", channels)
+                check_task(sink, task, f"{job_key}.task", channels)
             enabled = job.get("enabled", True)
             jobs.append(
                 JobSpec(
@@ -403,10 +418,25 @@ class _Loader:
         return tuple(triggers)
 
     @staticmethod
-    def _bridges(sink: ProblemSink, table: dict[str, Any], key: str) -> tuple[dict[str, Any], ...]:
-        """Compozy's `validateBridges`: bridge presets named uniquely, each with a display_name."""
+    def _bridges(sink: ProblemSink, table: dict[str, Any], key: str,
+                 provides: frozenset[str] | None) -> tuple[dict[str, Any], ...]:
+        """Compozy's `validateBridges` and `BundleBridgePreset.Validate`: bridge presets named
+        uniquely, each with a display_name; a routing policy that includes the thread includes
+        the peer or the group (`RoutingPolicy.Validate`); each secret slot with a name and a kind;
+        an extension_name or a platform unless the manifest provides `bridge.adapter`."""
         bridges = []
         for bridge_key, bridge in _named_entries(sink, table, key, "bridges", "bridge"):
             _required(sink, bridge, bridge_key, "display_name")
+            policy = bridge.get("routing_policy")
+            if isinstance(policy, dict) and policy.get("include_thread") is True and not (
+                    policy.get("include_peer") is True or policy.get("include_group") is True):
+                sink.add(f"{bridge_key}.routing_policy", "include_thread needs include_peer or include_group")
+            for index, slot in _tables(bridge, "secret_slots"):
+                for field in ("name", "kind"):
+                    _required(sink, slot, f"{bridge_key}.secret_slots[{index}]", field)
+            if provides is not None and "bridge.adapter" not in provides and not _text(bridge, "extension_name") \
+                    and not _text(bridge, "platform"):
+                sink.add(bridge_key, "needs an extension_name or a platform (only an extension that provides "
+                                     "bridge.adapter may leave both out: the preset is then its own)")
             bridges.append(dict(bridge))
         return tuple(bridges)

@@ -324,12 +324,9 @@ def suggest(parser: argparse.ArgumentParser, argv: Sequence[str], error: PkgmgrE
 def installed_names(ctx: Context) -> set[str]:
     """The names installed in the scopes visible from here, every host's."""
     from pkgmgr.cli.context import visible_scopes
-    from pkgmgr.hosts import records
-    from pkgmgr.store.switch import list_installed
+    from pkgmgr.store import records
 
-    scopes = visible_scopes(ctx)
-    return {item.name for scope in scopes for item in list_installed(scope)} | {
-        row.name for row in records.visible(scopes)}
+    return {row.name for row in records.visible(visible_scopes(ctx))}
 
 
 def installed_before(ctx: Context, args: argparse.Namespace) -> set[str] | None:

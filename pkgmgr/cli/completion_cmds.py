@@ -140,9 +140,10 @@ def _fish() -> str:
 
 def cmd_completion(ctx: Context, args: argparse.Namespace) -> Output:
     if args.shell == "names":
-        from pkgmgr.cli.ext_cmds import _visible
+        from pkgmgr.cli.context import visible_scopes
+        from pkgmgr.lifecycle import listed
 
-        names = completable(item.name for item in _visible(ctx))
+        names = completable(item.name for item in listed(visible_scopes(ctx)))
         return Output({"names": names}, "\n".join(names) if names else None)
     script = {"bash": _bash, "zsh": _zsh, "fish": _fish}[args.shell]()
 

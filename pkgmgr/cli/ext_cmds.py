@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,11 +19,15 @@ from pkgmgr.cli.install_common import (
     trust_option,
 )
 from pkgmgr.cli.output import Output, Printer, print_tree_report
-from pkgmgr.errors import Code, PkgmgrError, suggest_close
+from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.hosts import DEFAULT as DEFAULT_HOST
+from pkgmgr.hosts import names as host_names
+from pkgmgr.hosts import spoken
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
+    from pkgmgr.lifecycle import Done
     from pkgmgr.store.installed import Installed
 
 
@@ -46,9 +49,11 @@ def register(commands: "Commands") -> "Commands":
                     "describes every field.",
                     "pkgmgr ext new my-extension\npkgmgr ext new my-crew --template bundle --path ./crew")
     p.add_argument("name", metavar="NAME")
-    p.add_argument("--template", choices=("resource", "subprocess", "bundle"), default="resource",
-                   help="what the extension holds (default resource)")
-    p.add_argument("--host", choices=("compozy",), default="compozy", help="the host it is for (default compozy)")
+    p.add_argument("--template", metavar="TEMPLATE",
+                   help="what the extension holds: for compozy resource (the default), subprocess or bundle; each "
+                        "other host offers its own (the first is its default)")
+    p.add_argument("--host", choices=host_names(), default=DEFAULT_HOST, metavar="HOST",
+                   help=f"the host it is for: {spoken(host_names())} (default {DEFAULT_HOST})")
     p.add_argument("--path", metavar="DIR", help="directory to create (default ./NAME)")
 
     p = ext.command("pack", cmd_pack, "build a reproducible .tar.gz of an extension",
@@ -62,7 +67,8 @@ def register(commands: "Commands") -> "Commands":
                    help="archive to write, or a directory to write <name>-<version>.tar.gz into "
                         "(default ./<name>-<version>.tar.gz)")
     host_option(p, "judge it by this host's rules")
-    p.add_argument("--release", metavar="VERSION", help="the version an Eva extension (which carries none) is packed as")
+    p.add_argument("--release", metavar="VERSION",
+                   help="the version an extension whose format carries none is packed as")
 
     p = ext.command("install", cmd_install, "install extensions",
                     "Install one or more extensions. A REF is NAME, NAME@VERSION, NAME@SPEC (PEP 440, e.g. "
@@ -145,62 +151,41 @@ def register(commands: "Commands") -> "Commands":
     return ext
 
 
-# --- validate / pack ---------------------------------------------------------------------------
+# --- validate / pack / new ---------------------------------------------------------------------
 
 
 def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli import host_cmds
-    from pkgmgr.validation import validate_extension
+    from pkgmgr.lifecycle import validate
 
-    hosted = host_cmds.validate(ctx, args)  # another host's extension (SPEC 13)
-    if hosted is not None:
-        return hosted
-    validated = validate_extension(user_path(args.path), ctx.config, shown=args.path)
-    manifest, bundles, warnings = validated.manifest, validated.bundles, validated.warnings
-    for warning in warnings:
+    validation = validate(user_path(args.path), args.host, config=ctx.config, shown=args.path)
+    for warning in validation.warnings:
         ctx.warn(warning)
-    data = {
-        "valid": True,
-        "generations": list(manifest.generations),
-        "name": manifest.name,
-        "version": manifest.version,
-        "kind": manifest.kind,
-        "network_digest": manifest.network_digest,
-        "bundles": [{"name": b.name, "profiles": [p.name for p in b.profiles]} for b in bundles],
-        "warnings": warnings,
-    }
-    profiles = sum(len(b.profiles) for b in bundles)
-    return Output(data, f"{args.path}: {manifest.name} {manifest.version} is valid "
-                        f"({manifest.kind}, {len(bundles)} bundle(s), {profiles} profile(s); "
-                        f"loads in Compozy {', '.join(manifest.generations)})")
+    return Output(validation.data, lambda p: p.lines(validation.lines))
 
 
 def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli.scaffold import cmd_new as new
+    from pkgmgr.lifecycle import new
 
-    return new(ctx, args)
+    target = user_path(args.path) if args.path else Path.cwd() / args.name
+    created = new(args.name, host=args.host, template=args.template, target=target)
+    data = {"name": created.name, "template": created.template, "host": created.host, "path": str(created.path),
+            "files": created.files}
+
+    def human(p: Printer) -> None:
+        p.line(f"created {created.template} extension {created.name} in {created.path}")
+        p.lines(f"  {rel}" for rel in created.files)
+        p.line(f"next: pkgmgr ext validate {created.path}")
+
+    return Output(data, human)
 
 
 def cmd_pack(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.archive import pack_directory
-    from pkgmgr.bundles.extension import read_extension
-    from pkgmgr.cli import host_cmds
+    from pkgmgr.lifecycle import pack
 
-    hosted = host_cmds.pack(ctx, args)  # another host's extension (SPEC 13)
-    if hosted is not None:
-        return hosted
-    root = user_path(args.path)
-    if not os.path.isdir(root):
-        raise PkgmgrError(f"{args.path}: not a directory", code=Code.NOT_FOUND)
-    manifest, _ = read_extension(root, ctx.config)
-    default_name = f"{manifest.name}-{manifest.version}.tar.gz"
-    output = user_path(args.output_file) if args.output_file else Path.cwd() / default_name
-    if os.path.isdir(output) or (args.output_file or "").endswith(os.sep):
-        output = output / default_name  # an existing directory (or DIR/) receives the archive, as cp does
-    result = pack_directory(root, manifest.name, manifest.version, output)
-    data = {"name": manifest.name, "version": manifest.version, "path": str(result.path),
-            "sha256": result.sha256, "size": result.size}
-    return Output(data, lambda p: p.kv([("packed", result.path), ("sha256", result.sha256), ("size", result.size)]))
+    packed = pack(user_path(args.path), args.host, release=args.release, output=args.output_file, config=ctx.config,
+                  shown=args.path)
+    return Output(packed.to_json(), lambda p: p.kv([("packed", packed.path), ("sha256", packed.sha256),
+                                                    ("size", packed.size), ("host", packed.host)]))
 
 
 # --- install ----------------------------------------------------------------------------------
@@ -231,23 +216,13 @@ def _plans_remote(args: argparse.Namespace) -> bool:
     return False
 
 
-def installed_json(installed: "Installed", **extra: Any) -> dict[str, Any]:
-    return {
-        "name": installed.name,
-        "version": installed.version or None,  # None: an Eva extension installed from a path names none
-        "scope": installed.scope,
-        "source": installed.source_kind,
-        "sha256": installed.sha256,
-        "verified": installed.verified,
-        **({"host": installed.host, "path": str(installed.directory), "notes": list(installed.notes)}
-           if hasattr(installed, "host") else {}),
-        **({"trust": installed.trust} if getattr(installed, "trust", None) else {}),
-        **extra,
-    }
+def installed_json(installed: Installed, **extra: Any) -> dict[str, Any]:
+    return installed.entry(source=installed.source_kind, sha256=installed.sha256, verified=installed.verified,
+                           **extra)
 
 
 def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.install.pipeline import install
+    from pkgmgr.install.pipeline import InstallRequest, install
 
     if args.save:
         ctx.scope = "workspace"  # --save declares in the workspace, so it installs there
@@ -257,12 +232,12 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
 
         check_saveable(scope.workspace, args.refs)
     options = install_options(ctx, args)
-    batch = install(
+    batch = install(InstallRequest(
         scope, args.refs, config=ctx.config, options=options,
         planner=_planner(ctx, args) if _plans_remote(args) else None,
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
         lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
-    )
+    ))
     if args.save and not options.dry_run:
         from pkgmgr.workspace.edit import save_installed
 
@@ -328,14 +303,13 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                 continue
             outcome = result.outcome
             inst = outcome.installed
-            where = f"{inst.host}, {inst.directory}" if hasattr(inst, "host") else f"{scope_kind} scope"
-            label = " ".join(part for part in (inst.name, inst.version) if part)
+            label = _named(inst)
             what = {"installed": f"installed {label}", "reinstalled": f"reinstalled {label}",
                     "switched": f"switched {inst.name} from {outcome.previous_version} to {inst.version or '-'}",
                     "unchanged": f"already installed: {label}"}[outcome.action]
-            p.done([f"{what} ({where}, {inst.source_kind}, "
+            p.done([f"{what} ({inst.where}, {inst.source_kind}, "
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
-            p.lines(getattr(inst, "notes", ()))
+            p.lines(inst.notes)
         if data["activations"]:
             from pkgmgr.cli.activation_text import activation_lines
 
@@ -351,97 +325,61 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
 # --- list / status / verify ---------------------------------------------------------------------
 
 
-def _visible(ctx: Context) -> list["Installed"]:
-    """Installed extensions visible in the chosen scope, workspace ones shadowing global ones."""
-    from pkgmgr.store.switch import list_installed
-
-    seen: dict[str, Installed] = {}
-    for scope in visible_scopes(ctx):
-        for item in list_installed(scope):
-            seen.setdefault(item.name, item)
-    return [seen[name] for name in sorted(seen)]
-
-
-def find_installed(ctx: Context, name: str) -> "Installed":
-    from pkgmgr.store.switch import get_installed
-
-    for scope in visible_scopes(ctx):
-        item = get_installed(scope, name)
-        if item is not None:
-            return item
-    where = "workspace or global" if ctx.scope == "workspace" else "global"
-    error = PkgmgrError(f"{name} is not installed in the {where} scope", code=Code.NOT_FOUND)
-    suggest_close(error, name, [i.name for i in _visible(ctx)])
-    if "suggestions" not in error.details:
-        error.hint = f"'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {name}' what the registries offer"
-    raise error
-
-
 def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
     if args.outdated:
         from pkgmgr.cli.ext_remote_cmds import outdated
 
         return outdated(ctx)
-    host = getattr(args, "host", None)
-    items: list[Any] = _visible(ctx) if host in (None, "compozy") else []
-    data = {"extensions": [
-        {"name": i.name, "version": i.version, "scope": i.scope, "enabled": i.enabled, "source": i.source_kind,
-         "verified": i.verified, "path": str(i.directory), "pinned": i.pinned, "host": "compozy"}
-        for i in items
-    ]}
-    if host != "compozy":  # what pkgmgr manages in the other hosts' folders (SPEC 13)
-        from pkgmgr.hosts import records
+    from pkgmgr.hosts.views import list_entry
+    from pkgmgr.lifecycle import listed
 
-        hosted = records.visible(visible_scopes(ctx), host)
-        data["extensions"].extend(records.list_entry(r) for r in hosted)
-        items.extend(hosted)
+    items = listed(visible_scopes(ctx), args.host)
+    data = {"extensions": [list_entry(i) for i in items]}
 
     def human(p: Printer) -> None:
         if not items:
             p.line("no extensions installed")
             return
         p.table(["NAME", "VERSION", "HOST", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
-                [(i.name, (i.version or "-") + (" (pinned)" if i.pinned else ""), getattr(i, "host", "compozy"),
-                  i.scope, "yes" if i.enabled else "no", i.source_kind, "yes" if i.verified else "no")
-                 for i in items])
+                [(i.name, (i.version or "-") + (" (pinned)" if i.pinned else ""), i.host, i.scope,
+                  "yes" if i.enabled else "no", i.source_kind, "yes" if i.verified else "no") for i in items])
 
     return Output(data, human)
 
 
 def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli import host_cmds
-    from pkgmgr.status import status_document
+    from pkgmgr.lifecycle import find_one, status
 
-    hosted = host_cmds.status(ctx, args)  # another host's install (SPEC 13)
-    if hosted is not None:
-        return hosted
-    item = find_installed(ctx, args.name)
-    scope = next(s for s in visible_scopes(ctx) if s.kind == item.scope)
-    data = status_document(item, scope, config=ctx.config, home=ctx.home, resolved=args.resolved, warn=ctx.warn)
+    scopes = visible_scopes(ctx)
+    item = find_one(scopes, args.name, args.host)
+    data = status(item, scopes, config=ctx.config, home=ctx.home, resolved=args.resolved, warn=ctx.warn)
 
     def human(p: Printer) -> None:
-        prov = item.provenance()
+        prov = data["provenance"]
         p.kv([
-            ("name", item.name), ("version", item.version + (" (pinned)" if item.pinned else "")),
+            ("name", item.name), *([] if item.in_store else [("host", item.host)]),
+            ("version", (item.version or "-") + (" (pinned)" if item.pinned else "")),
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", data["kind"]),
-            ("compozy", ", ".join(data["generations"])),
+            *([("compozy", ", ".join(data["generations"]))] if "generations" in data else []),
             ("path", item.directory),
             ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
             ("verified", "yes" if item.verified else "no"),
-            ("signed", f"yes (root {data['provenance']['root_sha256']})" if data["provenance"]["signed"] else "no"),
+            ("signed", f"yes (root {prov['root_sha256']})" if prov["signed"] else "no"),
             ("sha256", item.sha256 or "-"),
             ("tree sha256", item.tree_sha256),
             ("network digest", item.network_digest or "(none)"),
-            ("grants", ", ".join(item.grants) or "(none)"),
+            ("grants" if item.in_store else "capabilities", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(data["missing_env"]) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
-            *([("skills", ", ".join(data["skills"]))] if data["skills"] else []),
+            *([("skills", ", ".join(data["skills"]))] if data.get("skills") else []),
+            *([("approved hash", data["trust"]["approved_hash"] or "(none)"),
+               ("content hash", data["trust"]["content_hash"])] if "trust" in data else []),
         ])
-        if data["hooks"]:
+        if data.get("hooks"):
             p.line()
             p.table(["HOOK", "EVENT", "MODE", "COMMAND"],
                     [(h["name"], h["event"], h["mode"], h["command"]) for h in data["hooks"]])
-        if data["mcp_servers"]:
+        if data.get("mcp_servers"):
             p.line()
             p.table(["MCP SERVER", "COMMAND"], [(m["name"], m["command"]) for m in data["mcp_servers"]])
         if data["bundles"]:
@@ -460,27 +398,24 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli import host_cmds
-    from pkgmgr.store.verify import verify_installed
+    from pkgmgr.lifecycle import find_one, listed, verify
 
-    hosted = host_cmds.verify(ctx, args, cmd_verify)  # other hosts' installs (SPEC 13)
-    if hosted is not None:
-        return hosted
+    scopes = visible_scopes(ctx)
     if args.all:
-        items = _visible(ctx)
+        items = listed(scopes, args.host)
     elif args.names:
-        items = [find_installed(ctx, name) for name in args.names]
+        items = [find_one(scopes, name, args.host) for name in dict.fromkeys(args.names)]
     else:
         raise PkgmgrError("name the extensions to verify, or pass --all", code=Code.USAGE)
-    results, error = verify_installed(items)
-    first_bad = next((i for i, r in zip(items, results) if not r["ok"]), None)
+    results, error = verify(items)
+    first_bad = next((i for i, r in zip(items, results, strict=True) if not r["ok"]), None)
     if error is not None and error.hint and first_bad is not None and first_bad.scope == "workspace":
         # the reinstall goes where the install is (doctor words it the same way)
         error.hint = error.hint.replace("'pkgmgr ext install", "'pkgmgr --scope workspace ext install")
 
     def human(p: Printer) -> None:
-        for r in results:
-            print_tree_report(p, f"{r['name']} {r['version']}", r, "its directory is gone")
+        for item, r in zip(items, results, strict=True):
+            print_tree_report(p, item.label, r, "its directory is gone")
             if not r.get("missing") and not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
                 p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")
 
@@ -490,20 +425,37 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
 # --- enable / disable / remove -------------------------------------------------------------------
 
 
-def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
-    from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import set_enabled_each
+def _named(item: Installed) -> str:
+    """An install's name and version (none for an extension whose format carries no version)."""
+    return " ".join(part for part in (item.name, item.version) if part)
 
-    hosted = host_cmds.set_enabled(ctx, args, enabled, cmd_enable if enabled else cmd_disable)  # other hosts' installs (SPEC 13)
-    if hosted is not None:
-        return hosted
-    done, activations, error = set_enabled_each(target_scope(ctx), args.names, enabled,
-                                                deactivate=getattr(args, "deactivate", False),
-                                                timeout=ctx.lock_timeout)
-    verb = "enabled" if enabled else "disabled"
-    data = {verb: done, "deactivated": activations}
-    return Output(data, lambda p: p.done([f"{verb} {d['name']} {d['version']} ({d['scope']} scope)" for d in done]
-                                          + [f"deactivated {a['id']}" for a in activations]), error)
+
+def _change(ctx: Context, args: argparse.Namespace) -> Any:
+    from pkgmgr.lifecycle import Change
+
+    deactivate = bool(vars(args).get("deactivate"))  # `ext enable` has no --deactivate
+    return Change(deactivate=deactivate, approve_host_trust=args.approve_host_trust,
+                  lock_timeout=ctx.lock_timeout)
+
+
+def _done_output(verb: str, done: Done) -> Output:
+    entries = [item.entry(**({"enabled": item.enabled} if verb != "removed" else {}))
+               for item in done.changed]
+    data = {verb: entries, "deactivated": done.deactivated}
+
+    def human(p: Printer) -> None:
+        p.done([f"{verb} {_named(i)} ({i.where})" for i in done.changed]
+               + [f"deactivated {a['id']}" for a in done.deactivated])
+        p.lines(line for item in done.changed for line in item.notes)
+
+    return Output(data, human, done.error)
+
+
+def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
+    from pkgmgr.lifecycle import set_enabled
+
+    done = set_enabled(target_scope(ctx), args.names, enabled, host=args.host, change=_change(ctx, args))
+    return _done_output("enabled" if enabled else "disabled", done)
 
 
 def cmd_enable(ctx: Context, args: argparse.Namespace) -> Output:
@@ -515,12 +467,8 @@ def cmd_disable(ctx: Context, args: argparse.Namespace) -> Output:
 
 
 def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.cli import host_cmds
-    from pkgmgr.install.scope_destination import plan_remove, remove_each
+    from pkgmgr.lifecycle import plan_remove, remove
 
-    hosted = host_cmds.remove(ctx, args, cmd_remove)  # other hosts' installs (SPEC 13)
-    if hosted is not None:
-        return hosted
     if args.save:
         from pkgmgr.workspace.edit import check_saveable
 
@@ -529,19 +477,18 @@ def cmd_remove(ctx: Context, args: argparse.Namespace) -> Output:
     if args.save:
         check_saveable(scope.workspace)
     if args.dry_run:
-        planned = plan_remove(scope, args.names)
+        plan = plan_remove(scope, args.names, host=args.host)
+        planned = [{"name": item.name, "version": item.version or None, "scope": scope.kind, **item.located(),
+                    "activations": activations} for item, activations in plan]
         return Output({"planned": planned}, lambda p: p.lines(
-            f"would remove {d['name']} {d['version']} ({d['scope']} scope)"
-            + (f" and deactivate {len(d['activations'])} activation(s)" if d["activations"] else "")
-            for d in planned))
-    removed, deactivated, error = remove_each(scope, args.names, deactivate=args.deactivate, timeout=ctx.lock_timeout)
+            f"would remove {_named(item)} ({item.where})"
+            + (f" and deactivate {len(activations)} activation(s)" if activations else "") for item, activations in plan))
+    done = remove(scope, args.names, host=args.host, change=_change(ctx, args))
     if args.save:
         from pkgmgr.workspace.edit import save_removed
 
-        dropped = save_removed(scope.workspace, ctx.home, [r["name"] for r in removed])
+        dropped = save_removed(scope.workspace, ctx.home, [item.name for item in done.changed])
         if dropped:
             ctx.note(f"dropped {', '.join(dropped)} from {scope.workspace / 'pkgmgr.toml'}")
             _save_lock(ctx, scope.workspace)
-    data = {"removed": removed, "deactivated": deactivated}
-    return Output(data, lambda p: p.done([f"removed {r['name']} {r['version']} ({r['scope']} scope)" for r in removed]
-                                          + [f"deactivated {a['id']}" for a in deactivated]), error)
+    return _done_output("removed", done)

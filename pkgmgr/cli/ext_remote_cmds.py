@@ -222,26 +222,24 @@ def cmd_search(ctx: Context, args: argparse.Namespace) -> Output:
         registries = [session.registries.get(args.registry)] if args.registry else session.registries.ordered
         for registry in registries:
             try:
-                index = registry.index()
+                matches = registry.search(term)
             except PkgmgrError as error:
                 from pkgmgr.cli.app import UNREADABLE
 
                 if args.registry or error.code not in UNREADABLE:  # a refusal (rollback, ...) is no skip
                     raise
-                # a listing, not a resolution: the other registries still answer
+                # a listing, not a resolution: the other registries still answer; the reason whole
                 failed.append({"name": registry.name, "error": error.to_json()})
                 drop = ("it is declared in pkgmgr.toml" if registry.declared
                         else f"'pkgmgr registry remove {registry.name}' drops it")
-                ctx.warn(f"{error.message.splitlines()[0]} (skipped; {drop})")
+                ctx.warn(f"{error.message}\n(registry {registry.name} skipped; {drop})")
                 continue
             registry.remember()
-            if index is None:
+            if matches is None:
                 ctx.warn(f"registry {registry.name} has no index.json; it cannot be searched")
                 continue
-            for ext in index.extensions:
+            for ext in matches:
                 if ext.name in results:
-                    continue
-                if term and term not in ext.name and term not in ext.description.lower():
                     continue
                 results[ext.name] = {"name": ext.name, "description": ext.description, "tier": ext.tier,
                                      "host": ext.host, "latest": ext.latest, "registry": registry.name,

@@ -167,11 +167,18 @@ def _surely_no_workspace() -> bool:
 
 
 def _installed(home: str) -> list[dict[str, object]] | None:
-    """`ext list`'s entries of the global scope at `home` (store.install.list_installed, then
-    hosts.records.visible finding no host install), or None."""
+    """`ext list`'s entries of the global scope at `home` (store.records.visible finding only the
+    scope store's own installs), or None."""
     import sqlite3
 
-    from pkgmgr.store.checks import SCHEMA_VERSION, has_trees, install_path_problem, json_value, row_problem
+    from pkgmgr.store.checks import (
+        SCHEMA_VERSION,
+        STORE_HOST,
+        has_trees,
+        install_path_problem,
+        json_value,
+        row_problem,
+    )
 
     database = os.path.join(home, "state.db")
     os.stat(database)  # missing (or unreachable): the full command line decides what that means
@@ -186,7 +193,7 @@ def _installed(home: str) -> list[dict[str, object]] | None:
         if int(conn.execute("PRAGMA user_version").fetchone()[0]) != SCHEMA_VERSION:
             return None
         items: list[dict[str, object]] = []
-        for row in conn.execute("SELECT * FROM extensions ORDER BY name"):
+        for row in conn.execute("SELECT * FROM extensions WHERE host = ? ORDER BY name", (STORE_HOST,)):
             name, version, path = row["name"], row["version"], row["path"]
             if (row_problem("extensions", row) is not None or install_path_problem(name, version, path) is not None
                     or json_value(row["manifest"], dict) is None or not _texts(json_value(row["grants"], list))
@@ -195,9 +202,8 @@ def _installed(home: str) -> list[dict[str, object]] | None:
             items.append({"name": name, "version": version, "scope": "global", "enabled": bool(row["enabled"]),
                           "source": row["source_kind"], "verified": bool(row["verified"]),
                           "path": os.path.join(home, path), "pinned": bool(row["pinned"]), "host": "compozy"})
-        hosts = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'host_extensions'")
-        if hosts.fetchone() is not None and conn.execute("SELECT 1 FROM host_extensions LIMIT 1").fetchone():
-            return None  # installs in other hosts' folders: hosts.records
+        if conn.execute("SELECT 1 FROM extensions WHERE host != ? LIMIT 1", (STORE_HOST,)).fetchone():
+            return None  # installs in the folders of other hosts: store.records
     finally:
         conn.close()
     items.sort(key=lambda item: item["name"])  # type: ignore[arg-type, return-value]

@@ -24,17 +24,17 @@ def add_install_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
 
 
-HOSTS = ("compozy", "terva", "eva", "vera")
-
-
 def host_option(parser: argparse.ArgumentParser, what: str) -> None:
-    parser.add_argument("--host", choices=HOSTS, metavar="HOST",
-                        help=f"{what}: compozy, terva, eva or vera (default: from the manifest file)")
+    from pkgmgr.hosts import names, spoken
+
+    parser.add_argument("--host", choices=names(), metavar="HOST",
+                        help=f"{what}: {spoken(names())} (default: from the manifest file)")
 
 
 def trust_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve-host-trust", action="store_true",
-                        help="for an Eva project folder: record its new content hash in ~/.eva/trust.json")
+                        help="for a project folder whose host keeps its own approval of it: record the approval "
+                             "of the folder as it is now")
 
 
 def add_registry_option(p: argparse.ArgumentParser, text: str) -> None:
@@ -55,8 +55,8 @@ def install_options(ctx: Context, args: argparse.Namespace) -> Any:
         dry_run=args.dry_run,
         deactivate_missing=args.deactivate_missing,
         allow_expired=args.allow_expired,
-        host=getattr(args, "host", None),
-        approve_host_trust=getattr(args, "approve_host_trust", False),
+        host=vars(args).get("host"),  # sync takes every host a declaration names
+        approve_host_trust=bool(vars(args).get("approve_host_trust")),
         lock_timeout=ctx.lock_timeout,
     )
 
@@ -102,8 +102,8 @@ def announce_for(ctx: Context) -> Any:
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     lines = [f"{summary['name']} {summary['version']} ({summary['kind']} extension, source {summary['source']}, "
              f"{'verified' if summary['verified'] else 'unverified'})"]
-    if summary.get("host"):  # another host's extension: what it asks for is its capabilities (SPEC 13)
-        lines.append(f"  capabilities: {', '.join(summary.get('capabilities') or []) or 'none'}")
+    if "capabilities" in summary:  # a host whose extensions ask for capabilities (SPEC 13)
+        lines.append(f"  capabilities: {', '.join(summary['capabilities']) or 'none'}")
     else:
         lines.append(f"  permissions: {', '.join(summary['permissions']) or 'none'}")
     if summary.get("subprocess"):

@@ -17,6 +17,7 @@ from pkgmgr.cli.context import Context
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import user_path
+from pkgmgr.hosts import names as host_names
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -192,6 +193,9 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--sign", action="store_true",
                    help="sign the index with TUF metadata (one Ed25519 key per role, kept outside the index)")
     _signing_options(p)
+    p.add_argument("--format", type=int, choices=(1, 2), default=1,
+                   help="index format: 1 (index.json; the default) or 2 (hashed entry paths, summary shards and a "
+                        "changes log, for large indexes: docs/registry-format.md)")
 
     p = group.command(
         "publish", cmd_publish, "publish a release archive into a registry index",
@@ -202,7 +206,9 @@ def register_publishing(group: "Commands") -> None:
         "Without --url a local archive is copied to archives/ and recorded by a relative url; with --push "
         "oci://HOST/REPOSITORY:TAG it is pushed to that OCI registry as a pkgmgr artifact and its digest URL "
         "(oci://HOST/REPOSITORY@sha256:...) is recorded. The serial goes "
-        "up by one and index.json is regenerated; the entry is edited in place, keeping its comments. "
+        "up by one and the summary is updated (index.json regenerated; format 2: the entry's summary shard, the "
+        "shard list and the changes log, nothing else read or written); the entry is edited in place, keeping its "
+        "comments. "
         "Publishing a version again with the same sha256 changes nothing; with another sha256 it is refused "
         "(version_exists, exit 6).",
         "pkgmgr ext pack ./my-extension --output dist/my-extension-0.1.0.tar.gz\n"
@@ -223,10 +229,10 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--published", metavar="DATETIME",
                    help="publication time to record, e.g. 2026-01-01T00:00:00Z (default: now; for reproducible "
                         "rebuilds)")
-    p.add_argument("--host", choices=("compozy", "terva", "eva", "vera"), metavar="HOST",
+    p.add_argument("--host", choices=host_names(), metavar="HOST",
                    help="judge the archive by this host's rules (default: from its manifest file)")
     p.add_argument("--description", metavar="TEXT",
-                   help="a new entry's description (default: the manifest's; Eva and Vera manifests carry none)")
+                   help="a new entry's description (default: the manifest's, where the host's format has one)")
     _signing_options(p)
 
     p = group.command(
@@ -240,19 +246,29 @@ def register_publishing(group: "Commands") -> None:
         "with its file and line; exit 3 (invalid_index) if there is any.",
         "pkgmgr registry validate ./extension-index\n"
         "pkgmgr registry validate . --base origin/main --fetch\n"
-        "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json",
+        "pkgmgr registry validate . --base \"$BASE_SHA\" --fetch -o json\n"
+        "pkgmgr registry validate . --changed-since origin/main",
     )
     _index_arguments(p)
-    p.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
+    since = p.add_mutually_exclusive_group()
+    since.add_argument("--base", metavar="REV", help="git revision whose published versions must be unchanged")
+    since.add_argument("--changed-since", metavar="REV",
+                       help="as --base, and in a format-2 index check only the entry files changed since REV and their "
+                            "summary shards (an index repository's CI, at any index size)")
     p.add_argument("--fetch", action="store_true", help="download and check every new version's archive")
 
     p = group.command(
-        "build", cmd_build, "regenerate index.json",
-        "Regenerate index.json from registry.toml and the entries, deterministically (the same files give the "
-        "same bytes). The file is rewritten only when it changes.",
-        "pkgmgr registry build ./extension-index",
+        "build", cmd_build, "regenerate the index's summary (index.json, or format 2's shards)",
+        "Regenerate the summary from registry.toml and the entries, deterministically (the same files give the "
+        "same bytes): index.json for a format-1 index, the summary shards, shard list and changes log for format 2 "
+        "(docs/registry-format.md; the serial goes up when an extension's summary changed). Files are rewritten "
+        "only when they change. --format 2 migrates a format-1 index: entry files move to their hashed paths.",
+        "pkgmgr registry build ./extension-index\n"
+        "pkgmgr registry build ./extension-index --format 2",
     )
     _index_arguments(p)
+    p.add_argument("--format", type=int, choices=(1, 2), default=None,
+                   help="the index format to build; 2 migrates a format-1 index")
     _signing_options(p)
 
     for name, handler, text in (("yank", cmd_yank, "yank a published version"),
@@ -271,8 +287,10 @@ def register_publishing(group: "Commands") -> None:
 
     p = group.command(
         "sign", cmd_sign, "re-sign a signed registry index",
-        "Re-sign the TUF metadata of a signed index after a hand edit: targets (registry.toml, index.json, every "
-        "entry file and archive as they are now), snapshot and timestamp, each one version up. With "
+        "Re-sign the TUF metadata of a signed index after a hand edit: every target (registry.toml, the summary, "
+        "every entry file and archive as they are now) into the hashed bins targets delegate to (PEP 458; an index "
+        "signed before hashed bins migrates here: same root, a new bins key in the keys directory), then targets, "
+        "snapshot and timestamp, each one version up. With "
         "--timestamp-only only the timestamp is re-signed (its key alone is needed: a scheduled CI job keeps "
         "it fresh). With --root a new root version is signed too (the same keys, a new expiry), which clients "
         "follow; do it before the root expires (a year by default). publish, yank, unyank and build re-sign by "
@@ -291,12 +309,25 @@ def register_publishing(group: "Commands") -> None:
         "rotate-key", cmd_rotate_key, "replace a role's signing key",
         "Generate a new Ed25519 key for ROLE (root, targets, snapshot or timestamp), write a new root version "
         "that names it, signed by the old root key (and the new one when ROLE is root), and re-sign the other "
-        "roles at once: the index is valid right after it, and clients follow the rotation.",
+        "roles at once: the index is valid right after it, and clients follow the rotation. ROLE bins: targets "
+        "delegate the hashed bins to a new key and every bin is signed with it. The old key stays beside the new "
+        "one as <role>.key.old.",
         "pkgmgr registry rotate-key ./extension-index timestamp",
     )
     p.add_argument("path", metavar="DIR")
-    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp"))
+    p.add_argument("role", metavar="ROLE", choices=("root", "targets", "snapshot", "timestamp", "bins"))
     _signing_options(p)
+
+    p = group.command(
+        "doctor", cmd_registry_doctor, "settle a change a killed command left in a registry index",
+        "Every command that changes an index stages its new files (and signed metadata) under .pkgmgr-staging/ "
+        "and then switches them in; one killed midway leaves its staging behind. doctor completes a change whose "
+        "staging was complete (every new file goes in, the signed metadata last) and removes one that was not "
+        "(nothing of it was in place yet). Every publish, yank, unyank, build, sign and rotate-key does the same "
+        "first; registry validate reports a pending change.",
+        "pkgmgr registry doctor ./extension-index",
+    )
+    p.add_argument("path", metavar="DIR")
 
 
 def _signing_options(p: Any) -> None:
@@ -333,6 +364,22 @@ def _check_keys(args: argparse.Namespace, index: Path) -> None:
     if is_signed(index):
         _expiries(args)
         check_keys(index, KeyStore(keys_dir(index, _index_name(index), args.keys)))
+
+
+def _signing(args: argparse.Namespace, index: Path) -> Any:
+    """How a change to `index` is signed (its keys and expiries), None for an unsigned index:
+    publish, yank, unyank and build sign what they change in the same switch (SPEC 5.4a)."""
+    from pkgmgr.registry.signing import is_signed
+
+    if not is_signed(index):
+        return None
+    from pkgmgr.registry.signing import Signing, keys_dir
+
+    return Signing(keys_dir(index, _index_name(index), args.keys), _expiries(args))
+
+
+def _signed_json(result: Any) -> dict[str, Any] | None:
+    return None if result is None else result.to_json()
 
 
 def _resign(ctx: Context, args: argparse.Namespace, index: Path, *, force: bool = False) -> dict[str, Any] | None:
@@ -380,6 +427,20 @@ def cmd_rotate_key(ctx: Context, args: argparse.Namespace) -> Output:
                   f"(sha256 {result.root_sha256}); new key in {keys}")
 
 
+def cmd_registry_doctor(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.publish import index_lock
+    from pkgmgr.registry.switch import recover
+
+    index = user_path(args.path)
+    with index_lock(index, ctx.lock_timeout, settle=False):
+        settled = recover(index)
+    data = {"index": str(index), **settled.to_json()}
+    if not settled.completed and not settled.discarded:
+        return Output(data, f"{index}: no interrupted change")
+    return Output(data, f"{index}: {len(settled.completed)} interrupted change(s) completed, "
+                        f"{len(settled.discarded)} never begun removed")
+
+
 def _index_arguments(p: argparse.ArgumentParser) -> None:
     """The index directory, positionally or as --index DIR (scripts and CI workflows use both)."""
     p.add_argument("path", nargs="?", metavar="DIR", help="the registry index directory (or --index DIR)")
@@ -410,7 +471,7 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
         expiries = _expiries(args)  # refuse a bad duration before writing anything
         keys = keys_dir(root, args.name if args.name is not None else default_name(root), args.keys)
     result = init_index(root, name=args.name, description=args.description,
-                        requirement=args.pkgmgr_requirement)
+                        requirement=args.pkgmgr_requirement, format=args.format)
     if args.sign:
         from pkgmgr.registry.signing import init_signing
 
@@ -464,25 +525,26 @@ def cmd_publish(ctx: Context, args: argparse.Namespace) -> Output:
         else:
             source = user_path(args.source)
         with private_copy(source) as copy:
-            facts = inspect_archive(copy, config=ctx.config, host=getattr(args, "host", None))
+            facts = inspect_archive(copy, config=ctx.config, host=args.host)
             warning = tag_warning(tag, facts.version) if tag is not None else None
             if warning is not None:
                 ctx.warn(warning)
             if args.push:
-                from pkgmgr.net.oci import push_archive
+                from pkgmgr.registry.stores import OciStore, store_for
 
                 session = session or _session(ctx)
-                url = push_archive(session.oci, args.push, copy, sha256=facts.sha256, size=facts.size,
-                                   title=f"{facts.name}-{facts.version}{facts.suffix}")
+                store = store_for(args.push) or OciStore()  # whose reference rules then say what is wrong
+                url = store.push(session, args.push, copy, sha256=facts.sha256, size=facts.size,
+                                 title=f"{facts.name}-{facts.version}{facts.suffix}")
             result = publish(index, copy, facts, url=url, tier=args.tier, published=published,
                              repository=repository, timeout=ctx.lock_timeout,
-                             description=getattr(args, "description", None))
+                             description=getattr(args, "description", None), signing=_signing(args, index))
     finally:
         if session is not None:
             session.close()
     for warning in (*facts.warnings, *result.warnings):
         ctx.warn(warning)
-    signed = _resign(ctx, args, index) if result.changed or result.repaired_index else None
+    signed = _signed_json(result.signed)
     data = {"published": result.to_json(), "changed": result.changed, "serial": result.serial,
             "index": str(index), "repaired_index": result.repaired_index, "signed": signed}
     if not result.changed:
@@ -511,7 +573,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     session = _session(ctx) if args.fetch else None
     fetcher, cleanup = http_fetcher(session.http, ctx.config.limits.max_archive_bytes) if session else (None, None)
     try:
-        report = validate_index(root, base=args.base, fetcher=fetcher, config=ctx.config)
+        report = validate_index(root, base=args.base or args.changed_since, fetcher=fetcher, config=ctx.config,
+                                changed_only=args.changed_since is not None)
     finally:
         if cleanup is not None:
             cleanup()
@@ -527,8 +590,8 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
         )
         return Output(data, None, error)
     checks = [f"{report.entries} extension(s)", f"{report.versions} version(s)"]
-    if args.base:
-        checks.append(f"published versions unchanged since {args.base}")
+    if args.base or args.changed_since:
+        checks.append(f"published versions unchanged since {args.base or args.changed_since}")
     if args.fetch:
         checks.append(f"{report.fetched} archive(s) fetched and verified")
     return Output(data, f"{root}: valid ({', '.join(checks)})")
@@ -539,9 +602,9 @@ def cmd_build(ctx: Context, args: argparse.Namespace) -> Output:
 
     index = index_dir(args)
     _check_keys(args, index)
-    result = build(index, timeout=ctx.lock_timeout)
-    state = "rebuilt" if result.changed else "already up to date"
-    signed = _resign(ctx, args, index)
+    result = build(index, timeout=ctx.lock_timeout, format=args.format, signing=_signing(args, index))
+    state = ("migrated to format 2" if result.migrated else "rebuilt" if result.changed else "already up to date")
+    signed = _signed_json(result.signed)
     return Output({**result.to_json(), "signed": signed}, f"{result.path}: {state} (serial {result.serial}, "
                                     f"{result.extensions} extension(s))")
 
@@ -559,8 +622,9 @@ def _set_yanked(ctx: Context, args: argparse.Namespace, yanked: bool) -> Output:
 
     index = index_dir(args)
     _check_keys(args, index)
-    result = set_yanked(index, args.name, args.version, yanked, timeout=ctx.lock_timeout)
-    signed = _resign(ctx, args, index) if result.changed else None
+    result = set_yanked(index, args.name, args.version, yanked, timeout=ctx.lock_timeout,
+                        signing=_signing(args, index))
+    signed = _signed_json(result.signed)
     word = "yanked" if yanked else "unyanked"
     if result.changed:
         text = f"{word} {result.name} {result.version} (serial {result.serial})"

@@ -106,8 +106,11 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
         if options.dry_run:
             p.line("dry run: nothing was changed")
             return
-        p.done(f"{item['action']} {item['name']} {item['version']}" for item in data["installed"])
-        p.done(f"removed {item['name']} {item['version']}" for item in result.removed)
+        p.done(" ".join(str(part) for part in (item["action"], item["name"], item["version"]) if part)
+               for item in data["installed"])
+        p.done(" ".join(str(part) for part in ("removed", item["name"], item["version"]) if part)
+               for item in result.removed)
+        p.lines(note for item in [*data["installed"], *result.removed] for note in item.get("notes", ()))
         p.done(f"{a.get('change') or a.get('status')} {a['id']} ({a['extension']}:{a['bundle']}/{a['profile']})"
                for a in result.activations)
         if result.lock_written:

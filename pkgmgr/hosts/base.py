@@ -1,29 +1,36 @@
-"""The destination port of an agent host: where an extension of a name goes for a scope, how a
-staged tree is judged by that host's rules, and how a switch, a removal and an enable/disable
-are done in the host's own layout (SPEC 13).
+"""What every host that loads extensions from a folder of its own shares (SPEC 13): `FolderHost`,
+the `Host` port implemented once over the hooks each such host fills in — where an extension of a
+name goes for a scope, how a staged tree is judged by the host's rules, where a disabled extension
+waits, how enable/disable is written, the host's own records of its installs and its lock, its
+trust step. The filesystem mechanics they share are `hosts.mechanics`'.
 
-One `Host` per host (`terva.py`, `eva.py`, `vera.py`); `pkgmgr.hosts.install` drives them all
-with the same pipeline: stage on the target's filesystem (beside the folder the host scans,
-never inside it), judge, one atomic rename, one transaction in pkgmgr's state. Everything here
-is small and mechanical; what a host accepts is decided in its own module.
+One `FolderHost` per host (`terva.py`, `eva.py`, `vera.py`); `pkgmgr.hosts.folder` drives them all
+with the same pipeline: stage on the target's filesystem, judge, one atomic rename, one
+transaction in pkgmgr's state. What a host accepts is decided in its own module.
+
+`HostRules` is the part of a `FolderHost` that reads a tree (`judge`): a host whose rules are held
+to its corpus before it is wired into `pkgmgr.hosts.HOSTS` (`gemini.py`, `claude.py`) is only that.
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
 import os
-import stat
-from collections.abc import Callable
+from collections.abc import Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.hosts.mechanics import tree_checksum
+from pkgmgr.hosts.port import Change, Changed, Host, Packable, Prepared, Validation
 
-STAGING = ".pkgmgr-staging"  # beside the scanned folder: same filesystem, never scanned
-DISABLED = ".pkgmgr-disabled"  # Eva: where a disabled extension waits, outside the scanned folder
-
+if TYPE_CHECKING:
+    from pkgmgr.archive import TreeRecord
+    from pkgmgr.config import Config
+    from pkgmgr.hosts.port import Destination, Options, Source, Warn
+    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
 
 @dataclass(frozen=True)
 class Judged:
@@ -32,7 +39,7 @@ class Judged:
     host: str
     name: str  # the identity the host knows it by (terva folder/name, Eva name, Vera id)
     version: str  # "" when the host's format carries none (Eva): the registry's is recorded
-    layout: str  # "directory" | "script" (an Eva `<name>.exs`)
+    layout: str  # "directory" | "script" (a single-file extension)
     kind: str  # terva: subprocess | theme; eva: script | directory; vera: extension
     entry: str = ""  # terva exec, Eva module, Vera entrypoint
     capabilities: tuple[str, ...] = ()
@@ -56,12 +63,29 @@ class Found:
     layout: str
 
 
-class Host:
-    """The port. Subclasses fill in the host's rules; the mechanics are shared."""
+class HostRules:
+    """A host's rules alone: how it reads an extension's tree (`judge`), with no folder, install or
+    record of its own. Every `FolderHost` has them; a host not in `pkgmgr.hosts.HOSTS` yet has only
+    them (nothing installs for it, and no command offers it)."""
 
-    name = ""
-    manifest_files: tuple[str, ...] = ()
-    folder_mode = 0o755  # the host's directories pkgmgr creates (Vera makes its own 0700)
+    name: ClassVar[str] = ""
+    manifest_files: ClassVar[tuple[str, ...]] = ()
+
+    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
+        """The tree at `root` (a directory, or a single-file extension) by the host's rules. Raises
+        `ValidationFailed` (invalid_manifest, path_escapes_root) with every problem found."""
+        raise NotImplementedError
+
+
+class FolderHost(HostRules, Host):
+    """A host that loads extensions from a folder of its own. Subclasses fill in the host's rules
+    (`home`, `scan`, `judge`, `claim`, `scaffold`) and the hooks below where they differ."""
+
+    names_itself: ClassVar[bool] = True  # its format names the extension (else: the name it is installed under)
+    versions_itself: ClassVar[bool] = True  # its format carries a version (else: the registry's is recorded)
+    capabilities_are_permissions: ClassVar[bool] = False  # a registry entry's permissions list its capabilities
+    entry_label: ClassVar[str] = "runs"  # how `ext validate` names what `Judged.entry` holds
+    folder_mode: ClassVar[int] = 0o755  # the host's directories pkgmgr creates (Vera makes its own 0700)
 
     # --- where ------------------------------------------------------------------------------
 
@@ -86,6 +110,9 @@ class Host:
             return root / "extensions"
         return self.home() / "extensions"
 
+    def folder_of(self, scope: Scope) -> Path:
+        return self.folder(scope.kind, scope.workspace)
+
     def target(self, folder: Path, name: str, layout: str) -> Path:
         return folder / name
 
@@ -98,12 +125,25 @@ class Host:
         """Every extension the host would consider in `folder`, sorted by name."""
         raise NotImplementedError
 
+    def homes(self, global_root: Path, workspace_root: Path | None, project: Path | None) -> dict[str, Path | None]:
+        root = self.project_root(project) if project is not None else None
+        return {"global": self.folder("global", None), "project": root / "extensions" if root is not None else None}
+
+    def unmanaged(self, scope: Scope, folder: Path) -> int:
+        from pkgmgr.store import records
+
+        rows = records.list_rows(scope, self.name) if scope.exists() else []
+        paths = {r.place for r in rows} | {r.directory for r in rows}
+        return len([f for f in self.scan(folder) if f.path not in paths])
+
     # --- what ---------------------------------------------------------------------------------
 
-    def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
-        """The tree at `root` (a directory, or an Eva script file) by the host's rules. Raises
-        `ValidationFailed` (invalid_manifest, path_escapes_root) with every problem found."""
-        raise NotImplementedError
+    def judge_level(self, level: Path, name_hint: str | None) -> Judged:
+        """The extension at a level this host claimed, judged (`locate` finds its tree there). A
+        single-file extension found there is judged under its own name, as an install of it is
+        named (its file's), not under `name_hint`."""
+        path, layout = self.locate(level)
+        return self.judge(path, name_hint=name_hint if layout != "script" else None, layout=layout)
 
     def check_neighbours(self, folder: Path, judged: Judged, own: set[Path], scope: str) -> None:
         """Raise what the host would refuse about `judged` beside the other extensions of `folder`
@@ -115,14 +155,6 @@ class Host:
         themselves (terva's `enabled`) leave that out."""
         return tree_checksum(path)
 
-    def copy_source(self, source: Path, dest: Path) -> Path:
-        """Copy an extension's source directory into `dest` (staging) as an install of it does:
-        pkgmgr's selection (VCS directories and .pkgmgrignore'd files left out), unless the host's
-        own installer copies otherwise."""
-        from pkgmgr.archive import copy_source_tree
-
-        return copy_source_tree(source, dest)
-
     def source_checksum(self, source: Path) -> str:
         """The checksum an install of the source directory `source` will have (what
         `copy_source` copies)."""
@@ -131,6 +163,21 @@ class Host:
         with tempfile.TemporaryDirectory(prefix="pkgmgr-tree-") as tmp:
             copy = self.copy_source(source, Path(tmp) / "tree")
             return self.checksum(copy)[0]
+
+    def kind_of(self, record: Installed) -> str:
+        """What kind of extension an install is (`ext status`'s `kind`)."""
+        return str(record.manifest.get("kind") or "extension")
+
+    def summary(self, judged: Judged, fetched: Source) -> dict[str, Any]:
+        """What the operator sees before it is installed (SPEC 7, 13: its capabilities first)."""
+        return {
+            "name": judged.name, "version": judged.version or "-", "host": judged.host,
+            "source": fetched.kind, "verified": fetched.verified,
+            "kind": judged.host if judged.kind == "extension" else f"{judged.host} {judged.kind}",
+            "permissions": [], "capabilities": list(judged.capabilities),
+            "subprocess": judged.entry if judged.kind == "subprocess" else None,
+            "entry": judged.entry, "network_requirement": None, "network_digest": "", "max_scope": None,
+        }
 
     # --- hooks around a switch (default: nothing) ------------------------------------------------
 
@@ -141,149 +188,114 @@ class Host:
         """What the operator must know after a change in `folder` (trust, reloads)."""
         return []
 
+    def trust_step(self, scope: Scope, folder: Path, *, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
+        """The host's trust step after a change in `folder`: the notes for the operator, and the
+        host's approval of the folder (None where the host has none pkgmgr may record)."""
+        return self.notes(scope.kind, scope.workspace, folder), None
 
-# --- the tree checksum of an install ---------------------------------------------------------------
-
-
-def tree_checksum(path: Path, overrides: dict[str, bytes] | None = None) -> tuple[str, dict[str, str]]:
-    """SPEC 3 format 2 over the files of `path` (a directory; or one file, named by its base
-    name), as `pkgmgr.archive.checksum` computes every tree checksum. `overrides`: relative path
-    -> the bytes to hash instead of that file's content (a host-rewritten field left out)."""
-    from pkgmgr.archive.checksum import install_checksum_and_listing
-
-    return install_checksum_and_listing(path, overrides)
-
-
-# --- filesystem mechanics --------------------------------------------------------------------------
-
-_RENAME_EXCHANGE = 2
-_AT_FDCWD = -100
-_renameat2: Callable[..., int] | None | bool = False
-
-
-def _libc_renameat2() -> Callable[..., int] | None:
-    global _renameat2
-    if _renameat2 is False:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            function = libc.renameat2
-            function.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint)
-            function.restype = ctypes.c_int
-            _renameat2 = function
-        except (OSError, AttributeError):
-            _renameat2 = None
-    return _renameat2 or None  # type: ignore[return-value]
-
-
-def exchange(new: Path, current: Path) -> bool:
-    """Swap `new` and `current` in one step (`renameat2(RENAME_EXCHANGE)`): whoever looks sees
-    the old tree or the new one, never neither. False when the system cannot (the caller then
-    renames the old one away and the new one in: two steps)."""
-    function = _libc_renameat2()
-    if function is None:
-        return False
-    result = function(_AT_FDCWD, os.fsencode(new), _AT_FDCWD, os.fsencode(current), _RENAME_EXCHANGE)
-    if result == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
-        return False
-    raise OSError(code, os.strerror(code), str(current))
-
-
-def switch_in(new: Path, target: Path, parking: Path) -> Path | None:
-    """Put `new` at `target` atomically. An existing `target` ends up at `parking` (returned, for
-    the caller to delete once its state is committed); None when there was none."""
-    if not os.path.lexists(target):
-        os.rename(new, target)
+    def trust_status(self, record: Installed) -> dict[str, Any] | None:
+        """The host's approval of the folder an install is in, for `ext status` (None: none)."""
         return None
-    if new.is_dir() == target.is_dir() and new.is_dir() and exchange(new, target):
-        os.rename(new, parking)  # `new` holds the old tree now
-        return parking
-    if not new.is_dir() and not target.is_dir():  # a file (an Eva script) is replaced in one rename
-        os.replace(new, target)
+
+    def disabled_place(self, folder: Path, name: str, layout: str) -> Path | None:
+        """Where a disabled extension waits, outside the scanned folder; None for a host that
+        disables an extension in place (`write_enabled`)."""
         return None
-    os.rename(target, parking)
-    os.rename(new, target)
-    return parking
 
+    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        """Write the enabled state the host's way, in place (a host with a `disabled_place` moves
+        the extension instead)."""
+        raise NotImplementedError
 
-def fsync_dir(path: Path) -> None:
-    from pkgmgr.fsutil import fsync_dir as sync
+    # --- the host's own records of its installs (default: it keeps none) -----------------------------
 
-    sync(path)
+    def host_lock(self, timeout: float) -> AbstractContextManager[object]:
+        """The lock the host takes around its own records (waited for up to `timeout`, then `locked`)."""
+        return nullcontext()
 
+    def claimed_by_records(self, folder: Path, name: str) -> Path | None:
+        """The file of the host's own records that names an extension `name` of `folder`, if any."""
+        return None
 
-def sync_tree(path: Path) -> None:
-    """Make a staged tree durable before it is renamed in (SPEC 4): one syncfs(2) of its
-    filesystem where the system has it, else an fsync of every file."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            if libc.syncfs(fd) == 0:
-                return
-        finally:
-            os.close(fd)
-    except (OSError, AttributeError):
-        pass
-    for root, _, files in os.walk(path):
-        for name in files:
-            fd = os.open(os.path.join(root, name), os.O_RDONLY)
-            try:
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """Record an install of `judged` in the host's own records, before the tree `staged` is
+        renamed in (host lock held)."""
 
+    def forget(self, folder: Path, name: str) -> None:
+        """Drop an install from the host's own records (host lock held)."""
 
-def ensure_dirs(base: Path, rel: str, *, mode: int = 0o755) -> Path:
-    """`base/rel` created (with `mode`), every directory on the way opened without following a
-    link and owned by the user (`path_escapes_root` otherwise), `base` and its parents included."""
-    from pkgmgr.fsutil import secure_dirs
+    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
+        """Make the host's own records say what is on disk after a recovery (`record` is what
+        stands; None: nothing of `name` does)."""
 
-    anchor = _anchor(base)
-    below = base.relative_to(anchor).as_posix()
-    secure_dirs(anchor, "/".join(p for p in (below, rel) if p and p != "."), create=True, mode=mode)
-    return base / rel if rel else base
+    def check_adoptable(self, found: Found, *, force: bool) -> None:
+        """Refuse to adopt an extension the host's own records say changed (`tree_modified`)."""
 
+    # --- the port -----------------------------------------------------------------------------------
 
-def check_dirs(path: Path) -> None:
-    """Refuse (`path_escapes_root`) a link or another user's directory among the existing
-    directories on the way to `path` below the user's home or the nearest existing ancestor the
-    user owns; creates nothing."""
-    from pkgmgr.fsutil import secure_dirs
+    def prepare(self, fetched: Source, root: Path | None, staging: Path, *, config: Config, options: Options,
+                record: TreeRecord | None = None) -> Prepared[Any]:
+        from pkgmgr.hosts.folder import prepare
 
-    anchor = _anchor(path)
-    secure_dirs(anchor, path.relative_to(anchor).as_posix(), create=False)
+        return prepare(self, fetched, root, staging)
 
+    def destination(self, scope: Scope) -> Destination:
+        from pkgmgr.hosts.destination import FolderDestination
 
-def _anchor(path: Path) -> Path:
-    """Where the ownership walk starts: the user's home when `path` is below it, else the
-    shallowest existing ancestor of `path` that is the user's own directory (a temporary
-    directory, a mount point). The system's directories above it (owned by root) are not
-    checked; one owned by another user is refused (`path_escapes_root`)."""
-    path = Path(os.path.abspath(path))
-    uid = os.geteuid()
-    home = Path(os.path.abspath(os.path.expanduser("~")))
-    if path == home or home in path.parents:
-        try:
-            info = os.lstat(home)
-            if stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
-                return home
-        except FileNotFoundError:
-            pass
-    last = Path(path.anchor)
-    for parent in reversed([path, *path.parents]):
-        try:
-            info = os.lstat(parent)
-        except FileNotFoundError:
-            break
-        last = parent
-        if stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
-            return parent
-        if stat.S_ISDIR(info.st_mode) and info.st_uid != 0:
-            from pkgmgr.fsutil import owner_name
+        return FolderDestination(scope, self)
 
-            raise PkgmgrError(f"{parent} is owned by {owner_name(info.st_uid)}, not by you: pkgmgr does not "
-                              "install below it", code=Code.PATH_ESCAPES_ROOT, path=str(parent))
-    return last
+    def remove(self, scope: Scope, record: Installed, change: Change) -> Changed:
+        from pkgmgr.hosts.folder import remove
+
+        return Changed(remove(scope, self, record, change))
+
+    def set_enabled(self, scope: Scope, record: Installed, enabled: bool, change: Change) -> Changed:
+        from pkgmgr.hosts.folder import set_enabled
+
+        return Changed(set_enabled(scope, self, record, enabled, change))
+
+    def adopt(self, scope: Scope, names: list[str], *, force: bool = False) -> list[Installed]:
+        from pkgmgr.hosts.folder import adopt
+
+        return adopt(scope, self, names, force=force)
+
+    def recover(self, scope: Scope) -> list[str]:
+        from pkgmgr.hosts.folder import recover
+
+        return recover(scope, self)
+
+    def interrupted(self, scope: Scope) -> list[str]:
+        from pkgmgr.hosts.folder import interrupted
+
+        return interrupted(scope, self)
+
+    def status(self, record: Installed, scope: Scope, *, config: Config, resolved: bool,
+               environ: Mapping[str, str], warn: Warn) -> dict[str, Any]:
+        from pkgmgr.hosts.views import hosted_status
+
+        return hosted_status(record)
+
+    def validate(self, path: Path, *, config: Config, shown: str) -> Validation:
+        from pkgmgr.hosts.views import judge_path
+
+        judged = judge_path(path, self.name, limits=config.limits)
+        assert judged is not None  # a folder host's tree is judged by it
+        what = f"{judged.name} {judged.version}".strip()
+        lines = [f"{shown}: {what} is a valid {judged.host} extension ({judged.kind})"]
+        if judged.capabilities:
+            lines.append(f"  capabilities: {', '.join(judged.capabilities)}")
+        if judged.entry:
+            lines.append(f"  {self.entry_label}: {judged.entry}")
+        return Validation({"valid": True, **judged.summary(), "warnings": list(judged.warnings)}, lines,
+                          list(judged.warnings))
+
+    def packable(self, root: Path, *, release: str | None, config: Config, label: str) -> Packable:
+        from pkgmgr.hosts.views import packable
+
+        return packable(self, root, release=release, limits=config.limits, label=label)
+
+    def entry_facts(self, root: Path, staging: Path, archive: Path, *, config: Config) -> dict[str, Any]:
+        from pkgmgr.hosts.facts import hosted_facts
+
+        return hosted_facts(self, root, staging, archive)

@@ -22,7 +22,7 @@ from typing import Any
 
 from pkgmgr.errors import Code, ProblemSink
 from pkgmgr.hosts import jsdoc
-from pkgmgr.hosts.base import Host, Judged
+from pkgmgr.hosts.base import HostRules, Judged
 from pkgmgr.hosts.jsdoc import kind
 
 MANIFEST = ".claude-plugin/plugin.json"
@@ -491,7 +491,7 @@ def capabilities(manifest: ClaudeManifest, root: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-class Claude(Host):
+class Claude(HostRules):
     name = "claude"
     manifest_files = (MANIFEST,)
 

@@ -1,66 +1,56 @@
-"""terva's, Eva's and Vera's folders as destinations of the install pipeline (SPEC 13): each
-host is one implementation of the `pkgmgr.install.destination.Destination` port, an adapter over
-the host half of the pipeline (`pkgmgr.hosts.install`).
+"""A folder host's folder in one scope as the install pipeline's `Destination` (SPEC 13): an
+adapter over the folder half of the pipeline (`pkgmgr.hosts.folder`).
 
-The scope's writer lock and its staging directory serve every host (what pkgmgr records of a
-host install lives in the scope's `state.db`); a verified tree is moved from that staging into
-the host's own staging folder and renamed into place there (`commit_hosted`).
+The scope's writer lock and its staging directory serve every host (what pkgmgr records of an
+install lives in the scope's `state.db`); a verified tree is moved from that staging into the
+host's own staging folder and renamed into place there (`folder.commit`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import ScopeStaging
+from pkgmgr.hosts.port import Announce, Options, Prepared, ScopeStaging, foreign_tree
 
 if TYPE_CHECKING:
-    from pkgmgr.hosts.install import HostPrepared
-    from pkgmgr.hosts.records import HostInstalled
-    from pkgmgr.install.destination import Announce
-    from pkgmgr.install.options import InstallOptions
-    from pkgmgr.install.verify import Verified
+    from pkgmgr.hosts.base import FolderHost, Judged
+    from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
 
 
-class HostDestination(ScopeStaging):
-    """The `Destination` of one host's folder in one scope (global or a workspace's)."""
+class FolderDestination(ScopeStaging):
+    """The `Destination` of one folder host's folder in one scope (global or a workspace's)."""
 
-    def __init__(self, scope: Scope, host: str) -> None:
+    def __init__(self, scope: Scope, host: FolderHost) -> None:
         self.scope = scope
         self.host = host
 
     @property
     def label(self) -> str:
-        return f"{self.host} {self.scope.kind} folder"
+        return f"{self.host.name} {self.scope.kind} folder"
 
-    def installed(self, name: str) -> HostInstalled | None:
-        from pkgmgr.hosts.records import find_installed
+    def installed(self, name: str) -> Installed | None:
+        from pkgmgr.store import records
 
-        return find_installed(self.scope, name, self.host)
+        found = records.find(self.scope, name, self.host.name)
+        return found[0] if found else None
 
-    def _hosted(self, verified: Verified | HostPrepared) -> HostPrepared:
-        from pkgmgr.hosts.install import HostPrepared
+    def _own(self, prepared: Prepared[Any]) -> Prepared[Judged]:
+        if prepared.host != self.host.name:
+            raise foreign_tree(prepared, self.host.name)
+        return prepared
 
-        if not isinstance(verified, HostPrepared) or verified.host.name != self.host:
-            found = verified.host.name if isinstance(verified, HostPrepared) else "compozy"
-            raise PkgmgrError(f"{verified.name} is a {found} extension, not a {self.host} one",
-                              code=Code.INVALID_ARCHIVE)
-        return verified
+    def check_switch(self, prepared: Prepared[Any], options: Options) -> None:
+        from pkgmgr.hosts.folder import check
 
-    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
-        from pkgmgr.hosts.install import check_hosted
+        check(self.scope, self.host, self._own(prepared), options)
 
-        check_hosted(self.scope, self._hosted(verified), options)
-
-    def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
-        """Nothing to do ahead: `commit_hosted` flushes each tree in the host's staging folder
+    def make_durable(self, prepared: list[Prepared[Any]]) -> None:
+        """Nothing to do ahead: `folder.commit` flushes each tree in the host's staging folder
         (where it is renamed from) before its switch."""
 
-    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
-               announce: Announce | None = None) -> Outcome:
-        from pkgmgr.hosts.install import commit_hosted
+    def switch(self, prepared: Prepared[Any], options: Options, announce: Announce | None = None) -> Outcome:
+        from pkgmgr.hosts.folder import commit
 
-        outcome: Outcome = commit_hosted(self.scope, self._hosted(verified), options, announce)
-        return outcome
+        return commit(self.scope, self.host, self._own(prepared), options, announce)

@@ -1,10 +1,11 @@
 """Which host an extension is for, from its manifest file (SPEC 13).
 
-`extension.toml`, or an `extension.json` that is not terva's -> compozy; an `extension.json`
-with an `exec` key, or beside `theme.json`/`themes/theme.json` -> terva; `vera.extension.json`
--> vera; `extension.exs`, or a lone `<name>.exs` where no other host's manifest is -> eva.
-A level holding two hosts' manifests is refused (`invalid_archive`, naming both) unless
-`--host` picks one.
+Each host (in `pkgmgr.hosts.HOSTS` order) whose manifest files are at a level is asked for its
+`Claim` there; a `shared` claim (a file name another host also reads, as Compozy's
+`extension.json`) yields to another host's `own` claim of the same file, and a `fallback` claim (a
+lone script) only stands when nothing else is claimed. A level two hosts still claim is refused
+(`invalid_archive`, naming both) unless `--host` picks one. A host's module is imported only when
+one of its manifest files is there.
 """
 
 from __future__ import annotations
@@ -14,59 +15,57 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.hosts import HOSTS
+from pkgmgr.hosts import DEFAULT, HOSTS, get, matches
 
 if TYPE_CHECKING:
-    from pkgmgr.hosts.base import Host
-    from pkgmgr.install.options import InstallOptions
-    from pkgmgr.install.plan import Fetched
+    from pkgmgr.hosts.base import FolderHost
+    from pkgmgr.hosts.port import Claim, Host, Options, Source
 
 
-def manifests(level: Path) -> tuple[dict[str, str], str | None]:
-    """{host: its manifest file} found at `level` (a directory), and a lone `.exs` that would
-    be Eva's if nothing else claims the level."""
+def _files(level: Path) -> frozenset[str]:
     try:
-        names = {e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False)}
+        return frozenset(e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False))
     except (FileNotFoundError, NotADirectoryError):
-        return {}, None
-    found: dict[str, str] = {}
-    if "extension.toml" in names:
-        found["compozy"] = "extension.toml"
-    if "extension.json" in names:
-        from pkgmgr.hosts import terva
-
-        theme = any(os.path.exists(level / rel) for rel in terva.THEME_FILES)
-        from pkgmgr.fsutil import read_regular
-
-        try:
-            raw = read_regular(level / "extension.json", limit=terva.MANIFEST_MAX_BYTES, follow_symlinks=True)
-        except OSError:  # a FIFO or a device too: refused without blocking
-            raw = b""
-        if theme or terva.is_terva_manifest(raw):
-            found["terva"] = "extension.json"
-        elif "compozy" not in found:
-            found["compozy"] = "extension.json"
-    if "vera.extension.json" in names:
-        found["vera"] = "vera.extension.json"
-    if "extension.exs" in names:
-        found["eva"] = "extension.exs"
-    scripts = sorted(n for n in names if n.endswith(".exs"))
-    lone = scripts[0] if len(scripts) == 1 and "extension.exs" not in names else None
-    if lone is not None and not found:
-        found["eva"] = lone
-    return found, lone
+        return frozenset()
 
 
-def detect(level: Path, forced: str | None = None) -> str:
+def claims(level: Path, files: frozenset[str] | None = None) -> dict[str, Claim]:
+    """{host: its claim} of every host whose manifest files are at `level`, before one yields to
+    another."""
+    files = _files(level) if files is None else files
+    found: dict[str, Claim] = {}
+    for name, entry in HOSTS.items():
+        if any(matches(pattern, file) for pattern in entry.manifests for file in files):
+            claim = get(name).claim(level, files)
+            if claim is not None:
+                found[name] = claim
+    return found
+
+
+def manifests(level: Path) -> dict[str, str]:
+    """{host: its manifest file} of the hosts whose claim on `level` stands."""
+    from pkgmgr.hosts.port import FALLBACK, OWN, SHARED
+
+    found = claims(level)
+    owned = {claim.file: host for host, claim in found.items() if claim.strength == OWN}
+    standing = {host: claim for host, claim in found.items()
+                if not (claim.strength == SHARED and owned.get(claim.file, host) != host)}
+    if any(claim.strength != FALLBACK for claim in standing.values()):
+        standing = {host: claim for host, claim in standing.items() if claim.strength != FALLBACK}
+    return {host: claim.file for host, claim in standing.items()}
+
+
+def detect(level: Path, forced: str | None = None, *, default: str | None = None) -> str:
     """The host of the extension at `level`. `forced` (`--host`) picks one of several, and must
-    name a host whose manifest is there. Raises `invalid_archive` and `usage`."""
-    if forced is not None and forced not in HOSTS:
-        raise PkgmgrError(f"unknown host {forced!r}; hosts are {', '.join(HOSTS)}", code=Code.USAGE)
-    found, lone = manifests(level)
+    name a host whose manifest is there; `default` is the host of a level no host claims (None:
+    that is `invalid_archive`). Raises `invalid_archive` and `usage`."""
     if forced is not None:
-        files = {"compozy": ("extension.toml", "extension.json"), "terva": ("extension.json",),
-                 "vera": ("vera.extension.json",), "eva": ("extension.exs",)}[forced]
-        if forced in found or (forced == "eva" and lone is not None) or any((level / f).is_file() for f in files):
+        get(forced)  # usage for a name that is no host
+    found = manifests(level)
+    if forced is not None:
+        files = _files(level)
+        exact = [p for p in HOSTS[forced].manifests if not p.startswith("*")]
+        if forced in found or forced in claims(level, files) or any(f in files for f in exact):
             return forced
         what = ", ".join(f"{f} ({h})" for h, f in found.items()) or "none"
         raise PkgmgrError(f"no extension manifest of {forced} here (--host {forced}; found: {what})",
@@ -77,28 +76,18 @@ def detect(level: Path, forced: str | None = None) -> str:
                           code=Code.INVALID_ARCHIVE, details={"hosts": sorted(found)},
                           hint=f"--host {' or --host '.join(found)}")
     if not found:
+        if default is not None:
+            return default
         raise PkgmgrError("no extension manifest of any host here", code=Code.INVALID_ARCHIVE)
     return next(iter(found))
 
 
-def is_script(path: Path) -> bool:
-    """An Eva script given as an install ref: a `.exs` file that is not an archive."""
-    if not str(path).endswith(".exs"):
-        return False
-    try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
-    except OSError:
-        return False
-    return not (magic.startswith((b"\x1f\x8b", b"PK")))
-
-
-def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
+def _forced_host(fetched: Source, options: Options) -> str | None:
     """The host a fetched ref must be for: its registry entry's, else `--host` (None: any)."""
-    forced = fetched.expects.host or getattr(options, "host", None)
+    forced = fetched.expects.host or options.host
     expected = fetched.expects.entry
-    entry_host = getattr(expected, "host", None) if expected is not None else None
-    if expected is not None and entry_host and entry_host != "compozy":
+    entry_host = expected.host if expected is not None else None
+    if expected is not None and entry_host and entry_host != DEFAULT:
         if forced is not None and forced != entry_host:
             raise PkgmgrError(f"{expected.name} is a {entry_host} extension in its registry, not a {forced} one",
                               code=Code.USAGE)
@@ -106,39 +95,43 @@ def _forced_host(fetched: Fetched, options: InstallOptions) -> str | None:
     return forced
 
 
-def staged_host(fetched: Fetched, root: Path | None, options: InstallOptions) -> str:
-    """The host of a staged tree (`root`), or "eva" for an Eva script staged as it is (`root`
-    None). Raises `invalid_archive` and `usage` (a forced host the tree is not for)."""
+def staged_host(fetched: Source, root: Path | None, options: Options) -> str:
+    """The host of a staged tree (`root`), or of the single-file extension `fetched.archive`
+    staged as it is (`root` None). Raises `invalid_archive` and `usage` (a forced host the tree is
+    not for)."""
+    from pkgmgr.hosts import script_host
+
     forced = _forced_host(fetched, options)
     if root is not None:
         return detect(root, forced)
-    if forced not in (None, "eva"):
-        raise PkgmgrError(f"{fetched.label or fetched.locator} is an Eva script, not a {forced} extension",
-                          code=Code.INVALID_ARCHIVE)
-    return "eva"
+    assert fetched.archive is not None
+    scripted = script_host(fetched.archive)
+    assert scripted is not None  # `root` is None only for a single-file extension
+    if forced not in (None, scripted):
+        raise PkgmgrError(f"{fetched.label or fetched.locator} is {get(scripted).article} script, not a {forced} "
+                          "extension", code=Code.INVALID_ARCHIVE)
+    return scripted
 
 
-def for_host(name: str) -> Host:
-    """The destination of `name` (terva, eva, vera)."""
-    from pkgmgr.hosts.eva import Eva
-    from pkgmgr.hosts.terva import Terva
-    from pkgmgr.hosts.vera import Vera
+def for_host(name: str) -> FolderHost:
+    """The folder host `name` (one that loads extensions from a folder of its own). Raises
+    `usage` for a name that is no such host."""
+    from typing import cast
 
-    table = {"terva": Terva, "eva": Eva, "vera": Vera}
-    if name not in table:
-        raise PkgmgrError(f"unknown host {name!r}; hosts are {', '.join(HOSTS)}", code=Code.USAGE)
-    return table[name]()
+    host = get(name)
+    if host.in_scope_store:
+        raise PkgmgrError(f"{name} loads no extensions from a folder of its own", code=Code.USAGE)
+    return cast("FolderHost", host)
 
 
-def source_host(fetched: Fetched, options: InstallOptions | None) -> Host:
+def source_host(fetched: Source, options: Options | None) -> Host:
     """Whose copy rules stage a source directory (`Host.copy_source`): the host its manifest names
-    (or its registry entry or `--host`), else the default (pkgmgr's selection, as for Compozy).
-    What the directory holds is judged after the copy, as before."""
-    from pkgmgr.hosts.base import Host
-
+    (or its registry entry or `--host`), else the default host (pkgmgr's selection). What the
+    directory holds is judged after the copy, as before."""
     assert fetched.directory is not None
     try:
-        name = detect(Path(fetched.directory), _forced_host(fetched, options) if options is not None else None)
+        name = detect(Path(fetched.directory), _forced_host(fetched, options) if options is not None else None,
+                      default=DEFAULT)
     except PkgmgrError:
-        name = "compozy"  # two hosts' manifests, or none: staged_host says so once the tree is staged
-    return for_host(name) if name != "compozy" else Host()
+        name = DEFAULT  # two hosts' manifests: staged_host says so once the tree is staged
+    return get(name)

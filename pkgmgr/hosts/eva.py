@@ -17,11 +17,17 @@ import json
 import os
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import elixir, elixir_quoted, jsonfmt
-from pkgmgr.hosts.base import DISABLED, Found, Host, Judged
+from pkgmgr.hosts.base import FolderHost, Found, Judged
+from pkgmgr.hosts.mechanics import DISABLED
+from pkgmgr.hosts.port import FALLBACK, Claim
+
+if TYPE_CHECKING:
+    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
 
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
@@ -106,12 +112,76 @@ def name_problem(name: str) -> str | None:
     return None
 
 
-class Eva(Host):
+class Eva(FolderHost):
     name = "eva"
+    title = "Eva"
     manifest_files = (DIRECTORY_ENTRY, "*.exs")
+    names_itself = False  # a script's name is its file's or its directory's (loader.ex candidate_from_path)
+    versions_itself = False  # no version in the format: the registry's is recorded
+    entry_label = "module"
+    templates = ("script", "directory")
 
     def home(self) -> Path:
         return eva_root()
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        """`extension.exs`; else a lone `<name>.exs` where no other host claims the level (a
+        script beside another host's manifest is that extension's file)."""
+        if DIRECTORY_ENTRY in files:
+            return Claim(DIRECTORY_ENTRY)
+        scripts = sorted(name for name in files if name.endswith(".exs"))
+        return Claim(scripts[0], FALLBACK) if len(scripts) == 1 else None
+
+    def locate(self, level: Path) -> tuple[Path, str]:
+        """A directory holding one script and no extension.exs is that script."""
+        if not (level / DIRECTORY_ENTRY).is_file():
+            try:
+                scripts = sorted(e.name for e in os.scandir(level)
+                                 if e.name.endswith(".exs") and not e.is_dir(follow_symlinks=False))
+            except (FileNotFoundError, NotADirectoryError):
+                scripts = []
+            if len(scripts) == 1:
+                return level / scripts[0], "script"
+        return level, "directory"
+
+    def is_script(self, path: Path) -> bool:
+        """A `.exs` file given as an install ref (loader.ex candidate_from_path), not an archive."""
+        if not str(path).endswith(".exs"):
+            return False
+        try:
+            with open(path, "rb") as handle:
+                magic = handle.read(4)
+        except OSError:
+            return False
+        return not magic.startswith((b"\x1f\x8b", b"PK"))
+
+    def kind_of(self, record: Installed) -> str:
+        return record.layout
+
+    def trust_step(self, scope: Scope, folder: Path, *, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
+        """A project folder's content hash changed: Eva's approval shown, updated when asked."""
+        if scope.kind != "workspace":
+            return [], None
+        report = trust_report(folder, old=approved_hash(folder), approve_it=approve)
+        return trust_lines(report), report
+
+    def trust_status(self, record: Installed) -> dict[str, Any] | None:
+        if record.scope != "workspace":
+            return None
+        folder = record.place.parent
+        return {"folder": str(folder), "approved_hash": approved_hash(folder), "content_hash": content_hash(folder)}
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A script `<name>.exs`, or a directory holding `extension.exs`, defining the module Eva's
+        loader expects of the name."""
+        why = name_problem(name)
+        if why:
+            raise PkgmgrError(f"{name!r} cannot name an Eva extension: {why}", code=Code.USAGE)
+        module = (f"defmodule {elixir.namespace(name)} do\n  use Eva.Core.Extension\n\n"
+                  f"  def setup(_ctx), do: {{:ok, %Eva.Core.Extension.Spec{{guidelines: [\"{name}\"]}}}}\nend\n")
+        files = {"README.md": f"# {name}\n\nAn Eva extension: 'pkgmgr ext pack . --release 0.1.0' makes its archive.\n"}
+        files[DIRECTORY_ENTRY if template == "directory" else f"{name}.exs"] = module
+        return files
 
     def project_root(self, project: Path) -> Path:
         return project / ".eva"

@@ -1,46 +1,40 @@
-"""What a release archive of another host says about itself, for a registry entry (SPEC 13):
-the name and version its host knows it by, and for Vera the capabilities it asks for (recorded
-as the entry's `permissions`, which an install checks against the manifest)."""
+"""What a release archive of a folder host says about itself, for a registry entry (SPEC 13): the
+name and version its host knows it by, and the capabilities it asks for where a registry entry
+lists them as its `permissions` (which an install checks against the manifest)."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
+
+if TYPE_CHECKING:
+    from pkgmgr.hosts.base import FolderHost
 
 _RELEASE_DIR = re.compile(r"^(?P<name>.+?)-v?(?P<version>\d+\.\d+\.\d+(?:[-+][0-9A-Za-z.+-]*)?)$")
 NO_HOST_VERSION = "0.0.0"  # `min_compozy_version` of an entry that is not Compozy's: it means nothing
 
 
-def hosted_facts(root: Path, staging: Path, archive: Path, forced: str | None) -> dict[str, Any] | None:
-    """The entry fields of an extracted archive judged by its host; None for Compozy's. An Eva
-    archive's version is its top directory's `<name>-<version>` (what `ext pack --release`
-    writes), since Eva's format carries none. Raises the host's validation errors and `usage`."""
-    from pkgmgr.hosts.detect import detect, for_host, manifests
-
-    host_name = detect(root, forced)
-    if host_name == "compozy":
-        return None
-    host = for_host(host_name)
-    release = _RELEASE_DIR.match(root.name) if root != staging else None
-    if host_name == "eva":
-        _, lone = manifests(root)
-        if not (root / "extension.exs").is_file() and lone is not None:
-            judged = host.judge(root / lone, layout="script")
-        else:
-            name = release.group("name") if release else root.name
-            judged = host.judge(root, name_hint=name, layout="directory")
-        if release is None:
-            raise PkgmgrError(f"{archive}: an Eva archive names its version in its top directory "
-                              "(<name>-<version>/, as 'pkgmgr ext pack --release VERSION' writes it)", code=Code.USAGE)
-        version = release.group("version")
-    else:
-        judged = host.judge(root)
-        version = judged.version
+def hosted_facts(host: FolderHost, root: Path, staging: Path, archive: Path) -> dict[str, Any]:
+    """The entry fields of an archive extracted at `root` (inside `staging`), judged by `host`. The
+    version of an extension whose format carries none is its top directory's `<name>-<version>`
+    (what `ext pack --release` writes). Raises the host's validation errors and `usage`."""
     from pkgmgr.versions import parse_semver, strip_v
 
+    release = _RELEASE_DIR.match(root.name) if root != staging else None
+    path, layout = host.locate(root)
+    if host.versions_itself:
+        judged = host.judge(path, layout=layout)
+        version = judged.version
+    else:
+        hint = None if layout == "script" or host.names_itself else (release.group("name") if release else root.name)
+        judged = host.judge(path, name_hint=hint, layout=layout)
+        if release is None:
+            raise PkgmgrError(f"{archive}: {host.article} archive names its version in its top directory "
+                              "(<name>-<version>/, as 'pkgmgr ext pack --release VERSION' writes it)", code=Code.USAGE)
+        version = release.group("version")
     try:
         parse_semver(version)
     except ValueError as exc:
@@ -48,5 +42,5 @@ def hosted_facts(root: Path, staging: Path, archive: Path, forced: str | None) -
                           code=Code.INVALID_MANIFEST) from None
     return {"name": judged.name, "version": strip_v(version), "description": judged.description,
             "min_compozy_version": NO_HOST_VERSION, "network_digest": "",
-            "permissions": tuple(sorted(set(judged.capabilities))) if host_name == "vera" else (),
-            "warnings": tuple(judged.warnings), "host": host_name}
+            "permissions": tuple(sorted(set(judged.capabilities))) if host.capabilities_are_permissions else (),
+            "warnings": tuple(judged.warnings), "host": host.name}

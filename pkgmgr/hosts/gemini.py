@@ -25,7 +25,7 @@ from typing import Any
 
 from pkgmgr.errors import Code, ProblemSink
 from pkgmgr.hosts import jsdoc
-from pkgmgr.hosts.base import Host, Judged
+from pkgmgr.hosts.base import HostRules, Judged
 from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
 
 MANIFEST = "gemini-extension.json"
@@ -321,7 +321,7 @@ def capabilities(manifest: GeminiManifest, root: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-class Gemini(Host):
+class Gemini(HostRules):
     name = "gemini"
     manifest_files = (MANIFEST,)
 

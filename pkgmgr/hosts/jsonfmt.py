@@ -67,12 +67,19 @@ def last_values(obj: Any) -> dict[str, Any]:
 
 
 def plain(value: Any) -> Any:
-    """`_Pairs` objects anywhere in `value` turned into dicts (last duplicate wins)."""
-    if isinstance(value, _Pairs):
-        return {k: plain(v) for k, v in value}
-    if isinstance(value, list):
-        return [plain(v) for v in value]
-    return value
+    """`_Pairs` objects anywhere in `value` turned into dicts (last duplicate wins, in the
+    position of the first). Iterative: MAX_DEPTH levels never meet Python's recursion limit."""
+    root: list[Any] = [value]
+    stack: list[tuple[list[Any] | dict[str, Any], int | str]] = [(root, 0)]
+    while stack:
+        target, slot = stack.pop()
+        source = target[slot]  # type: ignore[index]
+        if not isinstance(source, list):  # _Pairs is a list too
+            continue
+        made: list[Any] | dict[str, Any] = dict(source) if isinstance(source, _Pairs) else list(source)
+        target[slot] = made  # type: ignore[index]
+        stack.extend((made, k) for k in (made if isinstance(made, dict) else range(len(made))))
+    return root[0]
 
 
 def depth(value: Any) -> int:

@@ -14,17 +14,30 @@ from __future__ import annotations
 import math
 import os
 import stat
+import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
-from pkgmgr.gokeys import go_fold
+from pkgmgr.gokeys import go_fold, go_json_text, go_utf8
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged, tree_checksum
+from pkgmgr.hosts.base import FolderHost, Found, Judged
+from pkgmgr.hosts.mechanics import tree_checksum
+from pkgmgr.hosts.port import Claim
+
+if TYPE_CHECKING:
+    from pkgmgr.store.installed import Installed
 
 MANIFEST = "extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: terva reads any size
 THEME_FILES = ("theme.json", "themes/theme.json")
+# driver.go spawn opens $TERVA_HOME/logs/ext-<name>.log before it starts the extension: a file
+# name (at most 255 bytes) of 8 bytes more than the extension's name
+LOG_NAME_MAX_BYTES = 255 - len("ext-.log")
+ARG_MAX_BYTES = 128 * 1024 - 1  # Linux's MAX_ARG_STRLEN (with its NUL): one argument longer fails (E2BIG)
+# the executable formats a system runs: ELF, Mach-O (thin, both byte orders; universal), PE
+BINARY_MAGICS = (b"\x7fELF", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe", b"\xcf\xfa\xed\xfe",
+                 b"\xca\xfe\xba\xbe", b"MZ")
 
 # extdriver.Manifest: JSON name -> Go type ("string", "bool", "strings", "config", "pbool")
 FIELDS = {
@@ -63,8 +76,6 @@ def terva_home() -> Path:
 
 def _os_default(name: str) -> Path:
     """envcompat.osDefaultDir on Linux and macOS."""
-    import sys
-
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / name
     state = os.environ.get("XDG_STATE_HOME")
@@ -89,6 +100,8 @@ def plain_name_problem(name: str) -> str | None:
         return "'core' is reserved: it names the always-visible built-in tool group"
     if name.startswith("mcp:"):
         return f"{name!r} is reserved: the 'mcp:' prefix names MCP server tool groups"
+    if "\0" in name:
+        return f"{name!r} holds a NUL byte: terva cannot open its log file (ext-<name>.log) to start it"
     if any(ord(c) < 0x20 or ord(c) == 0x7F for c in name):
         return f"{name!r} holds control characters (pkgmgr's rule: it names a folder)"
     if len(os.fsencode(name)) > 255:
@@ -121,6 +134,9 @@ def _check(problems: ProblemSink, key: str, kind: str, value: Any) -> Any:
         return value
     if kind in ("bool", "pbool") and isinstance(value, bool):
         return value
+    if jsonfmt.is_object(value) and kind != "any":  # a decoded object is a list of pairs: not a JSON array
+        problems.add(key, f"cannot unmarshal object into Go value of type {go_type}")
+        return None
     if kind == "strings" and isinstance(value, list):
         out = []
         for index, item in enumerate(value):
@@ -169,9 +185,25 @@ def _struct(problems: ProblemSink, obj: Any, folded: dict[str, str], fields: dic
     return found
 
 
-class Terva(Host):
+class Terva(FolderHost):
     name = "terva"
+    title = "terva"
     manifest_files = (MANIFEST,)
+    templates = ("subprocess", "theme")
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        """An extension.json with `exec` (any key Go folds to it), or beside a theme file."""
+        if MANIFEST not in files:
+            return None
+        if any(os.path.exists(level / rel) for rel in THEME_FILES):
+            return Claim(MANIFEST)
+        from pkgmgr.fsutil import NotRegularFile, read_regular
+
+        try:
+            raw = read_regular(level / MANIFEST, limit=MANIFEST_MAX_BYTES, follow_symlinks=True)
+        except (OSError, NotRegularFile):
+            return None
+        return Claim(MANIFEST) if is_terva_manifest(raw) else None
 
     def home(self) -> Path:
         return terva_home()
@@ -196,7 +228,7 @@ class Terva(Host):
         problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
         raw = _read_manifest(root)
         try:
-            decoded = jsonfmt.decode(raw, pairs=True)
+            decoded = decode(raw)
         except jsonfmt.JsonError as exc:
             problems.add("", f"parse manifest: {exc}")
             problems.raise_if_any()
@@ -225,16 +257,24 @@ class Terva(Host):
         if not exec_ and not theme:
             problems.add("exec", "exec is required (or ship theme.json or themes/theme.json: a theme-only "
                                  "extension)")
+        enabled = fields.get("enabled")
         details: dict[str, Any] = {"args": fields.get("args") or [], "language": fields.get("language") or "",
                                    "theme": theme, "connector": bool(fields.get("connector")),
                                    "data_secrets": fields.get("data_secrets"),
-                                   "config": [c.get("key", "") for c in fields.get("config") or []]}
+                                   "config": [c.get("key", "") for c in fields.get("config") or []],
+                                   "enabled": enabled is None or bool(enabled)}
         warnings: list[str] = []
         if exec_:
-            details["exec_resolution"] = _check_exec(exec_, root, problems, warnings)
+            # a disabled extension is not started (terva loads it quietly), but pkgmgr installs it
+            # to be enabled: what would fail then is refused now, as pkgmgr's rule
+            start = problems if details["enabled"] else ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
+            _check_start(name, exec_, details["args"], start, warnings)
+            details["exec_resolution"] = _check_exec(exec_, root, start, warnings)
+            for problem in start.problems if start is not problems else ():
+                later = "" if "pkgmgr's rule" in problem.message else \
+                    " (pkgmgr's rule: it is disabled, and terva would fail to start it once enabled)"
+                problems.add(problem.key, problem.message + later, code=problem.code)
         problems.raise_if_any()
-        enabled = fields.get("enabled")
-        details["enabled"] = enabled is None or bool(enabled)
         capabilities = tuple(c for c, on in (("connector", details["connector"]),
                                              ("data-secrets", details["data_secrets"] is True)) if on)
         return Judged(
@@ -262,11 +302,70 @@ class Terva(Host):
         if judged.details.get("enabled", True) != enabled:
             set_enabled(staged, enabled)
 
+    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        """`terva ext enable/disable`: the manifest's `enabled` rewritten (`set_enabled`)."""
+        set_enabled(record.place, enabled)
+
+    def observed(self, record: Installed) -> Installed:
+        """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
+        try:
+            raw = _read_manifest(record.place)
+            document = jsonfmt.plain(jsonfmt.decode(raw))
+        except (PkgmgrError, jsonfmt.JsonError, OSError):
+            return record  # gone or unreadable: `ext verify` says so
+        if not isinstance(document, dict):
+            return record
+        values = [v for k, v in document.items() if go_fold(k) == "enabled"]
+        enabled = values[-1] is not False if values else True  # absent or null: enabled (IsEnabled)
+        return record if enabled == record.enabled else record.with_changes(enabled=enabled)
+
+    def kind_of(self, record: Installed) -> str:
+        return "theme" if not record.manifest.get("exec") else "subprocess"
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A subprocess extension (`exec` a script that answers on stdout), or a theme-only one."""
+        import json
+
+        why = plain_name_problem(name)
+        if why:
+            raise PkgmgrError(f"{name!r} cannot name a terva extension: {why}", code=Code.USAGE)
+        manifest: dict[str, Any] = {"name": name, "version": "0.1.0", "description": f"The {name} extension"}
+        files = {"README.md": f"# {name}\n\nA terva extension. 'terva ext list' shows it once installed.\n"}
+        if template == "theme":
+            files["theme.json"] = json.dumps({"name": name}, indent=2) + "\n"
+        else:
+            manifest.update({"exec": "./run.sh", "language": "sh"})
+            files["run.sh"] = "#!/bin/sh\n# terva starts this and speaks to it on stdin/stdout.\ncat\n"
+        files[MANIFEST] = json.dumps(manifest, indent=2) + "\n"
+        return files
+
     def notes(self, scope: str, project: Path | None, folder: Path) -> list[str]:
         if scope == "workspace" and project is not None:
             return [(f"terva loads project extensions only in a trusted workspace: run 'terva trust' in {project} "
                      "(pkgmgr never writes terva's trust)")]
         return []
+
+
+def decode(raw: bytes) -> Any:
+    """extension.json as Go's encoding/json reads it (objects as pairs, in file order): invalid
+    UTF-8 and lone surrogate escapes become U+FFFD. Raises jsonfmt.JsonError."""
+    return jsonfmt.decode(go_json_text(go_utf8(raw)).encode("utf-8"), pairs=True)
+
+
+def _check_start(name: str, exec_: str, args: list[str], problems: ProblemSink, warnings: list[str]) -> None:
+    """What driver.go `spawn` needs before the process starts: the log file
+    `logs/ext-<name>.log` (a name longer than 247 bytes makes its file name too long), and an
+    argv the system accepts (no NUL byte; no argument over Linux's 128 KiB)."""
+    if len(name.encode("utf-8")) > LOG_NAME_MAX_BYTES:
+        problems.add("name", f"is {len(name.encode('utf-8'))} bytes long: terva opens logs/ext-<name>.log before it "
+                             f"starts an extension, and a file name holds at most 255 bytes, so a name of more than "
+                             f"{LOG_NAME_MAX_BYTES} bytes never starts")
+    for key, value in (("exec", exec_), *((f"args[{i}]", a) for i, a in enumerate(args))):
+        if "\0" in value:
+            problems.add(key, "holds a NUL byte: terva cannot start the process (invalid argument)")
+        elif len(value.encode("utf-8")) > ARG_MAX_BYTES:
+            problems.add(key, f"is longer than the {ARG_MAX_BYTES + 1} bytes the system allows one argument "
+                              "(argument list too long)")
 
 
 def _read_manifest(root: Path) -> bytes:
@@ -278,6 +377,8 @@ def _read_manifest(root: Path) -> bytes:
         raise _invalid("read manifest: extension.json is missing") from None
     except NotRegularFile as exc:
         raise _invalid(f"read manifest: extension.json is {exc.kind}") from None
+    except OSError as exc:  # a link loop, a directory on the way, no permission: terva's read fails too
+        raise _invalid(f"read manifest: extension.json cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MANIFEST_MAX_BYTES:
         raise _invalid("is larger than 1 MiB (pkgmgr's bound)")
     return raw
@@ -299,6 +400,8 @@ def _check_exec(exec_: str, root: Path, problems: ProblemSink, warnings: list[st
     path with a separator -> relative to the extension folder; a bare name -> looked up on PATH
     when terva starts it. pkgmgr's rules on top: a relative one must exist, stay inside the
     folder, be a regular file and keep its owner execute bit (terva finds out only at spawn)."""
+    if "\0" in exec_:
+        return "invalid"  # _check_start refused it
     if os.path.isabs(exec_):
         warnings.append(f"exec {exec_!r} is an absolute path outside the extension: it must exist where terva runs")
         return "absolute"
@@ -321,7 +424,61 @@ def _check_exec(exec_: str, root: Path, problems: ProblemSink, warnings: list[st
         problems.add("exec", f"{exec_!r} is not a file (pkgmgr's rule)")
     elif not info.st_mode & stat.S_IXUSR:
         problems.add("exec", f"{exec_!r} is not executable (pkgmgr's rule: set its execute bit; archives keep it)")
+    else:
+        why = _format_problem(resolved, root, warnings, exec_)
+        if why:
+            problems.add("exec", f"{exec_!r} {why}: terva's start fails (exec format error)")
     return "relative"
+
+
+def _format_problem(path: str, root: Path, warnings: list[str], exec_: str) -> str | None:
+    """Why the system cannot run the file at `path` (None when it can): it must begin with a
+    `#!` line naming an interpreter (Linux's binfmt_script: the line ends at a newline, the
+    interpreter at a space or tab; a relative one is found from the extension folder, terva's
+    working directory for it), or be an executable binary. What only the machine terva runs on
+    decides is a warning: an absolute interpreter missing here, another system's binary."""
+    from pkgmgr.fsutil import open_regular_fd
+
+    try:
+        fd = open_regular_fd(path, follow_symlinks=True)
+    except OSError:
+        return None  # unreadable here: its mode was judged above
+    try:
+        head = os.read(fd, 256)
+    finally:
+        os.close(fd)
+    if not head:
+        return "is empty"
+    if head.startswith(b"\xef\xbb\xbf#!"):
+        return "starts with a byte order mark before its #! line"
+    if head.startswith(b"#!"):
+        interpreter = head[2:].split(b"\n", 1)[0].strip(b" \t").replace(b"\t", b" ").split(b" ", 1)[0]
+        shown = interpreter.decode("utf-8", "replace")
+        if not interpreter:
+            return "has a #! line naming no interpreter"
+        if interpreter.endswith(b"\r"):
+            return f"has a #! line ending in a carriage return (Windows line ends): its interpreter would be {shown!r}"
+        if not interpreter.startswith(b"/"):
+            if not os.path.isfile(os.path.join(root, os.fsdecode(interpreter))):
+                return f"names the interpreter {shown!r} relative to the extension folder, where it is not"
+        elif not os.path.exists(interpreter):
+            warnings.append(f"exec {exec_!r} runs {shown!r} (its #! line), which is not on this machine: it must "
+                            "exist where terva runs")
+        return None
+    if head.startswith(b"\x7fELF"):
+        if len(head) < 20 or head[4] not in (1, 2) or head[5] not in (1, 2) or head[6] != 1 or \
+                int.from_bytes(head[16:18], "little" if head[5] == 1 else "big") not in (2, 3):
+            return "is not a valid ELF executable (its header is broken)"
+        native = "ELF"
+    elif head.startswith(BINARY_MAGICS):
+        native = "PE" if head.startswith(b"MZ") else "Mach-O"
+    else:
+        return "starts with neither a #! line nor an executable format"
+    system = {"linux": "ELF", "darwin": "Mach-O", "win32": "PE"}.get(sys.platform)
+    if system is not None and native != system:
+        warnings.append(f"exec {exec_!r} is a {native} binary, which this system ({sys.platform}) cannot run: it must "
+                        "suit the system terva runs on")
+    return None
 
 
 def canonical_without_enabled(raw: bytes) -> bytes:
@@ -330,7 +487,7 @@ def canonical_without_enabled(raw: bytes) -> bytes:
     import json
 
     try:
-        document = jsonfmt.plain(jsonfmt.decode(raw))
+        document = jsonfmt.plain(decode(raw))
     except jsonfmt.JsonError:
         return raw
     if isinstance(document, dict):
@@ -347,7 +504,7 @@ def set_enabled(folder: Path, enabled: bool) -> None:
 
     raw = _read_manifest(folder)
     try:
-        document = jsonfmt.decode(raw)
+        document = jsonfmt.plain(decode(raw))
     except jsonfmt.JsonError as exc:
         raise _invalid(f"parse manifest: {exc}") from None
     if not isinstance(document, dict):
@@ -363,7 +520,7 @@ def is_terva_manifest(raw: bytes) -> bool:
     """Detection (SPEC 13): an extension.json with an `exec` (any key Go folds to it); the
     theme-file case is decided by the caller, who sees the folder."""
     try:
-        document = jsonfmt.decode(raw, pairs=True)
+        document = decode(raw)
     except jsonfmt.JsonError:
         return False
     if not jsonfmt.is_object(document):

@@ -30,11 +30,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
-from pkgmgr.hosts.base import Found, Host, Judged
+from pkgmgr.hosts.base import FolderHost, Found, Judged
+from pkgmgr.hosts.port import Claim
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from pkgmgr.store.installed import Installed
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
@@ -349,13 +355,29 @@ def _inside(directory: str, candidate: str) -> bool:
     return rel == "." or (rel != ".." and not rel.startswith(".." + os.sep) and not os.path.isabs(rel))
 
 
-class Vera(Host):
+class Vera(FolderHost):
     name = "vera"
+    title = "Vera"
     manifest_files = (MANIFEST,)
+    capabilities_are_permissions = True  # a registry entry's permissions are the manifest's capabilities
+    entry_label = "entrypoint"
+    templates = ("extension",)
     folder_mode = 0o700  # manager.ts: mkdirSync(directory, { recursive: true, mode: 0o700 })
 
     def home(self) -> Path:
         return vera_home()
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        return Claim(MANIFEST) if MANIFEST in files else None
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A manifest, its entrypoint and no capabilities (Vera's ids are `name` as it is)."""
+        if not _ID.fullmatch(name):
+            raise PkgmgrError(f"{name!r} cannot be a Vera extension id (it must match {_ID.pattern})", code=Code.USAGE)
+        manifest = {"id": name, "version": "0.1.0", "sdk": SDK, "entrypoint": "./extension.ts", "capabilities": []}
+        return {MANIFEST: json.dumps(manifest, indent=2) + "\n",
+                "extension.ts": "export default function activate(): void {}\n",
+                "README.md": f"# {name}\n\nA Vera extension: 'vera ext list' shows it once installed.\n"}
 
     def target(self, folder: Path, name: str, layout: str) -> Path:
         """`extensions/<id>`; an id Vera's installer could not stage (see MAX_INSTALL_ID_BYTES) is
@@ -368,6 +390,56 @@ class Vera(Host):
                               code=Code.INVALID_MANIFEST, details={"key": "id", "bytes": size},
                               hint="shorten the id in vera.extension.json")
         return folder / name
+
+    # --- Vera's own records (manager.ts), kept as Vera keeps them ------------------------------------
+
+    def host_lock(self, timeout: float) -> AbstractContextManager[object]:
+        return registry_lock(timeout)
+
+    def claimed_by_records(self, folder: Path, name: str) -> Path | None:
+        return folder.parent / REGISTRY if any(r["id"] == name for r in read_records(folder)) else None
+
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """installExtension's records, written before the tree is renamed in (the version as Vera
+        records it); an update keeps `installedAt`."""
+        name = judged.name
+        installed_at = None
+        if replacing:
+            old = next((r for r in read_records(folder) if r["id"] == name), None)
+            installed_at = old["installedAt"] if old else None
+        put_record(folder, record(name, recorded_version(judged.document, judged.version), source, digest(staged),
+                                  enabled=enabled, installed_at=installed_at))
+
+    def forget(self, folder: Path, name: str) -> None:
+        drop_record(folder, name)
+
+    def write_enabled(self, folder: Path, item: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        with registry_lock(lock_timeout):
+            if set_record_enabled(folder, item.name, enabled) is None:
+                raise PkgmgrError(f"Vera has no record of {item.name} in {folder.parent / REGISTRY}",
+                                  code=Code.STATE_INCONSISTENT, hint="'pkgmgr ext install' it again with --force")
+
+    def settle(self, folder: Path, item: Installed | None, name: str) -> None:
+        """Vera's records made to say what is on disk after a recovery."""
+        path = folder / name
+        with registry_lock(0.0):
+            records_now = {r["id"]: r for r in read_records(folder)}
+            if item is None or not os.path.isdir(path):
+                if name in records_now:
+                    drop_record(folder, name)
+                return
+            old = records_now.get(name)
+            put_record(folder, record(name, recorded_version(item.manifest, item.version),
+                                      (old or {}).get("source", {}).get("path") or str(path), digest(path),
+                                      enabled=item.enabled, installed_at=(old or {}).get("installedAt")))
+
+    def check_adoptable(self, found: Found, *, force: bool) -> None:
+        """An extension Vera recorded must still have the digest Vera recorded."""
+        recorded = next((r for r in read_records(found.path.parent) if r["id"] == found.name), None)
+        if recorded is not None and recorded["digest"] != digest(found.path) and not force:
+            raise PkgmgrError(f"{found.path} changed since Vera recorded it (digest {recorded['digest']})",
+                              code=Code.TREE_MODIFIED, hint="reinstall it, or pass --force to adopt it as it is")
 
     def scan(self, folder: Path) -> list[Found]:
         """discovery.ts discoverExtensionConfigs: directories (and links) holding the manifest,

@@ -1,84 +1,73 @@
-"""The pipeline's default destination: pkgmgr's scope store for Compozy's trees, the host's
-folder (`pkgmgr.hosts.destination.HostDestination`) for terva's, Eva's and Vera's (SPEC 13).
+"""The pipeline's default destination: each verified tree to its own host's destination in one
+scope (`pkgmgr.hosts.port.Host.destination`): pkgmgr's scope store for Compozy's, a folder host's
+folder for its own (SPEC 13).
 
 Which host a tree is for is known once it is verified (`--host`, the registry entry's `host`,
 a declaration's `host = "..."`, or the manifest file the tree carries), so this destination
-routes each verified tree to the destination of its host; the pipeline sees one `Destination`.
+routes each prepared tree to the destination of its host; the pipeline sees one `Destination`.
 """
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
-from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.install.destination import Announce, BatchDestination, Destination
-from pkgmgr.install.scope_destination import ScopeDestination
+from pkgmgr.hosts.port import Announce, BatchDestination, Destination, Options, Prepared, ScopeStaging
 
 if TYPE_CHECKING:
-    from pkgmgr.hosts.install import HostPrepared
-    from pkgmgr.hosts.records import HostInstalled
-    from pkgmgr.install.options import InstallOptions
-    from pkgmgr.install.verify import Verified
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
 
 
-class HostRouting:
-    """One scope's destinations, every host's: a verified tree goes to its own host's."""
+class HostRouting(ScopeStaging):
+    """One scope's destinations, every host's: a prepared tree goes to its own host's (each uses
+    the scope's writer lock and staging, `ScopeStaging`)."""
 
     def __init__(self, scope: Scope, host: str | None = None) -> None:
         self.scope = scope
         self.host = host  # --host: whose installs `installed` looks at (None: any host's)
-        self.compozy = ScopeDestination(scope)
+        self._destinations: dict[str, Destination] = {}
 
     @property
     def label(self) -> str:
-        return self.compozy.label
+        return f"{self.scope.kind} scope"
 
-    def writer(self, timeout: float) -> AbstractContextManager[object]:
-        return self.compozy.writer(timeout)
+    def installed(self, name: str) -> Installed | None:
+        """The install of `name` in the scope (of `--host`'s host; else of the first host, in
+        `pkgmgr.hosts.HOSTS` order, that holds one)."""
+        from pkgmgr.hosts import names
+        from pkgmgr.store import records
 
-    def new_staging(self) -> Path:
-        return self.compozy.new_staging()
+        order = names()
+        found = sorted(records.find(self.scope, name, self.host), key=lambda row: order.index(row.host))
+        return found[0] if found else None
 
-    def discard(self, staging: Path) -> None:
-        self.compozy.discard(staging)
+    def for_tree(self, prepared: Prepared[Any]) -> Destination:
+        """The destination of `prepared`'s host."""
+        destination = self._destinations.get(prepared.host)
+        if destination is None:
+            from pkgmgr.hosts import get
 
-    def installed(self, name: str) -> Installed | HostInstalled | None:
-        current: Installed | HostInstalled | None = None
-        if self.host in (None, "compozy"):
-            current = self.compozy.installed(name)
-        if current is None and self.host != "compozy":  # an install in another host's folder
-            from pkgmgr.hosts.records import find_installed
+            destination = self._destinations[prepared.host] = get(prepared.host).destination(self.scope)
+        return destination
 
-            current = find_installed(self.scope, name, self.host)
-        return current
+    def batch_destination(self, prepared: Sequence[Prepared[Any]]) -> BatchDestination | None:
+        """The destination that can switch all of `prepared` at once: theirs when every tree is of
+        one host whose destination switches a batch (the scope store); None otherwise (then they
+        switch ref by ref)."""
+        if not prepared or len({item.host for item in prepared}) != 1:
+            return None
+        destination = self.for_tree(prepared[0])
+        return destination if isinstance(destination, BatchDestination) else None
 
-    def for_tree(self, verified: Verified | HostPrepared) -> Destination:
-        """The destination of `verified`'s host."""
-        from pkgmgr.install.verify import Verified
+    def check_switch(self, prepared: Prepared[Any], options: Options) -> None:
+        self.for_tree(prepared).check_switch(prepared, options)
 
-        if isinstance(verified, Verified):
-            return self.compozy
-        from pkgmgr.hosts.destination import HostDestination
+    def make_durable(self, prepared: list[Prepared[Any]]) -> None:
+        for host in dict.fromkeys(item.host for item in prepared):
+            trees = [item for item in prepared if item.host == host]
+            self.for_tree(trees[0]).make_durable(trees)
 
-        return HostDestination(self.scope, verified.host.name)
-
-    def batch_destination(self, verified: list[Verified | HostPrepared]) -> BatchDestination | None:
-        """The destination that can switch all of `verified` at once: the scope store when every
-        tree is Compozy's; None when a tree is another host's (those switch ref by ref)."""
-        from pkgmgr.install.verify import Verified
-
-        return self.compozy if all(isinstance(item, Verified) for item in verified) else None
-
-    def check_switch(self, verified: Verified | HostPrepared, options: InstallOptions) -> None:
-        self.for_tree(verified).check_switch(verified, options)
-
-    def make_durable(self, verified: list[Verified | HostPrepared]) -> None:
-        self.compozy.make_durable(verified)  # Compozy's trees; a host's are flushed at its switch
-
-    def switch(self, verified: Verified | HostPrepared, options: InstallOptions,
-               announce: Announce | None = None) -> Outcome:
-        return self.for_tree(verified).switch(verified, options, announce)
+    def switch(self, prepared: Prepared[Any], options: Options, announce: Announce | None = None) -> Outcome:
+        return self.for_tree(prepared).switch(prepared, options, announce)

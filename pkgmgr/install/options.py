@@ -18,5 +18,5 @@ class InstallOptions:
     confirm_always: bool = False  # config policy.confirm = "always"
     allow_expired: bool = False
     host: str | None = None  # --host: the host whose rules judge the tree (SPEC 13)
-    approve_host_trust: bool = False  # --approve-host-trust: update Eva's approval of a project folder
-    lock_timeout: float = 30.0  # how long a host's own lock (Vera's) is waited for
+    approve_host_trust: bool = False  # --approve-host-trust: record the host's new approval of a project folder
+    lock_timeout: float = 30.0  # how long a lock the host itself holds is waited for

@@ -2,8 +2,8 @@
 
 Every ref is planned (`pkgmgr.install.plan`) and checked against policy, fetched in parallel,
 staged and verified (`pkgmgr.install.verify`), then switched to by a `Destination`
-(`pkgmgr.install.destination`; by default `install.host_routing.HostRouting`: pkgmgr's scope
-store for Compozy trees, each other host's directory for its own). The pipeline calls nothing
+(`pkgmgr.hosts.port.Destination`; by default `install.host_routing.HostRouting`: each tree to
+its own host's destination). The pipeline calls nothing
 else of the store or the activations.
 
 Refs are committed in argument order under one hold of the destination's writer lock. Every ref
@@ -18,28 +18,25 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from dataclasses import dataclass, field
+from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.install.destination import BatchDestination, Destination, SwitchRefused
+from pkgmgr.hosts.port import Announce, BatchDestination, Destination, Prepared, SwitchRefused
 from pkgmgr.install.host_routing import HostRouting
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched, Plan, plan_path
-from pkgmgr.install.verify import Verified, prepare
+from pkgmgr.install.verify import prepare
 from pkgmgr.progress import Reporter
 from pkgmgr.refs import Ref, parse_ref
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
-    from pkgmgr.hosts.install import HostPrepared
     from pkgmgr.store.scope import Scope
     from pkgmgr.store.switch import Outcome
 
 Confirm = Callable[[dict[str, Any]], bool]
-Announce = Callable[[dict[str, Any]], None]  # shows a summary before its ref is committed (SPEC 7)
-Planner = Callable[[Ref], Plan]
 
 
 @dataclass
@@ -80,35 +77,58 @@ def check_consent(plan: Plan, *, config: Config, options: InstallOptions, intera
                           code=Code.UNVERIFIED_SOURCE, hint="pass --yes together with --allow-unverified")
 
 
-def install(
-    scope: Scope,
-    refs: Sequence[str] = (),
-    *,
-    config: Config,
-    options: InstallOptions,
-    planner: Planner | None = None,
-    planned: Sequence[Plan] | None = None,
-    interactive: bool = False,
-    confirm: Confirm | None = None,
-    reporter: Reporter | None = None,
-    lock_timeout: float = 30.0,
-    announce: Announce | None = None,
-    destination: Destination | None = None,
-    keep_going: bool = True,
-) -> BatchResult:
-    """Install `refs` into `scope`, each planned by `planner` — or, instead of `refs`, the
-    `planned` refs of a caller that resolved already (update and sync; two may share a ref text:
-    two assets of one release). `confirm` asks the operator about an
-    unverified source (showing its summary); `announce` shows every other ref's summary just
-    before it is committed — what it grants, runs and needs from the network (SPEC 7).
-    `destination` is where verified trees go: by default `scope`'s store for Compozy's trees and
-    the host's folder for terva's, Eva's and Vera's (`install.host_routing.HostRouting`).
-    Without `keep_going` (`ext install` unless --keep-going) a ref that fails before the first
-    commit leaves every ref uncommitted (module docstring)."""
-    reporter = reporter or Reporter()
-    target: Destination = destination if destination is not None else HostRouting(scope, options.host)
-    if planned is not None:
-        refs = [plan.ref.text for plan in planned]
+class Planner(Protocol):
+    """What turns a ref that names something remote (a name, `github:`, a URL) into a `Plan`
+    (`registry.plan.make_planner`); local paths are planned by `install.plan.plan_path`."""
+
+    def __call__(self, ref: Ref) -> Plan: ...
+
+
+@runtime_checkable
+class BatchPlanner(Planner, Protocol):
+    """A planner that reads a batch's registry entries at once (`prefetch`, before planning them
+    one by one) and records what they read once (`remember`, after every plan succeeded)."""
+
+    def prefetch(self, refs: list[Ref]) -> None: ...
+    def remember(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class InstallRequest:
+    """One batch for the pipeline: `refs` to install into `scope`, each planned by `planner` — or,
+    instead of `refs`, the `planned` refs of a caller that resolved already (update and sync; two
+    may share a ref text: two assets of one release). `confirm` asks the operator about an
+    unverified source (showing its summary); `announce` shows every other ref's summary just before
+    it is committed — what it grants, runs and needs from the network (SPEC 7). `destination` is
+    where verified trees go: by default each tree's own host's destination in `scope`
+    (`install.host_routing.HostRouting`). Without `keep_going` (`ext install` unless --keep-going)
+    a ref that fails before the first commit leaves every ref uncommitted (module docstring)."""
+
+    scope: Scope
+    refs: Sequence[str] = ()
+    _: KW_ONLY
+    config: Config
+    options: InstallOptions
+    planner: Planner | None = None
+    planned: Sequence[Plan] | None = None
+    interactive: bool = False
+    confirm: Confirm | None = None
+    reporter: Reporter | None = None
+    lock_timeout: float = 30.0
+    announce: Announce | None = None
+    destination: Destination | None = None
+    keep_going: bool = True
+
+
+def install(request: InstallRequest) -> BatchResult:
+    """Run the batch `request` describes (`InstallRequest`): every ref's outcome, and the first
+    failure in argument order as the batch's error."""
+    config, options, planner, planned = request.config, request.options, request.planner, request.planned
+    keep_going, announce = request.keep_going, request.announce
+    reporter = request.reporter or Reporter()
+    target: Destination = (request.destination if request.destination is not None
+                           else HostRouting(request.scope, options.host))
+    refs = [plan.ref.text for plan in planned] if planned is not None else list(request.refs)
     batch = BatchResult([RefResult(ref) for ref in refs])
     plans: dict[int, Plan] = {}
     wanted: dict[int, Ref] = {}
@@ -129,9 +149,8 @@ def install(
             wanted[index] = ref
         except PkgmgrError as error:
             result.status, result.error = "failed", error
-    prefetch = getattr(planner, "prefetch", None)
-    if prefetch is not None and len(wanted) > 1:  # registry entries read concurrently, checked below
-        prefetch(list(wanted.values()))
+    if isinstance(planner, BatchPlanner) and len(wanted) > 1:  # registry entries read concurrently, checked below
+        planner.prefetch(list(wanted.values()))
     for index, ref in wanted.items():
         result = batch.results[index]
         try:
@@ -141,14 +160,13 @@ def install(
                 plan = plan_path(ref)
             else:
                 plan = planner(ref)
-            check_consent(plan, config=config, options=options, interactive=interactive)
+            check_consent(plan, config=config, options=options, interactive=request.interactive)
             plans[index] = plan
         except PkgmgrError as error:
             result.status, result.error = "failed", error
-    remember = getattr(planner, "remember", None)
-    if remember is not None and plans:  # what the batch's plans read from registries, recorded once
+    if isinstance(planner, BatchPlanner) and plans:  # what the batch's plans read from registries, recorded once
         try:
-            remember()
+            planner.remember()
         except PkgmgrError as error:  # as when each plan recorded it: the plans fail with it
             for index in plans:
                 batch.results[index].status, batch.results[index].error = "failed", error
@@ -168,6 +186,7 @@ def install(
                 batch.results[index].status = "planned"
         return batch
     shown: set[int] = set()  # summaries the operator saw at a prompt
+    confirm = request.confirm
     if not options.yes and confirm is not None:
         # ask before taking the writer lock, so that a prompt left open never blocks other writers
         for index in [i for i in fetched if plans[i].needs_consent]:
@@ -184,7 +203,7 @@ def install(
         if not fetched:
             return batch
     try:
-        with target.writer(lock_timeout):
+        with target.writer(request.lock_timeout):
             prepared = prepare_all(target, fetched, config=config, options=options)
             if not keep_going and _refused(target, batch, prepared, options=options):
                 for staging, _ in prepared.values():
@@ -208,7 +227,7 @@ def install(
     return batch
 
 
-Staged = tuple[Path, "Verified | HostPrepared | PkgmgrError"]
+Staged = tuple[Path, "Prepared[Any] | PkgmgrError"]
 
 
 def _hold(batch: BatchResult, plans: dict[int, Plan]) -> bool:
@@ -330,16 +349,14 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
 def _batch_destination(target: Destination, staged: dict[int, Staged]) -> BatchDestination | None:
     """The destination switching every prepared tree at once, if one does (the scope store for a
     batch of Compozy trees with distinct names); None: switch ref by ref."""
-    trees = [item for _, item in staged.values()]
-    if any(isinstance(item, PkgmgrError) for item in trees):
+    trees = [item for _, item in staged.values() if not isinstance(item, PkgmgrError)]
+    if len(trees) != len(staged):
         return None
-    names = [item.name for item in trees if not isinstance(item, PkgmgrError)]
+    names = [item.name for item in trees]
     if len(set(names)) != len(names):
         return None
-    route = getattr(target, "batch_destination", None)
-    if route is not None:
-        found: BatchDestination | None = route(trees)
-        return found
+    if isinstance(target, HostRouting):
+        return target.batch_destination(trees)
     return target if isinstance(target, BatchDestination) else None
 
 
@@ -348,7 +365,7 @@ def _commit_all(destination: BatchDestination, batch: BatchResult, staged: dict[
     """Commit every prepared ref in one step (writer lock held) and drop the staging
     directories; a refusal lands in its ref's result and holds the others (nothing committed)."""
     indexes = list(staged)
-    trees: list[Verified | HostPrepared] = []
+    trees: list[Prepared[Any]] = []
     for index in indexes:
         tree = staged[index][1]
         assert not isinstance(tree, PkgmgrError)
@@ -427,7 +444,7 @@ def _preview(result: RefResult, item: Fetched, *, config: Config, options: Insta
     with tempfile.TemporaryDirectory(prefix="pkgmgr-preview-") as tmp:
         try:
             try:
-                prepared: Verified | HostPrepared = prepare(item, Path(tmp), config=config, options=options)
+                prepared = prepare(item, Path(tmp), config=config, options=options)
             except PkgmgrError as error:
                 raise _without_staging(error, Path(tmp), item) from None
             if destination is not None:

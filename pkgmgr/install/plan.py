@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import os
 import re
 import stat
 from dataclasses import dataclass, field
@@ -147,11 +148,11 @@ def plan_path(ref: Ref) -> Plan:
                           details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         from pkgmgr.archive import MANIFEST_NAMES
-        from pkgmgr.archive.discover import HOST_MANIFEST_NAMES
+        from pkgmgr.hosts import manifest_patterns, matches
 
-        # said before any consent; another host's manifest (SPEC 13) or a lone Eva script counts
-        if not any((path / name).is_file() for name in MANIFEST_NAMES + HOST_MANIFEST_NAMES) \
-                and len([p for p in path.glob("*.exs") if p.is_file()]) != 1:
+        # said before any consent; any host's manifest file counts (SPEC 13)
+        files = [entry.name for entry in os.scandir(path) if entry.is_file()]
+        if not any(matches(pattern, file) for pattern in manifest_patterns() for file in files):
             raise PkgmgrError(f"{ref.text}: not an extension directory (no {' or '.join(MANIFEST_NAMES)} in it)",
                               code=Code.INVALID_MANIFEST,
                               hint="an extension's root holds extension.toml (or extension.json); "
@@ -178,7 +179,9 @@ def _require_archive(path: Path, text: str) -> None:
         return  # the fetch reports what cannot be read
     if magic[:2] == b"\x1f\x8b" or magic == b"PK\x03\x04":
         return
-    if path.name.endswith(".exs"):  # an Eva script (SPEC 13)
+    from pkgmgr.hosts import script_host
+
+    if script_host(path) is not None:  # a single-file extension of a host (SPEC 13)
         return
     raise PkgmgrError(f"{text}: not an extension archive (an extension is a directory, or a .tar.gz, .tgz or "
                       ".zip of one)", code=Code.INVALID_ARCHIVE)

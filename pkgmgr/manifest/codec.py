@@ -74,15 +74,19 @@ def _read(root: Path, path: Path) -> bytes:
 
 def decode_manifest(raw: bytes, *, file: str) -> dict[str, Any]:
     """Bytes of `extension.toml` (TOML) or `extension.json` (JSON, by the name's suffix) to the
-    document, through the strict decoder every extension document shares (pkgmgr.documents).
+    document, as Compozy's Go decoders read it (`pkgmgr.manifest.godoc`), through the strict
+    decoder every extension document shares (pkgmgr.documents).
     Raises `ValidationFailed(invalid_manifest)` with the parser's message."""
-    from pkgmgr.documents import DocumentError, load_document
+    from pkgmgr.documents import DocumentError
+    from pkgmgr.manifest.godoc import int64_issues, load_go_document
 
     kind = "json" if file.endswith(".json") else "toml"
     try:
-        data, _ = load_document(raw, kind=kind, max_bytes=MAX_MANIFEST_BYTES)
+        data, _ = load_go_document(raw, kind=kind, max_bytes=MAX_MANIFEST_BYTES)
     except DocumentError as exc:
         raise ValidationFailed([Problem(INVALID, file, exc.key, exc.message, exc.line)]) from None
+    if kind == "toml" and (wide := int64_issues(data)):
+        raise ValidationFailed([Problem(INVALID, file, key, message) for key, message in wide])
     if not isinstance(data, dict):
         raise ValidationFailed([Problem(INVALID, file, "", "the manifest must be a JSON object")])
     return data

@@ -100,6 +100,8 @@ def read_keys(document: dict[str, Any], generation: str) -> ReadKeys:
             else:
                 read.ignored.append(f"{key}: unknown top-level key, ignored by Compozy {generation}")
             continue
+        if value is None:
+            continue  # encoding/json: a JSON null sets nothing (TOML has no null)
         if name != key and name in document:
             read.ignored.append(f"{key}: another spelling of {name!r}, which the manifest also sets; write one")
             continue

@@ -49,9 +49,9 @@ def _skill_files(root: Path, entries: tuple[str, ...]) -> list[str]:
 
 
 def _skill_problem(root: Path, rel: str) -> str | None:
-    from pkgmgr.bundles.agent import _load_front_matter
     from pkgmgr.documents import DocumentError, decode_text
     from pkgmgr.errors import ProblemSink
+    from pkgmgr.frontmatter import load_front_matter
 
     try:
         with open(root / rel, "rb") as handle:
@@ -65,7 +65,7 @@ def _skill_problem(root: Path, rel: str) -> str | None:
     if close is None:
         return f"{rel}: the front matter is not closed by a '---' line; Compozy will not load this skill"
     sink = ProblemSink(rel, Code.INVALID_MANIFEST)
-    front, _ = _load_front_matter(sink, "\n".join(lines[1:close]))
+    front, _ = load_front_matter(sink, "\n".join(lines[1:close]))
     if front is None:
         reason = sink.problems[0].message if sink.problems else "it is empty"
         return f"{rel}: front matter: {reason}; Compozy will not load this skill"

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.patterns import file_digest
-from pkgmgr.versions import same_version, strip_v
+from pkgmgr.versions import same_version
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
@@ -62,32 +62,17 @@ def inspect_archive(path: Path, *, config: "Config", host: str | None = None) ->
     `archive_too_large` (SPEC 3), and `ValidationFailed` for the manifest (`invalid_manifest`,
     `path_escapes_root`) or the bundles (`invalid_bundle`, `invalid_layout`)."""
     from pkgmgr.archive import extract_archive
-    from pkgmgr.bundles.extension import read_extension
+    from pkgmgr.hosts import get, manifest_patterns
+    from pkgmgr.hosts.detect import detect
 
     path = Path(path)
     if not path.is_file():
         raise PkgmgrError(f"{path}: no such archive", code=Code.NOT_FOUND, path=str(path))
     sha256, size = file_digest(path)
     with tempfile.TemporaryDirectory(prefix="pkgmgr-publish-") as tmp:
-        root = extract_archive(path, Path(tmp), config.limits)
-        from pkgmgr.hosts.facts import hosted_facts
-
-        hosted = hosted_facts(root, Path(tmp), path, host)
-        if hosted is not None:
-            return ArchiveFacts(sha256=sha256, size=size, suffix=archive_suffix(path), **hosted)
-        manifest, bundles = read_extension(root, config)
-    return ArchiveFacts(
-        name=manifest.name,
-        version=strip_v(manifest.version),
-        description=manifest.description,
-        min_compozy_version=strip_v(manifest.min_compozy_version),
-        network_digest=manifest.network_digest,
-        permissions=tuple(sorted(set(manifest.grants))),
-        sha256=sha256,
-        size=size,
-        suffix=archive_suffix(path),
-        warnings=tuple(manifest.warnings) + tuple(warning for bundle in bundles for warning in bundle.warnings),
-    )
+        root = extract_archive(path, Path(tmp), config.limits, manifests=manifest_patterns())
+        facts = get(detect(root, host)).entry_facts(root, Path(tmp), path, config=config)
+    return ArchiveFacts(sha256=sha256, size=size, suffix=archive_suffix(path), **facts)
 
 
 def metadata_differences(entry_name: str, version: Any, facts: ArchiveFacts, *, host: str = "compozy") -> list[str]:

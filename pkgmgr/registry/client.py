@@ -34,6 +34,7 @@ from pkgmgr.registry.index_format import (
     REGISTRY_MAX_BYTES,
     Entry,
     Index,
+    IndexExtension,
     RegistryMeta,
     VersionEntry,
     entry_from_json,
@@ -242,14 +243,14 @@ class Registry:
                 for version in entry.versions:
                     self._seen.setdefault((name, version.version), (version.sha256, version.yanked))
             if entry is not None:
-                self.reader.keep(entry_path(name))
+                self.reader.keep(entry_path(name, self.meta().format))
             self._entries[name] = entry
             return entry
 
     def _read_entry(self, name: str) -> Entry | None:
         if not is_extension_name(name):
             return None
-        rel = entry_path(name)
+        rel = entry_path(name, self.meta().format)
         return self._read(rel, ENTRY_MAX_BYTES, CachedParse(
             lambda raw: parse_entry(raw, rel, expected_name=name), f"entry/{PARSED_FORMAT}/{name}",
             entry_to_json, lambda doc: entry_from_json(doc, expected_name=name)))
@@ -308,6 +309,29 @@ class Registry:
         self.reader.keep(INDEX_FILE)
         return index
 
+    def read_file(self, rel: str, cap: int, parse: Callable[[bytes], T]) -> T | None:
+        """`parse` of the registry's file `rel` (None when it has none), through its reader: caps,
+        the cache, a signed registry's checks. Call `reader.keep(rel)` once it is accepted."""
+        return self._read(rel, cap, parse)
+
+    def search(self, term: str) -> list[IndexExtension] | None:
+        """The extensions whose name or lower-cased description contains `term` (lower-case;
+        every one when empty), by name; None when the registry has no summary to search. A
+        format-2 registry is searched in its local index, brought up to date first
+        (registry/search_index.py); a format-1 registry through `index()`."""
+        if self.meta().format >= 2:
+            from pkgmgr.registry.search_index import sync
+
+            index, _ = sync(self)
+            try:
+                return index.search(term)
+            finally:
+                index.close()
+        summary = self.index()
+        if summary is None:
+            return None
+        return [ext for ext in summary.extensions if not term or term in ext.name or term in ext.description.lower()]
+
     def locate(self, version: VersionEntry) -> Location:
         """Where the archive of `version` is; an http:// url needs a loopback host or --insecure."""
         if self.signed:
@@ -317,11 +341,15 @@ class Registry:
             assert isinstance(reader, SignedReader)
             reader.check_archive(version.url, version.sha256, version.size, f"version {version.version}")
         location = self.reader.locate(version.url)
-        if location.path is None and not location.url.startswith("oci://"):  # oci: pkgmgr.net.oci decides
-            from pkgmgr.net.http import UrlNotAllowed, check_url_allowed
+        if location.path is None:
+            from pkgmgr.net.http import UrlNotAllowed
+            from pkgmgr.registry.stores import NO_STORE, store_for
 
+            store = store_for(location.url)
             try:
-                check_url_allowed(location.url, insecure=self.insecure)
+                if store is None:
+                    raise UrlNotAllowed(f"{location.url}: {NO_STORE}")
+                store.allowed(location.url, insecure=self.insecure)
             except UrlNotAllowed as error:
                 raise PkgmgrError(f"registry {self.name}: version {version.version}: {error.message}",
                                   code=Code.INVALID_INDEX, details={"registry": self.name, "url": version.url},

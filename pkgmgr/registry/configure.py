@@ -174,17 +174,26 @@ def refresh_registries(session: Session, name: str | None = None,
     for registry in targets:
         if not session.offline:
             registry.cache.drop_validators()  # SPEC 5.2: re-read it, never confirmed by a 304
+        summary: dict[str, Any] = {}
         try:
             meta = registry.meta()
-            index = registry.index()
+            if meta.format >= 2:  # the local search index, caught up from the changes log
+                from pkgmgr.registry.search_index import sync
+
+                local, report = sync(registry)
+                local.close()
+                count: int | None = report.extensions
+                summary = {"summary": {"mode": report.mode, "files": report.files, "bytes": report.bytes}}
+            else:
+                index = registry.index()
+                count = None if index is None else len(index.extensions)
             registry.remember()
         except PkgmgrError as exc:
             error = error or exc
             failed.append({"name": registry.name, "source": registry.source, "error": exc.to_json()})
             continue
         refreshed.append({"name": registry.name, "source": registry.source, "serial": meta.serial,
-                          "expires": format_datetime(meta.expires),
-                          "extensions": None if index is None else len(index.extensions)})
+                          "expires": format_datetime(meta.expires), "extensions": count, **summary})
     return refreshed, failed, error
 
 

@@ -23,7 +23,10 @@ from pkgmgr import __version__
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.patterns import REGISTRY_NAME
 from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE, RegistryMeta, index_document, render_index
+from pkgmgr.registry.layout import FORMATS, SHARDS_FILE
 from pkgmgr.registry.publish import LOCK_FILE, Write, apply_writes
+from pkgmgr.registry.summary import render_shards
+from pkgmgr.registry.switch import STAGING_DIR
 
 PKGMGR_REPOSITORY = "https://github.com/pkgmgr-dev/pkgmgr"
 WORKFLOW_FILE = ".github/workflows/validate.yml"
@@ -63,8 +66,14 @@ jobs:
         run: python -m pip install '{requirement}'
 
       - name: Validate the index
-        run: pkgmgr registry validate . --base "${{{{ github.event.pull_request.base.sha }}}}" --fetch
+        run: {validate}
 """
+# the CI's check: a format-2 index (built for size) checks only what a pull request changed, a
+# format-1 index everything against the pull request's base
+VALIDATE = {
+    1: 'pkgmgr registry validate . --base "${{ github.event.pull_request.base.sha }}" --fetch',
+    2: 'pkgmgr registry validate . --changed-since "${{ github.event.pull_request.base.sha }}" --fetch',
+}
 
 
 def default_requirement() -> str:
@@ -78,8 +87,10 @@ def default_name(root: Path) -> str:
     return text if _NAME_RE.fullmatch(text) else "registry"
 
 
-def workflow_text(requirement: str) -> str:
-    return WORKFLOW.format(requirement=requirement)
+def workflow_text(requirement: str, format: int = 1) -> str:
+    """The CI workflow; a format-2 index (built for size) checks only what a pull request
+    changed (`--changed-since`), a format-1 index everything (`--base`)."""
+    return WORKFLOW.format(requirement=requirement, validate=VALIDATE[2 if format >= 2 else 1])
 
 
 @dataclass(frozen=True)
@@ -93,9 +104,9 @@ class InitResult:
 
 
 def init_index(root: Path, *, name: str | None = None, description: str = "",
-               requirement: str | None = None) -> InitResult:
-    """Create a registry index in `root` (created when missing). Raises `usage` for a bad
-    name or requirement, or when `root` already holds index files (nothing is written)."""
+               requirement: str | None = None, format: int = 1) -> InitResult:
+    """Create a registry index of `format` in `root` (created when missing). Raises `usage` for
+    a bad name or requirement, or when `root` already holds index files (nothing is written)."""
     root = Path(root)
     name = name if name is not None else default_name(root)
     if not _NAME_RE.fullmatch(name):
@@ -114,12 +125,17 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
             code=Code.USAGE, details={"existing": present}, path=str(root),
             hint="publish into it with 'pkgmgr registry publish ARCHIVE --index DIR', or choose an empty directory",
         )
-    registry = _registry_toml(name, description)
-    index = render_index(index_document(RegistryMeta(name, description, 1, 0), []))
+    if format not in FORMATS:
+        raise PkgmgrError(f"--format {format}: expected one of {', '.join(map(str, FORMATS))}", code=Code.USAGE)
+    registry = _registry_toml(name, description, format)
+    if format >= 2:  # an empty shard list: no shard, no change yet (docs/registry-format.md)
+        summary = Write(root / SHARDS_FILE, render_shards(0, {}))
+    else:
+        summary = Write(root / INDEX_FILE, render_index(index_document(RegistryMeta(name, description, 1, 0), [])))
     writes = [
         Write(root / "extensions" / ".gitkeep", b""),
-        Write(root / WORKFLOW_FILE, workflow_text(requirement).encode("utf-8")),
-        Write(root / INDEX_FILE, index),
+        Write(root / WORKFLOW_FILE, workflow_text(requirement, format).encode("utf-8")),
+        summary,
         Write(root / REGISTRY_FILE, registry),
     ]
     gitignore = _gitignore(root)
@@ -133,7 +149,7 @@ def init_index(root: Path, *, name: str | None = None, description: str = "",
 def _existing_index_files(root: Path) -> list[str]:
     if not root.is_dir():
         return []
-    found = [rel for rel in (REGISTRY_FILE, INDEX_FILE, WORKFLOW_FILE, "archives") if (root / rel).exists()]
+    found = [rel for rel in (REGISTRY_FILE, INDEX_FILE, WORKFLOW_FILE, "archives", "index") if (root / rel).exists()]
     extensions = root / "extensions"
     if extensions.is_dir() and any(p.name != ".gitkeep" for p in extensions.iterdir()):
         found.append("extensions/")
@@ -142,14 +158,14 @@ def _existing_index_files(root: Path) -> list[str]:
     return found
 
 
-def _registry_toml(name: str, description: str) -> bytes:
+def _registry_toml(name: str, description: str, format: int = 1) -> bytes:
     import tomlkit
 
     doc = tomlkit.document()
     doc.add(tomlkit.comment("A pkgmgr registry index. Change it with `pkgmgr registry publish`,"))
     doc.add(tomlkit.comment("`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`."))
     table = tomlkit.table()
-    table["format"] = 1
+    table["format"] = format
     table["name"] = name
     table["description"] = description
     table["serial"] = 0
@@ -164,4 +180,5 @@ def _gitignore(root: Path) -> bytes | None:
     if LOCK_FILE in current.splitlines():
         return None
     prefix = current if not current or current.endswith("\n") else current + "\n"
-    return (prefix + f"# pkgmgr's lock while it publishes, yanks or builds\n{LOCK_FILE}\n").encode("utf-8")
+    return (prefix + f"# pkgmgr's lock while it publishes, yanks or builds, and its staging\n{LOCK_FILE}\n"
+            f"{STAGING_DIR}/\n").encode("utf-8")

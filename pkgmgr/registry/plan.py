@@ -8,7 +8,7 @@ the installer's thread pool.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from pkgmgr.errors import Code, PkgmgrError, suggest_close
 from pkgmgr.install.plan import Expectations, Expected, Fetched, Plan
@@ -23,10 +23,10 @@ if TYPE_CHECKING:
     from pkgmgr.registry.client import Registry
     from pkgmgr.registry.session import Session
 
-Planner = Callable[["Ref"], Plan]
 
 
-def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None, registry: str | None = None) -> Planner:
+def make_planner(session: Session, *, options: InstallOptions, asset: str | None = None,
+                 registry: str | None = None) -> RemotePlanner:
     """The planner of `ext install` (and of `update`): refs of kind name, github and url, read
     through `session`'s registries and fetcher. `registry` (`--registry NAME`) makes that
     registry alone answer for names."""
@@ -37,6 +37,8 @@ def make_planner(session: Session, *, options: InstallOptions, asset: str | None
 
 
 class RemotePlanner:
+    """The pipeline's `BatchPlanner` (`install.pipeline`) of names, `github:` refs and URLs."""
+
     def __init__(self, session: "Session", *, options: InstallOptions, asset: str | None = None,
                  registry: str | None = None) -> None:
         self.session = session
@@ -152,28 +154,21 @@ def registry_plan(session: "Session", registry: "Registry", entry: Entry, versio
     tier = registry.tier(entry)  # what lifts the grant ceiling is the user's trust, not the entry's claim
 
     def fetch(reporter: "Reporter") -> Fetched:
-        if location.path is not None:
-            from pkgmgr.net.localcopy import copy_verified
+        from pkgmgr.registry.stores import channel_for, local_store, store_for
 
-            archive = copy_verified(location.path, session.downloads, sha256=version.sha256, size=version.size,
-                                    limit=limit, label=label)
-        else:
+        archive = None
+        if location.path is None:
             from pkgmgr.net.shared_cache import fetch_shared
 
             archive = fetch_shared(session.downloads, sha256=version.sha256, size=version.size, limit=limit,
                                    label=label, warn=session.warn)
-            if archive is not None:
-                pass
-            elif location.url.startswith("oci://"):
-                archive = session.oci.fetch(
-                    location.url, sha256=version.sha256, size=version.size, cache=session.downloads,
-                    reporter=reporter, key=f"{entry.name}@{version.version}", label=label, max_bytes=limit)
-            else:
-                archive = session.http.download(
-                    location.url, expected_sha256=version.sha256, expected_size=version.size,
-                    cache=session.downloads, reporter=reporter, key=f"{entry.name}@{version.version}", label=label,
-                    max_bytes=limit, insecure=registry.insecure,
-                ).path
+        if archive is None:
+            store = local_store() if location.path is not None else store_for(location.url)
+            assert store is not None  # `Registry.locate` refused a URL no store serves
+            archive = store.fetch(str(location.path or location.url), channel_for(session, reporter,
+                                                                                  insecure=registry.insecure),
+                                  sha256=version.sha256, size=version.size, key=f"{entry.name}@{version.version}",
+                                  label=label)
         return Fetched(kind="registry", locator=registry.name, archive=archive, sha256=version.sha256,
                        source_url=location.url, verified=entry.verified, tier=tier, registry=registry.name,
                        expects=Expectations(entry=expected), label=ref.text)

@@ -31,10 +31,13 @@ from urllib.parse import urlsplit
 
 from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import atomic_write_bytes
+from pkgmgr.hosts import DEFAULT as DEFAULT_HOST
 from pkgmgr.registry.artifact import ArchiveFacts
 from pkgmgr.registry.index_format import (
     ENTRY_MAX_BYTES,
     INDEX_FILE,
+    INDEX_MAX_BYTES,
+    MIB,
     REGISTRY_FILE,
     REGISTRY_MAX_BYTES,
     TIERS,
@@ -48,13 +51,16 @@ from pkgmgr.registry.index_format import (
     read_capped,
     read_entries,
     render_index,
+    summary_record,
     url_problem,
 )
+from pkgmgr.registry.layout import FORMATS, SHARDS_FILE, shard_of
 from pkgmgr.versions import parse_semver
 
 if TYPE_CHECKING:
     from pkgmgr.progress import Reporter
     from pkgmgr.registry.session import Session
+    from pkgmgr.registry.signing import Signing, SignResult
 
 LOCK_FILE = ".pkgmgr-registry.lock"
 ARCHIVES_DIR = "archives"
@@ -71,15 +77,19 @@ class IndexState:
     root: Path
     registry_raw: bytes
     meta: RegistryMeta
-    entries: dict[str, Entry]
+    entries: dict[str, Entry]  # format 2: only the entry the operation changes (when it exists)
+
+    def entry_rel(self, name: str) -> str:
+        return entry_path(name, self.meta.format)
 
     def entry_file(self, name: str) -> Path:
-        return self.root / entry_path(name)
+        return self.root / self.entry_rel(name)
 
 
 @contextmanager
-def index_lock(root: Path, timeout: float) -> Iterator[None]:
-    """Hold the lock file of the index directory `root`. Raises `locked` after `timeout` s."""
+def index_lock(root: Path, timeout: float, *, settle: bool = True) -> Iterator[None]:
+    """Hold the lock file of the index directory `root`, after settling any change a killed
+    command left (registry/switch.py). Raises `locked` after `timeout` s."""
     from pkgmgr.store.lock import ExclusiveLock, LockTimeout
 
     require_index(root)
@@ -92,6 +102,10 @@ def index_lock(root: Path, timeout: float) -> Iterator[None]:
             code=Code.LOCKED, hint="wait for it to finish, or raise --lock-timeout",
         ) from None
     try:
+        if settle:
+            from pkgmgr.registry.switch import recover
+
+            recover(root)
         yield
     finally:
         lock.release()
@@ -114,9 +128,41 @@ def read_index(root: Path) -> IndexState:
         meta = parse_registry(raw)
         entries = read_entries(root)
     except ValidationFailed as error:
-        raise ValidationFailed(error.problems, summary=f"{root}: the index has problems; fix them first "
-                                                       f"('pkgmgr registry validate {root}' lists them)") from None
+        raise _fix_first(root, error) from None
     return IndexState(root, raw, meta, {e.name: e for e in entries})
+
+
+def _fix_first(root: Path, error: ValidationFailed) -> ValidationFailed:
+    return ValidationFailed(error.problems, summary=f"{root}: the index has problems; fix them first "
+                                                    f"('pkgmgr registry validate {root}' lists them)")
+
+
+def read_head(root: Path) -> tuple[bytes, RegistryMeta]:
+    """`registry.toml`'s bytes and value. Raises `not_found` or `ValidationFailed(invalid_index)`."""
+    require_index(root)
+    raw = read_capped(root / REGISTRY_FILE, REGISTRY_MAX_BYTES, REGISTRY_FILE, root=root)
+    try:
+        return raw, parse_registry(raw)
+    except ValidationFailed as error:
+        raise _fix_first(root, error) from None
+
+
+def read_for_change(root: Path, name: str) -> IndexState:
+    """What publish, yank and unyank read: a format-1 index whole (its index.json is rewritten
+    from every entry); a format-2 index only `registry.toml` and the entry of `name` (its
+    summary files are read by `summary.change_writes`)."""
+    raw, meta = read_head(root)
+    if meta.format < 2:
+        return read_index(root)
+    rel = entry_path(name, meta.format)
+    path = root / rel
+    entries = {}
+    if os.path.lexists(path):
+        try:
+            entries[name] = parse_entry(read_capped(path, ENTRY_MAX_BYTES, rel, root=root), rel, expected_name=name)
+        except ValidationFailed as error:
+            raise _fix_first(root, error) from None
+    return IndexState(root, raw, meta, entries)
 
 
 # --- writing ------------------------------------------------------------------------------------
@@ -168,10 +214,32 @@ def bump_serial(registry_raw: bytes) -> bytes:
     return _dumps(doc)
 
 
-def _commit(state: IndexState, name: str, entry_doc: Any, *, before: Iterable[Write] = ()) -> int:
-    """Write `entry_doc` as the entry of `name`, serial + 1, index.json regenerated. Returns the
-    new serial. The new entry is parsed strictly before anything is written."""
-    rel = entry_path(name)
+def commit_writes(root: Path, writes: Sequence[Write], signing: Signing | None = None,
+                  removals: Sequence[str] = ()) -> SignResult | None:
+    """The one way a command changes an index: `writes` (in order) and `removals`, then — for a
+    signed index (`signing`) — the signed metadata covering exactly the target files that
+    change, all staged and switched in together (registry/switch.py); the signing's result."""
+    from pkgmgr.registry.switch import FileChange, differs, switch
+
+    changes = [FileChange(w.path.relative_to(root).as_posix(), w.data) for w in writes]
+    changes += [FileChange(rel, None) for rel in removals]
+    changes = [c for c in changes if differs(root, c)]
+    result = None
+    if signing is not None and changes:
+        from pkgmgr.registry.signing import signed_changes  # imports tuf: only for a signed index
+
+        changes, result = signed_changes(root, signing, changes)
+    switch(root, changes)
+    return result
+
+
+def _commit(state: IndexState, name: str, entry_doc: Any, op: str, *, before: Iterable[Write] = (),
+            signing: Signing | None = None) -> tuple[int, SignResult | None]:
+    """Write `entry_doc` as the entry of `name`, serial + 1, the summary updated (format 1:
+    index.json regenerated; format 2: the entry's shard, the shard list and the changes log).
+    Returns the new serial and the signing's result. The new entry is parsed strictly before
+    anything is written."""
+    rel = state.entry_rel(name)
     entry_raw = _dumps(entry_doc)
     registry_raw = bump_serial(state.registry_raw)
     try:
@@ -179,10 +247,50 @@ def _commit(state: IndexState, name: str, entry_doc: Any, *, before: Iterable[Wr
         meta = parse_registry(registry_raw)
     except ValidationFailed as error:  # pragma: no cover - a bug in the editing code
         raise ValidationFailed(error.problems, summary="internal: the edited file would be invalid") from None
-    index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
-    apply_writes([*before, Write(state.root / REGISTRY_FILE, registry_raw), Write(state.entry_file(name), entry_raw),
-                  Write(state.root / INDEX_FILE, index)])
-    return meta.serial
+    writes = [*before, Write(state.root / REGISTRY_FILE, registry_raw), Write(state.entry_file(name), entry_raw)]
+    if meta.format >= 2:
+        from pkgmgr.registry.summary import change_writes
+
+        writes += [Write(state.root / path, data)
+                   for path, data in change_writes(state.root, meta.serial, name, summary_record(entry), op)]
+    else:
+        index = render_index(index_document(meta, {**state.entries, name: entry}.values()))
+        _check_index_cap(state.root, index)
+        writes.append(Write(state.root / INDEX_FILE, index))
+    return meta.serial, commit_writes(state.root, writes, signing)
+
+
+def _check_index_cap(root: Path, data: bytes) -> None:
+    """One set of caps: never write the index.json that validate and every client refuse."""
+    if len(data) > INDEX_MAX_BYTES:
+        raise ValidationFailed([_problem(INDEX_FILE, "", f"would be {len(data) / MIB:.1f} MiB, over its "
+                                         f"{INDEX_MAX_BYTES // MIB} MiB cap, which clients and 'registry validate' "
+                                         f"refuse; move the index to format 2: 'pkgmgr registry build {root} "
+                                         "--format 2'")])
+
+
+def _summary_repairs(state: IndexState, entry: Entry) -> list[Write]:
+    """The writes that bring the summary in line with `entry` (an interrupted change), or []."""
+    if state.meta.format < 2:
+        index = _rendered_index(state)
+        index_path = state.root / INDEX_FILE
+        stale = not index_path.is_file() or index_path.read_bytes() != index
+        return [Write(index_path, index)] if stale else []
+    from pkgmgr.registry.summary import change_writes, read_shard, read_shards, record_json, shard_info
+
+    record = summary_record(entry)
+    shard = shard_of(entry.name)
+    try:
+        raw, records = read_shard(state.root, shard)
+        listed = read_shards(state.root)
+    except ValidationFailed:
+        raw, records, listed = None, (), None
+    current = next((record_json(r) for r in records if r.name == entry.name), None)
+    if (current == record and raw is not None and listed is not None
+            and listed.shards.get(shard) == shard_info(raw, len(records))):
+        return []
+    return [Write(state.root / path, data)
+            for path, data in change_writes(state.root, state.meta.serial, entry.name, record, "publish")]
 
 
 def _rendered_index(state: IndexState) -> bytes:
@@ -211,6 +319,7 @@ class PublishResult:
     repaired_index: bool = False
     warnings: tuple[str, ...] = ()
     host: str = "compozy"
+    signed: Any = None  # the signing's SignResult, for a signed index
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -255,7 +364,7 @@ def parse_published(text: str) -> datetime:
 
 def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str | None, tier: str | None = None,
             published: datetime | None = None, repository: str | None = None, timeout: float = 30.0,
-            description: str | None = None) -> PublishResult:
+            description: str | None = None, signing: Signing | None = None) -> PublishResult:
     """Add the version `facts` describes to the index at `root` (SPEC 5.5).
 
     Without `url`, `archive` is copied to `archives/<name>-<version><suffix>` and recorded by
@@ -271,9 +380,9 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
     elif archive is None:
         raise PkgmgrError("an archive to copy, or --url, is required", code=Code.USAGE)
     when = published or utc_now()
-    rel = entry_path(facts.name)
     with index_lock(root, timeout):
-        state = read_index(root)
+        state = read_for_change(root, facts.name)
+        rel = state.entry_rel(facts.name)
         existing = state.entries.get(facts.name)
         if existing is not None:
             _check_repository(existing, repository, rel)
@@ -282,7 +391,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
                                                               f"extension; this archive is {facts.host}'s")])
             found = existing.find(facts.version)
             if found is not None:
-                return _republish(state, existing, found, facts, tier)
+                return _republish(state, existing, found, facts, tier, signing)
         chosen_tier = tier or (existing.tier if existing is not None else DEFAULT_TIER)
         before: list[Write] = []
         stored = None
@@ -296,10 +405,10 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
         if doc.get("tier") != chosen_tier:
             doc["tier"] = chosen_tier
         _insert_version(doc, _version_table(facts, version_url, when), existing)
-        serial = _commit(state, facts.name, doc, before=before)
+        serial, signed = _commit(state, facts.name, doc, "publish", before=before, signing=signing)
     return PublishResult(facts.name, facts.version, version_url, facts.sha256, facts.size, chosen_tier,
                          facts.min_compozy_version, facts.network_digest, facts.permissions, when, rel, stored,
-                         serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host)
+                         serial, True, warnings=_tier_warnings(facts, chosen_tier), host=facts.host, signed=signed)
 
 
 def _check_repository(entry: Entry, repository: str | None, rel: str) -> None:
@@ -315,35 +424,34 @@ def _problem(file: str, key: str, message: str) -> Any:
     return Problem(Code.INVALID_INDEX, file, key, message)
 
 
-def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None) -> PublishResult:
+def _republish(state: IndexState, entry: Entry, found: Any, facts: ArchiveFacts, tier: str | None,
+               signing: Signing | None) -> PublishResult:
     if found.sha256 != facts.sha256:
         raise PkgmgrError(
             f"{entry.name} {found.version} is already published with sha256 {found.sha256}; this archive's is "
             f"{facts.sha256}. A published version never changes: release a new version",
             code=Code.VERSION_EXISTS,
             details={"name": entry.name, "version": found.version, "published_sha256": found.sha256,
-                     "sha256": facts.sha256, "entry": entry_path(entry.name)},
+                     "sha256": facts.sha256, "entry": state.entry_rel(entry.name)},
         )
     warnings = []
     if tier is not None and tier != entry.tier:
-        warnings.append(f"--tier {tier} ignored: nothing was published (edit {entry_path(entry.name)} to change "
-                        "the tier)")
-    index = _rendered_index(state)
-    index_path = state.root / INDEX_FILE
-    stale = not index_path.is_file() or index_path.read_bytes() != index
-    if stale:
-        apply_writes([Write(index_path, index)])
+        warnings.append(f"--tier {tier} ignored: nothing was published (edit {state.entry_rel(entry.name)} to "
+                        "change the tier)")
+    repairs = _summary_repairs(state, entry)
+    signed = commit_writes(state.root, repairs, signing) if repairs else None
     return PublishResult(entry.name, found.version, found.url, found.sha256, found.size, entry.tier,
                          found.min_compozy_version, found.network_digest, found.permissions, found.published,
-                         entry_path(entry.name), None, state.meta.serial, False, repaired_index=stale,
-                         warnings=tuple(warnings))
+                         state.entry_rel(entry.name), None, state.meta.serial, False, repaired_index=bool(repairs),
+                         warnings=tuple(warnings), signed=signed)
 
 
 def _tier_warnings(facts: ArchiveFacts, tier: str) -> tuple[str, ...]:
-    from pkgmgr.install.verify import READ_ONLY_GRANTS
+    from pkgmgr.hosts import get
 
-    extra = [g for g in facts.permissions if g not in READ_ONLY_GRANTS]
-    if extra and tier != "official" and facts.host == "compozy":  # a Vera entry's are its capabilities
+    ceiling = get(facts.host).read_only_grants  # None: the host's permissions are no grants (capabilities)
+    extra = [g for g in facts.permissions if ceiling is not None and g not in ceiling]
+    if extra and tier != "official":
         return (f"{facts.name} {facts.version} asks for {', '.join(extra)}: beyond the read-only grants, installs "
                 f"from a {tier} entry need --allow-grants",)
     return ()
@@ -358,14 +466,15 @@ def _load_entry_doc(state: IndexState, facts: ArchiveFacts, tier: str, repositor
 
     path = state.entry_file(facts.name)
     if facts.name in state.entries:
-        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, entry_path(facts.name)).decode("utf-8").removeprefix("\ufeff"))
+        return tomlkit.parse(read_capped(path, ENTRY_MAX_BYTES, state.entry_rel(facts.name))
+                             .decode("utf-8").removeprefix("\ufeff"))
     doc = tomlkit.document()
     doc["name"] = facts.name
     doc["description"] = description if description is not None else facts.description
     if repository:
         doc["repository"] = repository
     doc["tier"] = tier
-    if facts.host != "compozy":  # SPEC 13: the entry names its host
+    if facts.host != DEFAULT_HOST:  # SPEC 13: the entry names its host
         doc["host"] = facts.host
     doc.add(tomlkit.nl())
     return doc
@@ -379,7 +488,8 @@ def _version_table(facts: ArchiveFacts, url: str, published: datetime) -> Any:
     table["url"] = url
     table["sha256"] = facts.sha256
     table["size"] = facts.size
-    table["min_compozy_version"] = facts.min_compozy_version
+    if facts.host == DEFAULT_HOST:  # Compozy's field; another host's entry does not carry it (SPEC 13)
+        table["min_compozy_version"] = facts.min_compozy_version
     table["network_digest"] = facts.network_digest
     table["permissions"] = list(facts.permissions)
     table["published"] = tomlkit.value(published.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"))
@@ -430,13 +540,15 @@ class YankResult:
     changed: bool
     serial: int
     entry: str
+    signed: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version, "yanked": self.yanked, "changed": self.changed,
                 "serial": self.serial, "entry": self.entry}
 
 
-def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: float = 30.0) -> YankResult:
+def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: float = 30.0,
+               signing: Signing | None = None) -> YankResult:
     """Flip `yanked` of one version (serial + 1, index.json regenerated); already in that state
     -> a no-op. Raises `not_found` (no such entry), `version_not_found`, `usage`, `locked`."""
     import tomlkit
@@ -447,9 +559,9 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
     except ValueError as exc:
         raise PkgmgrError(f"VERSION: {exc}", code=Code.USAGE) from None
     with index_lock(root, timeout):
-        state = read_index(root)
+        state = read_for_change(root, name)
         entry = state.entries.get(name)
-        rel = entry_path(name)
+        rel = state.entry_rel(name)
         if entry is None:
             raise PkgmgrError(f"{root} has no extension named {name!r} ({rel} does not exist)", code=Code.NOT_FOUND,
                               details={"name": name})
@@ -463,8 +575,8 @@ def set_yanked(root: Path, name: str, version: str, yanked: bool, *, timeout: fl
             return YankResult(name, found.version, yanked, False, state.meta.serial, rel)
         doc = tomlkit.parse(read_capped(state.entry_file(name), ENTRY_MAX_BYTES, rel).decode("utf-8").removeprefix("\ufeff"))
         _version_item(doc, found.version)["yanked"] = yanked
-        serial = _commit(state, name, doc)
-    return YankResult(name, found.version, yanked, True, serial, rel)
+        serial, signed = _commit(state, name, doc, "yank" if yanked else "unyank", signing=signing)
+    return YankResult(name, found.version, yanked, True, serial, rel, signed)
 
 
 # --- build --------------------------------------------------------------------------------------
@@ -476,24 +588,114 @@ class BuildResult:
     serial: int
     extensions: int
     changed: bool
+    format: int = 1
+    migrated: bool = False
+    changed_extensions: int = 0
+    signed: Any = None
 
     def to_json(self) -> dict[str, Any]:
         return {"index": str(self.path), "serial": self.serial, "extensions": self.extensions,
-                "changed": self.changed}
+                "changed": self.changed, "format": self.format, "migrated": self.migrated,
+                "changed_extensions": self.changed_extensions}
 
 
-def build(root: Path, *, timeout: float = 30.0) -> BuildResult:
-    """Regenerate `index.json` deterministically (same files, same bytes); written only when
-    it differs. Raises `not_found`, `locked` and `ValidationFailed(invalid_index)`."""
+def build(root: Path, *, timeout: float = 30.0, format: int | None = None,
+          signing: Signing | None = None) -> BuildResult:
+    """Regenerate the summary deterministically (same files, same bytes); files are written only
+    when they differ. Format 1: `index.json` (refused past its cap: `--format 2` migrates);
+    format 2: every summary shard, streaming one shard at a time, with the changes log and a
+    serial + 1 when any extension's summary changed. `format=2` on a format-1 index migrates it
+    (docs/registry-format.md). Raises `not_found`, `locked`, `usage` and
+    `ValidationFailed(invalid_index)`."""
     root = Path(root)
+    if format is not None and format not in FORMATS:
+        raise PkgmgrError(f"--format {format}: expected one of {', '.join(map(str, FORMATS))}", code=Code.USAGE)
     with index_lock(root, timeout):
+        raw, meta = read_head(root)
+        if format is not None and format < meta.format:
+            raise PkgmgrError(f"{root} is a format-{meta.format} index; it cannot go back to format {format}",
+                              code=Code.USAGE)
+        if meta.format >= 2:
+            return _build_format2(root, raw, meta, signing)
+        if format == 2:
+            return _migrate(root, raw, signing)
         state = read_index(root)
         data = _rendered_index(state)
+        _check_index_cap(root, data)
         path = root / INDEX_FILE
         changed = not path.is_file() or path.read_bytes() != data
-        if changed:
-            apply_writes([Write(path, data)])
-    return BuildResult(path, state.meta.serial, len(state.entries), changed)
+        signed = _full_signing(root, signing, [Write(path, data)] if changed else [])
+    return BuildResult(path, state.meta.serial, len(state.entries), changed, signed=signed)
+
+
+def _full_signing(root: Path, signing: Signing | None, writes: Sequence[Write],
+                  removals: Sequence[str] = ()) -> SignResult | None:
+    """`registry build` of a signed index re-signs it whole (every target hashed again into
+    hashed bins: the migration of an index signed the old way), with its writes, in one switch."""
+    if signing is None:
+        commit_writes(root, writes, None, removals)
+        return None
+    from pkgmgr.registry.signing import sign_with_writes
+
+    return sign_with_writes(root, signing, [(w.path.relative_to(root).as_posix(), w.data) for w in writes],
+                            removals)
+
+
+def _build_format2(root: Path, raw: bytes, meta: RegistryMeta, signing: Signing | None) -> BuildResult:
+    from pkgmgr.registry.shard_walk import build_format2, finish_build
+
+    try:
+        result = build_format2(root, meta.serial)
+    except ValidationFailed as error:
+        raise _fix_first(root, error) from None
+    serial = finish_build(root, result, meta.serial)
+    writes = []
+    if serial != meta.serial:
+        writes.append(Write(root / REGISTRY_FILE, set_registry(raw, serial=serial)))
+    writes += [Write(root / path, data) for path, data in result.files]
+    signed = _full_signing(root, signing, writes, result.removed)
+    changed = bool(writes or result.removed)
+    return BuildResult(root / SHARDS_FILE, serial, result.extensions, changed, 2, False, len(result.changed),
+                       signed=signed)
+
+
+def _migrate(root: Path, raw: bytes, signing: Signing | None) -> BuildResult:
+    """Format 1 to 2 in one switch: every entry (validated first) written at its hashed path
+    and removed from its old one, the format-2 summary (a `reset` in the changes log under
+    serial + 1), format = 2, index.json removed."""
+    from pkgmgr.registry.shard_walk import finish_build, summary_from_entries
+
+    state = read_index(root)
+    result = summary_from_entries(state.entries.values())
+    serial = finish_build(root, result, state.meta.serial, force=True)
+    writes = [Write(root / REGISTRY_FILE, set_registry(raw, serial=serial, format=2))]
+    removals = [INDEX_FILE]
+    for name in sorted(state.entries):
+        old = entry_path(name, 1)
+        writes.append(Write(root / entry_path(name, 2), read_capped(root / old, ENTRY_MAX_BYTES, old, root=root)))
+        removals.append(old)
+    writes += [Write(root / path, data) for path, data in result.files]
+    signed = _full_signing(root, signing, writes, removals)
+    for old in removals[1:]:
+        try:
+            (root / old).parent.rmdir()  # the emptied format-1 shard directories
+        except OSError:
+            pass
+    return BuildResult(root / SHARDS_FILE, serial, result.extensions, True, 2, True, len(result.changed),
+                       signed=signed)
+
+
+def set_registry(registry_raw: bytes, *, serial: int | None = None, format: int | None = None) -> bytes:
+    """`registry.toml` with `serial` and/or `format` set, its comments and layout kept."""
+    import tomlkit
+
+    doc = tomlkit.parse(registry_raw.decode("utf-8").removeprefix("\ufeff"))
+    table = doc["registry"]
+    if serial is not None:
+        table["serial"] = serial
+    if format is not None:
+        table["format"] = format
+    return _dumps(doc)
 
 
 # --- staging a downloaded or local archive ------------------------------------------------------

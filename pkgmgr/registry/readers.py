@@ -128,9 +128,17 @@ class Reader:
     def describe(self) -> str:
         return self.spec.text
 
+    @classmethod
+    def check_allowed(cls, spec: SourceSpec, *, insecure: bool) -> None:
+        """Refuse a source the policy does not let pkgmgr read (SPEC 5.1/5.2); raises
+        `net.http.UrlNotAllowed`. Every source kind but plain http is allowed as it is."""
+
 
 class DirReader(Reader):
-    def __init__(self, spec: SourceSpec) -> None:
+    """A registry directory on this machine."""
+
+    def __init__(self, spec: SourceSpec, session: Session | None = None, cache: FileCache | None = None, *,
+                 insecure: bool = False) -> None:
         assert spec.path is not None
         self.spec = spec
         self.root = spec.path
@@ -195,6 +203,13 @@ class HttpReader(CachingReader):
 
     def locate(self, url: str) -> Location:
         return Location(urljoin(self.spec.base_url or "", url))
+
+    @classmethod
+    def check_allowed(cls, spec: SourceSpec, *, insecure: bool) -> None:
+        """http:// only for loopback hosts or an --insecure registry (SPEC 5.1/5.2)."""
+        from pkgmgr.net.http import check_url_allowed
+
+        check_url_allowed(spec.base_url or "", insecure=insecure)
 
 
 class GitHubReader(CachingReader):
@@ -321,17 +336,15 @@ def _parse_cached(cached: CachedFile, parse: Callable[[bytes], T], *,
     return value, replace(cached, parsed=(parse.key, parse.dump(value)))
 
 
+# the one table from a source's kind (`SourceSpec.kind`) to its reader (a signed registry wraps its
+# reader in `registry.signed.SignedReader`)
+READERS: dict[str, type[Reader]] = {"dir": DirReader, "http": HttpReader, "github": GitHubReader}
+
+
 def make_reader(spec: SourceSpec, session: "Session", cache: FileCache, *, insecure: bool) -> Reader:
-    if spec.kind == "dir":
-        return DirReader(spec)
-    if spec.kind == "http":
-        return HttpReader(spec, session, cache, insecure=insecure)
-    return GitHubReader(spec, session, cache, insecure=insecure)
+    return READERS[spec.kind](spec, session, cache, insecure=insecure)  # type: ignore[call-arg]
 
 
 def check_source_allowed(spec: SourceSpec, *, insecure: bool) -> None:
-    """http:// only for loopback hosts or an --insecure registry (SPEC 5.1/5.2)."""
-    if spec.kind == "http":
-        from pkgmgr.net.http import check_url_allowed
-
-        check_url_allowed(spec.base_url or "", insecure=insecure)
+    """Refuse a source the policy does not let pkgmgr read (its reader's `check_allowed`)."""
+    READERS[spec.kind].check_allowed(spec, insecure=insecure)

@@ -20,6 +20,7 @@ Problems carry the code of what is wrong (`invalid_index` for the files, `checks
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from dataclasses import dataclass, field
@@ -46,6 +47,18 @@ from pkgmgr.registry.index_format import (
     parse_registry,
     read_capped,
     render_index,
+    summary_record,
+)
+from pkgmgr.registry.layout import (
+    CHANGES_DIR,
+    CHANGES_MAX_BYTES,
+    SHARDS,
+    SHARDS_FILE,
+    SHARDS_MAX_BYTES,
+    SUMMARY_DIR,
+    SUMMARY_MAX_BYTES,
+    shard_of,
+    summary_path,
 )
 from pkgmgr.registry.toml_lines import TomlLines
 from pkgmgr.versions import parse_semver
@@ -91,25 +104,37 @@ def problem_line(problem: Problem) -> str:
 
 
 def validate_index(root: Path, *, base: str | None = None, fetcher: Fetcher | None = None,
-                   config: "Config | None" = None, now: datetime | None = None) -> Report:
-    """Check the index directory `root` (module docstring). Raises `not_found` when `root` is
-    not a directory and `usage` for a `base` that is not a commit of its git repository;
-    everything else is a problem in the report."""
+                   config: "Config | None" = None, now: datetime | None = None,
+                   changed_only: bool = False) -> Report:
+    """Check the index directory `root` (module docstring). `changed_only` (with `base`:
+    `--changed-since REV`) checks, in a format-2 index, only the entry files changed since
+    `base` and their summary shards. Raises `not_found` when `root` is not a directory and
+    `usage` for a `base` that is not a commit of its git repository; everything else is a
+    problem in the report."""
     root = Path(root)
     if not root.is_dir():
         raise PkgmgrError(f"{root}: no such directory", code=Code.NOT_FOUND, path=str(root))
+    if changed_only and base is None:
+        raise PkgmgrError("--changed-since needs a git revision", code=Code.USAGE)
     report = Report(root, base=base)
     checker = _Checker(root, report)
     meta = checker.registry(now or datetime.now(UTC))
-    entries = checker.entries()
-    checker.index(meta, entries)
-    new_versions: set[tuple[str, Any]] | None = None
-    if base is not None:
-        new_versions = checker.against_base(base, meta, entries)
-    if fetcher is not None:
+    if config is None and fetcher is not None:
         from pkgmgr.config import Config
 
-        checker.fetch(entries, new_versions, fetcher, config or Config())
+        config = Config()
+    if meta is not None and meta.format >= 2:
+        checker.format2(meta, base=base, fetcher=fetcher, config=config, changed_only=changed_only)
+    else:
+        entries = checker.entries()
+        checker.index(meta, entries)
+        new_versions: set[tuple[str, Any]] | None = None
+        if base is not None:
+            new_versions = checker.against_base(base, meta, entries)
+        if fetcher is not None:
+            assert config is not None
+            checker.fetch(entries, new_versions, fetcher, config)
+    checker.pending_change()
     checker.signatures()
     report.problems.sort(key=lambda p: (p.file != REGISTRY_FILE, p.file, p.line or 0))
     return report
@@ -119,8 +144,17 @@ class _Checker:
     def __init__(self, root: Path, report: Report) -> None:
         self.root = root
         self.report = report
-        self.lines: dict[str, TomlLines] = {}  # TOML file -> its lines, for line numbers
+        self.lines: dict[str, TomlLines | bytes] = {}  # TOML file -> its lines (its bytes until asked)
         self.valid_files = True
+        self.trusted_walk = False  # format 2: files come from a walk that follows no link (no resolve)
+
+    def pending_change(self) -> None:
+        """A change a killed command left staged (registry/switch.py)."""
+        from pkgmgr.registry.switch import STAGING_DIR, pending
+
+        for tx in pending(self.root):
+            self.problem(f"{STAGING_DIR}/{tx.name}", "", "an interrupted change of the index is pending: run "
+                                                         f"'pkgmgr registry doctor {self.root}' to settle it")
 
     # -- signatures (SPEC 5.4a) ----------------------------------------------------------------
 
@@ -144,7 +178,10 @@ class _Checker:
         for problem in problems:
             line = problem.line
             if line is None and problem.key and problem.file in self.lines:
-                line = self.lines[problem.file].line_of(problem.key)
+                lines = self.lines[problem.file]
+                if isinstance(lines, bytes):
+                    lines = self.lines[problem.file] = TomlLines(lines.decode("utf-8", "replace"))
+                line = lines.line_of(problem.key)
             self.report.problems.append(Problem(problem.code, problem.file, problem.key, problem.message, line))
 
     def problem(self, file: str, key: str, message: str, *, code: str = INVALID, line: int | None = None) -> None:
@@ -152,13 +189,13 @@ class _Checker:
 
     def _read(self, rel: str, cap: int) -> bytes | None:
         try:
-            raw = read_capped(self.root / rel, cap, rel, root=self.root)
+            raw = read_capped(self.root / rel, cap, rel, root=None if self.trusted_walk else self.root)
         except ValidationFailed as error:
             self.valid_files = False
             self.add(error.problems)
             return None
         if rel.endswith(".toml"):
-            self.lines[rel] = TomlLines(raw.decode("utf-8", "replace"))
+            self.lines[rel] = raw
         return raw
 
     # -- files -------------------------------------------------------------------------------
@@ -201,8 +238,17 @@ class _Checker:
         self.report.versions = sum(len(e.versions) for e in found.values())
         return found
 
-    def entry(self, rel: str, path: Path) -> Entry | None:
+    def entry(self, rel: str, path: Path, format: int = 1) -> Entry | None:
         name = path.stem
+        if format >= 2:
+            from pkgmgr.registry.shard_walk import misplaced
+
+            problem = misplaced(self.root, path)
+            if problem is not None:
+                self.valid_files = False
+                self.add([problem])
+                return None
+            return self._parsed_entry(rel, path, name)
         if path.suffix != ".toml":
             self.valid_files = False
             self.problem(rel, "", "is not an entry file: entries are extensions/<first two characters>/<name>.toml")
@@ -216,16 +262,21 @@ class _Checker:
             self.problem(rel, "", f"the entry of {name!r} belongs at {entry_path(name)} (its shard is the first two "
                                   "characters of the name)")
             return None
+        return self._parsed_entry(rel, path, name)
+
+    def _parsed_entry(self, rel: str, path: Path, name: str) -> Entry | None:
         raw = self._read(rel, ENTRY_MAX_BYTES)
         if raw is None:
             return None
-        self.urls(rel, _lenient(raw))
         try:
             entry = parse_entry(raw, rel, expected_name=name)
         except ValidationFailed as error:
+            self.urls(rel, _lenient(raw))
             self.valid_files = False
             self.add(error.problems)
             return None
+        if any(v.url[:5].lower() == "http:" for v in entry.versions):  # else no url can be plain http
+            self.urls(rel, _lenient(raw))
         return entry
 
     def urls(self, rel: str, doc: dict[str, Any] | None) -> None:
@@ -261,6 +312,183 @@ class _Checker:
         if raw != expected:
             self.problem(INDEX_FILE, "", "is not in sync with registry.toml and the entries (a publish interrupted, "
                                          f"or an edit by hand): run 'pkgmgr registry build {self.root}'")
+
+    # -- format 2 (docs/registry-format.md) ----------------------------------------------------
+
+    def format2(self, meta: RegistryMeta, *, base: str | None, fetcher: Fetcher | None, config: "Config | None",
+                changed_only: bool) -> None:
+        """Every entry (or, `changed_only`, those changed since `base`) one shard at a time,
+        each checked shard against its entries, the shard list against the shards, the changes
+        log's form; `base` and `fetcher` as for format 1, over the changed entries."""
+        from pkgmgr.registry.layout import entry_path
+        from pkgmgr.registry.shard_walk import check_entries_dir, map_shards, misplaced, shard_files, stray_files
+
+        git = _Git(self.root, base) if base is not None else None
+        changed = git.changed(self.root) if git is not None else None
+        if changed_only:
+            assert changed is not None
+            names = {Path(rel).stem for rel in changed if rel.startswith(ENTRIES_DIR + "/")}
+            shards = sorted({shard_of(n) for n in names if is_extension_name(n)}
+                            | {Path(rel).stem for rel in changed if rel.startswith(SUMMARY_DIR + "/")} & set(SHARDS))
+        else:
+            shards = list(SHARDS)
+            for path in stray_files(self.root):
+                self.valid_files = False
+                self.add([p for p in [misplaced(self.root, path)] if p is not None])
+        if not (self.root / ENTRIES_DIR).is_dir():
+            self.valid_files = False
+            self.problem(ENTRIES_DIR, "", "missing: entries live in extensions/<h0h1>/<h2h3>/<name>.toml")
+        current: dict[str, Entry] = {}  # the changed entries, for the base comparison and --fetch
+        outside = check_entries_dir(self.root)
+        if outside:
+            self.valid_files = False
+            self.add(outside)
+            shards = []
+        if git is None and fetcher is None:  # streaming, one shard per worker process for a large index
+            for problems, entries, versions, valid in map_shards(self.root, _validate_shard, shards):
+                self.add(problems)
+                self.report.entries += entries
+                self.report.versions += versions
+                self.valid_files = self.valid_files and valid
+            shards = []
+        self.trusted_walk = True
+        for shard in shards:
+            entries = []
+            for path in shard_files(self.root, shard):
+                rel = path.relative_to(self.root).as_posix()
+                entry = self.entry(rel, path, format=2)
+                if entry is None:
+                    continue
+                entries.append(entry)
+                self.report.entries += 1
+                self.report.versions += len(entry.versions)
+                if changed is None or entry_path(entry.name, 2) in changed:
+                    if git is not None or fetcher is not None:
+                        current[entry.name] = entry
+            self.summary_shard(shard, entries)
+            self.lines.clear()  # line numbers are looked up when a problem is added: one shard's at a time
+        self.trusted_walk = False
+        self.shard_list(meta)
+        self.changes_log(meta)
+        new_versions = None
+        if git is not None and changed is not None:
+            new_versions = self.against_base_changed(git, meta, current, changed)
+        if fetcher is not None:
+            assert config is not None
+            self.fetch(current, new_versions, fetcher, config, format=2)
+
+    def summary_shard(self, shard: str, entries: list[Entry]) -> None:
+        from pkgmgr.registry.summary import parse_shard, render_shard
+
+        rel = summary_path(shard)
+        path = self.root / rel
+        expected = render_shard(shard, [summary_record(e) for e in entries]) if entries else None
+        if not os.path.lexists(path):
+            if expected is not None and self.valid_files:
+                self.problem(rel, "", f"missing: run 'pkgmgr registry build {self.root}'")
+            return
+        raw = self._read(rel, SUMMARY_MAX_BYTES)
+        if raw is None:
+            return
+        try:
+            parse_shard(raw, rel, shard)
+        except ValidationFailed as error:
+            self.add(error.problems)
+            return
+        if self.valid_files and raw != expected:
+            self.problem(rel, "", "is not in sync with the entries of its shard (a publish interrupted, or an edit by "
+                                  f"hand): run 'pkgmgr registry build {self.root}'")
+
+    def shard_list(self, meta: RegistryMeta) -> None:
+        from pkgmgr.registry.summary import parse_shards, render_shards, shard_info
+
+        path = self.root / SHARDS_FILE
+        if not os.path.lexists(path):
+            self.problem(SHARDS_FILE, "", f"missing: run 'pkgmgr registry build {self.root}'")
+            return
+        raw = self._read(SHARDS_FILE, SHARDS_MAX_BYTES)
+        if raw is None:
+            return
+        try:
+            parse_shards(raw)
+        except ValidationFailed as error:
+            self.add(error.problems)
+            return
+        infos = {}
+        folder = self.root / SUMMARY_DIR
+        for item in sorted(os.scandir(folder), key=lambda e: e.name) if folder.is_dir() else []:
+            shard = item.name.removesuffix(".json")
+            if item.name.startswith(".") or not item.is_file(follow_symlinks=False) or shard not in SHARDS:
+                continue
+            data = self._read(f"{SUMMARY_DIR}/{item.name}", SUMMARY_MAX_BYTES)
+            if data is not None:
+                infos[shard] = shard_info(data, data.count(b"\n") - 2)  # render_shard: one line per record, plus 2
+        if raw != render_shards(meta.serial, infos):
+            self.problem(SHARDS_FILE, "", "is not in sync with registry.toml's serial and the summary shards: run "
+                                          f"'pkgmgr registry build {self.root}'")
+
+    def changes_log(self, meta: RegistryMeta) -> None:
+        from pkgmgr.registry.layout import chunk_of
+        from pkgmgr.registry.summary import parse_chunk
+
+        folder = self.root / CHANGES_DIR
+        last = chunk_of(meta.serial) if meta.serial > 0 else -1
+        for item in sorted(os.scandir(folder), key=lambda e: e.name) if folder.is_dir() else []:
+            if item.name.startswith("."):
+                continue
+            rel = f"{CHANGES_DIR}/{item.name}"
+            number = item.name.removesuffix(".json")
+            if not (item.name.endswith(".json") and number.isdigit() and str(int(number)) == number):
+                self.problem(rel, "", "is not a changes chunk (index/changes/<k>.json, k a decimal number)")
+                continue
+            if int(number) > last:
+                self.problem(rel, "", f"holds serials above registry.toml's serial {meta.serial}")
+                continue
+            raw = self._read(rel, CHANGES_MAX_BYTES)
+            if raw is None:
+                continue
+            try:
+                changes = parse_chunk(raw, rel, int(number))
+            except ValidationFailed as error:
+                self.add(error.problems)
+                continue
+            if any(c.serial > meta.serial for c in changes):
+                self.problem(rel, "changes", f"holds serials above registry.toml's serial {meta.serial}")
+
+    def against_base_changed(self, git: "_Git", meta: RegistryMeta | None, current: dict[str, Entry],
+                             changed: set[str]) -> set[tuple[str, Any]]:
+        """`against_base` over the changed entry files only (an unchanged file cannot have
+        changed a published version)."""
+        from pkgmgr.registry.layout import entry_path
+
+        old_versions: dict[tuple[str, Any], bool] = {}
+        now_versions: dict[tuple[str, Any], bool] = {}
+        for rel in sorted(r for r in changed if r.startswith(ENTRIES_DIR + "/") and r.endswith(".toml")):
+            name = Path(rel).stem
+            old_doc = _lenient(git.show(rel))
+            new_doc = _lenient(self._current(rel))
+            new_by_version = {v: (i, item) for i, v, item in _versions(new_doc)}
+            for _, version, item in _versions(new_doc):
+                now_versions[(name, version)] = bool(item.get("yanked", False))
+            for _, version, old in _versions(old_doc):
+                old_versions[(name, version)] = bool(old.get("yanked", False))
+                moved = new_doc is None and entry_path(name, 2) in changed and rel != entry_path(name, 2)
+                if moved:  # a migration moved the file: compare with its new place
+                    continue
+                self._compare(rel, git.rev, old, new_by_version.get(version), new_doc is None)
+        new_versions = {(e.name, v.parsed) for e in current.values() for v in e.versions} - set(old_versions)
+        old_table = (_lenient(git.show(REGISTRY_FILE)) or {}).get("registry")
+        old_serial = old_table.get("serial") if isinstance(old_table, dict) else None
+        if meta is not None and isinstance(old_serial, int):
+            if meta.serial < old_serial:
+                self.problem(REGISTRY_FILE, "registry.serial",
+                             f"went down from {old_serial} at {git.rev} to {meta.serial}: clients refuse a lower "
+                             "serial (registry_rollback)")
+            elif meta.serial == old_serial and self.valid_files and now_versions != old_versions:
+                self.problem(REGISTRY_FILE, "registry.serial",
+                             f"is still {meta.serial} although versions were added, removed, yanked or unyanked "
+                             f"since {git.rev}: every such change raises it (pkgmgr registry publish/yank/unyank do)")
+        return new_versions
 
     # -- against a base revision -------------------------------------------------------------
 
@@ -321,9 +549,9 @@ class _Checker:
     # -- fetching ----------------------------------------------------------------------------
 
     def fetch(self, entries: dict[str, Entry], only: set[tuple[str, Any]] | None, fetcher: Fetcher,
-              config: "Config") -> None:
+              config: "Config", *, format: int = 1) -> None:
         for entry in entries.values():
-            rel = entry_path(entry.name)
+            rel = entry_path(entry.name, format)
             for index, version in enumerate(entry.versions):
                 if only is not None and (entry.name, version.parsed) not in only:
                     continue
@@ -373,6 +601,24 @@ class _Checker:
         return path
 
 
+def _validate_shard(root_text: str, shard: str) -> tuple[list[Problem], int, int, bool]:
+    """One shard of a format-2 index checked (its entries, then its summary shard against them):
+    (problems, entries, versions, whether its files were valid). Runs in a worker process for
+    a large index."""
+    from pkgmgr.registry.shard_walk import shard_files
+
+    root = Path(root_text)
+    checker = _Checker(root, Report(root))
+    checker.trusted_walk = True
+    entries = []
+    for path in shard_files(root, shard):
+        entry = checker.entry(path.relative_to(root).as_posix(), path, format=2)
+        if entry is not None:
+            entries.append(entry)
+    checker.summary_shard(shard, entries)
+    return (checker.report.problems, len(entries), sum(len(e.versions) for e in entries), checker.valid_files)
+
+
 # --- base revision helpers ----------------------------------------------------------------------
 
 
@@ -407,6 +653,13 @@ class _Git:
         out = self._run("ls-tree", "-r", "-z", "--name-only", self.rev, "--", under) or b""
         return sorted(name.decode("utf-8", "replace") for name in out.split(b"\0") if name)
 
+    def changed(self, root: Path) -> set[str]:
+        """The files under `root` that differ from this revision (changed, added, removed, and
+        untracked new files), relative to `root`."""
+        out = self._run("diff", "--name-only", "--no-renames", "-z", "--relative", self.rev, "--") or b""
+        untracked = self._run("ls-files", "--others", "--exclude-standard", "-z") or b""
+        return {name.decode("utf-8", "replace") for name in (out + b"\0" + untracked).split(b"\0") if name}
+
     def show(self, rel: str) -> bytes | None:
         return self._run("show", f"{self.rev}:./{rel}", check=False)
 
@@ -417,6 +670,11 @@ def _lenient(raw: bytes | None) -> dict[str, Any] | None:
 
     if raw is None:
         return None
+    from pkgmgr.registry.index_format import canonical_toml
+
+    fast = canonical_toml(raw) if len(raw) <= ENTRY_MAX_BYTES else None  # what tomllib would read, faster
+    if fast is not None:
+        return fast
     try:
         return decode_toml(raw, max_bytes=ENTRY_MAX_BYTES)
     except DocumentError:
@@ -460,19 +718,17 @@ def http_fetcher(http: Any, limit: int) -> tuple[Fetcher, Callable[[], None]]:
     and the function that removes that cache."""
     from pkgmgr.net.cache import DownloadCache
     from pkgmgr.progress import Reporter
+    from pkgmgr.registry.stores import NO_STORE, Channel, store_for
 
     tmp = tempfile.TemporaryDirectory(prefix="pkgmgr-validate-")
     cache = DownloadCache(Path(tmp.name))
 
-    def fetch(url: str, label: str) -> Path:
-        if url.startswith("oci://"):  # the manifest's layer, which the entry's sha256 and size are checked against
-            from pkgmgr.net.oci import OciClient, parse_oci
+    channel = Channel(http, cache, Reporter(), limit)
 
-            oci = OciClient(http)
-            layer = oci.resolve(parse_oci(url), label=label)
-            return oci.fetch(url, sha256=layer.digest, size=layer.size, cache=cache, reporter=Reporter(), key=url,
-                             label=label, max_bytes=limit)
-        return http.download(url, expected_sha256=None, expected_size=None, cache=cache, reporter=Reporter(),
-                             key=url, label=label, max_bytes=limit).path
+    def fetch(url: str, label: str) -> Path:
+        store = store_for(url)
+        if store is None:
+            raise PkgmgrError(f"{label}: {url} {NO_STORE}", code=Code.INVALID_INDEX)
+        return store.fetch(url, channel, sha256=None, size=None, key=url, label=label)
 
     return fetch, tmp.cleanup

@@ -15,7 +15,7 @@ import re
 
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
 from pkgmgr.patterns import HEX64, UTC_MOMENT
-from pkgmgr.versions import _SEMVER, strip_v
+from pkgmgr.versions import SEMVER, strip_v
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing is a tenth of that start-up
 if TYPE_CHECKING:
@@ -25,7 +25,10 @@ if TYPE_CHECKING:
     Rule = Callable[[Any], bool]
 
 # the schema version this pkgmgr writes: len(pkgmgr.store.db.MIGRATIONS) (tests/store check it)
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
+# the host whose installs are the scope store's own trees (`extensions/<name>/<version>`, SPEC 4);
+# every other host's are in a folder of that host, named by an absolute path (SPEC 13)
+STORE_HOST = "compozy"
 
 
 def decode_text(raw: bytes) -> str:
@@ -69,7 +72,7 @@ def _count(value: Any) -> bool:
 
 
 def _version(value: Any) -> bool:
-    return isinstance(value, str) and _SEMVER.fullmatch(strip_v(value)) is not None
+    return isinstance(value, str) and SEMVER.fullmatch(strip_v(value)) is not None
 
 
 def _digest_or_empty(value: Any) -> bool:
@@ -77,16 +80,18 @@ def _digest_or_empty(value: Any) -> bool:
 
 
 _NAME, _WHEN = _match(NAME_RE), _match(_MOMENT)
+_HOST = re.compile(r"[a-z][a-z0-9-]{0,31}")
 
 # table -> (the column naming a row in messages, {column: rule}); columns without a rule are only
 # checked to be decodable. JSON columns are checked where they are decoded (`json_value`).
 ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
     "extensions": ("name", {
-        "name": _NAME, "version": _version, "path": _text, "enabled": _flag, "pinned": _flag,
-        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
-        "sha256": _optional(_match(_HEX64)), "verified": _flag, "allow_unverified": _flag,
-        "tree_sha256": _match(_TREE_SHA), "network_digest": _digest_or_empty,
+        "host": _match(_HOST), "name": _text, "version": lambda v: isinstance(v, str), "path": _text,
+        "enabled": _flag, "pinned": _flag, "source_kind": lambda v: v in SOURCE_KINDS,
+        "source": lambda v: isinstance(v, str), "sha256": _optional(_match(_HEX64)), "verified": _flag,
+        "allow_unverified": _flag, "tree_sha256": _match(_TREE_SHA), "network_digest": _digest_or_empty,
         "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
+        "layout": lambda v: v in ("directory", "script"),
     }),
     "activations": ("id", {
         "id": _match(_ACT_ID), "extension": _NAME, "extension_version": _version, "bundle": _text,
@@ -100,13 +105,6 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
         "id": _match(_RESOURCE_ID), "activation_id": _match(_ACT_ID), "kind": lambda v: v in RESOURCE_KINDS,
         "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
     }),
-    "host_extensions": ("name", {
-        "host": lambda v: v in ("terva", "eva", "vera"), "name": _text, "version": lambda v: isinstance(v, str),
-        "path": _text, "layout": lambda v: v in ("directory", "script"), "enabled": _flag, "pinned": _flag,
-        "source_kind": lambda v: v in SOURCE_KINDS, "source": lambda v: isinstance(v, str),
-        "sha256": _optional(_match(_HEX64)), "verified": _flag, "tree_sha256": _match(_TREE_SHA),
-        "installed_at": _WHEN, "installed_by": lambda v: isinstance(v, str),
-    }),
     "pending_trees": ("path", {
         "path": _text, "name": _NAME, "version": _version, "pending": lambda v: v in PENDING_MOVES,
         "recorded_at": _WHEN,
@@ -118,12 +116,19 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
 }
 
 
+# the rules a row of the scope store's own installs meets beside those of every row of `extensions`:
+# a name pkgmgr's names allow, a semantic version (another host's may have neither)
+_STORE_RULES: dict[str, Rule] = {**ROW_RULES["extensions"][1], "name": _NAME, "version": _version}
+
+
 def row_problem(table: str, row: Any) -> tuple[str, str] | None:
     """The first column of `row` (an sqlite3.Row of `table`, or anything with `keys()` and
     `[column]`) holding undecodable text or a value its column never holds, as (column, why);
     None when every column is sound."""
     rules = ROW_RULES[table][1]
     keys = row.keys()
+    if table == "extensions" and ("host" not in keys or row["host"] == STORE_HOST):
+        rules = _STORE_RULES
     # a Row's values in column order (looking each up by name is a scan of the names); a mapping's
     # values() are in the order of its keys()
     for column, value in zip(keys, row.values() if hasattr(row, "values") else tuple(row)):

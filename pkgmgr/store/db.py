@@ -29,7 +29,7 @@ def _tree_checksums_format_2(conn: sqlite3.Connection, root: Path) -> None:
     marked `sha256-1:`, so `doctor --check` and `ext verify` go on reporting it."""
     from pkgmgr.archive.checksum import is_tree_checksum, tree_checksum_and_listing
 
-    rows = conn.execute("SELECT name, path, tree_sha256, tree_listing FROM extensions").fetchall()
+    rows = conn.execute("SELECT name, path, tree_sha256, tree_listing FROM extensions").fetchall()  # before 9: all Compozy's
     for name, path, old, listing in rows:
         if is_tree_checksum(old) or old.startswith(FORMAT_1_MARK):
             continue
@@ -145,7 +145,8 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     """
     ALTER TABLE registry_versions ADD COLUMN yanked INTEGER NOT NULL DEFAULT 0;
     """,
-    # 7: installs pkgmgr manages in other hosts' folders (SPEC 13; pkgmgr.hosts.records)
+    # 7: installs pkgmgr manages in folders of hosts that load extensions from their own (SPEC 13); merged
+    # into `extensions` by migration 9
     """
     CREATE TABLE IF NOT EXISTS host_extensions (
         host TEXT NOT NULL,
@@ -184,6 +185,57 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
         pending TEXT NOT NULL,
         recorded_at TEXT NOT NULL
     );
+    """,
+    # 9: one table of installs for every host (SPEC 13): `extensions` keyed by (host, name), since two
+    # hosts may hold one name; the scope store's own rows are host 'compozy', the rows of migration 7's
+    # `host_extensions` move in with their host, their capabilities as their grants
+    """
+    CREATE TABLE extensions_9 (
+        host TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        source_kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        registry TEXT,
+        source_url TEXT,
+        sha256 TEXT,
+        verified INTEGER NOT NULL,
+        allow_unverified INTEGER NOT NULL,
+        tier TEXT,
+        tree_sha256 TEXT NOT NULL,
+        tree_listing TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        network_digest TEXT NOT NULL,
+        grants TEXT NOT NULL,
+        max_scope TEXT,
+        installed_at TEXT NOT NULL,
+        installed_by TEXT NOT NULL,
+        layout TEXT NOT NULL DEFAULT 'directory',
+        disabled_path TEXT,
+        pending TEXT,
+        PRIMARY KEY (host, name)
+    );
+    INSERT INTO extensions_9 (host, name, version, path, enabled, pinned, source_kind, source, registry, source_url,
+                              sha256, verified, allow_unverified, tier, tree_sha256, tree_listing, manifest,
+                              network_digest, grants, max_scope, installed_at, installed_by)
+        SELECT 'compozy', name, version, path, enabled, pinned, source_kind, source, registry, source_url, sha256,
+               verified, allow_unverified, tier, tree_sha256, tree_listing, manifest, network_digest, grants,
+               max_scope, installed_at, installed_by
+        FROM extensions;
+    INSERT INTO extensions_9 (host, name, version, path, enabled, pinned, source_kind, source, registry, source_url,
+                              sha256, verified, allow_unverified, tier, tree_sha256, tree_listing, manifest,
+                              network_digest, grants, max_scope, installed_at, installed_by, layout, disabled_path,
+                              pending)
+        SELECT host, name, version, path, enabled, pinned, source_kind, source, registry, source_url, sha256,
+               verified, 1 - verified, tier, tree_sha256, tree_listing, manifest, '', capabilities, NULL,
+               installed_at, installed_by, layout, disabled_path, pending
+        FROM host_extensions;
+    DROP TABLE extensions;
+    DROP TABLE host_extensions;
+    ALTER TABLE extensions_9 RENAME TO extensions;
     """,
 )
 

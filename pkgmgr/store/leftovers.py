@@ -32,6 +32,7 @@ def survey(scope: "Scope") -> Survey:
     """Sort what lies in the scope's directories (SPEC 4): `.staging/` contents and the trees
     `pending_trees` records are leftovers (of a writer that died, when no writer holds the lock);
     a tree neither `extensions` nor `pending_trees` names is unrecorded. Reads only."""
+    from pkgmgr.store.checks import STORE_HOST
     from pkgmgr.store.db import rows
     from pkgmgr.store.installed import check_path
     from pkgmgr.store.pending import recorded
@@ -43,7 +44,8 @@ def survey(scope: "Scope") -> Survey:
     referenced: set[str] = set()
     pending: set[str] = set()
     if conn is not None:
-        referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions")}
+        referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions "
+                                                                          "WHERE host = ?", (STORE_HOST,))}
         pending = set(recorded(conn))
         found.pending_rows = sorted(pending)
     if not scope.extensions_dir.is_dir():

@@ -326,8 +326,8 @@ def _records_of_trees(scope: Scope, trees: list[Path]) -> tuple[list[dict[str, o
         _, rel, tree, manifest = found[-1]
         tree_sha256, listing = tree_checksum_and_listing(tree)
         max_scope = "workspace" if manifest.publish_max_scope is not None else None
-        adopted = _Adopted(_UNKNOWN_SOURCE, tree, tree, manifest, tree_sha256, listing, tuple(manifest.grants),
-                           max_scope)
+        adopted = _Adopted(_UNKNOWN_SOURCE, tree, tree, manifest.name, manifest.version, manifest.document,
+                           manifest.network_digest, tree_sha256, listing, tuple(manifest.grants), max_scope)
         rows.append(_row(adopted, rel, _AdoptOptions(), None))
     return rows, notes
 
@@ -362,20 +362,15 @@ class _Adopted:
     fetched: _UnknownSource
     root: Path
     staging: Path
-    manifest: Any  # pkgmgr.manifest.Manifest (the store does not import the codecs' types)
+    name: str
+    version: str
+    document: dict[str, Any]
+    network_digest: str
     tree_sha256: str
     listing: dict[str, str]
     grants: tuple[str, ...]
     max_scope: str | None
     durable: bool = True  # found on disk, never renamed: nothing to flush
-
-    @property
-    def name(self) -> str:
-        return str(self.manifest.name)
-
-    @property
-    def version(self) -> str:
-        return str(self.manifest.version)
 
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version}

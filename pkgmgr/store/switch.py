@@ -3,7 +3,7 @@
 The store's end of SPEC 4's sequence (staging and verification are `pkgmgr.install.verify`'s):
 rename a verified tree into `extensions/<name>/<version>/` -> one SQLite transaction switches the
 current version, records provenance and runs the caller's `on_switch` hook (the activation
-refresh, composed by `pkgmgr.install.scope_destination`) -> the old version directory is removed.
+refresh, composed by `pkgmgr.hosts.scope_store`) -> the old version directory is removed.
 A crash anywhere leaves the old or the new state; each tree it moves is recorded in
 `pending_trees` first (`store.pending`), so what it leaves on disk is a pending tree the next
 writer removes, and nothing else. Against power loss the order is dpkg's: the tree is flushed before the
@@ -25,8 +25,9 @@ import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import durable_tree, fsync_dirs, remove_tree
+from pkgmgr.store.checks import STORE_HOST
 from pkgmgr.store.db import transaction
-from pkgmgr.store.installed import Installed, InstalledRecord
+from pkgmgr.store.installed import Installed
 
 if TYPE_CHECKING:
     from pkgmgr.store.scope import Scope
@@ -55,19 +56,6 @@ class Source(Protocol):
     def tier(self) -> str | None: ...
 
 
-class ManifestRecord(Protocol):
-    """What a row records of the manifest."""
-
-    @property
-    def name(self) -> str: ...
-    @property
-    def version(self) -> str: ...
-    @property
-    def document(self) -> Mapping[str, Any]: ...
-    @property
-    def network_digest(self) -> str: ...
-
-
 class Staged(Protocol):
     """A verified tree in a staging directory, ready to be switched to."""
 
@@ -78,7 +66,9 @@ class Staged(Protocol):
     @property
     def staging(self) -> Path: ...
     @property
-    def manifest(self) -> ManifestRecord: ...
+    def document(self) -> Mapping[str, Any]: ...  # the manifest as the row records it
+    @property
+    def network_digest(self) -> str: ...
     @property
     def tree_sha256(self) -> str: ...
     @property
@@ -120,28 +110,31 @@ BeforeDelete = Callable[[sqlite3.Connection, Installed], list[dict[str, Any]]]
 @dataclass
 class Outcome:
     action: str  # installed | switched | unchanged | reinstalled
-    installed: InstalledRecord  # an `Installed`, or a `HostInstalled` after a host's switch
+    installed: Installed
     previous_version: str | None = None
     activations: list[dict[str, Any]] = field(default_factory=list)
 
 
 def get_installed(scope: Scope, name: str) -> Installed | None:
+    """The scope store's own install `name` (the store host's, `STORE_HOST`), or None."""
     conn = scope.reader()
     if conn is None:
         return None
-    row = conn.execute("SELECT * FROM extensions WHERE name = ?", (name,)).fetchone()
+    row = conn.execute("SELECT * FROM extensions WHERE host = ? AND name = ?", (STORE_HOST, name)).fetchone()
     return Installed.from_row(row, scope.kind, scope.root) if row else None
 
 
 def list_installed(scope: Scope) -> list[Installed]:
+    """The scope store's own installs, by name."""
     conn = scope.reader()
     if conn is None:
         return []
-    return [Installed.from_row(r, scope.kind, scope.root) for r in conn.execute("SELECT * FROM extensions ORDER BY name")]
+    return [Installed.from_row(r, scope.kind, scope.root)
+            for r in conn.execute("SELECT * FROM extensions WHERE host = ? ORDER BY name", (STORE_HOST,))]
 
 
 class Provenance(Protocol):
-    """Where an install came from, as its row records it (`Installed`, a host's `HostInstalled`)."""
+    """Where an install came from, as its row records it."""
 
     @property
     def source_kind(self) -> str: ...
@@ -314,7 +307,8 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
                 if index in unchanged:
                     current = unchanged[index]
                     if current.pinned != options.pin:
-                        conn.execute("UPDATE extensions SET pinned = ? WHERE name = ?", (int(options.pin), name))
+                        conn.execute("UPDATE extensions SET pinned = ? WHERE host = ? AND name = ?",
+                                     (int(options.pin), STORE_HOST, name))
                     continue
                 row = _row(move.switch.prepared, move.rel, options, move.current)
                 columns = ", ".join(row)
@@ -423,10 +417,10 @@ def tree_is_intact(installed: Installed) -> bool:
 
 def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed | None) -> dict[str, Any]:
     fetched = prepared.fetched
-    manifest = prepared.manifest
     return {
-        "name": manifest.name,
-        "version": manifest.version,
+        "host": STORE_HOST,
+        "name": prepared.name,
+        "version": prepared.version,
         "path": rel,
         "enabled": int(current.enabled) if current is not None else 1,
         "pinned": int(options.pin),
@@ -440,8 +434,8 @@ def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed 
         "tier": fetched.tier,
         "tree_sha256": prepared.tree_sha256,
         "tree_listing": json.dumps(prepared.listing, sort_keys=True, separators=(",", ":")),
-        "manifest": json.dumps(manifest.document, sort_keys=True, default=str),
-        "network_digest": manifest.network_digest,
+        "manifest": json.dumps(prepared.document, sort_keys=True, default=str),
+        "network_digest": prepared.network_digest,
         "grants": json.dumps(list(prepared.grants)),
         "max_scope": prepared.max_scope,
         "installed_at": now_utc(),
@@ -486,7 +480,7 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     conn = scope.db
     with transaction(conn):
         deactivated = before_delete(conn, current) if before_delete is not None else []
-        conn.execute("DELETE FROM extensions WHERE name = ?", (name,))
+        conn.execute("DELETE FROM extensions WHERE host = ? AND name = ?", (STORE_HOST, name))
         pending.record(conn, [_tree(current.path, current)], pending.OUT, now_utc())
         crashpoint("remove.before_commit")
     crashpoint("remove.after_commit")
@@ -512,7 +506,7 @@ def set_enabled(scope: Scope, name: str, enabled: bool, *, before_disable: Befor
     with transaction(conn):
         if not enabled and before_disable is not None:
             changed = before_disable(conn, current)
-        conn.execute("UPDATE extensions SET enabled = ? WHERE name = ?", (int(enabled), name))
+        conn.execute("UPDATE extensions SET enabled = ? WHERE host = ? AND name = ?", (int(enabled), STORE_HOST, name))
     updated = get_installed(scope, name)
     assert updated is not None
     return updated, changed

@@ -18,6 +18,8 @@ from pathlib import Path
 
 from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.errors import Code, Problem, ValidationFailed
+from pkgmgr.hosts import others as other_hosts
+from pkgmgr.hosts import spoken
 from pkgmgr.patterns import HEX64
 
 LOCK = "pkgmgr.lock"
@@ -39,7 +41,7 @@ class LockEntry:
     sha256: str
     tree_sha256: str  # "" only when read from a version-1 lock (recomputed, never trusted)
     network_digest: str
-    host: str = ""  # "" for compozy (not written), else terva | eva | vera
+    host: str = ""  # "" for the default host (not written), else the host's name (`pkgmgr.hosts.HOSTS`)
     install_path: str = ""  # a host install's path relative to the workspace (POSIX), or absolute (global)
 
     @property
@@ -119,8 +121,8 @@ def parse_lock(raw: bytes) -> Lock:
             problems.append(Problem(Code.INVALID_CONFIG, LOCK, key, f"needs exactly the string fields {', '.join(FIELDS)} "
                                                                  f"(and {', '.join(HOST_FIELDS)} for another host)"))
             continue
-        if "host" in item and item["host"] not in ("terva", "eva", "vera"):
-            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.host", "must be terva, eva or vera"))
+        if "host" in item and item["host"] not in other_hosts():
+            problems.append(Problem(Code.INVALID_CONFIG, LOCK, f"{key}.host", f"must be {spoken(other_hosts())}"))
             continue
         if item["name"] in names:
             problems.append(Problem(Code.INVALID_CONFIG, LOCK, key, f"{item['name']} is locked twice"))

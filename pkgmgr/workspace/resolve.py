@@ -25,7 +25,7 @@ from pkgmgr.workspace.lockfile import LOCK, LockEntry
 from pkgmgr.workspace.workspace import Workspace
 
 if TYPE_CHECKING:
-    from pkgmgr.hosts.base import Host
+    from pkgmgr.hosts.base import FolderHost
     from pkgmgr.registry.client import Registry
     from pkgmgr.registry.index_format import Entry, VersionEntry
     from pkgmgr.registry.session import Session
@@ -142,7 +142,7 @@ class Resolver:
 
             select_files(directory)  # raises the problem the digest recorded (path_escapes_root, ...)
         hosted = _host_of(directory, declared)
-        if hosted is not None:  # another host's extension (SPEC 13): its own checksum, its own rules
+        if hosted is not None:  # a folder host's extension (SPEC 13): its own checksum, its own rules
             return self.resolve_hosted_path(declared, locked, directory, hosted)
         if locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree:
             return Item(declared, locked, kept=True)  # the same files as locked: the same manifest
@@ -155,16 +155,15 @@ class Resolver:
                           manifest.network_digest)
         return Item(declared, entry, kept=locked == entry)
 
-    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path, host: Host) -> Item:
-        """A path extension of terva, Eva or Vera: judged by its host, locked with the checksum its
-        install will have (terva's `enabled` left out) and its host."""
+    def resolve_hosted_path(self, declared: Declared, locked: LockEntry | None, directory: Path,
+                            host: FolderHost) -> Item:
+        """A path extension of a folder host: judged by its host, locked with the checksum its
+        install will have (a field the host rewrites itself left out) and its host."""
         tree = host.source_checksum(directory)
         if (locked is not None and locked.source == f"path+{declared.path}" and locked.tree_sha256 == tree
                 and locked.host == host.name):
             return Item(declared, locked, kept=True)
-        from pkgmgr.hosts.install import judge_level
-
-        judged = judge_level(host, directory, declared.name)
+        judged = host.judge_level(directory, declared.name)
         if judged.name != declared.name:
             raise PkgmgrError(f"{MANIFEST} declares {declared.name} at {declared.path}, but its {host.name} manifest "
                               f"names {judged.name}", code=Code.INVALID_CONFIG,
@@ -266,17 +265,18 @@ def _ref(name: str, version: str) -> Ref:
     return Ref("name", f"{name}@{version}", name=name, spec=f"=={version}", exact=version)
 
 
-def _host_of(directory: Path, declared: Declared) -> Host | None:
-    """The destination of a declared directory that is another host's extension, else None."""
-    from pkgmgr.hosts.detect import detect, for_host, manifests
+def _host_of(directory: Path, declared: Declared) -> FolderHost | None:
+    """The host of a declared directory when it is a folder host's extension, else None (the scope
+    store's host, whose manifest `resolve_path` reads)."""
+    from typing import cast
 
-    if declared.host == "compozy":
+    from pkgmgr.hosts import DEFAULT, get
+    from pkgmgr.hosts.detect import detect
+
+    if declared.host is not None and get(declared.host).in_scope_store:
         return None
-    found, _ = manifests(directory)
-    if declared.host is None and (not found or list(found) == ["compozy"]):
-        return None
-    name = detect(directory, declared.host)
-    return None if name == "compozy" else for_host(name)
+    host = get(detect(directory, declared.host, default=DEFAULT))
+    return None if host.in_scope_store else cast("FolderHost", host)
 
 
 def _expect_tree(plan: Plan, tree: str | None) -> Plan:

@@ -27,10 +27,8 @@ from pkgmgr.archive.checksum import is_tree_checksum
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.install.plan import NameMismatch, Plan
-from pkgmgr.install.scope_destination import remove
 from pkgmgr.progress import Reporter
 from pkgmgr.store.installed import Installed
-from pkgmgr.store.switch import list_installed
 from pkgmgr.versions import same_version
 from pkgmgr.workspace import trust
 from pkgmgr.workspace.declaration import MANIFEST, DeclaredActivation
@@ -82,16 +80,12 @@ class SyncResult:
     error: PkgmgrError | None = None
 
     def installed_rows(self) -> list[dict[str, Any]]:
-        """One row per extension installed or switched (another host's too), as `sync -o json`
-        reports it."""
-        rows = []
-        for ref_result in self.installed:
-            if ref_result.outcome is not None:
-                inst = ref_result.outcome.installed
-                rows.append({"name": inst.name, "version": inst.version, "scope": "workspace",
-                             "source": inst.source_kind, "sha256": inst.sha256, "verified": inst.verified,
-                             "action": ref_result.outcome.action})
-        return rows
+        """One row per extension installed or switched, of any host, as `sync -o json` reports it
+        (an install in a folder of its host with its host, directory and the notes its trust step
+        left: `Installed.entry`)."""
+        return [r.outcome.installed.entry(source=r.outcome.installed.source_kind, sha256=r.outcome.installed.sha256,
+                                          verified=r.outcome.installed.verified, action=r.outcome.action)
+                for r in self.installed if r.outcome is not None]
 
     def failed_rows(self) -> list[dict[str, Any]]:
         """One row per declared ref that failed to install: the ref and its error's JSON."""
@@ -131,10 +125,9 @@ def _matches(item: Item, current: Installed, ws: Workspace, resolver: Resolver) 
     entry = item.entry
     if entry is None or not _same_version(current.version, entry.version):
         return False
-    hosted = getattr(current, "host", None)
-    if (entry.host or None) != hosted and not (hosted and not entry.host):
+    if entry.host and entry.host != current.host:
         return False
-    if hosted is not None and not _host_tree_intact(current):
+    if not current.in_store and not _host_tree_intact(current):
         return False
     if not is_tree_checksum(current.tree_sha256):
         return False  # a format-1 value the state migration could not vouch for: reinstall
@@ -154,30 +147,28 @@ def _same_version(a: str, b: str) -> bool:
         return True
     try:
         return same_version(a, b)
-    except ValueError:  # an Eva extension from a path names no version
+    except ValueError:  # an extension whose format carries no version, installed from a path, names none
         return False
 
 
-def _host_tree_intact(current: Any) -> bool:
-    """A host install still has the tree pkgmgr recorded (SPEC 13: checked before sync reports
-    success, since a project install lives in the work tree)."""
-    import os
+def _host_tree_intact(current: Installed) -> bool:
+    """An install in a folder of its host still has the tree pkgmgr recorded (SPEC 13: checked
+    before sync reports success, since a project install lives in the work tree)."""
+    from pkgmgr.hosts import get
 
-    from pkgmgr.hosts.detect import for_host
-
-    place = current.directory
-    return os.path.lexists(place) and for_host(current.host).checksum(place)[0] == current.tree_sha256
+    return get(current.host).intact(current)
 
 
-def _installed(ws: Workspace) -> dict[str, Any]:
-    """What the workspace's store holds, by name: its Compozy extensions and its installs in
-    other hosts' project folders (SPEC 13)."""
-    from pkgmgr.hosts import records
+def _installed(ws: Workspace) -> dict[str, Installed]:
+    """What the workspace's store holds, by name, every host's (SPEC 13; of two hosts holding a
+    name, the first in `pkgmgr.hosts.HOSTS` order)."""
+    from pkgmgr.hosts import names
+    from pkgmgr.store import records
 
-    installed: dict[str, Any] = {i.name: i for i in list_installed(ws.scope)}
-    for row in records.list_rows(ws.scope):
-        if not records.is_placeholder(row):
-            installed.setdefault(row.name, row)
+    order = names()
+    installed: dict[str, Installed] = {}
+    for row in sorted(records.installed(ws.scope), key=lambda row: order.index(row.host)):
+        installed.setdefault(row.name, row)
     return installed
 
 
@@ -241,13 +232,14 @@ def _render_lock(plan: SyncPlan) -> bytes:
                       if item.entry is not None)).render()
 
 
-def _with_host(entry: LockEntry, current: Any, root: Path) -> LockEntry:
-    """A lock entry with the host and install path of what is installed (SPEC 13)."""
+def _with_host(entry: LockEntry, current: Installed | None, root: Path) -> LockEntry:
+    """A lock entry with the host and install path of what is installed in a folder of its host
+    (SPEC 13)."""
     import os
 
-    host = getattr(current, "host", None)
-    if host is None:
+    if current is None or current.in_store:
         return entry
+    host = current.host
     path = str(current.path)
     if Path(path).is_relative_to(root):
         path = Path(os.path.relpath(path, root)).as_posix()
@@ -383,18 +375,15 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
         deactivate(ws.scope, activation["id"], lock_timeout=lock_timeout)
         result.activations.append({**activation, "status": "deactivated"})
     if plan.remove:
-        with ws.scope.writer(lock_timeout):
-            for item in plan.remove:
-                if getattr(item, "host", None) is not None:  # another host's install (SPEC 13)
-                    from pkgmgr.hosts.install import remove as remove_hosted
+        from pkgmgr.lifecycle import Change, remove_records
 
-                    remove_hosted(ws.scope, item, options=options.install)
-                    result.removed.append({"name": item.name, "version": item.version, "scope": "workspace",
-                                           "host": item.host})
-                    continue
-                gone, deactivated = remove(ws.scope, item.name, deactivate=True)
-                result.removed.append({"name": gone.name, "version": gone.version, "scope": "workspace"})
-                result.activations.extend(deactivated)
+        change = Change(deactivate=True, approve_host_trust=options.install.approve_host_trust,
+                        lock_timeout=lock_timeout)
+        done = remove_records(ws.scope, plan.remove, change)
+        result.removed.extend(gone.entry() for gone in done.changed)
+        result.activations.extend(done.deactivated)
+        if done.error is not None:
+            raise done.error
     pending = [i for i in plan.items if i.action != "unchanged"]
     if pending:
         _install(resolver, pending, result, config=config, options=options, reporter=reporter,
@@ -409,7 +398,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
 
 def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,
              reporter: Reporter, lock_timeout: float, announce: Callable[[dict[str, Any]], None] | None) -> None:
-    from pkgmgr.install.pipeline import install
+    from pkgmgr.install.pipeline import InstallRequest, install
 
     # The approved pkgmgr.toml is the consent for its sources (SPEC 10); its declaration is
     # authoritative over where an installed extension came from.
@@ -422,8 +411,9 @@ def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, con
         # github release, or a locked archive, can hold another extension)
         plans.append(dataclasses.replace(plan, expects=dataclasses.replace(plan.expects, name=item.name,
                                                                               host=item.declared.host)))
-    batch = install(resolver.ws.scope, config=config, options=install_options, planned=plans, reporter=reporter,
-                    lock_timeout=lock_timeout, announce=announce, keep_going=False)  # all or nothing (SPEC 4)
+    batch = install(InstallRequest(resolver.ws.scope, config=config, options=install_options, planned=plans,
+                                   reporter=reporter, lock_timeout=lock_timeout, announce=announce,
+                                   keep_going=False))  # all or nothing (SPEC 4)
     result.installed = batch.results
     for item, ref_result in zip(pending, batch.results):
         error = ref_result.error

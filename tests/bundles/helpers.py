@@ -20,10 +20,12 @@ LAYOUTS = Path(__file__).resolve().parent / "layouts"
 RESERVED = ("coordinator", "dreaming-curator")
 
 
-def layout_doc(layout_id: str = "two-up") -> dict[str, Any]:
-    """A valid window layout (the shared vector's shape) with id `layout_id`."""
+def layout_doc(layout_id: str = "two-up", version: int = 3) -> dict[str, Any]:
+    """A valid window layout (the shared vector's shape) with id `layout_id`, its document of
+    `version` (3: v0.3-beta.3's, the generation that judges bundles unless told)."""
     doc = json.loads((LAYOUTS / "valid" / "shared-vector.json").read_text(encoding="utf-8"))
     doc["id"] = layout_id
+    doc["document"]["version"] = version
     return doc
 
 

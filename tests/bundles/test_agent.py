@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pkgmgr.bundles import parse_agent_md
-from pkgmgr.bundles.agent import MAX_FRONT_MATTER_BYTES, load_agent
+from pkgmgr.bundles.agent import load_agent
 from pkgmgr.bundles.files import PackageTree, TreeError
+from pkgmgr.frontmatter import MAX_FRONT_MATTER_BYTES
 
 from .helpers import agent_md, write_tree
 
@@ -356,7 +357,7 @@ def test_symlinked_folder_inside_the_root_is_fine(root):
 @given(st.text(alphabet="0123456789:._-+eExXoObfalsetrueTRUEnulNUL~ ", min_size=1, max_size=30))
 @settings(max_examples=400, deadline=None)
 def test_a_plain_scalar_is_typed_only_as_the_core_schema_says(scalar):
-    from pkgmgr.bundles.agent import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
+    from pkgmgr.frontmatter import _CORE_BOOL, _CORE_FLOAT, _CORE_INT, _CORE_NULL
 
     front, _, problems = parse(f"---\nname: a\nhooks: [{{name: h, event: tool.pre_call, command: x, metadata: {{v: {scalar}}}}}]\n---\nbody")
     assert all(p.code == "invalid_bundle" for p in problems)

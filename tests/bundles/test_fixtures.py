@@ -24,7 +24,7 @@ def manifest(name: str) -> dict:
 
 def bundles_of(name: str):
     return load_bundles(FIXTURES / name, manifest(name)["resources"]["bundles"],
-                        reserved_agent_names=("coordinator", "dreaming-curator"))
+                        reserved_agent_names=("coordinator", "dreaming-curator"), generation="v0.2")  # v2 layouts
 
 
 def network_digest(block: dict) -> str:
@@ -58,7 +58,7 @@ def test_marketing_network_digest_through_the_manifest_codec():
     parsed = codec.read_manifest(FIXTURES / "marketing-linear")
     assert parsed.network_digest == SEED_DIGEST
     assert [b.name for b in load_bundles(FIXTURES / "marketing-linear", parsed.bundles,
-                                         reserved_agent_names=("coordinator",))] == ["marketing-linear"]
+                                         reserved_agent_names=("coordinator",), generation="v0.2")] == ["marketing-linear"]
 
 
 def test_marketing_linear_bundle():
@@ -103,7 +103,7 @@ def test_release_crew_trigger_references_its_agent():
 def test_fixture_layout_is_the_shared_vector():
     layout = json.loads((FIXTURES / "marketing-linear" / "layouts" / "two-up.json").read_text(encoding="utf-8"))
     shared = json.loads((Path(__file__).parent / "layouts" / "valid" / "shared-vector.json").read_text(encoding="utf-8"))
-    assert layout == shared
+    assert layout == shared  # a version-2 document: v0.2's (the generation the seeds describe)
 
 
 @pytest.mark.parametrize("name", ["marketing-linear", "release-crew"])

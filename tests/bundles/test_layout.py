@@ -8,7 +8,12 @@ import pytest
 
 from pkgmgr.bundles import MAX_LAYOUT_BYTES, LayoutSpec, layout_scope_problems, parse_layout
 
-from .helpers import LAYOUTS, REPO, layout_doc
+from .helpers import LAYOUTS, REPO
+from .helpers import layout_doc as _layout_doc
+
+
+def layout_doc(layout_id: str = "two-up") -> dict:
+    return _layout_doc(layout_id, version=2)  # parse_layout judges as v0.2 unless told
 
 VALID = sorted((LAYOUTS / "valid").glob("*.json"))
 EXPECTED = json.loads((LAYOUTS / "invalid" / "expected.json").read_text(encoding="utf-8"))
@@ -175,3 +180,25 @@ def test_a_packaged_layout_binds_no_workspace():
     _, problems = parse_layout(encode(document), file="x.json")
     assert [(p.key, "must not bind a workspace" in p.message) for p in problems] == [
         ("document.workspace_id", True)]
+
+
+def test_text_is_read_as_go_reads_it():
+    """Compozy's decoder makes a lone surrogate escape and a broken UTF-8 byte U+FFFD and loads
+    the layout (recorded in tests/hosts/compozy/layout_cases.toml, `search-lone-surrogate`)."""
+    raw = (LAYOUTS / "valid" / "minimal.json").read_bytes()
+    doc = json.loads(raw)
+    doc["display_name"] = "Stu\\ud800dio"
+    text = json.dumps(doc).replace("\\\\ud800", "\\ud800").encode().replace(b'"id"', b'"id"', 1)
+    layout, problems = parse_layout(text.replace(b"Stu", b"St\xffu", 1), file="layout.json")
+    assert problems == [] and layout is not None
+    assert layout["display_name"] == "St\ufffdu\ufffddio"
+
+
+@pytest.mark.parametrize("generation, version", [("v0.2", 3), ("v0.3-beta.3", 2)])
+def test_the_document_version_is_the_generations(generation: str, version: int):
+    doc = json.loads((LAYOUTS / "valid" / "minimal.json").read_text(encoding="utf-8"))
+    doc["document"]["version"] = version
+    layout, problems = parse_layout(json.dumps(doc).encode(), file="layout.json", generation=generation)
+    assert layout is None and [p.key for p in problems] == ["document.version"]
+    doc["document"]["version"] = 5 - version
+    assert parse_layout(json.dumps(doc).encode(), file="layout.json", generation=generation) == (doc, [])

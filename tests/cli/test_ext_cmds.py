@@ -10,7 +10,6 @@ import io
 import shutil
 import sqlite3
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -22,6 +21,7 @@ from pkgmgr.cli.ext_cmds import (
     installed_json,
     summary_lines,
 )
+from pkgmgr.store.installed import Installed
 from tests.cli.helpers import FIXTURES, UNVERIFIED, fail, human, install, ok
 from tests.support.builders import minimal_manifest, write_extension
 from tests.workspace.helpers import crew_files
@@ -128,8 +128,10 @@ def test_install_options_follow_the_confirm_policy(home: Path) -> None:
 
 
 def test_installed_json_has_the_spec_fields_and_extras() -> None:
-    item = SimpleNamespace(name="x-ext", version="1.0.0", scope="global", source_kind="registry", sha256="f" * 64,
-                           verified=True)
+    item = Installed(name="x-ext", version="1.0.0", path="extensions/x-ext/1.0.0", enabled=True, pinned=False,
+                     source_kind="registry", source="acme", registry="acme", source_url=None, sha256="f" * 64,
+                     verified=True, allow_unverified=False, tier=None, tree_sha256="", tree_listing={}, manifest={},
+                     network_digest="", grants=(), max_scope=None, installed_at="", installed_by="", scope="global")
     assert installed_json(item, action="installed") == {
         "name": "x-ext", "version": "1.0.0", "scope": "global", "source": "registry", "sha256": "f" * 64,
         "verified": True, "action": "installed"}
@@ -145,7 +147,7 @@ def test_validate_warns_what_only_activation_decides(tmp_path: Path) -> None:
                     profiles=[profile(agents=("coordinator",), jobs=[], triggers=[])])
     document = ok("ext", "validate", root)
     assert any("'coordinator' uses a name the host reserves" in w for w in document["warnings"])
-    assert document["generations"] == ["v0.2", "v0.3-beta.3"]  # v0.3 has no bundles
+    assert document["generations"] == ["v0.3-beta.3"]  # v0.3 has no bundles; its layout is version 3 (v0.2: 2)
 
 
 def test_the_configured_generation_judges_validate_and_install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -218,7 +220,7 @@ def test_owner_repo_that_is_not_a_path_suggests_github(tmp_path: Path) -> None:
 def test_validate_says_what_it_found(tmp_path: Path) -> None:
     assert human("ext", "validate", FIXTURES / "marketing-linear").stdout == (
         f"{FIXTURES / 'marketing-linear'}: marketing-linear 0.1.0 is valid (resource, 1 bundle(s), 2 profile(s); "
-        "loads in Compozy v0.2, v0.3-beta.3)\n")
+        "loads in Compozy v0.2)\n")  # its layout is a version-2 document: v0.3-beta.3 reads version 3
     document = ok("ext", "validate", FIXTURES / "prompt-enhancer")
     assert document == {"valid": True, "name": "prompt-enhancer", "version": "0.1.0", "kind": "subprocess",
                         "network_digest": "", "bundles": [], "warnings": [], "generations": [

@@ -613,6 +613,258 @@ def validate_a_signed_index_changed_by_hand(h: H) -> None:
     h.ok("registry", "validate", index.path)
 
 
+
+# --- a format-2 index (docs/registry-format.md) -------------------------------------------------
+
+CRASH_AT = "PKGMGR_TEST_CRASH_AT"  # pkgmgr/crash.py: read when a process starts, so a child is killed
+
+
+def _index2(h: H, name: str = "index") -> Path:
+    index = h.tmp / name
+    h.ok("registry", "init", index, "--name", "acme", "--format", "2")
+    return index
+
+
+def _killed(*args: object, at: str) -> None:
+    """A `pkgmgr` child killed at crash point `at` (tests/reliability/test_registry_crash.py)."""
+    import signal
+
+    from tests.support.cli import run_subprocess
+
+    result = run_subprocess([str(a) for a in args], env={CRASH_AT: at})
+    assert result.code == -signal.SIGKILL, result
+
+
+def publish_past_the_index_json_cap(h: H) -> None:
+    """Format 1's index.json over its cap (lowered here: the real one takes ~54,000 entries)
+    refuses the publish; the migration the hint names takes the index to format 2, where the
+    same publish goes through."""
+    from unittest import mock
+
+    from pkgmgr.registry import publish as publish_module
+    from tests.publish.helpers import packed
+
+    index = h.tmp / "index"
+    h.ok("registry", "init", index, "--name", "acme")
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    archive = packed(h.tmp, version="0.2.0")
+    with mock.patch.object(publish_module, "INDEX_MAX_BYTES", 64):
+        result = h.run("registry", "publish", archive, "--index", index, code=3)
+        assert "move the index to format 2" in result.stderr + result.stdout
+        h.follow(result, "pkgmgr registry build")
+        assert "format = 2" in (index / "registry.toml").read_text(encoding="utf-8")
+        h.ok("registry", "publish", archive, "--index", index)
+    h.ok("registry", "validate", index)
+
+
+def validate_a_format_2_index_out_of_step(h: H) -> None:
+    """A summary shard behind its entries (an entry edited by hand), then a shard list behind the
+    serial and the shards (an older one put back): 'registry build' brings each in line."""
+    from pkgmgr.registry.layout import SHARDS_FILE, entry_path
+    from tests.publish.helpers import packed
+
+    index = _index2(h)
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    entry = index / entry_path("review-pack", 2)
+    text = entry.read_text(encoding="utf-8")
+    assert 'description = "' in text
+    entry.write_text(text.replace('description = "', 'description = "Reviewed: ', 1), encoding="utf-8")
+    result = h.run("registry", "validate", index, code=3)
+    assert "is not in sync with the entries of its shard" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    shards = (index / SHARDS_FILE).read_bytes()
+    h.ok("registry", "publish", packed(h.tmp, name="other-pack", version="0.1.0"), "--index", index)
+    (index / SHARDS_FILE).write_bytes(shards)  # as a merge that kept one side's shard list leaves it
+    result = h.run("registry", "validate", index, code=3)
+    assert "is not in sync with registry.toml's serial" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+
+
+def validate_a_misplaced_entry(h: H) -> None:
+    """An entry where format 1 kept it (a contributor's habit): moved where the problem says,
+    then built into the summary, the index validates and lists it."""
+    import re
+    import shutil
+
+    from pkgmgr.registry.layout import entry_path
+    from tests.publish.helpers import packed
+
+    index = _index2(h)
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    other = _index2(h, "other")
+    h.ok("registry", "publish", packed(h.tmp, name="other-pack", version="0.1.0"), "--index", other)
+    shutil.copy(other / "archives" / "other-pack-0.1.0.tar.gz", index / "archives")
+    (index / "extensions" / "ot").mkdir()
+    shutil.copy(other / entry_path("other-pack", 2), index / "extensions" / "ot" / "other-pack.toml")
+    result = h.run("registry", "validate", index, code=3)
+    found = re.search(r"belongs at (\S+) ", result.stdout + result.stderr)
+    assert found is not None and found.group(1) == entry_path("other-pack", 2), result
+    h.run("registry", "build", index, code=3)  # build does not guess: it says the same
+    (index / found.group(1)).parent.mkdir(parents=True, exist_ok=True)
+    (index / "extensions" / "ot" / "other-pack.toml").rename(index / found.group(1))  # "move it there"
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    h.ok("registry", "add", "acme", index)
+    assert "other-pack" in h.ok("ext", "search", "other-pack", "--registry", "acme").stdout
+
+
+def validate_an_interrupted_change(h: H) -> None:
+    """A publish killed with its change staged: validate says so, 'registry doctor' completes it."""
+    from pkgmgr.registry.layout import entry_path
+    from tests.publish.helpers import packed
+
+    index = _index2(h)
+    _killed("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index, at="registry.switch.staged")
+    assert not (index / entry_path("review-pack", 2)).exists()
+    result = h.run("registry", "validate", index, code=3)
+    assert "an interrupted change of the index is pending" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry doctor")
+    h.ok("registry", "validate", index)
+    assert 'version = "0.1.0"' in (index / entry_path("review-pack", 2)).read_text(encoding="utf-8")
+
+
+def a_change_that_cannot_be_completed(h: H) -> None:
+    """A killed publish whose staging lost a file: doctor cannot complete it; what the hint says
+    (the staging removed, the index restored from git, a build) leaves a valid index."""
+    import json
+    import re
+    import shutil
+    import subprocess
+
+    from tests.publish.helpers import packed
+
+    if shutil.which("git") is None:
+        return
+    index = _index2(h)
+    h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=index, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=index, check=True)
+    subprocess.run([*git, "commit", "-qm", "index"], cwd=index, check=True)
+    archive = packed(h.tmp, version="0.2.0")
+    _killed("registry", "publish", archive, "--index", index, at="registry.switch.renamed#1")
+    (tx,) = (index / ".pkgmgr-staging").iterdir()
+    files = json.loads((tx / "journal.json").read_bytes())["files"]
+    (tx / files[-1]["staged"]).unlink()  # the staging lost a file the change was writing
+    result = h.run("registry", "doctor", index, code=4)
+    found = re.search(r"remove (\S+), restore the index from its git history", result.stderr)
+    assert found is not None and found.group(1) == str(tx), result
+    shutil.rmtree(found.group(1))
+    subprocess.run([*git, "checkout", "-q", "--", "."], cwd=index, check=True)
+    subprocess.run([*git, "clean", "-qfd"], cwd=index, check=True)
+    h.follow(result, "pkgmgr registry build")
+    h.ok("registry", "validate", index)
+    h.ok("registry", "publish", archive, "--index", index)  # the publish, again
+    h.ok("registry", "validate", index)
+
+
+def validate_a_signed_index_with_a_file_added_by_hand(h: H) -> None:
+    import shutil
+
+    from tests.publish.helpers import packed
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")  # its keys where registry sign looks by default
+    index.publish(packed(h.tmp, version="0.1.0"))
+    shutil.copy(packed(h.tmp, version="0.2.0"), index.path / "archives" / "review-pack-0.2.0.tar.gz")
+    result = h.run("registry", "validate", index.path, code=3)
+    assert "archives/review-pack-0.2.0.tar.gz" in result.stdout + result.stderr
+    h.follow(result, "pkgmgr registry sign")
+    h.ok("registry", "validate", index.path)
+
+
+def publish_with_keys_the_index_was_not_signed_with(h: H) -> None:
+    """Another index's keys (--keys names the right ones), then a key rotation killed before its
+    switch: put the old key back, or run the rotation again."""
+    import os
+    import re
+
+    from tests.publish.helpers import packed
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    index.publish(packed(h.tmp, version="0.1.0"))
+    h.ok("registry", "init", h.tmp / "other", "--name", "other", "--sign", "--keys", h.tmp / "other-keys")
+    archive = packed(h.tmp, version="0.2.0")
+    result = h.run("registry", "publish", archive, "--index", index.path, "--keys", h.tmp / "other-keys", code=4)
+    assert "use the keys directory the index was signed with (--keys DIR); after an interrupted" in result.stderr
+    h.ok("registry", "publish", archive, "--index", index.path, "--keys", index.keys)
+
+    _killed("registry", "rotate-key", index.path, "timestamp", at="registry.switch.staging#1")
+    archive = packed(h.tmp, version="0.3.0")
+    result = h.run("registry", "publish", archive, "--index", index.path, code=4)
+    found = re.search(r"or put (\S+) back as (\S+)\)", result.stderr)
+    assert found is not None, result
+    os.replace(index.keys / found.group(1), index.keys / found.group(2))
+    h.ok("registry", "publish", archive, "--index", index.path)
+
+    _killed("registry", "rotate-key", index.path, "timestamp", at="registry.switch.staging#1")
+    archive = packed(h.tmp, version="0.4.0")
+    result = h.run("registry", "publish", archive, "--index", index.path, code=4)
+    assert "after an interrupted 'registry rotate-key', run it again" in result.stderr
+    h.ok("registry", "rotate-key", index.path, "timestamp")
+    h.ok("registry", "publish", archive, "--index", index.path)
+    h.ok("registry", "validate", index.path)
+
+
+# --- a registry's local search index (the client) ------------------------------------------------
+
+
+def _search_index(h: H) -> Path:
+    (db,) = (h.home / "cache" / "registries").glob("*/search.sqlite")
+    return db
+
+
+def _damage_rows(db: Path) -> None:
+    """A page of the rows' table overwritten (a disk fault): SQLite opens the file, and reading
+    the rows fails."""
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    page = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'ext'").fetchone()[0]
+    size = conn.execute("PRAGMA page_size").fetchone()[0]
+    conn.close()
+    data = bytearray(db.read_bytes())
+    data[(page - 1) * size:page * size] = b"\xff" * size
+    db.write_bytes(bytes(data))
+
+
+def search_with_a_damaged_local_index(h: H) -> None:
+    """A damaged search.sqlite, read as it is (the same serial) and brought up to a new one: each
+    time 'pkgmgr cache clean' removes it and the next search rebuilds it from the registry."""
+    from tests.publish.helpers import packed
+
+    index = _index2(h)
+    h.ok("registry", "publish", packed(h.tmp, name="acme-tool", version="0.1.0"), "--index", index)
+    h.ok("registry", "add", "acme", index)
+    assert "acme-tool" in h.ok("ext", "search", "acme", "--registry", "acme").stdout
+    _damage_rows(_search_index(h))
+    result = h.run("ext", "search", "acme", "--registry", "acme", code=9)
+    assert "the local search index" in result.stderr
+    h.follow(result, "pkgmgr cache clean")
+    assert "acme-tool" in h.ok("ext", "search", "acme", "--registry", "acme").stdout
+    _damage_rows(_search_index(h))
+    h.ok("registry", "publish", packed(h.tmp, name="acme-tool", version="0.2.0"), "--index", index)
+    result = h.run("ext", "search", "acme", "--registry", "acme", code=9)
+    assert "its local search index" in result.stderr and result.stderr.count("hint: try again;") == 1
+    h.follow(result, "pkgmgr cache clean")
+    assert "0.2.0" in h.ok("ext", "search", "acme", "--registry", "acme").stdout
+
+
+def search_a_registry_without_its_shard_list(h: H) -> None:
+    from pkgmgr.registry.layout import SHARDS_FILE
+    from tests.publish.helpers import packed
+
+    index = _index2(h)
+    h.ok("registry", "publish", packed(h.tmp, name="acme-tool", version="0.1.0"), "--index", index)
+    (index / SHARDS_FILE).unlink()
+    h.ok("registry", "add", "acme", index)
+    result = h.run("ext", "search", "acme", "--registry", "acme", code=3)
+    h.follow(result, "pkgmgr registry build DIR", replace={"DIR": str(index)})  # its maintainers, in the index
+    assert "acme-tool" in h.ok("ext", "search", "acme", "--registry", "acme").stdout
+
+
 # --- authoring ----------------------------------------------------------------------------------
 
 
@@ -706,9 +958,11 @@ def a_damaged_state_db(h: H) -> None:
     db = h.home / "state.db"
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    (page,) = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = 'extensions'").fetchone()
+    (size,) = conn.execute("PRAGMA page_size").fetchone()
     conn.close()
     data = bytearray(db.read_bytes())
-    data[4096:8192] = b"\xff" * 4096  # a page of the extensions table overwritten
+    data[(page - 1) * size:page * size] = b"\xff" * size  # a page of the extensions table overwritten
     db.write_bytes(bytes(data))
     result = h.run("ext", "list")
     assert result.code == 4, result
@@ -749,3 +1003,121 @@ def a_lock_whose_checksum_the_registry_does_not_list(h: H) -> None:
     assert lock.read_text(encoding="utf-8") == good
     h.ok("trust", cwd=ws)  # the restored lock is approved again, as any edit is
     h.ok("sync", "--frozen", cwd=ws)
+
+
+# --- the other hosts (SPEC 13) -----------------------------------------------------------------------
+
+
+def _host_folder(h: H, host: str, scope: str = "global", cwd: Path | None = None) -> Path:
+    """Where `host` loads extensions from (`pkgmgr hosts`)."""
+    shown = json.loads(h.ok("hosts", "-o", "json", cwd=cwd).stdout)["hosts"]
+    return Path(next(entry for entry in shown if entry["name"] == host)["homes"][scope])
+
+
+def _terva_extension(root: Path, name: str = "hello", script: str = "printf hello\n") -> Path:
+    from tests.hosts.helpers import terva_extension
+
+    terva_extension(root, name)
+    (root / "run.sh").write_text("#!/bin/sh\n" + script, encoding="utf-8")
+    return root
+
+
+def install_over_a_hand_installed_extension(h: H) -> None:
+    """An extension pkgmgr did not install is in the host's folder: adopting it takes it under
+    management as it is; --force replaces it."""
+    import shutil
+
+    source = _terva_extension(h.tmp / "src" / "hello")
+    by_hand = h.tmp / "user-home" / "hand"
+    _terva_extension(by_hand / "hello", script="printf by-hand\n")
+    folder = _host_folder(h, "terva")
+    folder.mkdir(parents=True)
+    shutil.copytree(by_hand / "hello", folder / "hello")
+    result = h.run("ext", "install", source, *UNVERIFIED, code=6)
+    h.follow(result, "pkgmgr adopt --host terva hello")
+    adopted = json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)
+    assert adopted["host"] == "terva" and adopted["provenance"]["locator"] == "adopted", adopted
+    h.ok("ext", "remove", "hello")
+    shutil.copytree(by_hand / "hello", folder / "hello")
+    h.run("ext", "install", source, *UNVERIFIED, code=6)
+    h.ok("ext", "install", source, *UNVERIFIED, "--force")
+    assert (folder / "hello" / "run.sh").read_text(encoding="utf-8").endswith("printf hello\n")
+
+
+def reinstall_changed_content_of_a_host_extension(h: H) -> None:
+    source = _terva_extension(h.tmp / "src" / "hello")
+    h.ok("ext", "install", source, *UNVERIFIED)
+    (source / "run.sh").write_text("#!/bin/sh\nprintf changed\n", encoding="utf-8")
+    result = h.run("ext", "install", source, *UNVERIFIED, code=6)
+    assert "pass --force to replace it" in result.stderr
+    h.ok("ext", "install", source, *UNVERIFIED, "--force")
+    h.ok("ext", "verify", "hello")
+
+
+def a_name_two_hosts_hold(h: H) -> None:
+    """`--host` picks one of the installs two hosts hold under one name."""
+    h.ok("ext", "install", h.fixture("review-pack"), *UNVERIFIED)
+    h.ok("ext", "install", _terva_extension(h.tmp / "src" / "terva" / "review-pack", "review-pack"), *UNVERIFIED)
+    result = h.run("ext", "status", "review-pack", code=2)
+    assert "--host compozy or --host terva" in result.stderr
+    shown = json.loads(h.ok("ext", "status", "review-pack", "--host", "terva", "-o", "json").stdout)
+    assert shown["host"] == "terva"
+    h.ok("ext", "disable", "review-pack", "--host", "compozy")
+
+
+def a_name_a_host_does_not_hold(h: H) -> None:
+    _terva_extension(h.tmp / "src" / "hello")
+    h.ok("ext", "install", h.tmp / "src" / "hello", *UNVERIFIED)
+    result = h.run("ext", "status", "hallo", "--host", "terva", code=5)
+    listed = h.follow(result, "pkgmgr ext list --host terva")
+    assert "hello" in listed.stdout
+
+
+def a_tree_with_the_manifests_of_two_hosts(h: H) -> None:
+    tree = h.fixture("review-pack")
+    (tree / "vera.extension.json").write_text(json.dumps({"id": "review-pack", "version": "1.0.0", "sdk": "1",
+                                                          "entrypoint": "./x.ts", "capabilities": []}),
+                                              encoding="utf-8")
+    (tree / "x.ts").write_text("export default function activate() {}\n", encoding="utf-8")
+    result = h.run("ext", "validate", tree, code=3)
+    assert "--host compozy or --host vera" in result.stderr
+    h.ok("ext", "validate", tree, "--host", "compozy")
+    assert "vera" in h.ok("ext", "validate", tree, "--host", "vera").stdout
+    refused = h.run("ext", "validate", tree, "--host", "terva", code=3)
+    assert "no extension manifest of terva here (--host terva; found:" in refused.stderr
+
+
+def new_eva_extension_and_its_readme(h: H) -> None:
+    """An Eva extension carries no version: its README's pack command names one, and pack without
+    it says to."""
+    h.ok("ext", "new", "my-notes", "--host", "eva", cwd=h.tmp)
+    root = h.tmp / "my-notes"
+    refused = h.run("ext", "pack", ".", cwd=root, code=2)
+    assert "pass --release VERSION" in refused.stderr
+    readme = (root / "README.md").read_text(encoding="utf-8")
+    command = readme.split("'pkgmgr ", 1)[1].split("'", 1)[0]
+    h.ok(*command.split(), cwd=root)
+    assert (root / "my-notes-0.1.0.tar.gz").is_file()
+    h.ok("ext", "install", root / "my-notes-0.1.0.tar.gz", *UNVERIFIED)
+
+
+def eva_project_folder_changed(h: H) -> None:
+    """A project install changes the content hash Eva approved: pkgmgr shows it, and records
+    Eva's new approval only with --approve-host-trust."""
+    ws = h.declare("")
+    scripts = h.tmp / "scripts"
+    scripts.mkdir()
+    for name in ("notes", "tasks"):
+        module = "".join(part.capitalize() for part in name.split("_"))
+        (scripts / f"{name}.exs").write_text(
+            f"defmodule Eva.Extension.{module} do\n  use Eva.Core.Extension\n\n"
+            "  def setup(_ctx), do: {:ok, %Eva.Core.Extension.Spec{}}\nend\n", encoding="utf-8")
+    first = h.ok("--scope", "workspace", "ext", "install", scripts / "notes.exs", *UNVERIFIED, cwd=ws)
+    assert "pass --approve-host-trust to record the new hash" in first.stdout
+    trust = h.tmp / "user-home" / ".eva" / "trust.json"
+    assert not trust.exists()
+    second = h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED,
+                  "--approve-host-trust", cwd=ws)
+    assert "updated Eva's approval in" in second.stdout
+    approved = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"]
+    assert str(ws / ".eva" / "extensions") in approved

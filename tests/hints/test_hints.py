@@ -60,7 +60,6 @@ class Mention:
     commands: tuple[str, ...] = field(default=())
 
 
-HOSTS = "hosts/: rewritten by the host architecture refactor (issue 26); its scenarios come with it"
 FAULT = "needs a fault this suite makes elsewhere (tests/reliability, tests/store): a damaged or foreign state.db"
 MAINTAINER = "a registry maintainer's command, run on an index: tests/publish exercises it"
 
@@ -93,8 +92,7 @@ entry("cli/app.py", next(t for m, t in sites() if m == "pkgmgr/cli/app.py" and t
       Text("the top-level help's examples: tests/cli/test_app.py parses every example"))
 entry("cli/bundle_cmds.py", "already activated; 'pkgmgr bundle show {}' shows it", Runs(s.preview_then_activate))
 entry("cli/bundle_cmds.py", "pkgmgr{} bundle activate {}", Runs(s.preview_then_activate))
-for template in ('" $(pkgmgr completion names 2>/dev/null)"',
-                 "complete -c pkgmgr -n '{}' -a '(pkgmgr completion names 2>/dev/null)'"):
+for template in ("complete -c pkgmgr -n '{}' -a '(pkgmgr completion names 2>/dev/null)'",):
     entry("cli/completion_cmds.py", template, Text("a completion script's own call of pkgmgr"))
 for module, template in list(sites()):
     if module == "pkgmgr/cli/completion_cmds.py" and template.startswith("# pkgmgr completion for"):
@@ -107,7 +105,7 @@ entry("cli/help_cmds.py", "run '{} --help' for its commands", Runs(s.help_man_wi
 entry("cli/context.py", "a workspace is a folder holding pkgmgr.toml: create one in {} (empty will do) to make it "
       "one, or name a workspace with --workspace DIR",
       Runs(s.workspace_command_outside_a_workspace, ("bundle activate", "ext install")))
-entry("cli/ext_cmds.py", "'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {}' what the registries offer",
+entry("lifecycle.py", "'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {}' what the registries offer",
       Runs(s.status_of_a_name_not_installed))
 entry("cli/ext_cmds.py", "name the extensions to verify, or pass --all", Runs(s.verify_without_names, ("ext verify",)))
 entry("cli/ext_cmds.py", "pkgmgr.lock was not updated: the workspace holds declared extensions not installed yet; "
@@ -135,7 +133,7 @@ entry("install/pipeline.py", "{} not installed: {} failed, so nothing was instal
       "that succeed)", Runs(s.install_several_when_one_fails, ("ext install",)))
 entry("install/plan.py", "an extension's root holds extension.toml (or extension.json); 'pkgmgr ext new NAME' "
       "creates one", Runs(s.install_a_folder_that_is_no_extension))
-entry("install/verify.py", "review them and pass --allow-grants to accept",
+entry("hosts/compozy.py", "review them and pass --allow-grants to accept",
       Runs(s.install_with_grants, ("ext install", "ext update", "sync")))
 # --- registry ---
 entry("registry/client.py", "'pkgmgr ext search' lists what the registries offer", Runs(s.install_an_unknown_name))
@@ -150,7 +148,7 @@ entry("registry/configure.py", "'pkgmgr registry remove {}' first to replace it"
 entry("store/switch.py", "pass --force to replace it", Runs(s.install_from_another_source, ("ext install", "sync")))
 entry("store/verify.py", "reinstall it with 'pkgmgr ext install {} --force --allow-unverified'",
       Runs(s.verify_a_modified_tree))
-entry("store/verify.py", "reinstall it with 'pkgmgr ext install {}@{} --force'", Runs(s.verify_a_modified_tree))
+entry("store/verify.py", "reinstall it with 'pkgmgr ext install {} --force'", Runs(s.verify_a_modified_tree))
 # --- workspace ---
 entry("workspace/declaration.py", "start one with 'pkgmgr ext install NAME --save' (or write [extensions] NAME = "
       "\"SPEC\"); --workspace DIR names another workspace", Runs(s.sync_without_pkgmgr_toml))
@@ -226,8 +224,9 @@ entry("registry/init.py", "A pkgmgr registry index. Change it with `pkgmgr regis
       Mention("registry.toml's comment names the command"))
 entry("registry/init.py", "`registry yank` and `registry unyank`; check it with `pkgmgr registry validate .`.",
       Runs(s.init_into_an_index))
-entry("registry/init.py", next(t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("# Validates")),
-      Static("the CI workflow registry init writes, run by GitHub: tests/publish/test_init.py checks its command line"))
+for validate in (t for m, t in sites() if m == "pkgmgr/registry/init.py" and t.startswith("pkgmgr registry validate . --")):
+    entry("registry/init.py", validate, Static("the CI workflow registry init writes (format 1: --base, format 2: "
+                                               "--changed-since), run by GitHub: tests/publish/test_init.py checks it"))
 entry("registry/publish.py", "create one with 'pkgmgr registry init {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: is a directory; pack it first with 'pkgmgr ext pack {}'", Runs(s.publish_without_an_index))
 entry("registry/publish.py", "{}: the index has problems; fix them first ('pkgmgr registry validate {}' lists them)",
@@ -245,11 +244,33 @@ entry("registry/validate_index.py", "version {}, published at {}, disappeared ({
       "yank it instead ('pkgmgr registry yank')", Mention("the command to use instead"))
 entry("registry/validate_index.py", "is still {} although versions were added, removed, yanked or unyanked since {}: "
       "every such change raises it (pkgmgr registry publish/yank/unyank do)", Mention("the commands that raise it"))
-entry("registry/signing.py", "is not signed (not a target of metadata/targets.json): run 'pkgmgr registry sign {}'",
-      Static("a file added by hand; the same command as for a file changed by hand, which "
-             "validate_a_signed_index_changed_by_hand runs"))
-entry("registry/signing.py", "is not the file metadata/targets.json signs ({}): run 'pkgmgr registry sign {}'",
+entry("registry/signing.py", "is not signed (not a target of the signed metadata): run 'pkgmgr registry sign {}'",
+      Runs(s.validate_a_signed_index_with_a_file_added_by_hand))
+entry("registry/signing.py", "is not the file the signed metadata names ({}): run 'pkgmgr registry sign {}'",
       Runs(s.validate_a_signed_index_changed_by_hand))
+entry("registry/signing.py", "use the keys directory the index was signed with (--keys DIR); after an interrupted "
+      "'registry rotate-key', run it again (or put {} back as {}.key)",
+      Runs(s.publish_with_keys_the_index_was_not_signed_with,
+           ("registry publish", "registry build", "registry sign", "registry rotate-key")))
+# --- a format-2 index, and the client's local search index (docs/registry-format.md) ---
+entry("registry/publish.py", "would be {} MiB, over its {} MiB cap, which clients and 'registry validate' refuse; move "
+      "the index to format 2: 'pkgmgr registry build {} --format 2'", Runs(s.publish_past_the_index_json_cap))
+entry("registry/validate_index.py", "is not in sync with the entries of its shard (a publish interrupted, or an edit "
+      "by hand): run 'pkgmgr registry build {}'", Runs(s.validate_a_format_2_index_out_of_step))
+entry("registry/validate_index.py", "is not in sync with registry.toml's serial and the summary shards: run "
+      "'pkgmgr registry build {}'", Runs(s.validate_a_format_2_index_out_of_step))
+entry("registry/shard_walk.py", "the entry of {} belongs at {} (format 2 shards entries by the sha256 of the name): "
+      "move it there, then run 'pkgmgr registry build {}'", Runs(s.validate_a_misplaced_entry))
+entry("registry/validate_index.py", "an interrupted change of the index is pending: run 'pkgmgr registry doctor {}' "
+      "to settle it", Runs(s.validate_an_interrupted_change))
+entry("registry/switch.py", "remove {}, restore the index from its git history, then run 'pkgmgr registry build {}'",
+      Runs(s.a_change_that_cannot_be_completed))
+entry("registry/search_index.py", "'pkgmgr cache clean' removes it; it is rebuilt from the registry",
+      Runs(s.search_with_a_damaged_local_index))
+entry("registry/search_index.py", "try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
+      "registry", Runs(s.search_with_a_damaged_local_index))
+entry("registry/search_index.py", "its maintainers rebuild it with 'pkgmgr registry build DIR'",
+      Runs(s.search_a_registry_without_its_shard_list))
 for template in ("choose a directory outside the index with --keys", "pass the keys directory with --keys DIR or "
                  "PKGMGR_SIGNING_KEYS", "use the keys directory the index was signed with (--keys DIR)"):
     entry("registry/signing.py", template, Static(MAINTAINER, ("registry sign", "registry init", "registry publish")))
@@ -262,12 +283,14 @@ for template in ("pass --pre to consider prereleases", "pass --pre to install a 
     entry("net/github.py", template, Static("a GitHub repository whose releases are prereleases: tests/net",
                                             ("ext install", "ext update")))
 # --- authoring, help ---
-entry("cli/scaffold.py", "next: pkgmgr ext validate {}", Runs(s.new_extension_and_its_readme))
-entry("cli/scaffold.py", "choose another NAME or --path DIR", Runs(s.new_extension_and_its_readme, ("ext new",)))
-entry("cli/scaffold.py", next(t for m, t in sites() if m == "pkgmgr/cli/scaffold.py" and t.startswith("# {name}")),
-      Runs(s.new_extension_and_its_readme))
-entry("cli/scaffold.py", next(t for m, t in sites() if m == "pkgmgr/cli/scaffold.py" and "Bundles are activated" in t),
-      Runs(s.new_extension_and_its_readme))
+entry("cli/ext_cmds.py", "next: pkgmgr ext validate {}", Runs(s.new_extension_and_its_readme))
+entry("lifecycle.py", "choose another NAME or --path DIR", Runs(s.new_extension_and_its_readme, ("ext new",)))
+entry("hosts/compozy_templates.py", next(t for m, t in sites() if m == "pkgmgr/hosts/compozy_templates.py"
+                                         and t.startswith("# {name}")), Runs(s.new_extension_and_its_readme))
+entry("hosts/compozy_templates.py", next(t for m, t in sites() if m == "pkgmgr/hosts/compozy_templates.py"
+                                         and "Bundles are activated" in t), Runs(s.new_extension_and_its_readme))
+entry("hosts/eva.py", "# {}\n\nAn Eva extension: 'pkgmgr ext pack . --release 0.1.0' makes its archive.\n",
+      Runs(s.new_eva_extension_and_its_readme))
 entry("cli/help_cmds.py", "run 'pkgmgr help --man' for the whole page", Runs(s.help_man_with_a_command))
 # --- doctor and the state of the scopes ---
 entry("doctor.py", "'pkgmgr ext install", Mention("the start of store.verify's reinstall hint, which doctor_finds_a_"
@@ -291,29 +314,31 @@ entry("store/db.py", "run 'pkgmgr doctor --check' to list the damage; reinstalli
       Static(FAULT))
 entry("cli/ext_cmds.py", "pkgmgr.lock was not updated: {}; 'pkgmgr sync' updates it",
       Static("--save while the lock cannot be resolved (a registry down): sync then fails the same way until it is up"))
-# --- other hosts (issue 26 rewrites hosts/ and their CLI routing) ---
-entry("cli/host_cmds.py", "'pkgmgr ext list --host {}' shows what pkgmgr manages there", Static(HOSTS))
-entry("cli/host_cmds.py", "--save edits pkgmgr.toml declarations; remove host extensions declared there by editing "
-      "pkgmgr.toml and running 'pkgmgr sync'", Static(HOSTS))
-entry("cli/host_cmds.py", "{} is installed for several hosts ({}); say which with --host",
-      Static(HOSTS, ("ext status", "ext remove", "ext enable", "ext disable", "ext verify")))
-entry("hosts/detect.py", " or --host ", Static(HOSTS, ("ext validate", "ext pack", "ext install")))
+# --- the other hosts (SPEC 13) ---
+entry("lifecycle.py", "'pkgmgr ext list --host {}' shows what pkgmgr manages for it", Runs(s.a_name_a_host_does_not_hold))
+entry("lifecycle.py", "{} is installed for several hosts ({}); say which with --host",
+      Runs(s.a_name_two_hosts_hold, ("ext status", "ext remove", "ext enable", "ext disable", "ext verify")))
+entry("hosts/detect.py", " or --host ", Runs(s.a_tree_with_the_manifests_of_two_hosts,
+                                            ("ext validate", "ext pack", "ext install")))
 entry("hosts/detect.py", "holds the manifests of two hosts: {}; pass --host to pick one",
-      Static(HOSTS, ("ext validate", "ext pack", "ext install")))
+      Runs(s.a_tree_with_the_manifests_of_two_hosts, ("ext validate", "ext pack", "ext install")))
 entry("hosts/detect.py", "no extension manifest of {} here (--host {}; found: {})",
-      Static(HOSTS, ("ext validate", "ext pack", "ext install")))
+      Runs(s.a_tree_with_the_manifests_of_two_hosts, ("ext validate", "ext pack", "ext install")))
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); pass --approve-host-trust "
-      "to record the new hash in ~/.eva/trust.json", Static(HOSTS, ("ext install", "ext update")))
+      "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update")))
 entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust)", Text("what --approve-host-trust did"))
-entry("hosts/facts.py", "{}: an Eva archive names its version in its top directory (<name>-<version>/, as "
-      "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made; " + HOSTS))
-entry("hosts/install.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it", Static(HOSTS))
-entry("hosts/install.py", "'pkgmgr ext install' it again with --force", Mention(HOSTS))
-entry("hosts/install.py", "pass --force to replace it", Static(HOSTS, ("ext install", "sync")))
-entry("hosts/install.py", "reinstall it, or pass --force to adopt it as it is", Static(HOSTS, ("adopt",)))
-entry("hosts/verify.py", "reinstall it with --force", Static(HOSTS, ("ext install",)))
-entry("hosts/views.py", "{}: an Eva extension carries no version; pass --release VERSION to name the archive's version",
-      Static(HOSTS, ("ext pack",)))
+entry("hosts/facts.py", "{}: {} archive names its version in its top directory (<name>-<version>/, as "
+      "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made"))
+entry("hosts/folder.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it",
+      Runs(s.install_over_a_hand_installed_extension, ("ext install",)))
+entry("hosts/folder.py", "pass --force to replace it",
+      Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
+entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",
+      Mention("Vera's records lost under a managed install: a fault tests/hosts/test_vera.py makes"))
+entry("hosts/vera.py", "reinstall it, or pass --force to adopt it as it is",
+      Static("Vera's own records of a hand install, changed since: tests/hosts/test_vera.py writes them", ("adopt",)))
+entry("hosts/views.py", "{}: {} extension carries no version; pass --release VERSION to name the archive's version",
+      Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
 
 
 # --- the tests --------------------------------------------------------------------------------------

@@ -46,6 +46,8 @@ def test_publish_validate_install_and_update_each_host(tmp_path: Path, homes: Ho
     assert (published["host"], published["permissions"]) == ("vera", ["commands.register", "models.complete"])
     assert (entry(root, "hello")["host"], entry(root, "tasks")["host"], entry(root, "context-tools")["host"]) == (
         "terva", "eva", "vera")
+    for name in ("hello", "tasks", "context-tools"):  # Compozy's field is not another host's (issue 26)
+        assert all("min_compozy_version" not in v for v in entry(root, name)["versions"])
     listed = {e["name"]: e for e in json.loads((root / "index.json").read_text())["extensions"]}
     assert {name: e.get("host") for name, e in listed.items()} == {"hello": "terva", "tasks": "eva",
                                                                    "context-tools": "vera"}
@@ -91,3 +93,16 @@ def test_an_entry_may_not_understate_a_vera_extensions_capabilities(tmp_path: Pa
     ok("registry", "build", root)
     ok("registry", "add", "team", root)
     fail("metadata_mismatch", "ext", "install", "context-tools")
+
+
+def test_an_older_host_entry_with_compozy_fields_stays_readable(tmp_path: Path, homes: Homes) -> None:
+    """Entries written before host fields belonged to the host carry min_compozy_version = "0.0.0"."""
+    root = index(tmp_path)
+    publish(root, terva_extension(tmp_path / "src" / "hello"), tmp_path)
+    path = root / "extensions" / "he" / "hello.toml"
+    path.write_text(path.read_text().replace('size = ', 'min_compozy_version = "0.0.0"\nsize = '))
+    ok("registry", "build", root)
+    assert entry(root, "hello")["versions"][0]["min_compozy_version"] == "0.0.0"
+    assert ok("registry", "validate", root, "--fetch")["valid"] is True
+    ok("registry", "add", "team", root)
+    assert ok("ext", "install", "hello")["installed"][0]["host"] == "terva"

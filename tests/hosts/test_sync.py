@@ -61,3 +61,18 @@ def test_an_extension_no_longer_declared_is_removed(tmp_path: Path) -> None:
     assert [r["name"] for r in document["removed"]] == ["notes"]
     assert not (ws / ".eva" / "extensions" / "notes.exs").exists()
     assert [e["name"] for e in tomllib.loads((ws / "pkgmgr.lock").read_text())["extension"]] == ["hello"]
+
+
+def test_sync_says_what_each_host_asks_of_the_operator(tmp_path: Path) -> None:
+    """sync reports an install the way `ext install` does, for every host: a terva project install
+    carries terva's trust note, an Eva one Eva's approval of the folder (issue 26)."""
+    from tests.hosts.helpers import human
+
+    ws = workspace(tmp_path)
+    document = ok("sync", cwd=ws)
+    by_name = {row["name"]: row for row in document["installed"]}
+    assert by_name["hello"]["host"] == "terva" and any("terva trust" in note for note in by_name["hello"]["notes"])
+    assert by_name["notes"]["trust"]["folder"] == str(ws / ".eva" / "extensions")
+    (ws / "tools" / "hello" / "run.sh").write_text("#!/bin/sh\nexit 0\n")
+    ok("trust", cwd=ws)
+    assert "terva trust" in human("sync", cwd=ws).stdout

@@ -202,3 +202,18 @@ def test_two_hosts_manifests_need_host(tmp_path: Path, homes: Homes) -> None:
     ok("ext", "install", source, *UNVERIFIED, "--host", "vera")
     assert (homes.vera / "extensions" / "both" / "vera.extension.json").is_file()
     assert not (homes.terva / "extensions" / "both").exists()
+
+
+def test_an_enabled_state_terva_itself_wrote_is_what_pkgmgr_shows_and_changes(tmp_path: Path, homes: Homes) -> None:
+    """`terva ext disable` rewrites the manifest's `enabled` behind pkgmgr's back: `ext list` and
+    `ext status` show it, and `ext enable` enables it again (issue 26)."""
+    ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
+    manifest = homes.terva / "extensions" / "hello" / "extension.json"
+    document = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**document, "Enabled": False}, indent=2) + "\n")  # Go folds the key's case
+    assert [e["enabled"] for e in ok("ext", "list")["extensions"]] == [False]
+    assert ok("ext", "status", "hello")["enabled"] is False
+    assert ok("ext", "verify", "hello")["verified"][0]["ok"] is True  # `enabled` is not part of the tree
+    ok("ext", "enable", "hello")
+    assert json.loads(manifest.read_text())["enabled"] is True
+    assert [e["enabled"] for e in ok("ext", "list")["extensions"]] == [True]

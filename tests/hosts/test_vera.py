@@ -103,7 +103,7 @@ def test_a_dead_owners_lock_is_reclaimed(tmp_path: Path, homes: Homes) -> None:
 def test_an_extension_vera_manages_itself_is_not_overwritten(tmp_path: Path, homes: Homes) -> None:
     ok("ext", "install", vera_extension(tmp_path / "src" / "ctx"), *UNVERIFIED)
     # as if `vera ext install` had put it there: pkgmgr forgets it, Vera's records stay
-    from pkgmgr.hosts import records
+    from pkgmgr.store import records
     from pkgmgr.store.scope import global_scope
 
     records.delete(global_scope(homes.pkgmgr), "vera", ID)

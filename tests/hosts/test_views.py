@@ -75,8 +75,8 @@ def test_adopt_names_records_what_is_there(tmp_path: Path, homes: Homes) -> None
 
 
 def test_hosted_status_fills_the_compozy_fields_and_names_the_kind(tmp_path: Path, homes: Homes) -> None:
-    from pkgmgr.hosts import records
     from pkgmgr.hosts.views import hosted_status
+    from pkgmgr.store import records
 
     ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
     [row] = records.list_rows(global_scope(homes.pkgmgr), "terva")

@@ -12,10 +12,10 @@ from typing import Any
 
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.install.destination import Announce, Destination
+from pkgmgr.hosts.port import Announce, Destination
+from pkgmgr.hosts.port import Prepared as Verified
 from pkgmgr.install.options import InstallOptions
-from pkgmgr.install.pipeline import install
-from pkgmgr.install.verify import Verified
+from pkgmgr.install.pipeline import InstallRequest, install
 from pkgmgr.store.installed import Installed
 from pkgmgr.store.scope import global_scope
 from pkgmgr.store.switch import Outcome
@@ -94,8 +94,8 @@ def test_the_pipeline_stages_verifies_and_switches_through_the_destination(tmp_p
     destination = FakeDestination(tmp_path / "host")
     _: Destination = destination  # the fake satisfies the port
     shown: list[dict[str, Any]] = []
-    batch = install(global_scope(home), [str(source)], config=Config(), options=TRUSTING, destination=destination,
-                    announce=shown.append)
+    batch = install(InstallRequest(global_scope(home), [str(source)], config=Config(), options=TRUSTING, destination=destination,
+                    announce=shown.append))
     [result] = batch.results
     assert result.error is None and result.status == "installed"
     name = destination.switched[0].name
@@ -112,8 +112,8 @@ def test_a_dry_run_asks_the_destination_what_it_would_refuse_and_switches_nothin
                                                                                   home: Path) -> None:
     source = write_extension(tmp_path / "src")
     destination = FakeDestination(tmp_path / "host", refuse="would lose an activation")
-    batch = install(global_scope(home), [str(source)], config=Config(),
-                    options=InstallOptions(allow_unverified=True, yes=True, dry_run=True), destination=destination)
+    batch = install(InstallRequest(global_scope(home), [str(source)], config=Config(),
+                    options=InstallOptions(allow_unverified=True, yes=True, dry_run=True), destination=destination))
     [result] = batch.results
     assert result.status == "failed" and result.error is not None and result.error.code == "bundle_missing"
     assert [c for c in destination.calls if c.startswith(("switch", "writer", "new_staging"))] == []

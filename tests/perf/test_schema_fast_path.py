@@ -172,7 +172,7 @@ def corpus() -> list[tuple[str, str, Any]]:
             continue
         try:
             document = json.loads(text) if rel.endswith(".json") else _jsonable(tomllib.loads(text), (), {})
-        except ValueError:  # JSONDecodeError, TOMLDecodeError
+        except (ValueError, RecursionError):  # JSONDecodeError, TOMLDecodeError; a corpus case nested 512 deep
             continue
         found.append((where, schema, document))
     return found

@@ -74,7 +74,8 @@ def test_init_accepts_a_fresh_repository_and_extends_its_gitignore(tmp_path: Pat
     (root / ".gitignore").write_text("*.swp")
     ok("registry", "init", root)
     assert (root / ".gitignore").read_text() == (
-        "*.swp\n# pkgmgr's lock while it publishes, yanks or builds\n" + LOCK_FILE + "\n")
+        "*.swp\n# pkgmgr's lock while it publishes, yanks or builds, and its staging\n" + LOCK_FILE + "\n"
+        ".pkgmgr-staging/\n")
     assert (root / "README.md").read_text() == "# our extensions\n"
 
 

@@ -15,7 +15,6 @@ from pathlib import Path
 import pytest
 
 from pkgmgr.errors import PkgmgrError
-from pkgmgr.registry import publish as publish_module
 from pkgmgr.registry.artifact import inspect_archive
 from pkgmgr.registry.index_format import build_index, parse_entry
 from pkgmgr.registry.publish import publish
@@ -278,20 +277,22 @@ def test_concurrent_publishes_do_not_interleave(tmp_path: Path, index: Path) -> 
 def test_a_failed_write_puts_the_index_back(tmp_path: Path, index: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     ok("registry", "publish", packed(tmp_path), "--index", index)
     before = snapshot(index)
-    real = publish_module.atomic_write_bytes
+    from pkgmgr.registry import switch as switch_module
 
-    def failing(path: Path, data: bytes, **kwargs: object) -> None:
-        if path.name == "index.json":
+    real = switch_module._write
+
+    def failing(path: Path, data: bytes) -> None:  # the disk fills while the change is staged
+        if b'"format": 1' in data and b'"extensions"' in data:  # index.json's new bytes
             raise OSError(28, "No space left on device")
-        real(path, data, **kwargs)
+        real(path, data)
 
-    monkeypatch.setattr(publish_module, "atomic_write_bytes", failing)
+    monkeypatch.setattr(switch_module, "_write", failing)
     archive = packed(tmp_path, version="0.2.0")
     with pytest.raises(OSError):
         publish(index, archive, _facts(archive), url=None)
     monkeypatch.undo()
     after = snapshot(index)
-    assert after == before
+    assert after == before and not (index / ".pkgmgr-staging").exists()
     assert hashlib.sha256(after["registry.toml"]).hexdigest() == hashlib.sha256(before["registry.toml"]).hexdigest()
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from tests.publish.helpers import fail, ok, packed
 from tests.support.cli import run_cli
-from tests.support.signed import signed_index
+from tests.support.signed import signed_index, signed_targets
 
 ROLES = ("root", "targets", "snapshot", "timestamp")
 
@@ -33,17 +33,20 @@ def test_init_sign_creates_the_roles_and_keys_outside_the_index(tmp_path: Path) 
     index = tmp_path / "acme-index"
     doc = ok("registry", "init", index, "--name", "acme", "--sign")["initialized"]
     keys = tmp_path / "acme-keys"
-    assert doc["signing"]["keys"] == str(keys) and doc["signing"]["generated_keys"] == list(ROLES)
-    assert sorted(p.name for p in (index / "metadata").iterdir()) == [
-        "1.root.json", "root.json", "snapshot.json", "targets.json", "timestamp.json"]
-    for role in ROLES:
+    assert doc["signing"]["keys"] == str(keys) and doc["signing"]["generated_keys"] == [*ROLES, "bins"]
+    bins = [f"bins-{i:x}.json" for i in range(16)]  # PEP 458 hashed bins: 2^4 for a small index
+    assert sorted(p.name for p in (index / "metadata").iterdir()) == sorted([
+        "1.root.json", "root.json", "snapshot.json", "targets.json", "timestamp.json", *bins])
+    assert doc["signing"]["bins"] == {"bins": 16, "resigned": 16}
+    for role in (*ROLES, "bins"):
         key = keys / f"{role}.key"
         assert stat.S_IMODE(key.stat().st_mode) == 0o600
         assert key.read_text().startswith("-----BEGIN PRIVATE KEY-----")  # PKCS#8 PEM, unencrypted
         assert (keys / f"{role}.pub").read_text().startswith("-----BEGIN PUBLIC KEY-----")
     assert not any(p.suffix == ".key" for p in index.rglob("*"))
-    targets = json.loads((index / "metadata" / "targets.json").read_bytes())["signed"]["targets"]
-    assert sorted(targets) == ["index.json", "registry.toml"]
+    targets = json.loads((index / "metadata" / "targets.json").read_bytes())["signed"]
+    assert targets["targets"] == {} and targets["delegations"]["succinct_roles"]["bit_length"] == 4
+    assert sorted(signed_targets(index)) == ["index.json", "registry.toml"]
     assert problems(index) == []
 
 
@@ -63,7 +66,9 @@ def test_publish_yank_unyank_and_build_re_sign(tmp_path: Path) -> None:
     start = versions(idx.path)
     published = idx.publish(packed(tmp_path, version="0.1.0"))
     assert published["signed"]["versions"]["targets"] == start["targets"] + 1
-    assert "archives/review-pack-0.1.0.tar.gz" in json.loads(idx.metadata("targets.json"))["signed"]["targets"]
+    assert "archives/review-pack-0.1.0.tar.gz" in idx.signed_targets()
+    # one publish re-signs the bins of the files it changed (archive, registry.toml, entry, index.json)
+    assert 1 <= published["signed"]["bins"]["resigned"] <= 4
     assert problems(idx.path) == []
     for command in (["yank", idx.path, "review-pack", "0.1.0"], ["unyank", idx.path, "review-pack", "0.1.0"]):
         before = versions(idx.path)["timestamp"]
@@ -176,3 +181,100 @@ def test_a_change_without_the_keys_changes_nothing(tmp_path: Path) -> None:
          "--keys", tmp_path / "nowhere")
     fail("not_found", "registry", "yank", idx.path, "review-pack", "0.1.0", "--keys", tmp_path / "nowhere")
     assert snapshot(idx.path) == before
+
+
+def _flatten(idx) -> None:  # noqa: ANN001
+    """Make `idx` an index signed the way pkgmgr signed before hashed bins: every target listed in
+    targets.json, a snapshot naming targets.json alone (TEST-ONLY keys)."""
+    import hashlib
+
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from securesystemslib.signer import CryptoSigner
+    from tuf.api.metadata import Metadata, MetaFile, Snapshot, TargetFile
+    from tuf.api.serialization.json import JSONSerializer
+
+    from pkgmgr.registry.signing import target_files
+    from tests.support.signed import TEST_ONLY_ED25519_KEYS
+
+    def signer(role: str) -> CryptoSigner:
+        return CryptoSigner(load_pem_private_key(TEST_ONLY_ED25519_KEYS[role].encode(), None))
+
+    pretty = JSONSerializer(compact=False)
+    targets = Metadata.from_bytes(idx.metadata("targets.json"))
+    targets.signed.delegations = None
+    targets.signed.targets = {rel: TargetFile.from_file(rel, str(idx.path / rel), ["sha256"])
+                              for rel in target_files(idx.path)}
+    targets.signed.version += 1
+    targets.signatures.clear()
+    targets.sign(signer("targets"))
+    data = targets.to_bytes(pretty)
+    idx.put("targets.json", data)
+    for path in idx.metadata_dir.glob("bins-*.json"):
+        path.unlink()
+    old = Metadata.from_bytes(idx.metadata("snapshot.json"))
+    snapshot = Metadata(Snapshot(version=old.signed.version + 1, expires=old.signed.expires, meta={
+        "targets.json": MetaFile(targets.signed.version, len(data), {"sha256": hashlib.sha256(data).hexdigest()})}))
+    snapshot.sign(signer("snapshot"))
+    snapshot_bytes = snapshot.to_bytes(pretty)
+    idx.put("snapshot.json", snapshot_bytes)
+    idx.resign_timestamp(TEST_ONLY_ED25519_KEYS["timestamp"], version=idx.version("timestamp.json") + 1,
+                         snapshot=snapshot_bytes)
+
+
+def test_an_index_signed_before_hashed_bins_migrates_and_its_clients_follow(tmp_path: Path,
+                                                                           monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "home"))
+    idx = signed_index(tmp_path / "index")
+    idx.publish(packed(tmp_path, version="0.1.0"))
+    _flatten(idx)
+    (idx.keys / "bins.key").unlink()  # an old keys directory: four keys
+    assert problems(idx.path) == []
+    ok("registry", "add", "acme", idx.path, "--root", idx.root_file)
+    assert ok("ext", "info", "review-pack")["latest"] == "0.1.0"  # the old layout reads
+
+    doc = idx.sign()["signed"]  # the migration: same root, targets delegate to 16 bins
+    assert doc["generated_keys"] == ["bins"] and doc["bins"] == {"bins": 16, "resigned": 16}
+    assert (idx.keys / "bins.key").is_file() and doc["versions"]["root"] == 1
+    assert problems(idx.path) == []
+    assert sorted(signed_targets(idx.path)) == sorted(
+        ["index.json", "registry.toml", "extensions/re/review-pack.toml", "archives/review-pack-0.1.0.tar.gz"])
+    idx.publish(packed(tmp_path, version="0.2.0"))  # and publishing goes on in bins
+    assert ok("ext", "info", "review-pack")["latest"] == "0.2.0"  # the same client, the same root
+    assert ok("ext", "install", "review-pack")["installed"][0]["version"] == "0.2.0"
+
+
+def test_validate_reports_a_bin_that_does_not_match_its_files(tmp_path: Path) -> None:
+    idx = signed_index(tmp_path / "index")
+    idx.publish(packed(tmp_path, version="0.1.0"))
+    entry = idx.path / "extensions" / "re" / "review-pack.toml"
+    entry.write_text("# reviewed by hand\n" + entry.read_text())  # its bin still names the old bytes
+    found = [(p["code"], p["file"]) for p in problems(idx.path)]
+    assert found == [("registry_signature_invalid", "extensions/re/review-pack.toml")]
+    idx.sign()
+    assert problems(idx.path) == []
+
+
+def test_rotating_the_bins_key_re_signs_every_bin(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    monkeypatch.setenv("PKGMGR_HOME", str(tmp_path / "home"))
+    idx = signed_index(tmp_path / "index")
+    idx.publish(packed(tmp_path, version="0.1.0"))
+    ok("registry", "add", "acme", idx.path, "--root", idx.root_file)
+    old_key = (idx.keys / "bins.key").read_bytes()
+    doc = ok("registry", "rotate-key", idx.path, "bins", "--keys", idx.keys)
+    assert doc["signed"]["bins"] == {"bins": 16, "resigned": 16} and doc["signed"]["versions"]["root"] == 1
+    assert (idx.keys / "bins.key.old").read_bytes() == old_key != (idx.keys / "bins.key").read_bytes()
+    assert problems(idx.path) == []
+    idx.publish(packed(tmp_path, version="0.2.0"))
+    assert ok("ext", "info", "review-pack")["latest"] == "0.2.0"
+
+
+def test_a_missing_bins_key_is_an_error_never_a_new_key(tmp_path: Path) -> None:
+    idx = signed_index(tmp_path / "index")
+    (idx.keys / "bins.key").unlink()
+    before = {p.name: p.read_bytes() for p in (idx.path / "metadata").iterdir()}
+    doc = fail("not_found", "registry", "publish", packed(tmp_path, version="0.1.0"), "--index", idx.path,
+               "--keys", idx.keys)
+    assert "bins" in doc["error"]["message"]
+    fail("not_found", "registry", "sign", idx.path, "--keys", idx.keys)
+    assert {p.name: p.read_bytes() for p in (idx.path / "metadata").iterdir()} == before
+    assert not (idx.keys / "bins.key").exists()

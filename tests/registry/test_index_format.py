@@ -60,6 +60,25 @@ def test_entry_path_is_sharded_by_first_two_characters() -> None:
     assert entry_path("marketing-linear") == "extensions/ma/marketing-linear.toml"
 
 
+def test_format_2_entry_paths_spread_by_a_hash_of_the_name() -> None:
+    import hashlib
+
+    digest = hashlib.sha256(b"compozy-linear").hexdigest()
+    assert entry_path("compozy-linear", 2) == f"extensions/{digest[:2]}/{digest[2:4]}/compozy-linear.toml"
+    tops = {entry_path(f"compozy-{i}", 2).split("/")[1] for i in range(2000)}
+    assert len(tops) == 256  # a common prefix does not crowd one directory
+
+
+def test_min_compozy_version_belongs_to_compozy_entries() -> None:
+    without = ENTRY.replace('min_compozy_version = "0.5.0"\n', "")
+    with pytest.raises(ValidationFailed) as exc:
+        parse_entry(without.encode(), FILE)
+    assert problems(exc) == [("versions[0]", "min_compozy_version is required in a Compozy extension's versions "
+                                             "(the manifest's minimum Compozy version)")]
+    terva = parse_entry(('host = "terva"\n' + without).encode(), FILE)
+    assert [v.min_compozy_version for v in terva.versions] == ["0.0.0", "0.6.0"]
+
+
 def test_parse_entry_reads_every_field() -> None:
     entry = parse_entry(ENTRY.encode(), FILE, expected_name="marketing-linear")
     assert entry.name == "marketing-linear" and entry.tier == "community" and entry.verified
@@ -82,7 +101,7 @@ def test_parse_registry_requires_offset_datetime_for_expires() -> None:
 @pytest.mark.parametrize(
     "document, key",
     [
-        ('[registry]\nformat = 2\nname = "a"\nserial = 1\n', "registry.format"),
+        ('[registry]\nformat = 3\nname = "a"\nserial = 1\n', "registry.format"),
         ('[registry]\nformat = 1\nname = "a"\nserial = -1\n', "registry.serial"),
         ('[registry]\nformat = 1\nname = "a"\n', "registry"),
         ('[registry]\nformat = 1\nname = "a"\nserial = 1\nmirror = "x"\n', "registry.mirror"),

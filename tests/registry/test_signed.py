@@ -156,8 +156,7 @@ def test_arbitrary_software_a_tampered_archive(client: Client, index: SignedInde
 
 
 def test_an_archive_target_the_signed_metadata_does_not_name(client: Client, index: SignedIndex) -> None:
-    targets = json.loads(index.metadata("targets.json"))
-    assert "archives/review-pack-0.1.0.tar.gz" in targets["signed"]["targets"]
+    assert "archives/review-pack-0.1.0.tar.gz" in index.signed_targets()
     (index.path / "archives" / "review-pack-0.1.0.tar.gz").unlink()
     index.sign()  # the maintainer's keys sign an index whose entry names a missing archive
     doc = client.refused("registry_signature_invalid", "ext", "install", "review-pack", metadata_moves=True)
@@ -203,7 +202,8 @@ def test_mix_and_match_snapshot_and_targets_of_different_versions(client: Client
     index.publish(packed(tmp_path, version="0.2.0"))
     index.put("targets.json", old["targets.json"])  # new timestamp and snapshot, old targets
     doc = client.refused("registry_signature_invalid", "ext", "install", "review-pack")
-    assert "length" in doc["error"]["message"]  # targets.json is not the one the snapshot names
+    # targets.json is not the one the snapshot names (in hashed bins it keeps its length: its hash differs)
+    assert "length" in doc["error"]["message"] or "hash" in doc["error"]["message"]
 
 
 # --- endless data and slow retrieval ----------------------------------------------------------
@@ -409,3 +409,123 @@ def test_search_reads_a_signed_index_json(client: Client, index: SignedIndex) ->
     index_json = index.path / "index.json"
     index_json.write_text(index_json.read_text("utf-8").replace("review-pack", "review-pwn"), "utf-8")
     client.refused("registry_signature_invalid", "ext", "search", "--registry", "acme")
+
+
+# --- the hashed bins (PEP 458, TAP 15 succinct delegation) -------------------------------------------
+#
+# After python-tuf's tests/test_updater_delegation_graphs.py and test_updater_top_level_update.py:
+# the same simulated registry, one delegated bin changed, the code asserted, nothing moved.
+
+ENTRY = "extensions/re/review-pack.toml"
+
+
+def bin_of(index: SignedIndex, rel: str) -> str:
+    from tuf.api.metadata import Metadata
+
+    targets = Metadata.from_bytes(index.metadata("targets.json"))
+    return targets.signed.delegations.succinct_roles.get_role_for_target(rel) + ".json"
+
+
+def sign_bin(index: SignedIndex, name: str, key_pem: str, *, version: int | None = None,
+             expires: Any = None, edit: Any = None) -> bytes:
+    """Re-sign the bin `name` by hand with `key_pem` (version and expiry as given), `edit` applied
+    to its signed part first; returns its bytes (also written)."""
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from securesystemslib.signer import CryptoSigner
+    from tuf.api.metadata import Metadata
+    from tuf.api.serialization.json import JSONSerializer
+
+    md = Metadata.from_bytes(index.metadata(name))
+    if edit is not None:
+        edit(md.signed)
+    if version is not None:
+        md.signed.version = version
+    if expires is not None:
+        md.signed.expires = expires
+    md.signatures.clear()
+    md.sign(CryptoSigner(load_pem_private_key(key_pem.encode(), None)))
+    data = md.to_bytes(JSONSerializer(compact=True))
+    index.put(name, data)
+    return data
+
+
+def test_a_publish_re_signs_only_the_bins_it_changed(index: SignedIndex, tmp_path: Path) -> None:
+    before = index.saved()
+    published = index.publish(packed(tmp_path, version="0.2.0"))
+    after = index.saved()
+    changed = sorted(name for name in after if after[name] != before.get(name))
+    bins = [name for name in changed if name.startswith("bins-")]
+    assert bins == sorted({bin_of(index, rel) for rel in (ENTRY, "registry.toml", "index.json",
+                                                           "archives/review-pack-0.2.0.tar.gz")})
+    assert sorted(set(changed) - set(bins)) == ["snapshot.json", "targets.json", "timestamp.json"]
+    assert published["signed"]["bins"] == {"bins": 16, "resigned": len(bins)}
+
+
+def test_a_bin_signed_by_a_key_it_is_not_delegated_to(client: Client, index: SignedIndex) -> None:
+    sign_bin(index, bin_of(index, ENTRY), TEST_ONLY_ED25519_KEYS["targets"])  # not the bins key
+    client.refused("registry_signature_invalid", "ext", "install", "review-pack")
+
+
+def test_a_bin_that_names_another_entry_file(client: Client, index: SignedIndex) -> None:
+    """A tampered entry whose bin was edited without the bins key: arbitrary software."""
+    entry = index.path / ENTRY
+    entry.write_text(entry.read_text().replace('tier = "community"', 'tier = "official"'))
+
+    def edit(signed: Any) -> None:
+        from tuf.api.metadata import TargetFile
+
+        signed.targets[ENTRY] = TargetFile.from_file(ENTRY, str(entry), ["sha256"])
+
+    sign_bin(index, bin_of(index, ENTRY), TEST_ONLY_ED25519_KEYS["snapshot"], version=99, edit=edit)
+    client.refused("registry_signature_invalid", "ext", "install", "review-pack")
+
+
+def test_rollback_attack_an_older_bin(client: Client, index: SignedIndex, tmp_path: Path) -> None:
+    old = index.saved()
+    index.publish(packed(tmp_path, version="0.2.0"))
+    name = bin_of(index, ENTRY)
+    assert old[name] != index.metadata(name)
+    index.put(name, old[name])  # the snapshot names the newer bin: a mix of versions
+    # the genuine registry.toml (another bin) may be read and cached on the way; the entry never is
+    client.refused("registry_rollback", "ext", "install", "review-pack", metadata_moves=True)
+    assert not any(p.name == "review-pack.toml" for p in (client.home / "cache" / "registries").rglob("*"))
+
+
+def test_indefinite_freeze_an_expired_bin(client: Client, index: SignedIndex) -> None:
+    import hashlib as _hashlib
+
+    from tuf.api.metadata import Metadata, MetaFile
+
+    name = bin_of(index, ENTRY)
+    version = index.version(name) + 1
+    sign_bin(index, name, TEST_ONLY_ED25519_KEYS["bins"], version=version, expires=past())
+    # the maintainers' snapshot and timestamp name the expired bin
+    from cryptography.hazmat.primitives.serialization import load_pem_private_key
+    from securesystemslib.signer import CryptoSigner
+    from tuf.api.serialization.json import JSONSerializer
+
+    snapshot = Metadata.from_bytes(index.metadata("snapshot.json"))
+    snapshot.signed.meta[name] = MetaFile(version)
+    snapshot.signed.version += 1
+    snapshot.signatures.clear()
+    snapshot.sign(CryptoSigner(load_pem_private_key(TEST_ONLY_ED25519_KEYS["snapshot"].encode(), None)))
+    data = snapshot.to_bytes(JSONSerializer(compact=True))
+    index.put("snapshot.json", data)
+    index.resign_timestamp(TEST_ONLY_ED25519_KEYS["timestamp"], version=index.version("timestamp.json") + 1,
+                           snapshot=data)
+    assert _hashlib.sha256(data).hexdigest()
+    client.refused("registry_expired", "ext", "install", "review-pack")
+
+
+def test_endless_data_a_bin_over_its_cap(client: Client, index: SignedIndex, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.registry import signed as signed_module
+
+    monkeypatch.setattr(signed_module.CONFIG, "targets_max_length", 64 * 1024)
+    name = bin_of(index, ENTRY)
+    index.put(name, index.metadata(name) + b" " * (100 * 1024))  # still signed: whitespace outside it
+    client.refused("registry_signature_invalid", "ext", "install", "review-pack")
+
+
+def test_a_missing_bin(client: Client, index: SignedIndex) -> None:
+    (index.metadata_dir / bin_of(index, ENTRY)).unlink()
+    client.refused("registry_signature_invalid", "ext", "install", "review-pack")

@@ -38,8 +38,8 @@ def _later() -> datetime:
 
 
 def delegate(index: SignedIndex, role_name: str) -> bytes:
-    """Move the entry files from the top-level targets to a role `role_name` they delegate to
-    (paths `extensions/*`, as hashed bins would), signed with the index's own keys, with a
+    """Move the entry files from the top-level targets (or the hashed bins) to a role `role_name` they
+    delegate to (paths `extensions/...`, the bins' other files to the top-level targets), signed with the index's own keys, with a
     snapshot and timestamp naming it; returns the delegated role's signed metadata."""
     from tuf.api.metadata import DelegatedRole, Delegations, Metadata, MetaFile, Snapshot, Targets
     from tuf.api.serialization.json import JSONSerializer
@@ -48,11 +48,17 @@ def delegate(index: SignedIndex, role_name: str) -> bytes:
     key = signer.public_key
     targets = Metadata[Targets].from_bytes(index.metadata("targets.json"))
     moved = {path: target for path, target in targets.signed.targets.items() if path.startswith("extensions/")}
+    succinct = targets.signed.delegations.succinct_roles if targets.signed.delegations else None
+    for bin_name in succinct.get_roles() if succinct is not None else ():  # hashed bins (PEP 458): theirs too
+        if (index.metadata_dir / f"{bin_name}.json").is_file():
+            signed_bin = Metadata[Targets].from_bytes(index.metadata(f"{bin_name}.json"))
+            for path, target in signed_bin.signed.targets.items():  # the entries to the role, the rest to targets
+                (moved if path.startswith("extensions/") else targets.signed.targets)[path] = target
     assert moved
-    for path in moved:
+    for path in [p for p in targets.signed.targets if p.startswith("extensions/")]:
         del targets.signed.targets[path]
     targets.signed.delegations = Delegations(keys={key.keyid: key}, roles={
-        role_name: DelegatedRole(role_name, [key.keyid], 1, False, paths=["extensions/*", "extensions/*/*"])})
+        role_name: DelegatedRole(role_name, [key.keyid], 1, False, paths=["extensions/*", "extensions/*/*", "extensions/*/*/*"])})
     targets.signed.version += 1
     targets.signed.expires = _later()
     targets.signatures.clear()

@@ -47,6 +47,7 @@ from tests.reliability.helpers import (
     record,
     visible,
 )
+from tests.reliability.test_registry_crash import points as registry_points
 from tests.store.test_recovery import record_pending
 from tests.support.cli import run_subprocess
 from tests.support.stores import store_root
@@ -234,6 +235,7 @@ SCENARIOS = [
              workspace=True, unitwise=True, neutral=_sync),
 ]
 POINTS = [(s, label) for s in SCENARIOS for label in s.labels]
+REGISTRY_POINTS = registry_points()
 
 
 def test_the_harness_kills_at_more_than_fifty_distinct_points() -> None:
@@ -249,6 +251,7 @@ def test_every_label_in_the_source_is_exercised() -> None:
         found.update(re.findall(r'crashpoint\("([a-z_.]+)"\)', path.read_text(encoding="utf-8")))
     used = {label for _, label in POINTS} | {"save.after_write"}  # save: tests/e2e/test_workspace_crash.py
     used |= {label for _, label in HOST_POINTS}  # the hosts' installs: tests/hosts/test_crash.py
+    used |= {label.split("#")[0] for _, label in REGISTRY_POINTS}  # signed publishing: test_registry_crash.py
     assert found - used == set() and used - found == set(), (found - used, used - found)
 
 

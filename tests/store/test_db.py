@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -248,3 +249,77 @@ def test_a_reader_never_writes(tmp_path: Path) -> None:
     with pytest.raises(sqlite3.OperationalError, match="readonly"):
         reader.execute("DELETE FROM extensions")
     reader.close()
+
+
+def _database_at(path: Path, version: int) -> sqlite3.Connection:
+    conn = sqlite3.connect(path)
+    for step in range(version):
+        migration = dbmod.MIGRATIONS[step]
+        if callable(migration):
+            migration(conn, path.parent)
+        else:
+            conn.executescript(migration)
+    conn.execute(f"PRAGMA user_version = {version}")
+    return conn
+
+
+_TREE = "sha256-2:" + "ab" * 32
+
+
+def _rows_of_schema_8(path: Path, folder: Path) -> None:
+    """A store of schema 8 with a Compozy install and a host install whose switch was under way."""
+    conn = _database_at(path, 8)
+    conn.execute(
+        "INSERT INTO extensions VALUES ('demo-ext', '0.1.0', 'extensions/demo-ext/0.1.0', 1, 0, 'path', '/src', NULL,"
+        f" NULL, NULL, 0, 1, NULL, '{_TREE}', '{{}}', '{{}}', '', '[\"session.read\"]', NULL, '2024-01-01T00:00:00Z',"
+        " 'me')")
+    row = {"host": "terva", "name": "hello", "version": "0.2.0", "path": str(folder / "hello"), "layout": "directory",
+           "enabled": 1, "disabled_path": None, "pinned": 0, "source_kind": "path", "source": "/src/hello",
+           "registry": None, "source_url": None, "sha256": None, "verified": 0, "tier": None, "tree_sha256": _TREE,
+           "tree_listing": "{}", "manifest": "{}", "capabilities": '["connector"]', "pending": None,
+           "installed_at": "2024-01-01T00:00:00Z", "installed_by": "me"}
+    pending = json.dumps({"row": row, "tx": str(folder.parent / ".pkgmgr-staging" / "tx-1"),
+                          "place": str(folder / "hello"), "action": "install"})
+    conn.execute("INSERT INTO host_extensions VALUES ('terva', 'hello', '0.1.0', ?, 'directory', 1, NULL, 0, 'path', "
+                 f"'/src/hello', NULL, NULL, NULL, 0, NULL, '{_TREE}', '{{}}', '{{}}', '[\"connector\"]', ?, "
+                 "'2024-01-01T00:00:00Z', 'me')", (str(folder / "hello"), pending))
+    conn.commit()
+    conn.close()
+
+
+def test_schema_9_merges_the_host_installs_into_extensions_and_a_kill_leaves_schema_8(tmp_path: Path) -> None:
+    """Migration 9 is one transaction: SIGKILL before its commit leaves the store of schema 8 exactly
+    as it was (both tables, every row), and the next open migrates it, keyed by host and name."""
+    import signal
+    import subprocess
+    import sys
+
+    from pkgmgr.store import records
+    from pkgmgr.store.scope import global_scope
+
+    path = tmp_path / "state.db"
+    _rows_of_schema_8(path, tmp_path / "terva" / "extensions")
+    killed = subprocess.run([sys.executable, "-c", f"from pathlib import Path; from pkgmgr.store import db; db.connect(Path({str(path)!r}))"],
+                            env={**__import__("os").environ, "PKGMGR_TEST_CRASH_AT": "db.migrate.before_commit"},
+                            capture_output=True, check=False, timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 8
+    assert {"extensions", "host_extensions"} <= tables(raw)
+    assert raw.execute("SELECT name FROM extensions").fetchall() == [("demo-ext",)]
+    assert raw.execute("SELECT host, name FROM host_extensions").fetchall() == [("terva", "hello")]
+    raw.close()
+
+    conn = dbmod.connect(path)
+    assert dbmod.schema_version(conn) == LATEST and "host_extensions" not in tables(conn)
+    assert [tuple(r) for r in conn.execute("SELECT host, name, grants, allow_unverified FROM extensions ORDER BY host")] == [
+        ("compozy", "demo-ext", '["session.read"]', 1), ("terva", "hello", '["connector"]', 1)]
+    conn.close()
+    scope = global_scope(tmp_path)
+    demo, hello = records.list_rows(scope)
+    assert (demo.host, demo.in_store, demo.directory) == ("compozy", True, tmp_path / "extensions/demo-ext/0.1.0")
+    assert (hello.host, hello.grants, hello.place) == ("terva", ("connector",), tmp_path / "terva/extensions/hello")
+    assert hello.pending is not None
+    moving_to = records.row_from_pending(hello.pending["row"], scope)  # written by a writer of schema 8
+    assert (moving_to.version, moving_to.grants, moving_to.network_digest) == ("0.2.0", ("connector",), "")
+    scope.close()

@@ -9,9 +9,9 @@ import pytest
 
 from pkgmgr.config import Config
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.hosts.scope_store import ScopeDestination, remove, set_enabled
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Expectations, Expected, Fetched
-from pkgmgr.install.scope_destination import ScopeDestination, remove, set_enabled
 from pkgmgr.install.verify import prepare
 from pkgmgr.store.scope import Scope, global_scope
 from pkgmgr.store.switch import get_installed, list_installed, same_source
@@ -132,7 +132,7 @@ def test_a_failed_switch_leaves_the_old_state_and_no_new_tree(tmp_path: Path, sc
                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     run(scope, Fetched(kind="path", locator=str(tmp_path), directory=source(tmp_path)))
     import pkgmgr.activation.lifecycle as lifecycle
-    import pkgmgr.install.scope_destination as scope_destination
+    import pkgmgr.hosts.scope_store as scope_destination
 
     def refuse(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202 - stands in for an activation refusal
         raise PkgmgrError("an activation refuses the switch", code="extension_has_active_bundles")

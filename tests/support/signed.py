@@ -1,7 +1,7 @@
 """Signed test registries (SPEC 5.4a): a simulated TUF repository, made by pkgmgr's own
 `registry init --sign` and `registry publish`, signed with the TEST-ONLY keys below.
 
-These four Ed25519 keys are public test data: never use them for a real registry. They let
+These five Ed25519 keys (the four top-level roles and the hashed bins) are public test data: never use them for a real registry. They let
 every test sign deterministically without generating keys; a test that rotates a key gets a
 freshly generated one from `registry rotate-key`.
 
@@ -32,6 +32,8 @@ TEST_ONLY_ED25519_KEYS = {
                 "-----END PRIVATE KEY-----\n",
     "timestamp": "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIHQmaBPG6Ncinov3zsoZiH44csNnAAO7QhdK+lsXHNDC\n"
                  "-----END PRIVATE KEY-----\n",
+    "bins": "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIAL9ASW7YNPyD6uw+KsLppVp8a+ghvnoxPSsESkLSTLD\n"
+            "-----END PRIVATE KEY-----\n",  # the hashed bins' key (targets delegate to it)
 }
 
 
@@ -81,6 +83,10 @@ class SignedIndex:
     def put(self, name: str, data: bytes) -> None:
         (self.metadata_dir / name).write_bytes(data)
 
+    def signed_targets(self) -> dict[str, Any]:
+        """Every target the metadata signs: targets.json's own and its hashed bins' (PEP 458)."""
+        return signed_targets(self.path)
+
     def saved(self) -> dict[str, bytes]:
         return {p.name: p.read_bytes() for p in self.metadata_dir.iterdir()}
 
@@ -109,6 +115,14 @@ class SignedIndex:
             timestamp.signed.expires = expires
         timestamp.sign(CryptoSigner(load_pem_private_key(key_pem.encode(), None)))
         self.put("timestamp.json", timestamp.to_bytes(JSONSerializer(compact=False)))
+
+
+def signed_targets(index: Path) -> dict[str, Any]:
+    metadata = index / "metadata"
+    found = dict(json.loads((metadata / "targets.json").read_bytes())["signed"]["targets"])
+    for path in sorted(metadata.glob("bins-*.json")):
+        found.update(json.loads(path.read_bytes())["signed"]["targets"])
+    return found
 
 
 def signed_index(root: Path, *, name: str = "acme", keys: Path | None = None) -> SignedIndex:

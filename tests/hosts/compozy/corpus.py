@@ -3,6 +3,7 @@ directory, judging it with pkgmgr, and the agreement figures of docs/compatibili
 
 from __future__ import annotations
 
+import base64
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,7 @@ from pkgmgr.manifest import read_manifest
 from pkgmgr.manifest.generations import GENERATIONS, V03, has_bundles
 
 HERE = Path(__file__).parent
-KINDS = ("manifest", "bundle", "agent", "layout")
+KINDS = ("manifest", "bundle", "agent", "layout", "job")
 #: the manifest of a bundle or agent case that brings none: one bundle directory
 BUNDLE_MANIFEST = """name = "bundle-case"
 version = "0.1.0"
@@ -33,6 +34,7 @@ class Case:
     stricter: str
     files: dict[str, str]
     dirs: tuple[str, ...]
+    binary: tuple[tuple[str, bytes], ...] = ()  # files given as base64 (bytes that are not UTF-8 text)
 
     def build(self, root: Path) -> Path:
         root.mkdir(parents=True, exist_ok=True)
@@ -41,6 +43,9 @@ class Case:
         for rel, text in self.files.items():
             (root / rel).parent.mkdir(parents=True, exist_ok=True)
             (root / rel).write_text(text.lstrip("\n"), encoding="utf-8")
+        for rel, data in self.binary:
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
         return root
 
 
@@ -65,9 +70,10 @@ def load_cases(kind: str | None = None) -> list[Case]:
             files.update({rel: spec["text"] * spec["repeat"] for rel, spec in raw.get("generated", {}).items()})
             if bundled:
                 files.setdefault("extension.toml", BUNDLE_MANIFEST)
+            binary = tuple((rel, base64.b64decode(data)) for rel, data in raw.get("base64", {}).items())
             cases.append(Case(f"{name}/{raw['id']}", raw["source"], _per_generation(raw["compozy"], bundled),
                               _per_generation(raw.get("pkgmgr", raw["compozy"]), bundled),
-                              raw.get("stricter", ""), files, tuple(raw.get("dirs", ()))))
+                              raw.get("stricter", ""), files, tuple(raw.get("dirs", ())), binary))
     return cases
 
 
@@ -76,7 +82,8 @@ def judge(root: Path, generation: str) -> str:
     try:
         manifest = read_manifest(root, generation=generation)
         if has_bundles(generation) and manifest.bundles:
-            load_bundles(root, manifest.bundles, reserved_agent_names=DEFAULT_RESERVED_AGENTS, generation=generation)
+            load_bundles(root, manifest.bundles, reserved_agent_names=DEFAULT_RESERVED_AGENTS, generation=generation,
+                         provides=manifest.capabilities)
     except ValidationFailed as exc:
         return "refuses:" + ";".join(problem.key for problem in exc.problems)
     except PkgmgrError:

@@ -216,6 +216,7 @@ def test_installs_leave_what_eva_loads(tmp_path: Path, homes: Homes, case: dict[
     (`source_conflict`), a dot-named one by pkgmgr's rule, and what pkgmgr leaves is what Eva loads."""
     project = tmp_path / "project"
     project.mkdir()
+    (project / "pkgmgr.toml").write_text("")  # a workspace (issue 29: --scope workspace needs one)
     groups = [("global", "", case["folder"])] if "folder" in case else \
         [("global", "global:", case["global"]), ("workspace", "project:", case["project"])]
     installed: dict[str, set[str]] = {"global": set(), "workspace": set()}

@@ -1,19 +1,9 @@
-"""`pkgmgr ext new NAME`: scaffold an extension that `ext validate`, `ext pack` and `ext install`
-accept as it is, from one of three templates (resource, subprocess, bundle)."""
+"""The templates of `pkgmgr ext new` for Compozy (resource, subprocess, bundle): extensions that
+`ext validate`, `ext pack` and `ext install` accept as they are. Imported only by `ext new`."""
 
 from __future__ import annotations
 
-import argparse
-import os
-from pathlib import Path
-
-from pkgmgr.cli.context import Context
-from pkgmgr.cli.output import Output, Printer
-from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.fsutil import user_path
-
 TEMPLATES = ("resource", "subprocess", "bundle")
-HOSTS = ("compozy",)
 
 _HEADER = '''[extension]
 name = "{name}"
@@ -146,6 +136,7 @@ See docs/authoring.md of pkgmgr for every field.
 
 
 def files_for(template: str, name: str) -> dict[str, str]:
+    """The files (relative path -> text) of a new extension `name` from `template`."""
     description = f"The {name} extension"
     fields = {"name": name, "description": description}
     files = {"README.md": _README.format(**fields)}
@@ -162,32 +153,3 @@ def files_for(template: str, name: str) -> dict[str, str]:
         files["agents/assistant/AGENT.md"] = _AGENT
         files["agents/assistant/SOUL.md"] = _SOUL
     return files
-
-
-def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
-    from pkgmgr.refs import NAME_RE
-
-    name = args.name
-    if not NAME_RE.fullmatch(name):
-        raise PkgmgrError(f"{name!r} is not an extension name (lower-case letters, digits and '-', "
-                          "starting with a letter)", code=Code.USAGE)
-    target = user_path(args.path) if args.path else Path.cwd() / name
-    if target.exists() and (not target.is_dir() or any(target.iterdir())):
-        raise PkgmgrError(f"{target} exists and is not empty; nothing was written", code=Code.USAGE,
-                          hint="choose another NAME or --path DIR")
-    files = files_for(args.template, name)
-    for rel, text in files.items():
-        path = target / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        if rel.endswith(".sh"):
-            os.chmod(path, 0o755)
-    data = {"name": name, "template": args.template, "host": args.host, "path": str(target),
-            "files": sorted(files)}
-
-    def human(p: Printer) -> None:
-        p.line(f"created {args.template} extension {name} in {target}")
-        p.lines(f"  {rel}" for rel in sorted(files))
-        p.line(f"next: pkgmgr ext validate {target}")
-
-    return Output(data, human)

@@ -1,0 +1,353 @@
+"""The one lifecycle of every host's installs (SPEC 4, 13): each `ext` command, `pkgmgr hosts`,
+`pkgmgr adopt`, `sync`'s removals and `doctor`'s recovery call one function here, which finds the
+records the names mean (across hosts: `--host` picks one when two hold a name) and routes each to
+the host of its record (`pkgmgr.hosts.port.Host`). Nothing here asks which host a record is: the
+host answers. Installing and updating go through the one pipeline (`pkgmgr.install.pipeline`)
+and `pkgmgr.updater`.
+
+Every function returns values (records, results, the first failure beside what was done); the
+CLI renders them, the same way for every host.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pkgmgr.errors import Code, PkgmgrError, suggest_close
+from pkgmgr.hosts.port import Change
+
+if TYPE_CHECKING:
+    from pkgmgr.config import Config
+    from pkgmgr.hosts.port import Host, Validation
+    from pkgmgr.hosts.views import Packed
+    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
+
+__all__ = ["Change", "Done", "adopt", "find", "find_one", "hosts_overview", "interrupted", "listed", "new", "observed",
+           "pack", "plan_remove", "remove_records",
+           "recover", "remove", "set_enabled", "status", "validate", "verify"]
+
+
+NO_CHANGE = Change()
+
+
+@dataclass
+class Done:
+    """What a change of several installs did: the installs as they are now (each with the `notes`
+    its host's trust step calls for), the activations deactivated with them, and the first failure
+    in argument order (the others still ran: one failure does not hide their outcome)."""
+
+    changed: list[Installed] = field(default_factory=list)
+    deactivated: list[dict[str, Any]] = field(default_factory=list)
+    error: PkgmgrError | None = None
+
+
+def host_of(record: Installed) -> Host:
+    from pkgmgr.hosts import get
+
+    return get(record.host)
+
+
+# --- finding what names mean --------------------------------------------------------------------------
+
+
+def listed(scopes: Sequence[Scope], host: str | None = None) -> list[Installed]:
+    """Every install seen from `scopes` (nearest first: a workspace's shadow global ones of the same
+    host and name), of `host` only when given; by host and name (`ext list`, `ext verify --all`)."""
+    from pkgmgr.store import records
+
+    return [observed(record) for record in records.visible(scopes, host)]
+
+
+def observed(record: Installed) -> Installed:
+    """`record` as its host sees it now (`Host.observed`: a state the host changed itself); the
+    scope store's own installs are what their rows say (no host module is imported for them)."""
+    return record if record.in_store else host_of(record).observed(record)
+
+
+def find(scopes: Sequence[Scope], names: Sequence[str], host: str | None = None) -> dict[str, Installed | PkgmgrError]:
+    """The install each of `names` means, seen from `scopes` (nearest first), or the `not_found`
+    it is. Raises `usage` when two hosts hold a name and `host` does not pick one (listing them)."""
+    from pkgmgr.store import records
+
+    found: dict[str, Installed | PkgmgrError] = {}
+    for name in dict.fromkeys(names):
+        holders: dict[str, Installed] = {}
+        for scope in scopes:
+            for row in records.find(scope, name, host):
+                holders.setdefault(row.host, row)
+        if len(holders) > 1:
+            hosts = sorted(holders)
+            raise PkgmgrError(f"{name} is installed for several hosts ({', '.join(hosts)}); say which with --host",
+                              code=Code.USAGE, details={"hosts": hosts}, hint=" or ".join(f"--host {h}" for h in hosts))
+        found[name] = observed(next(iter(holders.values()))) if holders else _not_found(scopes, name, host)
+    return found
+
+
+def _not_found(scopes: Sequence[Scope], name: str, host: str | None) -> PkgmgrError:
+    where = " or ".join(scope.kind for scope in scopes)
+    if host is None:
+        return PkgmgrError(f"{name} is not installed in the {where} scope", code=Code.NOT_FOUND)
+    return PkgmgrError(f"{name} is not installed for {host} in the {where} scope", code=Code.NOT_FOUND,
+                       hint=f"'pkgmgr ext list --host {host}' shows what pkgmgr manages for it")
+
+
+def find_one(scopes: Sequence[Scope], name: str, host: str | None = None) -> Installed:
+    """The install `name` means (`find`), with a hint and the closest names when there is none.
+    Raises `not_found` and `usage`."""
+    item = find(scopes, [name], host)[name]
+    if isinstance(item, PkgmgrError):
+        suggest_close(item, name, [row.name for row in listed(scopes, host)])
+        if host is None and "suggestions" not in item.details:
+            item.hint = f"'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {name}' what the registries offer"
+        raise item
+    return item
+
+
+# --- reading ------------------------------------------------------------------------------------------
+
+
+def status(record: Installed, scopes: Sequence[Scope], *, config: Config, home: Path, resolved: bool = False,
+           warn: Callable[[str], None] = lambda _message: None) -> dict[str, Any]:
+    """`ext status -o json` of `record` (SPEC 11), one of the installs seen from `scopes`."""
+    from pkgmgr.status import status_document
+
+    scope = next(s for s in scopes if s.kind == record.scope)
+    return status_document(record, scope, config=config, home=home, resolved=resolved, warn=warn)
+
+
+def verify(records: Sequence[Installed]) -> tuple[list[dict[str, Any]], PkgmgrError | None]:
+    """`ext verify` of `records` (each tree against its record, as its host checksums it): one
+    result each, and `tree_modified` naming every install that differs (None when all are intact)."""
+    from pkgmgr.store.verify import verify_installed
+
+    def checksum(item: Installed) -> tuple[str, dict[str, str]] | None:
+        place = item.directory
+        return host_of(item).checksum(place) if os.path.lexists(place) else None
+
+    return verify_installed(records, checksum=checksum, fields=lambda item: item.located(),
+                            label=lambda item: item.label)
+
+
+def hosts_overview(global_scope: Scope, workspace_scope: Scope | None, project: Path | None) -> list[dict[str, Any]]:
+    """`pkgmgr hosts`: every host, its homes, how many extensions pkgmgr manages there and how many
+    others are there."""
+    from pkgmgr.hosts.views import hosts_overview as overview
+
+    return overview(global_scope, workspace_scope, project)
+
+
+# --- changing -----------------------------------------------------------------------------------------
+
+
+def _each(scope: Scope, names: Sequence[str], host: str | None, timeout: float,
+          action: Callable[[Installed], tuple[Installed, list[dict[str, Any]]]]) -> Done:
+    """`action` on the install of each name in `scope`, in argument order, under one hold of the
+    writer lock (taken only when one of them is there, so that a scope never written stays so)."""
+    found = find([scope], names, host)
+    done = Done()
+    if not any(not isinstance(item, PkgmgrError) for item in found.values()):
+        done.error = next(iter(found.values()))  # type: ignore[assignment]
+        return done
+
+    def one(name: str) -> tuple[Installed, list[dict[str, Any]]]:
+        item = found[name]
+        if isinstance(item, PkgmgrError):
+            raise item
+        return action(item)
+
+    results, done.error = scope.each_under_writer(list(found), one, timeout)
+    for installed, deactivated in results:
+        done.changed.append(installed)
+        done.deactivated.extend(deactivated)
+    return done
+
+
+def remove(scope: Scope, names: Sequence[str], *, host: str | None = None, change: Change = NO_CHANGE) -> Done:
+    """`ext remove`: each install taken out by its host (SPEC 4: refused while activations of it
+    exist, unless `change.deactivate`)."""
+    return _each(scope, names, host, change.lock_timeout, _remover(scope, change))
+
+
+def remove_records(scope: Scope, items: Sequence[Installed], change: Change) -> Done:
+    """Take each of `items` (installs of `scope`) out, by its host, under one hold of the writer
+    lock (`sync`'s removals of what is no longer declared)."""
+    done = Done()
+    results, done.error = scope.each_under_writer(list(items), _remover(scope, change), change.lock_timeout)
+    for installed, deactivated in results:
+        done.changed.append(installed)
+        done.deactivated.extend(deactivated)
+    return done
+
+
+def _remover(scope: Scope, change: Change) -> Callable[[Installed], tuple[Installed, list[dict[str, Any]]]]:
+    def action(item: Installed) -> tuple[Installed, list[dict[str, Any]]]:
+        changed = host_of(item).remove(scope, item, change)
+        return changed.installed, changed.deactivated
+
+    return action
+
+
+def set_enabled(scope: Scope, names: Sequence[str], enabled: bool, *, host: str | None = None,
+                change: Change = NO_CHANGE) -> Done:
+    """`ext enable|disable`: each install enabled or disabled its host's way (disabling is refused
+    while activations of it exist, unless `change.deactivate`)."""
+    def action(item: Installed) -> tuple[Installed, list[dict[str, Any]]]:
+        changed = host_of(item).set_enabled(scope, item, enabled, change)
+        return changed.installed, changed.deactivated
+
+    return _each(scope, names, host, change.lock_timeout, action)
+
+
+def plan_remove(scope: Scope, names: Sequence[str], *, host: str | None = None,
+                ) -> list[tuple[Installed, list[dict[str, Any]]]]:
+    """`ext remove --dry-run`: each named install of `scope` and the activations removing it would
+    deactivate. Raises `not_found` for a name not installed there, `usage`. Reads only."""
+    planned = []
+    for item in find([scope], names, host).values():
+        if isinstance(item, PkgmgrError):
+            raise item
+        planned.append((item, host_of(item).plan_remove(scope, item)))
+    return planned
+
+
+def adopt(scope: Scope, host: str, names: list[str], *, force: bool = False, lock_timeout: float = 30.0,
+          ) -> list[Installed]:
+    """`pkgmgr adopt`: extensions installed by hand in `host`'s folder for `scope`, recorded as they
+    are. Raises `usage` (no such host, or one whose installs only pkgmgr makes), `not_found`,
+    `source_conflict`, `tree_modified`."""
+    from pkgmgr.hosts.views import adopt_names
+
+    return adopt_names(scope, host, names, force=force, lock_timeout=lock_timeout)
+
+
+# --- what killed writers left (SPEC 4) ---------------------------------------------------------------
+
+
+def recover(scope: Scope, timeout: float) -> list[str]:
+    """Settle, under the scope's writer lock, what killed writers left of every host's installs
+    (`Host.recover`; taking the lock removes the scope store's own leftovers). Nothing is settled
+    on the word of a database that cannot be read, nor through a link: [] then."""
+    from pkgmgr.hosts import get
+    from pkgmgr.store.recovery import damaged_rows, database_problem
+
+    if not scope.root.is_dir() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []
+    conn = scope.reader()
+    if conn is None or damaged_rows(scope, conn) or not interrupted(scope):
+        return []
+    with scope.writer(timeout):
+        return [f"{name}: {line}" for name in _hosts_with_rows(scope) for line in get(name).recover(scope)]
+
+
+def interrupted(scope: Scope) -> list[str]:
+    """What killed writers left of every host's installs in `scope` that `recover` settles, for
+    `doctor --check` (reads only)."""
+    from pkgmgr.hosts import get
+
+    return [line for name in _hosts_with_rows(scope) for line in get(name).interrupted(scope)]
+
+
+def _hosts_with_rows(scope: Scope) -> list[str]:
+    from pkgmgr.hosts import names
+    from pkgmgr.store import records
+
+    present = {row.host for row in records.list_rows(scope)}
+    return [name for name in names() if name in present]
+
+
+# --- authoring ---------------------------------------------------------------------------------------------
+
+
+def host_at(path: Path, forced: str | None, *, config: Config, extract_into: Path | None = None,
+            ) -> tuple[Host, Path]:
+    """The host of the extension at `path` (a directory, a single-file extension, or an archive
+    extracted into `extract_into`) and the tree it judges: `forced` (`--host`), else the one whose
+    manifest file is there, else the default host's (whose rules then say what is missing).
+    Raises `not_found`, `invalid_archive`, `usage`."""
+    from pkgmgr.hosts import DEFAULT, get, manifest_patterns, script_host
+    from pkgmgr.hosts.detect import detect
+
+    scripted = script_host(path) if path.is_file() else None
+    if scripted is not None:
+        if forced not in (None, scripted):
+            raise PkgmgrError(f"{path} is {get(scripted).article} script, not a {forced} extension",
+                              code=Code.INVALID_ARCHIVE)
+        return get(scripted), path
+    if path.is_dir() or extract_into is None:
+        return get(detect(path, forced, default=None if forced else DEFAULT)), path
+    from pkgmgr.archive import extract_archive
+
+    root = extract_archive(path, extract_into, config.limits, manifests=manifest_patterns())
+    return get(detect(root, forced)), root
+
+
+def validate(path: Path, forced: str | None, *, config: Config, shown: str) -> Validation:
+    """`ext validate` of a directory, archive or single-file extension, judged by its host as an
+    install judges it. Raises `not_found` and what the host raises."""
+    import tempfile
+
+    if not os.path.exists(path):  # unlike Path.exists, also False for a name too long
+        raise PkgmgrError(f"{shown}: no such file or directory", code=Code.NOT_FOUND)
+    with tempfile.TemporaryDirectory(prefix="pkgmgr-validate-") as tmp:
+        host, root = host_at(path, forced, config=config, extract_into=Path(tmp))
+        return host.validate(root, config=config, shown=shown)
+
+
+def pack(path: Path, forced: str | None, *, release: str | None, output: str | None, config: Config,
+         shown: str) -> Packed:
+    """`ext pack`: the extension at `path` (a directory, or a single-file extension) judged by its
+    host and packed, reproducibly, under `<name>-<version>/` into `output` — a file, or a directory
+    (an existing one, or one named with a final separator) that receives `<name>-<version>.tar.gz`;
+    by default that name in the current directory. Raises `not_found` and what the host raises."""
+    from pkgmgr.fsutil import user_path
+    from pkgmgr.hosts import script_host
+    from pkgmgr.hosts.views import write_archive
+
+    if not os.path.isdir(path) and not (path.is_file() and script_host(path) is not None):
+        raise PkgmgrError(f"{shown}: not a directory", code=Code.NOT_FOUND)
+    host, root = host_at(path, forced, config=config)
+    packable = host.packable(root, release=release, config=config, label=shown)
+    default_name = f"{packable.name}-{packable.version}.tar.gz"
+    target = user_path(output) if output else Path.cwd() / default_name
+    if os.path.isdir(target) or (output or "").endswith(os.sep):
+        target = target / default_name  # an existing directory (or DIR/) receives the archive, as cp does
+    return write_archive(packable, target)
+
+
+@dataclass(frozen=True)
+class Created:
+    """What `ext new` wrote."""
+
+    name: str
+    host: str
+    template: str
+    path: Path
+    files: list[str]
+
+
+def new(name: str, *, host: str, template: str | None, target: Path) -> Created:
+    """`ext new`: a new extension `name` for `host` from one of its templates (its first by
+    default) in `target`, which must not exist or be empty. Raises `usage`."""
+    from pkgmgr.hosts import get
+
+    chosen = get(host)
+    template = template or chosen.templates[0]
+    if template not in chosen.templates:
+        raise PkgmgrError(f"{chosen.title} has no template {template!r}; its templates are "
+                          f"{', '.join(chosen.templates)}", code=Code.USAGE)
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise PkgmgrError(f"{target} exists and is not empty; nothing was written", code=Code.USAGE,
+                          hint="choose another NAME or --path DIR")
+    files = chosen.scaffold(name, template)
+    for rel, text in files.items():
+        path = target / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        if rel.endswith(".sh"):
+            os.chmod(path, 0o755)
+    return Created(name, chosen.name, template, target, sorted(files))

@@ -1,0 +1,370 @@
+"""The client's local search index of a format-2 registry (docs/registry-format.md).
+
+One SQLite database per registry source (`<home>/cache/registries/<key>/search.sqlite`, WAL):
+a row per extension (its summary record), and, where SQLite has FTS5, a trigram index over
+the lower-cased name and description. It records the serial it reflects and the sha256 of
+each summary shard it loaded. `sync` brings it to the registry's serial, fetching only what
+changed: the changes log's chunks since its serial, else (too far behind, a gap, a `reset`)
+the shard list and the shards whose sha256 it does not hold. Every file is read through the
+registry's reader (caps, TUF checks for a signed registry). A cache: losing it costs a
+resynchronisation, so writes are not fsynced; a damaged database is rebuilt from scratch.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
+from pkgmgr.registry.index_format import IndexExtension, IndexVersion
+from pkgmgr.registry.layout import (
+    CHANGES_MAX_BYTES,
+    INCREMENTAL_CHUNKS,
+    SHARDS_FILE,
+    SHARDS_MAX_BYTES,
+    SUMMARY_MAX_BYTES,
+    chunk_of,
+    chunk_path,
+    shard_of,
+    summary_path,
+)
+from pkgmgr.registry.summary import Change, ShardList, parse_chunk, parse_shard, parse_shards, record_json
+
+if TYPE_CHECKING:
+    from pkgmgr.registry.client import Registry
+
+DB_FILE = "search.sqlite"
+SCHEMA_VERSION = 1
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
+                                  source TEXT NOT NULL, serial INTEGER NOT NULL);
+CREATE TABLE IF NOT EXISTS shards (shard TEXT PRIMARY KEY, sha256 TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS ext (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, shard TEXT NOT NULL,
+                                hay TEXT NOT NULL, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS ext_shard ON ext (shard);
+"""
+_FTS_TABLE = """CREATE VIRTUAL TABLE IF NOT EXISTS ext_fts USING fts5(hay, content='ext', content_rowid='id',
+                                                      tokenize='trigram case_sensitive 1', detail='none')"""
+_TRIGGERS = (
+    """CREATE TRIGGER IF NOT EXISTS ext_ai AFTER INSERT ON ext BEGIN
+       INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END""",
+    """CREATE TRIGGER IF NOT EXISTS ext_ad AFTER DELETE ON ext BEGIN
+       INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay); END""",
+    """CREATE TRIGGER IF NOT EXISTS ext_au AFTER UPDATE ON ext BEGIN
+       INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay);
+       INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END""",
+)
+_GLOB_SPECIAL = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
+
+
+@dataclass(frozen=True)
+class SyncReport:
+    """What one `sync` did: how it caught up and what it fetched."""
+
+    serial: int
+    mode: str  # current | changes | shards
+    files: int
+    bytes: int
+    extensions: int
+
+
+def _hay(ext: IndexExtension) -> str:
+    return f"{ext.name}\n{ext.description.lower()}"
+
+
+def extension_from_record(record: dict[str, Any]) -> IndexExtension:
+    """A row's record (written from a validated summary record) back to its value."""
+    return IndexExtension(record["name"], record["description"], record["tier"], record["latest"],
+                          tuple(IndexVersion(v["version"], v["yanked"], v["min_compozy_version"])
+                                for v in record["versions"]), record.get("host", "compozy"))
+
+
+class SearchIndex:
+    def __init__(self, path: Path, source: str) -> None:
+        self.path = path
+        self.source = source
+        self.db = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for attempt in (1, 2):
+            db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+            try:
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=OFF")  # a cache (module docstring)
+                db.executescript(_SCHEMA)
+                self.fts = _fts_available(db)
+                row = db.execute("SELECT version, source FROM state WHERE id = 1").fetchone()
+                if row is not None and (row[0] != SCHEMA_VERSION or row[1] != self.source):
+                    raise sqlite3.DatabaseError("another schema or source")
+                return db
+            except sqlite3.DatabaseError:
+                db.close()
+                if attempt == 2:
+                    raise
+                for suffix in ("", "-wal", "-shm"):  # damaged or foreign: rebuilt from scratch
+                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def close(self) -> None:
+        self.db.close()
+
+    @property
+    def serial(self) -> int | None:
+        row = self.db.execute("SELECT serial FROM state WHERE id = 1").fetchone()
+        return None if row is None else int(row[0])
+
+    def count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM ext").fetchone()[0])
+
+    def shard_digests(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT shard, sha256 FROM shards").fetchall())
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    def _set_serial(self, serial: int) -> None:
+        self.db.execute("INSERT INTO state (id, version, source, serial) VALUES (1, ?, ?, ?) "
+                        "ON CONFLICT (id) DO UPDATE SET serial = excluded.serial", (SCHEMA_VERSION, self.source, serial))
+
+    def _upsert(self, ext: IndexExtension, record: dict[str, Any]) -> None:
+        self.db.execute("INSERT INTO ext (name, shard, hay, record) VALUES (?, ?, ?, ?) "
+                        "ON CONFLICT (name) DO UPDATE SET hay = excluded.hay, record = excluded.record",
+                        (ext.name, shard_of(ext.name), _hay(ext), json.dumps(record, separators=(",", ":"))))
+
+    def apply(self, changes: Iterable[Change], serial: int) -> int:
+        """Apply change records (in serial order) and record `serial`, in one transaction.
+        The shards they touch are forgotten (their sha256 no longer describes the rows)."""
+        count = 0
+        with _transaction(self.db):
+            for change in changes:
+                assert change.name is not None
+                if change.extension is None:
+                    self.db.execute("DELETE FROM ext WHERE name = ?", (change.name,))
+                else:
+                    self._upsert(change.extension, record_json(change.extension))
+                self.db.execute("DELETE FROM shards WHERE shard = ?", (shard_of(change.name),))
+                count += 1
+            self._set_serial(serial)
+        return count
+
+    def loading(self) -> "_Loading":
+        """One transaction for a resynchronisation; into an empty index, a bulk load (the
+        full-text index built once at the end, not row by row: ~3x faster)."""
+        return _Loading(self, bulk=self.fts and self.count() == 0)
+
+    def load_shard(self, shard: str, sha256: str, extensions: Iterable[IndexExtension]) -> None:
+        """Replace every row of `shard` (inside `loading()`)."""
+        self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
+        self.db.executemany("INSERT INTO ext (name, shard, hay, record) VALUES (?, ?, ?, ?)",
+                            [(ext.name, shard, _hay(ext), json.dumps(record_json(ext), separators=(",", ":")))
+                             for ext in extensions])
+        self.db.execute("INSERT OR REPLACE INTO shards (shard, sha256) VALUES (?, ?)", (shard, sha256))
+
+    def drop_shards(self, keep: Iterable[str]) -> None:
+        """Forget every shard but `keep` (inside `loading()`)."""
+        kept = set(keep)
+        for (shard,) in self.db.execute("SELECT DISTINCT shard FROM ext").fetchall():
+            if shard not in kept:
+                self.db.execute("DELETE FROM ext WHERE shard = ?", (shard,))
+        for (shard,) in self.db.execute("SELECT shard FROM shards").fetchall():
+            if shard not in kept:
+                self.db.execute("DELETE FROM shards WHERE shard = ?", (shard,))
+
+    def set_serial(self, serial: int) -> None:
+        with _transaction(self.db):
+            self._set_serial(serial)
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    def search(self, term: str) -> list[IndexExtension]:
+        try:
+            return self._search(term)
+        except sqlite3.Error as exc:
+            raise PkgmgrError(f"the local search index {self.path}: {exc}", code=Code.IO_ERROR,
+                              hint="'pkgmgr cache clean' removes it; it is rebuilt from the registry") from None
+
+    def _search(self, term: str) -> list[IndexExtension]:
+        """Extensions whose name or lower-cased description contains `term` (lower-case), by
+        name; every one with an empty term. Through the trigram index for a term of three or
+        more characters, then checked exactly."""
+        if not term:
+            rows = self.db.execute("SELECT record FROM ext ORDER BY name").fetchall()
+        elif self.fts and len(term) >= 3 and "\n" not in term:
+            rows = self.db.execute("SELECT e.record FROM ext_fts f JOIN ext e ON e.id = f.rowid WHERE f.hay GLOB ? "
+                                   "ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
+        else:
+            rows = self.db.execute("SELECT record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name", (term,)).fetchall()
+        found = [extension_from_record(json.loads(record)) for (record,) in rows]
+        return [e for e in found if not term or term in e.name or term in e.description.lower()]
+
+
+class _Loading:
+    """`SearchIndex.loading()`: one transaction (DDL included: SQLite's is transactional)."""
+
+    def __init__(self, index: SearchIndex, *, bulk: bool) -> None:
+        self.index = index
+        self.bulk = bulk
+
+    def __enter__(self) -> None:
+        db = self.index.db
+        db.execute("BEGIN IMMEDIATE")
+        if self.bulk:
+            for name in ("ext_ai", "ext_ad", "ext_au"):
+                db.execute(f"DROP TRIGGER IF EXISTS {name}")
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        db = self.index.db
+        if kind is not None:
+            db.execute("ROLLBACK")
+            return
+        if self.bulk:
+            db.execute("INSERT INTO ext_fts(ext_fts) VALUES ('rebuild')")
+            for statement in _TRIGGERS:
+                db.execute(statement)
+        db.execute("COMMIT")
+
+
+class _transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _fts_available(db: sqlite3.Connection) -> bool:
+    try:
+        db.execute(_FTS_TABLE)
+        for statement in _TRIGGERS:
+            db.execute(statement)
+    except sqlite3.OperationalError:  # no FTS5, or no trigram tokenizer (SQLite < 3.34): a scan
+        return False
+    return True
+
+
+# --- catching up with the registry ----------------------------------------------------------------
+
+
+def index_path(registry: "Registry") -> Path:
+    return registry.cache.root / DB_FILE
+
+
+def sync(registry: "Registry") -> tuple[SearchIndex, SyncReport]:
+    """The registry's local search index, brought to its serial (module docstring). Raises the
+    errors of reading the registry (its name in the message)."""
+    meta = registry.meta()
+    path = index_path(registry)
+    try:
+        index = SearchIndex(path, registry.source)
+    except sqlite3.Error as exc:
+        raise _db_error(registry, path, exc) from None
+    try:
+        report = _catch_up(registry, index, meta.serial)
+    except sqlite3.Error as exc:
+        index.close()
+        raise _db_error(registry, path, exc) from None
+    except BaseException:
+        index.close()
+        raise
+    return index, report
+
+
+def _db_error(registry: "Registry", path: Path, exc: sqlite3.Error) -> PkgmgrError:
+    """A failure of the local index itself (disk full, another process holding it): its own
+    code, never a traceback."""
+    busy = "locked" in str(exc) or "busy" in str(exc)
+    return PkgmgrError(f"registry {registry.name}: its local search index {path}: {exc}",
+                       code=Code.LOCKED if busy else Code.IO_ERROR, details={"registry": registry.name},
+                       hint="try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
+                            "registry" if not busy else "another pkgmgr is updating it: try again")
+
+
+def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncReport:
+    known = index.serial
+    if known == serial:
+        return SyncReport(serial, "current", 0, 0, index.count())
+    counter = _Counter()
+    if known is not None and 0 <= known < serial and chunk_of(serial) - chunk_of(known + 1) < INCREMENTAL_CHUNKS:
+        changes = _changes_since(registry, known, serial, counter)
+        if changes is not None:
+            index.apply(changes, serial)
+            return SyncReport(serial, "changes", counter.files, counter.bytes, index.count())
+    listed = _read(registry, SHARDS_FILE, SHARDS_MAX_BYTES, parse_shards, counter)
+    if listed is None:
+        raise PkgmgrError(f"registry {registry.name} ({registry.source}) has no {SHARDS_FILE}: its summary is "
+                          "missing", code=Code.INVALID_INDEX, details={"registry": registry.name, "file": SHARDS_FILE},
+                          hint="its maintainers rebuild it with 'pkgmgr registry build DIR'")
+    _load_shards(registry, index, listed, counter)
+    index.set_serial(min(listed.serial, serial))
+    registry.reader.keep(SHARDS_FILE)
+    return SyncReport(serial, "shards", counter.files, counter.bytes, index.count())
+
+
+@dataclass
+class _Counter:
+    files: int = 0
+    bytes: int = 0
+
+
+def _read(registry: "Registry", rel: str, cap: int, parse: Callable[[bytes], Any], counter: _Counter) -> Any:
+    def counted(raw: bytes) -> Any:
+        counter.files += 1
+        counter.bytes += len(raw)
+        return parse(raw)
+
+    return registry.read_file(rel, cap, counted)
+
+
+def _parse_chunk(raw: bytes, *, rel: str, chunk: int) -> list[Change]:
+    return parse_chunk(raw, rel, chunk)
+
+
+def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, tuple[IndexExtension, ...]]:
+    return hashlib.sha256(raw).hexdigest(), parse_shard(raw, rel, shard)
+
+
+def _changes_since(registry: "Registry", known: int, serial: int, counter: _Counter) -> list[Change] | None:
+    """The changes of serials known+1 … serial, or None when the log cannot say (a chunk
+    missing, a serial without a record, a `reset`): then the shards decide."""
+    found: list[Change] = []
+    for chunk in range(chunk_of(known + 1), chunk_of(serial) + 1):
+        rel = chunk_path(chunk)
+        changes = _read(registry, rel, CHANGES_MAX_BYTES, functools.partial(_parse_chunk, rel=rel, chunk=chunk),
+                        counter)
+        if changes is None:
+            return None
+        registry.reader.keep(rel)
+        found += [c for c in changes if known < c.serial <= serial]
+    if any(c.op == "reset" for c in found) or {c.serial for c in found} != set(range(known + 1, serial + 1)):
+        return None
+    return found
+
+
+def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> None:
+    held = index.shard_digests()
+    with index.loading():
+        _load_changed_shards(registry, index, listed, counter, held)
+
+
+def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter,
+                         held: dict[str, str]) -> None:
+    for shard, info in sorted(listed.shards.items()):
+        if held.get(shard) == info.sha256:
+            continue
+        rel = summary_path(shard)
+        read = _read(registry, rel, SUMMARY_MAX_BYTES, functools.partial(_parse_shard, rel=rel, shard=shard), counter)
+        if read is None:
+            raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"missing, though {SHARDS_FILE} lists it")],
+                                   summary=f"registry {registry.name} ({registry.source}):")
+        # the digest of what was read (a shard newer than the list is fetched again next time); shards
+        # are not kept in the file cache: the rows are
+        index.load_shard(shard, read[0], read[1])
+    index.drop_shards(listed.shards)
