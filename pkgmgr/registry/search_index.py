@@ -107,8 +107,7 @@ class SearchIndex:
                 db.close()
                 if attempt == 2:
                     raise
-                for suffix in ("", "-wal", "-shm"):  # damaged or foreign: rebuilt from scratch
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                _remove(self.path)  # damaged or foreign: rebuilt from scratch
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -182,11 +181,14 @@ class SearchIndex:
     # -- reading ---------------------------------------------------------------------------------
 
     def search(self, term: str) -> list[IndexExtension]:
+        """`_search`; raises `Damaged` when the database or a row is not what pkgmgr wrote, and
+        sqlite3.OperationalError when it cannot be read now (locked, I/O)."""
         try:
             return self._search(term)
-        except sqlite3.Error as exc:
-            raise PkgmgrError(f"the local search index {self.path}: {exc}", code=Code.IO_ERROR,
-                              hint="'pkgmgr cache clean' removes it; it is rebuilt from the registry") from None
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:  # "database disk image is malformed", and the like
+            raise Damaged(str(exc)) from None
 
     def _search(self, term: str) -> list[IndexExtension]:
         """Extensions whose name or lower-cased description contains `term` (lower-case), by
@@ -199,8 +201,15 @@ class SearchIndex:
                                    "ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
         else:
             rows = self.db.execute("SELECT record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name", (term,)).fetchall()
-        found = [extension_from_record(json.loads(record)) for (record,) in rows]
+        try:
+            found = [extension_from_record(json.loads(record)) for (record,) in rows]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # ValueError: bad JSON too
+            raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
+
+
+class Damaged(sqlite3.DatabaseError):
+    """The local index holds what pkgmgr did not write (a damaged page, a changed row)."""
 
 
 class _Loading:
@@ -275,6 +284,30 @@ def sync(registry: "Registry") -> tuple[SearchIndex, SyncReport]:
         index.close()
         raise
     return index, report
+
+
+def search(registry: "Registry", term: str) -> list[IndexExtension]:
+    """`SearchIndex.search` of the registry's local index, brought up to date first. An index
+    found damaged while searching is a cache lost: it is removed and rebuilt from the registry
+    once (with a warning), and a second failure is an `io_error`."""
+    for attempt in (1, 2):
+        index, _ = sync(registry)
+        try:
+            return index.search(term)
+        except sqlite3.Error as exc:
+            if attempt == 2 or not isinstance(exc, Damaged):
+                raise _db_error(registry, index.path, exc) from None
+            registry.session.warn(f"registry {registry.name}: its local search index {index.path} was damaged "
+                                  f"({exc}): rebuilt from the registry")
+        finally:
+            index.close()
+        _remove(index.path)
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _db_error(registry: "Registry", path: Path, exc: sqlite3.Error) -> PkgmgrError:
