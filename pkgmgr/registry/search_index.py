@@ -107,7 +107,10 @@ class SearchIndex:
                 db.close()
                 if attempt == 2:
                     raise
-                _remove(self.path)  # damaged or foreign: rebuilt from scratch
+                try:
+                    _remove(self.path)  # damaged or foreign: rebuilt from scratch
+                except OSError:  # not a file (a directory): the caller's io_error says what to do
+                    raise sqlite3.OperationalError(f"{self.path} is not a database file") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -271,38 +274,50 @@ def sync(registry: "Registry") -> tuple[SearchIndex, SyncReport]:
     errors of reading the registry (its name in the message)."""
     meta = registry.meta()
     path = index_path(registry)
-    try:
-        index = SearchIndex(path, registry.source)
-    except sqlite3.Error as exc:
-        raise _db_error(registry, path, exc) from None
-    try:
-        report = _catch_up(registry, index, meta.serial)
-    except sqlite3.Error as exc:
-        index.close()
-        raise _db_error(registry, path, exc) from None
-    except BaseException:
-        index.close()
-        raise
-    return index, report
+    for attempt in (1, 2):
+        try:
+            index = SearchIndex(path, registry.source)
+        except sqlite3.Error as exc:
+            raise _db_error(registry, path, exc) from None
+        try:
+            return index, _catch_up(registry, index, meta.serial)
+        except sqlite3.Error as exc:
+            index.close()
+            _rebuilt_or_raise(registry, path, exc, attempt)
+        except BaseException:
+            index.close()
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
 
 
 def search(registry: "Registry", term: str) -> list[IndexExtension]:
     """`SearchIndex.search` of the registry's local index, brought up to date first. An index
-    found damaged while searching is a cache lost: it is removed and rebuilt from the registry
-    once (with a warning), and a second failure is an `io_error`."""
+    found damaged (by `sync` or while searching) is a cache lost: it is removed and rebuilt from
+    the registry once, with a warning; any other failure of it is an `io_error` (or `locked`)."""
     for attempt in (1, 2):
         index, _ = sync(registry)
         try:
             return index.search(term)
         except sqlite3.Error as exc:
-            if attempt == 2 or not isinstance(exc, Damaged):
-                raise _db_error(registry, index.path, exc) from None
-            registry.session.warn(f"registry {registry.name}: its local search index {index.path} was damaged "
-                                  f"({exc}): rebuilt from the registry")
+            index.close()
+            _rebuilt_or_raise(registry, index.path, exc, attempt)
         finally:
             index.close()
-        _remove(index.path)
     raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _rebuilt_or_raise(registry: "Registry", path: Path, exc: sqlite3.Error, attempt: int) -> None:
+    """Remove a damaged index (a database error but one of operation: locked, I/O, full disk)
+    for the caller to rebuild it, once; raise `_db_error` for any other failure."""
+    damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    if attempt == 2 or not damaged:
+        raise _db_error(registry, path, exc) from None
+    try:
+        _remove(path)
+    except OSError:
+        raise _db_error(registry, path, exc) from None
+    registry.session.warn(f"registry {registry.name}: its local search index {path} was damaged ({exc}): "
+                          "rebuilding it from the registry")
 
 
 def _remove(path: Path) -> None:
