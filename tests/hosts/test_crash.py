@@ -20,6 +20,7 @@ from tests.hosts.helpers import (
     Homes,
     eva_directory,
     eva_script,
+    gemini_extension,
     ok,
     terva_extension,
     tree,
@@ -27,7 +28,7 @@ from tests.hosts.helpers import (
 )
 from tests.support.cli import run_subprocess
 
-HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home")
+HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home", "gemini-home")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,20 @@ def _vera_installed(tmp: Path) -> None:
     ok("ext", "install", vera_extension(tmp / "src" / "ctx"), *UNVERIFIED)
 
 
+def _gemini_src(tmp: Path, version: str = "1.0.0") -> Path:
+    return gemini_extension(tmp / "src" / "hello", version=version)
+
+
+def _gemini_installed(tmp: Path) -> None:
+    ok("ext", "install", _gemini_src(tmp), *UNVERIFIED)
+
+
+def _gemini_installed_disabled_then_raised(tmp: Path) -> None:
+    _gemini_installed(tmp)
+    ok("ext", "disable", "hello")
+    _gemini_src(tmp, "1.1.0")
+
+
 def _eva_installed(tmp: Path) -> None:
     ok("ext", "install", eva_script(tmp / "src", "notes"), *UNVERIFIED)
 
@@ -85,6 +100,12 @@ CASES = [
     Case("vera-remove", _vera_installed, lambda tmp: ["ext", "remove", "acme.context-tools"],
          ("host.remove.after_rename", "host.remove.after_commit")),
     Case("eva-disable", _eva_installed, lambda tmp: ["ext", "disable", "notes"], ("host.enable.after_move",)),
+    Case("gemini-install", _nothing, _install(_gemini_src),
+         ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
+          "host.install.after_commit")),
+    Case("gemini-update", _gemini_installed_disabled_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    Case("gemini-remove", _gemini_installed, lambda tmp: ["ext", "remove", "hello"],
+         ("host.remove.after_rename", "host.remove.after_commit")),
 ]
 POINTS = [(case, label) for case in CASES for label in case.labels]
 
@@ -95,6 +116,12 @@ def visible(homes: Homes) -> dict[str, Any]:
     for name, folder in (("terva", homes.terva / "extensions"), ("eva", homes.eva / "extensions"),
                          ("eva-disabled", homes.eva / ".pkgmgr-disabled"), ("vera", homes.vera / "extensions")):
         seen[name] = {k: v for k, v in tree(folder).items() if not k.startswith(".managed/")} if folder.exists() else {}
+    gemini = homes.gemini_extensions
+    seen["gemini"] = {k: v for k, v in tree(gemini).items() if "/" in k} if gemini.exists() else {}
+    enablement = gemini / "extension-enablement.json"
+    rules = json.loads(enablement.read_text()) if enablement.exists() else {}
+    # an enablement entry of a name no folder carries is inert: Gemini loads what has a folder
+    seen["gemini-rules"] = {name: rules[name] for name in rules if (gemini / name).is_dir()}
     return seen
 
 

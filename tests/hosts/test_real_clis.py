@@ -238,3 +238,65 @@ def test_claude_lists_a_plugin_recorded_as_pkgmgr_records_it(claude_cli: Path, t
     _claude(claude_cli, tmp_path, work, "disable", "hello@pkgmgr", "--scope", scope)
     assert realcli.claude_list(claude_cli, tmp_path, cwd=work)[0]["enabled"] is False
     assert not (config / "plugins" / "cache").exists()  # nothing copied: the folder is what Claude reads
+
+
+# --- pkgmgr's installs, as the real hosts see them ----------------------------------------------------
+
+
+def _pkgmgr(*args: Any, cwd: Path | None = None) -> dict[str, Any]:
+    from tests.support.cli import run_cli
+
+    result = run_cli([*map(str, args), "-o", "json"], cwd=cwd)
+    assert result.code == 0, result
+    return result.json
+
+
+def test_gemini_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
+        gemini_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gemini extensions list` after each pkgmgr command: installed and active, inactive after
+    `ext disable` (in a workspace under GEMINI_CLI_HOME), active again, gone after `ext remove`;
+    and Gemini's own `disable` is what `ext list` shows."""
+    gemini_home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(gemini_home))
+    work = gemini_home / "work"
+    env = {"GEMINI_CLI_HOME": str(gemini_home)}
+
+    def listed() -> list[dict[str, Any]]:
+        result = realcli.run(gemini_cli, ["extensions", "list", "-o", "json"], home=tmp_path / "home", cwd=work,
+                             env=env)
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out)
+        return value if value is not None else []  # no extension: Gemini prints a sentence, not []
+
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n',
+                                                "GEMINI.md": "# hello\n"})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [seen] = listed()
+    folder = gemini_home / ".gemini" / "extensions" / "hello"
+    assert (seen["name"], seen["version"], seen["isActive"], seen["path"]) == ("hello", "1.0.0", True, str(folder))
+    assert seen["installMetadata"] == {"source": str(folder), "type": "local"}
+    _pkgmgr("ext", "disable", "hello")
+    assert listed()[0]["isActive"] is False
+    _pkgmgr("ext", "enable", "hello")
+    assert listed()[0]["isActive"] is True
+    gemini_disable = realcli.run(gemini_cli, ["extensions", "disable", "hello"], home=tmp_path / "home", cwd=work,
+                                 env=env)
+    assert gemini_disable.code == 0, gemini_disable.out
+    assert _pkgmgr("ext", "list")["extensions"][0]["enabled"] is False
+    assert _pkgmgr("ext", "verify", "hello")["verified"][0]["ok"] is True
+    build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.1.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [updated] = listed()
+    assert (updated["version"], updated["isActive"]) == ("1.1.0", False)
+    _pkgmgr("ext", "remove", "hello")
+    assert listed() == []
+    assert not (gemini_home / ".gemini" / "extensions" / "hello").exists()
+
+
+def test_a_gemini_scaffold_passes_geminis_validate_and_loads(gemini_cli: Path, tmp_path: Path) -> None:
+    _pkgmgr("ext", "new", "greeter", "--host", "gemini", cwd=tmp_path)
+    result = realcli.run(gemini_cli, ["extensions", "validate", str(tmp_path / "greeter")], home=tmp_path / "home",
+                         cwd=tmp_path / "work")
+    assert result.code == 0 and not realcli.gemini_warnings(result), result.out
+    assert realcli.gemini_verdict(gemini_cli, tmp_path / "greeter", tmp_path / "run") == {
+        "validate": "ok", "warnings": [], "install": "ok", "listed": True}
