@@ -54,6 +54,7 @@ HOSTS: dict[str, Entry] = {
     "eva": Entry("pkgmgr.hosts.eva", "Eva", ("extension.exs", "*.exs"), (".exs",)),
     "vera": Entry("pkgmgr.hosts.vera", "Vera", ("vera.extension.json",)),
     "gemini": Entry("pkgmgr.hosts.gemini", "Gemini", ("gemini-extension.json",)),
+    "claude": Entry("pkgmgr.hosts.claude", "Claude", (".claude-plugin/plugin.json",)),
 }
 
 _made: dict[str, Host] = {}

@@ -149,7 +149,7 @@ def test_a_linked_extension_is_not_adopted(tmp_path: Path, homes: Homes) -> None
     linked = homes.gemini_extensions / "hello"
     linked.mkdir(parents=True)
     (linked / ".gemini-extension-install.json").write_bytes(_stringify({"source": str(source), "type": "link"}))
-    assert ok("hosts")["hosts"][-1]["unmanaged"] == 1
+    assert {h["name"]: h for h in ok("hosts")["hosts"]}["gemini"]["unmanaged"] == 1
     for names in (["hello"], []):
         result = fail("usage", "adopt", "--host", "gemini", *names)
         assert "link" in result["error"]["message"] and str(source) in result["error"]["message"]

@@ -300,3 +300,56 @@ def test_a_gemini_scaffold_passes_geminis_validate_and_loads(gemini_cli: Path, t
     assert result.code == 0 and not realcli.gemini_warnings(result), result.out
     assert realcli.gemini_verdict(gemini_cli, tmp_path / "greeter", tmp_path / "run") == {
         "validate": "ok", "warnings": [], "install": "ok", "listed": True}
+
+
+def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
+        claude_cli: Path, tmp_path: Path) -> None:
+    """`claude plugin list` after each pkgmgr command: installed from pkgmgr's marketplace, enabled
+    with no load error, disabled after `ext disable`, enabled again, updated in place, gone after
+    `ext remove`; and Claude's own `disable` is what `ext list` shows."""
+    config = tmp_path / "claude-config"  # what tests/hosts/conftest.py gives pkgmgr
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def listed() -> list[dict[str, Any]]:
+        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=work,
+                             env=realcli.claude_env(config))
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out) or []
+        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+    source = build(tmp_path / "src" / "hello", {
+        ".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0","description":"says hello"}\n',
+        "commands/hi.md": "---\ndescription: Say hi\n---\n\nSay hi.\n"})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    folder = tmp_path / "pkgmgr-home" / "claude" / "plugins" / "hello"
+    [seen] = listed()
+    assert (seen["id"], seen["scope"], seen["enabled"], seen.get("errors") or []) == ("hello@pkgmgr", "user", True, [])
+    assert seen["readFromFolder"] == str(folder)
+    _pkgmgr("ext", "disable", "hello")
+    assert listed()[0]["enabled"] is False
+    _pkgmgr("ext", "enable", "hello")
+    assert listed()[0]["enabled"] is True
+    claude_disable = realcli.run(claude_cli, ["plugin", "disable", "hello@pkgmgr"], home=tmp_path / "home", cwd=work,
+                                 env=realcli.claude_env(config))
+    assert claude_disable.code == 0, claude_disable.out
+    assert _pkgmgr("ext", "list")["extensions"][0]["enabled"] is False
+    assert _pkgmgr("ext", "verify", "hello")["verified"][0]["ok"] is True
+    build(source, {".claude-plugin/plugin.json": '{"name":"hello","version":"1.1.0","description":"says hello"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [updated] = listed()
+    assert (updated["version"], updated["enabled"], updated.get("errors") or []) == ("1.1.0", False, [])
+    _pkgmgr("ext", "remove", "hello")
+    assert listed() == []
+    assert not folder.exists()
+
+
+def test_a_claude_scaffold_passes_claudes_validate_and_loads(claude_cli: Path, tmp_path: Path) -> None:
+    plugins = tmp_path / "run" / "market" / "plugins"  # where claude_install_verdict's marketplace finds it
+    plugins.mkdir(parents=True)
+    _pkgmgr("ext", "new", "greeter", "--host", "claude", cwd=plugins)
+    for strict in (False, True):
+        assert realcli.claude_validate(claude_cli, plugins / "greeter", tmp_path / "validate", strict=strict) == {
+            "passed": True, "errors": [], "warnings": []}
+    assert realcli.claude_install_verdict(claude_cli, plugins / "greeter", "greeter", tmp_path / "run") == {
+        "installed": True, "enabled": True, "load_error": False}
