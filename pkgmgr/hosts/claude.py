@@ -918,7 +918,17 @@ class Claude(FolderHost):
 
     def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
                        replacing: bool) -> None:
-        """Claude's records of the install (an update leaves its enabled state as Claude has it)."""
+        """Before the tree is in place, only what Claude does not load by itself: every file checked
+        editable, the marketplace known and listing the plugin (a listed plugin without an install
+        entry is not loaded)."""
+        records = Records(self.place(folder))
+        records.check()
+        records.register()
+        records.list_plugin(judged.name, judged.description)
+
+    def record_switched(self, folder: Path, judged: Judged, *, enabled: bool, replacing: bool) -> None:
+        """Once the tree is in place: the install's entry, then its enabled state (an update
+        leaves that as Claude has it), so Claude never lists an enabled plugin it cannot load."""
         Records(self.place(folder)).put(judged.name, judged.version, judged.description,
                                         enabled=None if replacing else enabled, update=replacing)
 

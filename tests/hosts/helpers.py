@@ -93,6 +93,19 @@ def gemini_extension(root: Path, name: str = "hello", version: str = "1.0.0", **
     return root
 
 
+def claude_plugin(root: Path, name: str = "hello", version: str | None = "1.0.0", **fields: Any) -> Path:
+    """A Claude Code plugin: its manifest and one slash command."""
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"name": name, "description": "says hello", "author": {"name": "pkgmgr tests"},
+                                **fields}
+    if version is not None:
+        manifest["version"] = version
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (root / "commands").mkdir(exist_ok=True)
+    (root / "commands" / "hi.md").write_text("---\ndescription: Say hi\n---\n\nSay hi.\n")
+    return root
+
+
 def vera_extension(root: Path, ext_id: str = "acme.context-tools", version: str = "1.0.0",
                    capabilities: tuple[str, ...] = ("commands.register", "models.complete")) -> Path:
     root.mkdir(parents=True, exist_ok=True)

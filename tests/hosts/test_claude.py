@@ -14,21 +14,9 @@ from typing import Any
 
 import pytest
 
-from tests.hosts.helpers import UNVERIFIED, Homes, fail, human, ok, tree
+from tests.hosts.helpers import UNVERIFIED, Homes, claude_plugin, fail, human, ok, tree
 
 TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
-
-def claude_plugin(root: Path, name: str = "hello", version: str | None = "1.0.0", **fields: Any) -> Path:
-    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
-    manifest: dict[str, Any] = {"name": name, "description": "says hello", "author": {"name": "pkgmgr tests"},
-                                **fields}
-    if version is not None:
-        manifest["version"] = version
-    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
-    (root / "commands").mkdir(exist_ok=True)
-    (root / "commands" / "hi.md").write_text("---\ndescription: Say hi\n---\n\nSay hi.\n")
-    return root
 
 
 def _install(tmp_path: Path, version: str | None = "1.0.0", *extra: str, cwd: Path | None = None,
