@@ -353,3 +353,34 @@ def test_a_claude_scaffold_passes_claudes_validate_and_loads(claude_cli: Path, t
             "passed": True, "errors": [], "warnings": []}
     assert realcli.claude_install_verdict(claude_cli, plugins / "greeter", "greeter", tmp_path / "run") == {
         "installed": True, "enabled": True, "load_error": False}
+
+
+def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli: Path, tmp_path: Path) -> None:
+    """`pkgmgr sync` of a workspace declaring a Claude Code plugin: `claude plugin list` in the
+    project shows it enabled at the local scope with no load error, elsewhere not enabled; after
+    the entry is dropped and synced again, Claude lists nothing."""
+    config = tmp_path / "claude-config"
+    ws = tmp_path / "ws"
+    build(ws / "tools" / "standup", {".claude-plugin/plugin.json": '{"name":"standup","version":"1.0.0"}\n',
+                                     "commands/standup.md": "---\ndescription: Stand-up\n---\n\nDraft it.\n"})
+    (ws / "pkgmgr.toml").write_text('[extensions]\nstandup = { path = "tools/standup", host = "claude" }\n')
+    _pkgmgr("trust", cwd=ws)
+    _pkgmgr("sync", cwd=ws)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def listed(cwd: Path) -> list[dict[str, Any]]:
+        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
+                             env=realcli.claude_env(config))
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out) or []
+        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+    [seen] = listed(ws)
+    assert seen["id"].startswith("standup@pkgmgr-") and (seen["scope"], seen["enabled"]) == ("local", True)
+    assert not seen.get("errors")
+    assert [p["enabled"] for p in listed(elsewhere)] in ([], [False])
+    (ws / "pkgmgr.toml").write_text("[extensions]\n")
+    _pkgmgr("trust", cwd=ws)
+    _pkgmgr("sync", cwd=ws)
+    assert listed(ws) == []
