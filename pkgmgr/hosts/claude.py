@@ -571,17 +571,10 @@ def read_document(path: Path) -> Document:
     """A JSON object file of Claude's (its records, a settings file), bounded; a link followed (a
     settings file kept in a dotfiles repository), an empty document when there is none. Raises
     `invalid_config` for one that is not a regular file or not one JSON object."""
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-    from pkgmgr.hosts.jsonedit import Document, EditError
+    from pkgmgr.hosts.jsonedit import Document, EditError, read_raw
 
-    try:
-        raw = read_regular(path, limit=RECORDS_MAX_BYTES, follow_symlinks=True)
-    except FileNotFoundError:
-        return Document.parse(b"", max_bytes=RECORDS_MAX_BYTES)
-    except NotRegularFile as exc:
-        raise _records_error(path, f"is {exc.kind}") from None
-    except OSError as exc:
-        raise _records_error(path, f"cannot be read ({exc.strerror or exc})") from None
+    raw = read_raw(path, max_bytes=RECORDS_MAX_BYTES, refuse=lambda why: _records_error(path, why),
+                   follow_symlinks=True)
     try:
         return Document.parse(raw, max_bytes=RECORDS_MAX_BYTES)
     except EditError as exc:

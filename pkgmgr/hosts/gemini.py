@@ -435,18 +435,10 @@ def read_enablement(folder: Path) -> Document:
     """`extension-enablement.json` of the extensions folder `folder`: an empty document when there
     is none. Raises `invalid_config` for a file Gemini CLI could not read (not JSON, not an object
     of `{"overrides": [strings]}`) or that is not a regular file."""
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-    from pkgmgr.hosts.jsonedit import Document, EditError
+    from pkgmgr.hosts.jsonedit import Document, EditError, read_raw
 
     path = folder / ENABLEMENT
-    try:
-        raw = read_regular(path, limit=ENABLEMENT_MAX_BYTES)
-    except FileNotFoundError:
-        return Document.parse(b"", max_bytes=ENABLEMENT_MAX_BYTES)
-    except NotRegularFile as exc:
-        raise _enablement_error(path, f"is {exc.kind}") from None
-    except OSError as exc:
-        raise _enablement_error(path, f"cannot be read ({exc.strerror or exc})") from None
+    raw = read_raw(path, max_bytes=ENABLEMENT_MAX_BYTES, refuse=lambda why: _enablement_error(path, why))
     if raw.startswith(jsdoc.UTF8_BOM):
         raise _enablement_error(path, "starts with a byte order mark (Node's JSON.parse refuses it)")
     try:

@@ -19,7 +19,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from pkgmgr.documents import DocumentError, decode_json
@@ -249,3 +251,18 @@ def _line_indent(text: str, at: int, *, opening: bool = False) -> str | None:
 
 def _shown(path: tuple[str, ...]) -> str:
     return ".".join(path) or "the document"
+
+
+def read_raw(path: Path, *, max_bytes: int, refuse: Callable[[str], Exception], follow_symlinks: bool = False) -> bytes:
+    """A host's file pkgmgr edits, through the one bounded read (regular files only): b"" when
+    there is none; `refuse(why)` raised for one that is not a regular file or cannot be read."""
+    from pkgmgr.fsutil import NotRegularFile, read_regular
+
+    try:
+        return read_regular(path, limit=max_bytes, follow_symlinks=follow_symlinks)
+    except FileNotFoundError:
+        return b""
+    except NotRegularFile as exc:
+        raise refuse(f"is {exc.kind}") from None
+    except OSError as exc:
+        raise refuse(f"cannot be read ({exc.strerror or exc})") from None
