@@ -43,7 +43,7 @@ class LockEntry:
     network_digest: str
     host: str = ""  # "" for the default host (not written), else the host's name (`pkgmgr.hosts.HOSTS`)
     # a host install's path relative to the workspace (POSIX), absolute (global), or "" when it is kept
-    # in the workspace's store (Claude Code's marketplace of the workspace): a path of one machine
+    # in the workspace's store (a host that reads its installs from there): a path of one machine
     install_path: str = ""
 
     @property
