@@ -50,3 +50,17 @@ def file_digest(path: Path) -> tuple[str, int]:
 def file_sha256(path: Path) -> str:
     """The sha256 hex of a file, streamed. Raises OSError."""
     return file_digest(path)[0]
+
+
+# what a name read from a folder pkgmgr did not fill may hold that a terminal acts on: C0 and C1
+# controls (escape sequences, a newline that forges a line), the bidirectional overrides and
+# isolates that reorder what is shown (Trojan Source, CVE-2021-42574), and the lone surrogates of
+# bytes that are not UTF-8
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` as a message may show it: unchanged when it holds nothing a terminal acts on, else
+    quoted with every such character escaped (`'\\x1b[2J.exs'`), so that a hostile file name can
+    neither forge a line, nor move the cursor, nor reorder what is around it."""
+    return repr(text) if _UNSHOWABLE.search(text) else text

@@ -153,6 +153,8 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     if others and not options.force:
         raise conflict_error(host, name, others)
     host.check_neighbours(folder, judged, known | set(others), scope.kind)
+    if options.approve_host_trust or options.approve_host_trust_all:
+        _check_approval(scope, host, prepared, options.approve_host_trust_all, current, others, target)
     if current is None:
         return False
     from_same_source = check_source(current, fetched, name, force=options.force)
@@ -166,6 +168,24 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
                           f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
                           code=Code.SOURCE_CONFLICT, hint="pass --force to replace it")
     return False
+
+
+def _check_approval(scope: Scope, host: FolderHost, prepared: Prepared[Judged], everything: bool,
+                    current: Installed | None, others: list[Path], target: Path) -> None:
+    """`--approve-host-trust` on an install: the host's approval of the folder as the switch will
+    leave it must cover only what pkgmgr installs or the operator named (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    folder = target.parent
+    replaced = [p for p in [*others, *([current.place] if current is not None else [])] if p.parent == folder]
+    overlay: dict[str, Path | None] = {p.name: None for p in replaced}
+    arriving = {}
+    enabled = current.enabled if current is not None else prepared.enabled
+    if enabled or host.disabled_place(folder, prepared.name, prepared.layout) is None:  # it lands in the folder
+        overlay[target.name] = prepared.root
+        arriving[target.name] = (prepared.layout, prepared.listing)
+    approval.check(host, scope, folder, everything=everything, overlay=overlay, leaving=list(overlay),
+                   arriving=arriving)
 
 
 def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
@@ -239,7 +259,8 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     records.save(scope, new)
     crashpoint("host.install.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust,
+                                   approve_all=options.approve_host_trust_all)
     if current is None:
         action = "installed"
     else:
@@ -299,6 +320,8 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:  # an interrupted removal of it, finished just now by the recovery
         return item
+    if change.approve_host_trust or change.approve_host_trust_all:
+        _check_change_approval(scope, host, folder, change, current.place, None)
     tx = _transaction_dir(folder)
     place = current.directory
     records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
@@ -318,7 +341,8 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     records.delete(scope, current.host, current.name)
     crashpoint("host.remove.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
+                                   approve_all=change.approve_host_trust_all)
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
@@ -337,6 +361,9 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         return current
     updated = current.with_changes(enabled=enabled)
     away = host.disabled_place(folder, current.name, current.layout)
+    if away is not None and (change.approve_host_trust or change.approve_host_trust_all):
+        _check_change_approval(scope, host, folder, change, current.place,
+                               Path(current.disabled_path or away) if enabled else None)
     if away is not None:
         source, dest = (current.place, away) if not enabled else (Path(current.disabled_path or away), current.place)
         if os.path.lexists(dest):
@@ -350,8 +377,21 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
     else:
         host.write_enabled(folder, current, enabled, lock_timeout=change.lock_timeout)
     records.save(scope, updated)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
+                                   approve_all=change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+def _check_change_approval(scope: Scope, host: FolderHost, folder: Path, change: Change, place: Path,
+                           arriving: Path | None) -> None:
+    """`--approve-host-trust` on a remove, enable or disable that takes the entry `place` out of
+    the folder (`arriving` None) or puts the tree at `arriving` there (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    if place.parent != folder:
+        return
+    approval.check(host, scope, folder, everything=change.approve_host_trust_all, overlay={place.name: arriving},
+                   leaving=[] if arriving is not None else [place.name])
 
 
 # --- adopt -------------------------------------------------------------------------------------------

@@ -106,7 +106,8 @@ def test_project_install_shows_the_trust_hash_and_leaves_approval_alone(tmp_path
     assert installed["path"] == str(folder / "notes.exs")
     trust = installed["trust"]
     assert trust == {"folder": str(folder), "approved_hash": None, "content_hash": trust_ex_hash(folder),
-                     "approved": False, "updated": False}
+                     "approved": False, "updated": False, "covers": ["notes.exs"], "not_installed_by_pkgmgr": [],
+                     "unhashed": [], "unreadable": [], "refused": None}
     assert content_hash(folder) == trust_ex_hash(folder)
     assert not (homes.eva / "trust.json").exists()  # never approved without --approve-host-trust
     result = human("--scope", "workspace", "ext", "disable", "notes", cwd=project)
