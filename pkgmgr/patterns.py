@@ -4,6 +4,7 @@ of these imports it from here (`re` only: cheap enough for the start-up fast pat
 
 from __future__ import annotations
 
+import os
 import re
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `ext list`'s fast path imports this module
@@ -35,15 +36,21 @@ CHUNK = 1024 * 1024
 
 
 def file_digest(path: Path) -> tuple[str, int]:
-    """(sha256 hex, size) of a file, streamed. Raises OSError."""
+    """(sha256 hex, size) of the regular file `path` (a final link followed), streamed. Raises
+    OSError (`fsutil.NotRegularFile` for a FIFO, a device, a socket or a directory)."""
     import hashlib  # not at import: loading OpenSSL costs start-up that `ext list` need not pay
+
+    from pkgmgr.fsutil import open_regular_fd
 
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
+    fd = open_regular_fd(path, follow_symlinks=True)  # a FIFO or a device is refused, never waited on
+    try:
+        while chunk := os.read(fd, CHUNK):
             digest.update(chunk)
             size += len(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest(), size
 
 
