@@ -71,3 +71,18 @@ def printable(text: str) -> str:
     quoted with every such character escaped (`'\\x1b[2J.exs'`), so that a hostile file name can
     neither forge a line, nor move the cursor, nor reorder what is around it."""
     return repr(text) if _UNSHOWABLE.search(text) else text
+
+
+# the same set, less the tab and the newline a message's own layout uses
+_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` as pkgmgr writes it to a terminal, a pipe or a log: every character a terminal acts
+    on (`printable`'s set, but the tab and the newline of the message's own layout) written as its
+    escape (`\\x1b`, `\\u202e`), so that a name from a folder or a document pkgmgr did not
+    fill can neither clear the screen, forge a line nor reorder what surrounds it."""
+    if not _TERMINAL.search(text):
+        return text
+    return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                         text)

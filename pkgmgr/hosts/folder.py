@@ -419,6 +419,7 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
         if item is None:
             raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code=Code.NOT_FOUND,
                               details={"found": sorted(found)})
+        check_planted(item.path)
         judged = host.judge(item.path, name_hint=name, layout=item.layout)
         if judged.name != name and host.names_itself:
             raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
@@ -435,6 +436,51 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
         records.save(scope, row)
         adopted.append(row)
     return adopted
+
+
+ADOPT_MAX_ENTRIES = 10_000  # pkgmgr's bound on what adopt walks (an archive holds at most as many: SPEC 3)
+
+
+def check_planted(path: Path) -> None:
+    """A hand-installed extension `adopt` takes under management holds only what pkgmgr itself
+    would install (SPEC 13): the user's own directories and regular files, and links that stay
+    inside it. Refused: the extension itself a link (`path_escapes_root`: pkgmgr would manage
+    what it points to), an entry of another user (`path_escapes_root`, naming the owner: they
+    could change it under pkgmgr's record), a link that leads out of it (`path_escapes_root`),
+    a FIFO, socket or device (`invalid_archive`), more than ADOPT_MAX_ENTRIES entries. The walk
+    follows no link and reads no file."""
+    import stat
+
+    from pkgmgr.fsutil import foreign_owner, kind_of
+
+    def refuse(where: str, why: str, code: str = Code.PATH_ESCAPES_ROOT) -> PkgmgrError:
+        return PkgmgrError(f"{where} {why}: pkgmgr does not adopt {path}", code=code, path=where,
+                           hint="remove it, or move the extension out of the host's folder and install it "
+                                "with 'pkgmgr ext install'")
+
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise refuse(str(path), "is a symbolic link (pkgmgr manages only what is in the host's folder)")
+    root = os.path.realpath(path)
+    pending, seen = [str(path)], 0
+    while pending:
+        current = pending.pop()
+        info = os.lstat(current)
+        seen += 1
+        if seen > ADOPT_MAX_ENTRIES:
+            raise refuse(str(path), f"holds more than {ADOPT_MAX_ENTRIES} entries (pkgmgr's bound)",
+                         Code.INVALID_ARCHIVE)
+        owner = foreign_owner(info)
+        if owner is not None:
+            raise refuse(current, f"is owned by {owner}, not by you")
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(current)
+            if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
+                raise refuse(current, f"is a symbolic link that leads out of the extension (to {target})")
+        elif stat.S_ISDIR(info.st_mode):
+            pending.extend(os.path.join(current, name) for name in os.listdir(current))
+        elif not stat.S_ISREG(info.st_mode):
+            raise refuse(current, f"is {kind_of(info.st_mode)}, which no extension holds", Code.INVALID_ARCHIVE)
 
 
 # --- recovery --------------------------------------------------------------------------------------

@@ -652,6 +652,8 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
     for child in names:
         path = state / child
         if child.endswith(".tmp"):
+            if os.path.isdir(path) and not os.path.islink(path):  # Vera's rm fails on it too: never removed
+                raise _records_error(path, "directory holds an unexpected directory")
             path.unlink(missing_ok=True)
             continue
         if not child.endswith(".json") or os.path.islink(path):

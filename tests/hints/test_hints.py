@@ -341,6 +341,9 @@ entry("hosts/facts.py", "{}: {} archive names its version in its top directory (
       "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made"))
 entry("hosts/folder.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it",
       Runs(s.install_over_a_hand_installed_extension, ("ext install",)))
+entry("hosts/folder.py", "remove it, or move the extension out of the host's folder and install it with "
+      "'pkgmgr ext install'", Mention("what to use for a tree adopt refuses (a FIFO, a link out, another user's "
+                                      "file): its path is the user's to give; tests/hosts/test_host_attacks.py"))
 entry("hosts/folder.py", "pass --force to replace it",
       Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
 entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",

@@ -19,7 +19,18 @@ from typing import Any
 import pytest
 
 from pkgmgr.hosts.eva import content_hash
-from tests.hosts.helpers import UNVERIFIED, Homes, eva_directory, eva_module, eva_script, fail, human, ok
+from tests.hosts.helpers import (
+    UNVERIFIED,
+    Homes,
+    entries,
+    eva_directory,
+    eva_module,
+    eva_script,
+    fail,
+    human,
+    ok,
+    trust_ex_hash,
+)
 from tests.support.cli import run_subprocess
 
 WS = ("--scope", "workspace")
@@ -36,30 +47,10 @@ def folder_of(root: Path) -> Path:
     return root / ".eva" / "extensions"
 
 
-def trust_ex_hash(folder: Path) -> str:
-    """trust.ex content_hash/1 written out independently (non-hidden `**/*.exs`, sorted by path)."""
-    files = sorted(p for p in folder.rglob("*.exs")
-                   if not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
-    return digest.hexdigest()
-
-
 def snapshot(root: Path, homes: Homes) -> dict[str, Any]:
     """Everything an approval or an install could move: the project's and Eva's files (links by
     their target) and what pkgmgr lists."""
-    files: dict[str, Any] = {}
-    for base in (root, homes.eva):
-        for dirpath, dirnames, filenames in os.walk(base):
-            for name in dirnames + filenames:
-                path = Path(dirpath) / name
-                if path.is_symlink():
-                    files[str(path)] = ("link", os.readlink(path))
-                elif path.is_file():
-                    files[str(path)] = path.read_bytes()
-                elif not path.is_dir():
-                    files[str(path)] = "special"
+    files = entries(root, homes.eva)
     files["listed"] = ok(*WS, "ext", "list", cwd=root)["extensions"]
     return files
 
