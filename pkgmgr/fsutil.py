@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -68,6 +69,31 @@ def read_regular(path: str | os.PathLike[str], *, limit: int, follow_symlinks: b
             chunks.append(chunk)
             left -= len(chunk)
         return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+class TooLarge(OSError):
+    """A file holds more than the bound its reader set."""
+
+    def __init__(self, path: str | os.PathLike[str], limit: int) -> None:
+        super().__init__(errno.EFBIG, f"is larger than {limit} bytes", os.fspath(path))
+        self.limit = limit
+
+
+def regular_chunks(path: str | os.PathLike[str], *, limit: int, follow_symlinks: bool = False,
+                   chunk: int = 1024 * 1024) -> Iterator[bytes]:
+    """The content of the regular file `path` in chunks, for a reader that streams it (a digest):
+    opened as `open_regular_fd` opens it, and `TooLarge` raised as soon as more than `limit` bytes
+    came (nothing past the bound is read). Raises as `open_regular_fd` when the iteration starts."""
+    fd = open_regular_fd(path, follow_symlinks=follow_symlinks)
+    try:
+        left = limit
+        while data := os.read(fd, chunk):
+            if len(data) > left:
+                raise TooLarge(path, limit)
+            left -= len(data)
+            yield data
     finally:
         os.close(fd)
 

@@ -435,7 +435,7 @@ def _change(ctx: Context, args: argparse.Namespace) -> Any:
 
     deactivate = bool(vars(args).get("deactivate"))  # `ext enable` has no --deactivate
     return Change(deactivate=deactivate, approve_host_trust=args.approve_host_trust,
-                  lock_timeout=ctx.lock_timeout)
+                  approve_host_trust_all=args.approve_host_trust_all, lock_timeout=ctx.lock_timeout)
 
 
 def _done_output(verb: str, done: Done) -> Output:

@@ -28,6 +28,7 @@ from pkgmgr.hosts.port import Change, Changed, Host, Packable, Prepared, Validat
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
     from pkgmgr.config import Config
+    from pkgmgr.hosts.approval import Inventory
     from pkgmgr.hosts.port import Destination, Options, Source, Warn
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
@@ -188,10 +189,44 @@ class FolderHost(HostRules, Host):
         """What the operator must know after a change in `folder` (trust, reloads)."""
         return []
 
-    def trust_step(self, scope: Scope, folder: Path, *, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
+    def trust_step(self, scope: Scope, folder: Path, *, approve: bool,
+                   approve_all: bool = False) -> tuple[list[str], dict[str, Any] | None]:
         """The host's trust step after a change in `folder`: the notes for the operator, and the
-        host's approval of the folder (None where the host has none pkgmgr may record)."""
-        return self.notes(scope.kind, scope.workspace, folder), None
+        report of the host's approval of the folder (None where the host has none pkgmgr may
+        record), the approval recorded when asked (`approve`; `approve_all`: with every file its
+        hash covers named) and `pkgmgr.hosts.approval`'s rule allows it."""
+        from pkgmgr.hosts import approval
+
+        report = approval.step(self, scope, folder, approve=approve or approve_all, everything=approve_all)
+        if report is None:
+            return self.notes(scope.kind, scope.workspace, folder), None
+        return self.trust_lines(report), report
+
+    # --- the host's own approval of a project folder (default: it keeps none pkgmgr records) ---------
+
+    unhashed_reason: ClassVar[str] = ""  # why its hash leaves out what it loads (`Inventory.unhashed`), for messages
+
+    def trust_inventory(self, folder: Path, overlay: Mapping[str, Path | None] | None = None) -> Inventory | None:
+        """What the host's approval of the project folder `folder` covers, read once through
+        pkgmgr's bounded reads (`approval.Inventory`: every file its hash reads with the digest of
+        what was read, what it loads without hashing it, what could not be read, and the hash);
+        `overlay`: top-level entries of `folder` replaced by the tree at a path, or taken out
+        (None) — the folder as a change will leave it. None: the host keeps no approval pkgmgr
+        records. Never raises for what is in the folder."""
+        return None
+
+    def approved_hash(self, folder: Path) -> str | None:
+        """The hash the host approved for `folder`, from its own trust file (None: none). Raises
+        when that file cannot be read as a file (`invalid_config`)."""
+        return None
+
+    def record_approval(self, folder: Path, value: str) -> None:
+        """Record, as the host does, its approval of `folder` at the hash `value`."""
+        raise NotImplementedError
+
+    def trust_lines(self, report: dict[str, Any]) -> list[str]:
+        """What the operator reads of a trust step's report (`approval.step`)."""
+        return []
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         """The host's approval of the folder an install is in, for `ext status` (None: none)."""

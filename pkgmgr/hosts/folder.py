@@ -153,6 +153,8 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     if others and not options.force:
         raise conflict_error(host, name, others)
     host.check_neighbours(folder, judged, known | set(others), scope.kind)
+    if options.approve_host_trust or options.approve_host_trust_all:
+        _check_approval(scope, host, prepared, options.approve_host_trust_all, current, others, target)
     if current is None:
         return False
     from_same_source = check_source(current, fetched, name, force=options.force)
@@ -166,6 +168,24 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
                           f"(tree {current.tree_sha256[:21]} vs {prepared.tree_sha256[:21]})",
                           code=Code.SOURCE_CONFLICT, hint="pass --force to replace it")
     return False
+
+
+def _check_approval(scope: Scope, host: FolderHost, prepared: Prepared[Judged], everything: bool,
+                    current: Installed | None, others: list[Path], target: Path) -> None:
+    """`--approve-host-trust` on an install: the host's approval of the folder as the switch will
+    leave it must cover only what pkgmgr installs or the operator named (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    folder = target.parent
+    replaced = [p for p in [*others, *([current.place] if current is not None else [])] if p.parent == folder]
+    overlay: dict[str, Path | None] = {p.name: None for p in replaced}
+    arriving = {}
+    enabled = current.enabled if current is not None else prepared.enabled
+    if enabled or host.disabled_place(folder, prepared.name, prepared.layout) is None:  # it lands in the folder
+        overlay[target.name] = prepared.root
+        arriving[target.name] = (prepared.layout, prepared.listing)
+    approval.check(host, scope, folder, everything=everything, overlay=overlay, leaving=list(overlay),
+                   arriving=arriving)
 
 
 def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
@@ -240,7 +260,8 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     records.save(scope, new)
     crashpoint("host.install.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust,
+                                   approve_all=options.approve_host_trust_all)
     if current is None:
         action = "installed"
     else:
@@ -300,6 +321,8 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:  # an interrupted removal of it, finished just now by the recovery
         return item
+    if change.approve_host_trust or change.approve_host_trust_all:
+        _check_change_approval(scope, host, folder, change, current.place, None)
     tx = _transaction_dir(folder)
     place = current.directory
     records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
@@ -319,7 +342,8 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     records.delete(scope, current.host, current.name)
     crashpoint("host.remove.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
+                                   approve_all=change.approve_host_trust_all)
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
@@ -338,6 +362,9 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         return current
     updated = current.with_changes(enabled=enabled)
     away = host.disabled_place(folder, current.name, current.layout)
+    if away is not None and (change.approve_host_trust or change.approve_host_trust_all):
+        _check_change_approval(scope, host, folder, change, current.place,
+                               Path(current.disabled_path or away) if enabled else None)
     if away is not None:
         source, dest = (current.place, away) if not enabled else (Path(current.disabled_path or away), current.place)
         if os.path.lexists(dest):
@@ -351,8 +378,21 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
     else:
         host.write_enabled(folder, current, enabled, lock_timeout=change.lock_timeout)
     records.save(scope, updated)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
+                                   approve_all=change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+def _check_change_approval(scope: Scope, host: FolderHost, folder: Path, change: Change, place: Path,
+                           arriving: Path | None) -> None:
+    """`--approve-host-trust` on a remove, enable or disable that takes the entry `place` out of
+    the folder (`arriving` None) or puts the tree at `arriving` there (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    if place.parent != folder:
+        return
+    approval.check(host, scope, folder, everything=change.approve_host_trust_all, overlay={place.name: arriving},
+                   leaving=[] if arriving is not None else [place.name])
 
 
 # --- adopt -------------------------------------------------------------------------------------------
@@ -380,6 +420,7 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
         if item is None:
             raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code=Code.NOT_FOUND,
                               details={"found": sorted(found)})
+        check_planted(item.path)
         judged = host.judge(item.path, name_hint=name, layout=item.layout)
         if judged.name != name and host.names_itself:
             raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
@@ -396,6 +437,51 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
         records.save(scope, row)
         adopted.append(row)
     return adopted
+
+
+ADOPT_MAX_ENTRIES = 10_000  # pkgmgr's bound on what adopt walks (an archive holds at most as many: SPEC 3)
+
+
+def check_planted(path: Path) -> None:
+    """A hand-installed extension `adopt` takes under management holds only what pkgmgr itself
+    would install (SPEC 13): the user's own directories and regular files, and links that stay
+    inside it. Refused: the extension itself a link (`path_escapes_root`: pkgmgr would manage
+    what it points to), an entry of another user (`path_escapes_root`, naming the owner: they
+    could change it under pkgmgr's record), a link that leads out of it (`path_escapes_root`),
+    a FIFO, socket or device (`invalid_archive`), more than ADOPT_MAX_ENTRIES entries. The walk
+    follows no link and reads no file."""
+    import stat
+
+    from pkgmgr.fsutil import foreign_owner, kind_of
+
+    def refuse(where: str, why: str, code: str = Code.PATH_ESCAPES_ROOT) -> PkgmgrError:
+        return PkgmgrError(f"{where} {why}: pkgmgr does not adopt {path}", code=code, path=where,
+                           hint="remove it, or move the extension out of the host's folder and install it "
+                                "with 'pkgmgr ext install'")
+
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise refuse(str(path), "is a symbolic link (pkgmgr manages only what is in the host's folder)")
+    root = os.path.realpath(path)
+    pending, seen = [str(path)], 0
+    while pending:
+        current = pending.pop()
+        info = os.lstat(current)
+        seen += 1
+        if seen > ADOPT_MAX_ENTRIES:
+            raise refuse(str(path), f"holds more than {ADOPT_MAX_ENTRIES} entries (pkgmgr's bound)",
+                         Code.INVALID_ARCHIVE)
+        owner = foreign_owner(info)
+        if owner is not None:
+            raise refuse(current, f"is owned by {owner}, not by you")
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(current)
+            if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
+                raise refuse(current, f"is a symbolic link that leads out of the extension (to {target})")
+        elif stat.S_ISDIR(info.st_mode):
+            pending.extend(os.path.join(current, name) for name in os.listdir(current))
+        elif not stat.S_ISREG(info.st_mode):
+            raise refuse(current, f"is {kind_of(info.st_mode)}, which no extension holds", Code.INVALID_ARCHIVE)
 
 
 # --- recovery --------------------------------------------------------------------------------------

@@ -98,6 +98,8 @@ class Options(switch.SwitchOptions, Protocol):
     @property
     def approve_host_trust(self) -> bool: ...
     @property
+    def approve_host_trust_all(self) -> bool: ...
+    @property
     def lock_timeout(self) -> float: ...
     @property
     def host(self) -> str | None: ...
@@ -109,6 +111,7 @@ class Change:
 
     deactivate: bool = False  # deactivate the extension's activations in the same step (Compozy's)
     approve_host_trust: bool = False  # record the host's new approval of a project folder (Eva's)
+    approve_host_trust_all: bool = False  # ... with every file its hash covers named (hosts.approval)
     lock_timeout: float = 30.0  # how long a lock the host itself holds is waited for (Vera's)
 
 

@@ -46,6 +46,7 @@ MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
 RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on extensions.json (and 1 MiB for a marker)
 LOCK_MAX_BYTES = 4096  # extensions.json.lock holds {"pid":N}
+DIGEST_FILE_MAX_BYTES = 500 * 1024 * 1024  # pkgmgr's bound on one file it digests (SPEC 3: what an archive unpacks to)
 SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
@@ -121,14 +122,35 @@ def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
             _hash_directory(sha, Path(entry.path), path)
         elif entry.is_file(follow_symlinks=False):
             sha.update(f"file:{path}\n".encode())
-            with open(entry.path, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    sha.update(chunk)
+            _hash_file(sha, entry.path, path)
             sha.update(b"\n")
         elif entry.is_symlink():
             raise _link_refused(path)
         else:
             raise _special_refused(path)
+
+
+def _hash_file(sha: Any, file: str, rel: str) -> None:
+    """The bytes of one file of the digest, through the bounded primitive: swapped for a link or a
+    FIFO since it was listed, it is refused as one (never followed, never waited on); over
+    DIGEST_FILE_MAX_BYTES, or unreadable, it is refused with the code of a tree Vera cannot take."""
+    from pkgmgr.fsutil import NotRegularFile, TooLarge, regular_chunks
+
+    try:
+        for chunk in regular_chunks(file, limit=DIGEST_FILE_MAX_BYTES):
+            sha.update(chunk)
+    except NotRegularFile as exc:
+        raise (_link_refused(rel) if exc.kind == "a symbolic link" else _special_refused(rel)) from None
+    except TooLarge:
+        raise PkgmgrError(f"{rel!r} is larger than {DIGEST_FILE_MAX_BYTES} bytes (pkgmgr's bound on a file "
+                          "of a Vera extension)", code=Code.INVALID_ARCHIVE, details={"path": rel},
+                          hint="remove it from the extension's directory") from None
+    except OSError as exc:
+        if exc.errno in (errno.EIO, errno.ENOSPC):
+            raise  # the device fails, not the tree: io_error
+        raise PkgmgrError(f"{rel!r} cannot be read ({exc.strerror}): Vera's installer cannot digest the "
+                          "extension", code=Code.INVALID_ARCHIVE, details={"path": rel},
+                          hint="make it readable, or remove it from the extension's directory") from None
 
 
 def _check_name(rel: str) -> None:
@@ -630,6 +652,8 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
     for child in names:
         path = state / child
         if child.endswith(".tmp"):
+            if os.path.isdir(path) and not os.path.islink(path):  # Vera's rm fails on it too: never removed
+                raise _records_error(path, "directory holds an unexpected directory")
             path.unlink(missing_ok=True)
             continue
         if not child.endswith(".json") or os.path.islink(path):

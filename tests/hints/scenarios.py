@@ -1106,6 +1106,38 @@ def new_eva_extension_and_its_readme(h: H) -> None:
     h.ok("ext", "install", root / "my-notes-0.1.0.tar.gz", *UNVERIFIED)
 
 
+def eva_project_folder_holds_a_foreign_script(h: H) -> None:
+    """A repository committed a script to .eva/extensions: --approve-host-trust refuses to approve
+    it unnamed (the hint says to review it and name every file with --approve-host-trust=all); an
+    install without the option says the same in its note. Run as printed, the approval covers the
+    files the message lists."""
+    ws = h.declare("")
+    folder = ws / ".eva" / "extensions"
+    folder.mkdir(parents=True)
+    module = "defmodule Eva.Extension.{} do\n  use Eva.Core.Extension\n\n  def setup(_ctx), do: {{:ok, %Eva.Core.Extension.Spec{{}}}}\nend\n"
+    (folder / "backdoor.exs").write_text(module.format("Backdoor"), encoding="utf-8")
+    scripts = h.tmp / "scripts"
+    scripts.mkdir()
+    for name in ("notes", "tasks"):
+        (scripts / f"{name}.exs").write_text(module.format(name.capitalize()), encoding="utf-8")
+    install = ("--scope", "workspace", "ext", "install", scripts / "notes.exs", *UNVERIFIED)
+    refused = h.run(*install, "--approve-host-trust", code=4, cwd=ws)
+    assert "hint: review it; then run the same command with --approve-host-trust=all" in refused.stderr, refused
+    assert "backdoor.exs" in refused.stderr and not (folder / "notes.exs").exists()
+    trust = h.tmp / "user-home" / ".eva" / "trust.json"
+    assert not trust.exists()
+    done = h.ok(*install, "--approve-host-trust=all", cwd=ws)
+    assert "covering backdoor.exs, notes.exs" in done.stdout
+    assert "approved as you named them (--approve-host-trust=all), not installed by pkgmgr: backdoor.exs" in done.stdout
+    first = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][str(folder)]["content_hash"]
+    second = h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED, cwd=ws)
+    assert "it holds scripts pkgmgr did not install (backdoor.exs): review them, then run the command again with " \
+           "--approve-host-trust=all" in second.stdout, second
+    h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED, "--force",
+         "--approve-host-trust=all", cwd=ws)
+    assert json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][str(folder)]["content_hash"] != first
+
+
 def eva_project_folder_changed(h: H) -> None:
     """A project install changes the content hash Eva approved: pkgmgr shows it, and records
     Eva's new approval only with --approve-host-trust."""

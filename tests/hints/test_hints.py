@@ -324,11 +324,24 @@ entry("hosts/detect.py", "no extension manifest of {} here (--host {}; found: {}
       Runs(s.a_tree_with_the_manifests_of_two_hosts, ("ext validate", "ext pack", "ext install")))
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); pass --approve-host-trust "
       "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update")))
-entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust)", Text("what --approve-host-trust did"))
+entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust), covering {}",
+      Text("what --approve-host-trust did"))
+entry("hosts/eva.py", "  approved as you named them (--approve-host-trust=all), not installed by pkgmgr: {}",
+      Text("what --approve-host-trust=all approved"))
+entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); it holds scripts pkgmgr did "
+      "not install ({}): review them, then run the command again with --approve-host-trust=all to record the new hash "
+      "in ~/.eva/trust.json", Runs(s.eva_project_folder_holds_a_foreign_script, ("ext install", "ext update")))
+entry("hosts/approval.py", "review {}; then run the same command with --approve-host-trust=all to approve every file "
+      "listed, or without --approve-host-trust to leave {}'s approval as it is",
+      Runs(s.eva_project_folder_holds_a_foreign_script,
+           ("ext install", "ext update", "ext remove", "ext enable", "ext disable")))
 entry("hosts/facts.py", "{}: {} archive names its version in its top directory (<name>-<version>/, as "
       "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made"))
 entry("hosts/folder.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it",
       Runs(s.install_over_a_hand_installed_extension, ("ext install",)))
+entry("hosts/folder.py", "remove it, or move the extension out of the host's folder and install it with "
+      "'pkgmgr ext install'", Mention("what to use for a tree adopt refuses (a FIFO, a link out, another user's "
+                                      "file): its path is the user's to give; tests/hosts/test_host_attacks.py"))
 entry("hosts/folder.py", "pass --force to replace it",
       Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
 entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",
