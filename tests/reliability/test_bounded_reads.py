@@ -42,6 +42,7 @@ ALLOWED: dict[str, str] = {
     "archive.pack:_write_tar:open": OWN_DESCRIPTOR,
     "archive.pack:pack_directory:open": WRITE,
     "archive.files:TreeWriter._create:os.open": WRITE,
+    "archive.files:TreeWriter.write_bytes:os.open": WRITE,
     "archive.files:process_umask:open": "/proc/self/status: the kernel's, not a file anyone plants",
     "hosts.vera:copy_source.walk:os.open": "the O_NOFOLLOW directory walk of a Vera source (directories only)",
     "hosts.vera:copy_source:os.open": "the source directory, O_DIRECTORY | O_NOFOLLOW",
