@@ -21,8 +21,8 @@ from pkgmgr.documents import MIB, DocumentError, decode_text
 from pkgmgr.errors import Code, Problem, ProblemSink
 from pkgmgr.frontmatter import load_front_matter
 from pkgmgr.jsonutil import join_key
-from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.generations import V03_BETA3
+from pkgmgr.manifest.hookdecl import hook_executor_kind_problem, hook_timing_problem
 from pkgmgr.manifest.network import go_trim_space
 from pkgmgr.manifest.tools import segmented_id_problem
 
@@ -55,7 +55,6 @@ HOOK_MATCHER_FIELDS = (
 # tool_grammar.go, mcp_server_validation.go), applied to the value as written: strings are
 # trimmed first, as ParseAgentDef trims them.
 MCP_TRANSPORTS = ("stdio", "http", "sse")
-HOOK_EXECUTOR_KINDS = ("native", "subprocess", "wasm")  # internal/hooks HookExecutorKind.Validate
 
 
 def _trim(value: Any) -> Any:
@@ -213,55 +212,8 @@ def _hooks(value: Any, generation: str = BUNDLE_GENERATION) -> str | None:
         if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
                 executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
             return f"{where}: executor fields at the top level and under executor; keep them in one place"
-        if problem := (_hook_timing(hook) or _hook_executor_kind(hook, executor)):
+        if problem := (hook_timing_problem(hook) or hook_executor_kind_problem(hook, executor)):
             return f"{where}.{problem}"
-    return None
-
-
-def _hook_timing(hook: dict[str, Any]) -> str | None:
-    """`PriorityFromInt` (toHookDecl): a priority fits an int32; `sanitizedHookDecl`: a timeout
-    is non-negative (a string is read by `time.ParseDuration`, untrimmed)."""
-    priority, timeout = hook.get("priority"), hook.get("timeout")
-    if isinstance(priority, int) and not isinstance(priority, bool) and not -(1 << 31) <= priority < 1 << 31:
-        return f"priority: {priority} is outside the int32 range"
-    if isinstance(timeout, str):
-        try:
-            seconds = parse_go_duration(timeout)
-        except ValueError as exc:
-            return f"timeout: {exc}"
-    elif isinstance(timeout, int) and not isinstance(timeout, bool):
-        seconds = timeout
-    else:
-        return None
-    return "timeout must be non-negative" if seconds < 0 else None
-
-
-def _hook_executor_kind(hook: dict[str, Any], executor: dict[str, Any]) -> str | None:
-    """`resolveExecutor`, then `resolveHookExecutorKind` for an agent's hook (not a native source):
-    the kind (trimmed) defaults to subprocess when there is a command, is one of native, subprocess
-    or wasm, never native; subprocess needs a command, and only subprocess takes command, args,
-    env or secret_env."""
-    def shell_fields(table: dict[str, Any]) -> tuple[str, bool]:
-        command = _trim(table.get("command"))
-        command = command if isinstance(command, str) else ""
-        return command, bool(command) or any(table.get(field) for field in ("args", "env", "secret_env"))
-
-    command, shell = shell_fields(executor)
-    if not shell:
-        command, shell = shell_fields(hook)
-    kind = _trim(executor.get("kind")) or ""
-    if not isinstance(kind, str):
-        return None  # the type rules speak
-    if not kind:
-        return None if command else "executor.kind is required when the hook has no command"
-    if kind not in HOOK_EXECUTOR_KINDS:
-        return f"executor.kind: {kind!r} is not one of " + ", ".join(HOOK_EXECUTOR_KINDS)
-    if kind == "native":
-        return "executor.kind: only hooks compiled into Compozy may use the native executor"
-    if kind == "subprocess" and not command:
-        return "executor.kind: a subprocess executor requires a command"
-    if kind != "subprocess" and shell:
-        return f"executor.kind: command, args, env and secret_env need a subprocess executor, not {kind}"
     return None
 
 

@@ -151,9 +151,15 @@ def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
     elif kind not in BACKENDS:
         yield f"{key}.backend.kind", f"{kind!r}: extension manifest tools support extension_host or mcp backends"
     elif kind == "mcp":
-        for field in ("server", "tool"):
-            if not text(backend, field):
-                yield f"{key}.backend.{field}", "is required for an mcp backend"
+        missing = [field for field in ("server", "tool") if not text(backend, field)]
+        for field in missing:
+            yield f"{key}.backend.{field}", "is required for an mcp backend"
+        if not missing:
+            # recorded running at the three commits: the mcp BackendRef carries no handler, and
+            # manifestRuntimeDescriptor's ExtensionToolRuntimeDescriptor.Validate requires one
+            yield f"{key}.backend.kind", ("Compozy refuses a manifest tool with an mcp backend (its runtime "
+                                          "descriptor needs a handler, which an mcp backend does not carry): use "
+                                          "backend.kind = \"extension_host\" with a handler")
     else:
         nested, top = text(backend, "handler"), text(tool, "handler")
         if top and nested and top != nested:

@@ -17,6 +17,7 @@ from typing import Any
 import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
+from pkgmgr.manifest.hookdecl import hook_executor_kind_problem, hook_priority_problem
 from pkgmgr.manifest.keys import CORE_FIELDS, ReadKeys, read_keys
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
@@ -141,6 +142,9 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
         for index, item in enumerate(value):
             if isinstance(item, str):
                 yield index, item
+
+
+GO_MAX_INT = str((1 << 63) - 1)  # strconv.Atoi's bound on Compozy's 64-bit builds
 
 
 class _Parser:
@@ -297,6 +301,12 @@ class _Parser:
             message = str(exc).replace(repr(value), _q(value), 1)
             self.add(key, message + (" (pkgmgr's rule)" if isinstance(exc, NotPep440) else ""))
             return None
+        core = strip_v(value).split("+", 1)[0].split("-", 1)[0].split(".")
+        if any((len(part), part) > (len(GO_MAX_INT), GO_MAX_INT) for part in core):  # no leading zeros: compare as text
+            # semantic_version.go parseNumericVersionPart: strconv.Atoi, a 64-bit int
+            self.add(key, f"{_q(value)} is not a semantic version Compozy reads: each of X.Y.Z is at most "
+                          f"{GO_MAX_INT} (Go's int)")
+            return None
         return strip_v(value)
 
     def _env_names(self, value: Any, key: str) -> tuple[str, ...]:
@@ -336,12 +346,18 @@ class _Parser:
                 if name.lower() in seen:
                     self.add(f"{key}.name", f"duplicate hook name {_q(name)}")
                 seen.add(name.lower())
+            elif name == "":  # trimmed already: sanitizedHookDecl "hook name is required"
+                self.add(f"{key}.name", "is required")
             top_level = [field for field in EXECUTOR_FIELDS if field in hook]
             executor = hook.get("executor")
+            kind = executor.get("kind") if isinstance(executor, dict) else None
             command: Command | None = None
             if top_level and "executor" in hook:
                 self.add(key, f"executor fields ({', '.join(top_level)}) both at the hook's top level and "
                               "under executor: keep them in one place")
+            elif isinstance(kind, str) and kind not in ("", "subprocess"):
+                # resolveHookExecutorKind: a wasm hook carries no command; other kinds are refused
+                self._hook_problem(hook_executor_kind_problem(hook, executor), key)
             elif "executor" in hook:
                 if isinstance(executor, dict):
                     command = self._command(executor, f"{key}.executor")
@@ -349,6 +365,7 @@ class _Parser:
                 command = self._command(hook, key)
             self._hook_event(hook.get("event"), f"{key}.event")
             self._hook_mode(hook, key)
+            self._hook_problem(hook_priority_problem(hook), key)
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -366,11 +383,22 @@ class _Parser:
             ))
         return tuple(hooks)
 
+    def _hook_problem(self, problem: str | None, key: str) -> None:
+        """A problem of `pkgmgr.manifest.hookdecl` ("<field>: <message>" or "<field> <message>")."""
+        if problem is not None:
+            field, sep, message = problem.partition(": ")
+            if not sep or " " in field:
+                field, _, message = problem.partition(" ")
+            self.add(f"{key}.{field}", message)
+
     def _hook_event(self, event: Any, key: str) -> None:
         """The event must be in the judging generation's hook taxonomy (Compozy's
         `HookEvent.Validate`, which refuses the extension's hooks when it loads them)."""
         known = gen.HOOK_EVENTS[self.generation]
-        if not isinstance(event, str) or not event or event in known:
+        if event == "":  # trimmed already: HookEvent.Validate refuses the empty event
+            self.add(key, "is required: name a hook event")
+            return
+        if not isinstance(event, str) or event in known:
             return
         import difflib
 

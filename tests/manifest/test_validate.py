@@ -66,8 +66,8 @@ VALID = {
     "secret-like key that names a place": with_server(env={"TOKEN_FILE": "/run/t", "api_token_url": "https://x"}),
     "tool with unknown keys (warned)": minimal(resources={"tools": {"search": {
         "handler": "search", "backend": {"kind": "extension_host"}, "any": {"thing": [1, None]}}}}),
-    "mcp tool with its own id": minimal(resources={"tools": {"Search Docs": {
-        "id": "ext__demo_ext__docs", "backend": {"kind": "mcp", "server": "docs", "tool": "search"}, "risk": "read",
+    "tool with its own id": minimal(resources={"tools": {"Search Docs": {
+        "id": "ext__demo_ext__docs", "backend": {"kind": "extension_host", "handler": "search"}, "risk": "read",
         "read_only": True}}}),  # manifestToolRisk: read risk requires read_only
     "publish with default scope": minimal(resources={"publish": {"families": ["hooks", "tools"]}}),
     "every family": minimal(resources={"publish": {"families": [
@@ -210,6 +210,9 @@ INVALID = {
                                                      "risk": "scary"}}}), "resources.tools.s.risk", "must be one of"),
     "mcp tool without server": (minimal(resources={"tools": {"s": {"backend": {"kind": "mcp", "tool": "t"}}}}),
                                 "resources.tools.s.backend.server", "is required"),
+    # recorded running (tests/hosts/compozy/manifest_cases.toml recorded-man-tool-backend-mcp)
+    "mcp tool": (minimal(resources={"tools": {"s": {"backend": {"kind": "mcp", "server": "docs", "tool": "t"}}}}),
+                 "resources.tools.s.backend.kind", "Compozy refuses a manifest tool with an mcp backend"),
     "tool handler with a slash": (minimal(resources={"tools": {"s": {"handler": "a/b",
                                                                      "backend": {"kind": "extension_host"}}}}),
                                   "resources.tools.s.handler", "unsupported characters"),
