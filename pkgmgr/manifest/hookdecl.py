@@ -70,3 +70,72 @@ def hook_executor_kind_problem(hook: dict[str, Any], executor: dict[str, Any]) -
     if kind != "subprocess" and shell:
         return f"executor.kind: command, args, env and secret_env need a subprocess executor, not {kind}"
     return None
+
+
+def go_glob_problem(pattern: str) -> str | None:
+    """Why Go's `path.Match` refuses `pattern` (ErrBadPattern), or None: a `[` class closed by `]`,
+    holding at least one character or range, none of them a bare `-` or `]`, and no `\\` at the end."""
+    i, n = 0, len(pattern)
+
+    def char(at: int) -> int | None:  # `getEsc`: one class character, escaped or not; its end
+        if at >= n or pattern[at] in "-]":
+            return None
+        if pattern[at] == "\\":
+            at += 1
+            if at >= n:
+                return None
+        return at + 1
+
+    while i < n:
+        ch = pattern[i]
+        if ch == "\\":
+            if i + 1 >= n:
+                return "ends in an escaping backslash"
+            i += 2
+        elif ch == "[":
+            i += 1
+            if i < n and pattern[i] == "^":
+                i += 1
+            ranges = 0
+            while True:
+                if i < n and pattern[i] == "]" and ranges:
+                    i += 1
+                    break
+                end = char(i)
+                if end is None:
+                    return "has a character class that is empty, unclosed or holds a bare - or ]"
+                i = end
+                if i < n and pattern[i] == "-":
+                    end = char(i + 1)
+                    if end is None:
+                        return "has a character range without its end"
+                    i = end
+                ranges += 1
+        else:
+            i += 1
+    return None
+
+
+def hook_matcher_problem(event: Any, matcher: Any, generation: str) -> str | None:
+    """`ValidateMatcherForEvent`: the fields a matcher sets (a non-blank string, or `tool_read_only`
+    given) must be ones the event takes (`pkgmgr.manifest.matchers`, recorded at each generation's
+    commit), and a field holding `*`, `?`, `[` or `]` is a `path.Match` pattern (`validateMatcherPattern`)."""
+    from pkgmgr.manifest.matchers import MATCHER_FIELDS, MATCHER_KEYS
+
+    table = MATCHER_FIELDS.get(generation, {})
+    allowed = table.get(event) if isinstance(event, str) else None
+    if allowed is None or not isinstance(matcher, dict):
+        return None  # the event's own rule speaks, or the matcher's type
+    present = sorted(field for field, value in matcher.items() if field in MATCHER_KEYS and (
+        isinstance(value, bool) if field == "tool_read_only" else isinstance(value, str) and _trim(value)))
+    invalid = [field for field in present if field not in allowed]
+    if invalid:
+        takes = ", ".join(sorted(allowed)) or "no matcher fields"
+        return (f"matcher: {', '.join(invalid)} cannot match event {event!r} in Compozy {generation}; "
+                f"it takes {takes}")
+    for field in present:
+        value = matcher[field]
+        if isinstance(value, str) and any(ch in value for ch in "*?[]"):
+            if (why := go_glob_problem(_trim(value))) is not None:
+                return f"matcher.{field}: the pattern {value!r} {why} (Go's path.Match)"
+    return None

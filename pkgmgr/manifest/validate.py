@@ -17,7 +17,7 @@ from typing import Any
 import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
-from pkgmgr.manifest.hookdecl import hook_executor_kind_problem, hook_priority_problem
+from pkgmgr.manifest.hookdecl import hook_executor_kind_problem, hook_matcher_problem, hook_priority_problem
 from pkgmgr.manifest.keys import CORE_FIELDS, ReadKeys, read_keys
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
@@ -196,7 +196,7 @@ class _Parser:
         from pkgmgr.manifest.tools import tool_problems
 
         for key, message in tool_problems(core["name"] if isinstance(core["name"], str) else "",
-                                          resources.get("tools")):
+                                          resources.get("tools"), mcp_backend=self.generation == gen.V03):
             self.add(key, message)
         permissions = self._permissions()
         grants = grants + tuple(sorted({gen.PERMISSION_GRANTS[method] for method in permissions
@@ -366,6 +366,7 @@ class _Parser:
             self._hook_event(hook.get("event"), f"{key}.event")
             self._hook_mode(hook, key)
             self._hook_problem(hook_priority_problem(hook), key)
+            self._hook_problem(hook_matcher_problem(hook.get("event"), hook.get("matcher"), self.generation), key)
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -432,6 +433,10 @@ class _Parser:
         publish = _table(value)
         # normalizeFamilies: trimmed, blanks dropped, de-duplicated
         families = tuple(dict.fromkeys(family for _, family in _strings(publish.get("families"))))
+        if "bundles" in families and not gen.has_bundles(self.generation):
+            # recorded running at 96a771efa: surfaces/registry.go has no bundles surface any more
+            self.add("resources.publish.families", f"bundles is not a family Compozy {self.generation} publishes "
+                                                   "(it has no bundles); leave it out")
         max_scope = publish.get("max_scope")
         if "max_scope" in publish and not families:
             self.add("resources.publish.max_scope", "max_scope without families: list the published families "
