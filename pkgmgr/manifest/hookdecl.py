@@ -8,6 +8,7 @@ from typing import Any
 
 from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.network import go_trim_space
+from pkgmgr.manifest.templates import ENV_REFERENCE, VAULT_REFERENCE, looks_secret
 
 HOOK_EXECUTOR_KINDS = ("native", "subprocess", "wasm")  # internal/hooks HookExecutorKind.Validate
 
@@ -138,4 +139,26 @@ def hook_matcher_problem(event: Any, matcher: Any, generation: str) -> str | Non
         if isinstance(value, str) and any(ch in value for ch in "*?[]"):
             if (why := go_glob_problem(_trim(value))) is not None:
                 return f"matcher.{field}: the pattern {value!r} {why} (Go's path.Match)"
+    return None
+
+
+def executor_env_problem(table: dict[str, Any], namespace: str) -> str | None:
+    """`vault.ValidateNonSecretEnvMap` and `ValidateSecretEnvMap` on an executor's `env` and
+    `secret_env` (an agent's hook: namespace `hooks`, from `validateHookEnv`; an agent's MCP server:
+    `mcp`): no secret-like env key, and each secret an `env:NAME` or a `vault:<namespace>/<path>`
+    reference. Values are never echoed."""
+    env, secret_env = table.get("env"), table.get("secret_env")
+    for key in env if isinstance(env, dict) else {}:
+        if isinstance(key, str) and looks_secret(_trim(key)):
+            return f"env.{key} looks like a secret: move secret-like values to secret_env (NAME: env:VARIABLE)"
+    for key, ref in (secret_env if isinstance(secret_env, dict) else {}).items():
+        if not isinstance(ref, str):
+            continue
+        ref = _trim(ref)
+        vault = VAULT_REFERENCE.fullmatch(ref)
+        if vault is not None and vault.group(1) != namespace:
+            return f"secret_env.{key}: a vault reference here must use vault:{namespace}/<path>"
+        if vault is None and ENV_REFERENCE.fullmatch(ref) is None:
+            return (f"secret_env.{key} must be an env:NAME reference to the variable holding the secret "
+                    f"(or vault:{namespace}/<path>), not the secret itself")
     return None

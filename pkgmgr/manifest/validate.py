@@ -26,6 +26,7 @@ from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Pairs, Subpr
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
 from pkgmgr.manifest.templates import (
     ENV_REFERENCE,
+    VAULT_REFERENCE,
     is_env_name,
     looks_secret,
     template_problems,
@@ -60,9 +61,6 @@ IDENTIFIER_LISTS: dict[tuple[str, str], tuple[re.Pattern[str], str]] = {
 }
 RESOURCE_LISTS = ("skills", "agents", "bundles", "loops", "automation", "layouts")
 EXECUTOR_FIELDS = ("command", "args", "env", "secret_env")
-# vault.vaultRefPattern; the namespace must be the one of the declaring section (ValidateRefNamespace)
-VAULT_REFERENCE = re.compile(r"vault:(providers|bridges|automation|mcp|hooks|extensions|sandbox|sessions)/"
-                             r"[a-z0-9][a-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
 BRIDGE_ADAPTER = "bridge.adapter"
 NOT_ENV_NAME = "is not an environment variable name (^[A-Za-z_][A-Za-z0-9_]*$)"
 

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pkgmgr.errors import ValidationFailed
 from pkgmgr.manifest import parse_manifest
 from pkgmgr.manifest.generations import GENERATIONS, HOOK_EVENTS
-from pkgmgr.manifest.hookdecl import go_glob_problem, hook_matcher_problem
+from pkgmgr.manifest.hookdecl import executor_env_problem, go_glob_problem, hook_matcher_problem
 from pkgmgr.manifest.matchers import MATCHER_FIELDS, MATCHER_KEYS
 from tests.manifest.helpers import minimal
 
@@ -102,3 +102,17 @@ def test_executor_kinds(executor: dict[str, Any], key: str | None) -> None:
 def test_blank_name_and_event_are_refused() -> None:
     assert [key for key, _ in hook_problems("v0.3", name="")] == ["resources.hooks[0].name"]
     assert [key for key, _ in hook_problems("v0.3", event="")] == ["resources.hooks[0].event"]
+
+
+@pytest.mark.parametrize(("table", "namespace", "problem"), [
+    ({"env": {"LEVEL": "x"}, "secret_env": {"K": "env:SRC"}}, "hooks", None),
+    ({"env": {"TOKEN_URL": "x"}}, "mcp", None),
+    ({"env": {"GH_TOKEN": "x"}}, "mcp", "env.GH_TOKEN looks like a secret"),
+    ({"secret_env": {"K": "vault:hooks/x"}}, "hooks", None),
+    ({"secret_env": {"K": "vault:extensions/x"}}, "hooks", "secret_env.K: a vault reference here must use vault:hooks/"),
+    ({"secret_env": {"K": "hunter2"}}, "mcp", "secret_env.K must be an env:NAME reference"),
+])
+def test_executor_env(table: dict[str, Any], namespace: str, problem: str | None) -> None:
+    found = executor_env_problem(table, namespace)
+    assert (found is None) if problem is None else (found is not None and found.startswith(problem))
+    assert "hunter2" not in (found or "")
