@@ -355,7 +355,7 @@ class _Parser:
                               "under executor: keep them in one place")
             elif isinstance(kind, str) and kind not in ("", "subprocess"):
                 # resolveHookExecutorKind: a wasm hook carries no command; other kinds are refused
-                self._hook_problem(hook_executor_kind_problem(hook, executor), key)
+                self._hook_problem(hook_executor_kind_problem(hook, executor if isinstance(executor, dict) else {}), key)
             elif "executor" in hook:
                 if isinstance(executor, dict):
                     command = self._command(executor, f"{key}.executor")
