@@ -235,6 +235,7 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         # recovery finishes the switch from the pending row
         os.rename(current.directory, tx / "replaced")
     fsync_dir(place.parent)
+    host.record_switched(folder, judged, enabled=enabled, replacing=current is not None)
     crashpoint("host.install.after_rename")
     records.save(scope, new)
     crashpoint("host.install.after_commit")

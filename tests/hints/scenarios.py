@@ -1126,3 +1126,21 @@ def eva_project_folder_changed(h: H) -> None:
     assert "updated Eva's approval in" in second.stdout
     approved = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"]
     assert str(ws / ".eva" / "extensions") in approved
+
+
+def adopt_a_linked_gemini_extension(h: H) -> None:
+    """`gemini extensions link` made the folder: pkgmgr cannot adopt a tree that lives elsewhere;
+    once Gemini's link is gone, the command the hint names installs a copy pkgmgr manages."""
+    import shutil
+
+    from tests.hosts.helpers import gemini_extension
+
+    source = gemini_extension(h.tmp / "src" / "hello")
+    linked = _host_folder(h, "gemini") / "hello"
+    linked.mkdir(parents=True)
+    (linked / ".gemini-extension-install.json").write_text(json.dumps({"source": str(source), "type": "link"}))
+    result = h.run("adopt", "--host", "gemini", "hello", code=2)
+    assert "'gemini extensions uninstall hello'" in result.stderr
+    shutil.rmtree(linked)  # what `gemini extensions uninstall hello` does to a link
+    h.follow(result, "pkgmgr ext install", answer="y")
+    assert json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)["host"] == "gemini"
