@@ -554,12 +554,32 @@ def approve(folder: Path) -> str:
     now = datetime.now(UTC)
     document[TRUST_KEY][str(folder)] = {"content_hash": value,
                                         "approved_at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+    write_trust(jsonfmt.erlang_format(document).encode("utf-8"))
+    return value
+
+
+def write_trust(data: bytes) -> None:
+    """trust.json written as Eva writes it (to `trust.json.tmp`, renamed), and durable before the
+    command reports it (the data fsynced before the rename, the directory after it: a power cut
+    leaves the old file or the new one, never an empty one). A link planted at the temporary name
+    is removed, never followed."""
+    from pkgmgr.fsutil import fsync_dir
+
     path = trust_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(jsonfmt.erlang_format(document), encoding="utf-8")
-    os.replace(tmp, path)
-    return value
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
 
 
 def trust_report(folder: Path, *, old: str | None, approve_it: bool) -> dict[str, Any]:
