@@ -197,6 +197,10 @@ class FolderHost(HostRules, Host):
         """The host's approval of the folder an install is in, for `ext status` (None: none)."""
         return None
 
+    def check_trust(self, scope: Scope, folder: Path) -> None:
+        """Raise, before a change moves anything, what would make `trust_step` fail after its commit
+        (issue 25: Eva's trust hash over a folder holding a link loop); nothing by default."""
+
     def disabled_place(self, folder: Path, name: str, layout: str) -> Path | None:
         """Where a disabled extension waits, outside the scanned folder; None for a host that
         disables an extension in place (`settle` writes the state the host's way)."""

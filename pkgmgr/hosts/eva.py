@@ -165,6 +165,12 @@ class Eva(FolderHost):
         report = trust_report(folder, old=approved_hash(folder), approve_it=approve)
         return trust_lines(report), report
 
+    def check_trust(self, scope: Scope, folder: Path) -> None:
+        """The trust hash of a project folder is computed after the switch: whatever makes it fail
+        (a directory link loop, a fan-out past the walk's bound) fails now, before anything moves."""
+        if scope.kind == "workspace" and folder.is_dir():
+            content_hash(folder)
+
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         if record.scope != "workspace":
             return None
@@ -485,22 +491,45 @@ def content_hash(folder: Path) -> str:
     return digest.hexdigest()
 
 
+WALK_MAX_ENTRIES = 100_000  # what the trust hash's walk reads at most (links followed multiply entries)
+
+
 def _wildcard_exs(folder: Path) -> list[str]:
+    """The `**/*.exs` of `folder` as :filelib.wildcard finds them (links to directories followed),
+    bounded: a directory link that leads back to one of its own ancestors (a loop, which Eva's
+    wildcard would walk until the path is too long) and a walk past `WALK_MAX_ENTRIES` entries are
+    `invalid_layout`, naming the place (issue 25: they gave exit 70 after the switch)."""
     out: list[str] = []
-    stack = [str(folder)]
+    root = os.stat(folder)
+    stack: list[tuple[str, frozenset[tuple[int, int]]]] = [(str(folder), frozenset({(root.st_dev, root.st_ino)}))]
+    seen = 0
     while stack:
-        directory = stack.pop()
+        directory, ancestors = stack.pop()
         try:
             entries = list(os.scandir(directory))
         except OSError:
             continue
+        seen += len(entries)
+        if seen > WALK_MAX_ENTRIES:
+            raise PkgmgrError(f"{folder} holds more than {WALK_MAX_ENTRIES} entries (links followed): Eva's trust "
+                              "hash of it is not computed", code=Code.INVALID_LAYOUT, path=str(folder),
+                              hint="remove what does not belong in Eva's extension folder, then run the command again")
         for entry in entries:
             if entry.name.startswith("."):
                 continue
             if entry.name.endswith(".exs"):
                 out.append(entry.path)
             if entry.is_dir():  # a link to a directory is followed, as :filelib.wildcard does
-                stack.append(entry.path)
+                try:
+                    info = entry.stat()
+                except OSError:
+                    continue
+                key = (info.st_dev, info.st_ino)
+                if key in ancestors:
+                    raise PkgmgrError(f"{entry.path} leads back to a folder it is in (a link loop): Eva's trust "
+                                      "hash would walk it without end", code=Code.INVALID_LAYOUT,
+                                      path=entry.path, hint=f"remove the link {entry.path}, then run the command again")
+                stack.append((entry.path, ancestors | {key}))
     return out
 
 

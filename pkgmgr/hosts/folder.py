@@ -241,7 +241,7 @@ class FolderSwitch:
     def cleanup(self) -> None:
         remove_tree(self.tx)
         pending.settle(self.scope, [self.intent.path])
-        self.notes = self.host.trust_step(self.scope, self.host.folder_of(self.scope), approve=self.approve)
+        self.notes = trust_after(self.scope, self.host, self.host.folder_of(self.scope), self.approve)
 
     def outcome(self) -> Outcome:
         from pkgmgr.store.switch import Outcome
@@ -303,6 +303,7 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
         source = str(fetched.directory or fetched.archive or fetched.locator)
         host_records = host.records_of(folder, judged, os.path.abspath(source), staged, enabled=enabled,
                                        current=current)
+        host.check_trust(scope, folder)
     except BaseException:
         remove_tree(tx)
         raise
@@ -441,6 +442,7 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     if current is None:  # an interrupted removal of it, finished just now by the recovery
         return item
     host.check_records(folder)  # what Vera would refuse fails now, before anything moves
+    host.check_trust(scope, folder)
     tx = _transaction_dir(folder)
     place = current.directory
     intent = pending.Intent(str(place), current.name, current.version, pending.IN, host=host.name, action="remove",
@@ -469,8 +471,18 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
         raise
     remove_tree(tx)
     pending.settle(scope, [intent.path])
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust)
     return current.with_changes(notes=tuple(notes), trust=trust)
+
+
+def trust_after(scope: Scope, host: FolderHost, folder: Path, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
+    """The host's trust step once a change is committed (`check_trust` ran before it): what fails
+    now can no longer fail the command (issue 25) — it is a note saying what was left."""
+    try:
+        return host.trust_step(scope, folder, approve=approve)
+    except (PkgmgrError, OSError) as error:
+        why = error.message if isinstance(error, PkgmgrError) else str(error)
+        return [f"the change is done, but {host.title}'s trust step failed: {why}"], None
 
 
 def _forget_quietly(scope: Scope, intent: pending.Intent, tx: Path | None) -> None:
@@ -504,6 +516,7 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         return current
     updated = current.with_changes(enabled=enabled)
     host.check_records(folder)  # what the host would refuse fails now, before anything changes
+    host.check_trust(scope, folder)
     away = host.disabled_place(folder, current.name, current.layout)
     if away is not None:
         source, dest = (current.place, away) if not enabled else (Path(current.disabled_path or away), current.place)
@@ -540,7 +553,7 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
             raise  # what the host holds is unknown: the intent stays for the recovery
         _forget_quietly(scope, intent, None)
         raise
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust)
     return updated.with_changes(notes=tuple(notes), trust=trust)
 
 
@@ -664,8 +677,8 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
     for row in rows:
         place = row.place if row.enabled or not row.disabled_path else Path(row.disabled_path)
         if not os.path.lexists(place):
-            found.append(("install", f"{row.label}: {place} is missing (run 'pkgmgr ext install' of it again, "
-                                     f"or 'pkgmgr ext remove {row.name} --host {host.name}')", False))
+            found.append(("install", f"{row.label}: {place} is missing (install it again, or forget it: "
+                                     f"'pkgmgr ext remove {row.name} --host {host.name}')", False))
         elif not host.intact(row):
             found.append(("install", f"{row.label}: its tree differs from the installed one (run 'pkgmgr ext verify "
                                      f"{row.name} --host {host.name}' for the files)", False))

@@ -327,14 +327,18 @@ entry("hosts/detect.py", "no extension manifest of {} here (--host {}; found: {}
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); pass --approve-host-trust "
       "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update")))
 entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust)", Text("what --approve-host-trust did"))
+entry("hosts/folder.py", "{}: its tree differs from the installed one (run 'pkgmgr ext verify {} --host {}' for the files)",
+      Runs(s.doctor_sees_a_host_tree_modified_and_missing))
+entry("hosts/folder.py", "{}: {} is missing (install it again, or forget it: 'pkgmgr ext remove {} --host {}')",
+      Runs(s.doctor_sees_a_host_tree_modified_and_missing))
+entry("hosts/vera.py", "{} is a stale lock of Vera's records ({}): 'pkgmgr doctor' removes it",
+      Runs(s.doctor_reclaims_a_stale_vera_lock))
 entry("hosts/facts.py", "{}: {} archive names its version in its top directory (<name>-<version>/, as "
       "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made"))
 entry("hosts/folder.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it",
       Runs(s.install_over_a_hand_installed_extension, ("ext install",)))
 entry("hosts/folder.py", "pass --force to replace it",
       Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
-entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",
-      Mention("Vera's records lost under a managed install: a fault tests/hosts/test_vera.py makes"))
 entry("hosts/vera.py", "reinstall it, or pass --force to adopt it as it is",
       Static("Vera's own records of a hand install, changed since: tests/hosts/test_vera.py writes them", ("adopt",)))
 entry("hosts/views.py", "{}: {} extension carries no version; pass --release VERSION to name the archive's version",
