@@ -166,10 +166,13 @@ class Eva(FolderHost):
         return trust_lines(report), report
 
     def check_trust(self, scope: Scope, folder: Path) -> None:
-        """The trust hash of a project folder is computed after the switch: whatever makes it fail
-        (a directory link loop, a fan-out past the walk's bound) fails now, before anything moves."""
-        if scope.kind == "workspace" and folder.is_dir():
-            content_hash(folder)
+        """The trust step of a project folder runs after the switch: whatever makes it fail (Eva's
+        trust.json unreadable, a directory link loop, a fan-out past the walk's bound) fails now,
+        before anything moves."""
+        if scope.kind == "workspace":
+            approved_hash(folder)  # trust.json as Eva reads it: unreadable is invalid_config now
+            if folder.is_dir():
+                content_hash(folder)
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         if record.scope != "workspace":

@@ -674,7 +674,10 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
     if not rows:
         return []
     found: list[tuple[str, str, bool]] = []
+    changing = {intent.name for intent in pending.intents(scope.reader(), host.name)}
     for row in rows:
+        if row.name in changing:  # a killed writer's change: listed by `interrupted`, settled by `recover`
+            continue
         place = row.place if row.enabled or not row.disabled_path else Path(row.disabled_path)
         if not os.path.lexists(place):
             found.append(("install", f"{row.label}: {place} is missing (install it again, or forget it: "
