@@ -224,6 +224,20 @@ class FolderHost(HostRules, Host):
         for a host that keeps no records of its own. Reads only."""
         return None
 
+    def record_switched(self, folder: Path, judged: Judged, *, enabled: bool, replacing: bool) -> None:
+        """Record what the host must read only once the tree is in place: right after the switch
+        (host lock held), before pkgmgr's row is committed; a kill in between is settled by
+        `settle` from the row (`store.pending`). Default: nothing."""
+
+    def forget(self, folder: Path, name: str) -> None:
+        """Drop an install from the host's own records (host lock held)."""
+
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """Record, before the tree `staged` is renamed in (host lock held, intent recorded), what the
+        host may read before the tree is in place; a kill after it is settled by `settle` from the
+        row. Default: nothing."""
+
     def settle(self, folder: Path, item: Installed | None, name: str, records: dict[str, Any] | None = None) -> None:
         """Make the host's own files say what `item` says (None: that it has no extension `name`):
         its records (`records`, when `records_of` computed them) and an enabled state it keeps in

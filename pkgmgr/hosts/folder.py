@@ -195,8 +195,14 @@ class FolderSwitch:
     host_records: dict[str, Any] | None
     lock_timeout: float
     approve: bool
+    judged: Any = None  # the host's judgement of the tree, for its record hooks
+    source: str = ""
     moved: bool = False
     notes: tuple[list[str], dict[str, Any] | None] = ([], None)
+
+    @property
+    def folder(self) -> Path:
+        return self.host.folder_of(self.scope)
 
     @cached_property
     def intent(self) -> pending.Intent:
@@ -214,6 +220,9 @@ class FolderSwitch:
         crashpoint("host.install.after_pending")
         touched = [self.place.parent, self.tx]
         self.moved = True
+        replacing = self.current is not None
+        self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
+                                 replacing=replacing)
         switch_in(self.staged, self.place, self.tx / PREVIOUS)
         current = self.current
         if current is not None and current.directory != self.place and os.path.lexists(current.directory):
@@ -222,6 +231,7 @@ class FolderSwitch:
             # transaction directory, so that no kill after this leaves the host a tree no row names
             os.rename(current.directory, self.tx / REPLACED)
             touched.append(current.directory.parent)
+        self.host.record_switched(self.folder, self.judged, enabled=self.new.enabled, replacing=replacing)
         crashpoint("host.install.after_rename")
         return touched
 
@@ -317,7 +327,7 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
         installed_by=login_user(), scope=scope.kind, root=scope.root,
     )
     return FolderSwitch(scope, host, index, current, new, place, tx, staged, host_records, options.lock_timeout,
-                        options.approve_host_trust)
+                        options.approve_host_trust, judged, os.path.abspath(source))
 
 
 def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
@@ -355,6 +365,12 @@ def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed |
         script = standing.layout == "script"  # a script kept under its own name in `previous/` (`switch_in`)
         old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS, tx / place.name)
                     if os.path.isdir(p) != script and holds(p, standing.tree_sha256)), None)
+        if old is None and holds(place, new_tree):
+            # the new tree is in place and the switch parked the old one in `previous` (a host whose
+            # checksum depends on where a tree is, as Gemini's own install record does, cannot be
+            # checked there): that is the old one
+            old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS)
+                        if os.path.lexists(p) and os.path.isdir(p) != script), None)
         if old is None:
             return f"kept {standing.label} (its tree is not where the interrupted install left it)"
         if os.path.lexists(place):
@@ -455,6 +471,7 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
                 if os.path.lexists(place):
                     os.rename(place, tx / REMOVED)
                     moved = True
+                host.forget(folder, current.name)  # what the host must not read once the tree is gone
                 fsync_dir(place.parent)
                 crashpoint("host.remove.after_rename")
                 with transaction(scope.db) as conn:

@@ -339,6 +339,9 @@ entry("hosts/folder.py", "pass --force to replace it",
       Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
 entry("hosts/vera.py", "reinstall it, or pass --force to adopt it as it is",
       Static("Vera's own records of a hand install, changed since: tests/hosts/test_vera.py writes them", ("adopt",)))
+entry("hosts/gemini.py", "'gemini extensions uninstall {}', then 'pkgmgr ext install {} --allow-unverified' installs a copy "
+      "pkgmgr manages",
+      Runs(s.adopt_a_linked_gemini_extension))
 entry("hosts/views.py", "{}: {} extension carries no version; pass --release VERSION to name the archive's version",
       Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
 
