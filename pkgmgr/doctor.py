@@ -25,7 +25,7 @@ def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> l
     def activations(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
         return check_activations(scope, conn, config)
 
-    return check_store(scope, verify_trees=verify_trees, row_checks=(activations, _interrupted))
+    return check_store(scope, verify_trees=verify_trees, row_checks=(activations, _interrupted, _host_health))
 
 
 def _interrupted(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
@@ -41,12 +41,23 @@ def _interrupted(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     return [Problem.invariant(scope.kind, "leftover", message, True) for message in found]
 
 
+def _host_health(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
+    """Every other host's installs against their trees and the host's own records (SPEC 13)."""
+    from pkgmgr.lifecycle import health
+
+    return [Problem.invariant(scope.kind, check, message, repairable) for check, message, repairable in health(scope)]
+
+
 def repair_hosts(scope: Scope, timeout: float) -> list[Problem]:
     """`doctor`'s repair of every host's installs: what a killed writer left is settled from what
     is on disk (`lifecycle.recover`), under the scope's writer lock."""
-    from pkgmgr.lifecycle import recover
+    from pkgmgr.lifecycle import recover, repair
+    from pkgmgr.store.recovery import database_problem
 
-    return [Problem.invariant(scope.kind, "leftover", line, True) for line in recover(scope, timeout)]
+    if not scope.root.is_dir() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []  # nothing is repaired on the word of a database that cannot be read
+    done = [Problem.invariant(scope.kind, "host_lock", line, True) for line in repair(scope)]
+    return done + [Problem.invariant(scope.kind, "leftover", line, True) for line in recover(scope, timeout)]
 
 
 @dataclass(frozen=True)

@@ -104,8 +104,11 @@ def user_path(text: str | os.PathLike[str]) -> Path:
     return Path(os.path.expanduser(text))
 
 
-def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True) -> None:
-    """Write `data` to a temporary file beside `path`, fsync it, then `os.replace` it in.
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644, durable: bool = True,
+                       temp_dir: Path | None = None) -> None:
+    """Write `data` to a temporary file beside `path` (or in `temp_dir`, a directory of the same
+    filesystem: a file inside an installed tree is written from outside it, so a kill never leaves
+    a stray file in the tree), fsync it, then `os.replace` it in.
 
     `durable=False` skips both fsyncs, for files whose loss after a power cut costs nothing
     (caches that verify what they read): the replace stays atomic, readers never see a torn
@@ -113,7 +116,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = 0o644, durable: b
     import tempfile  # here, not at import time: read-only commands never need it
 
     path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=temp_dir or path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)

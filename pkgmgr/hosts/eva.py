@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
     from pkgmgr.hosts.approval import Inventory
     from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
 
 DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
@@ -187,6 +188,15 @@ class Eva(FolderHost):
 
     def trust_lines(self, report: dict[str, Any]) -> list[str]:
         return trust_lines(report)
+
+    def check_trust(self, scope: Scope, folder: Path) -> None:
+        """The trust step of a project folder runs after the switch: whatever makes it fail (Eva's
+        trust.json unreadable, a directory link loop, a fan-out past the walk's bound) fails now,
+        before anything moves."""
+        if scope.kind == "workspace":
+            approved_hash(folder)  # trust.json as Eva reads it: unreadable is invalid_config now
+            if folder.is_dir():
+                content_hash(folder)
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         if record.scope != "workspace":
@@ -619,8 +629,6 @@ def approve(folder: Path, value: str) -> None:
     now, keeping every other entry; written to a fresh temporary file (created exclusively, so a
     link planted at the name is never followed) and renamed over trust.json, as Eva renames its
     trust.json.tmp."""
-    from pkgmgr.fsutil import atomic_write_bytes
-
     folder = Path(os.path.abspath(folder))
     document = read_trust()
     if not isinstance(document.get(TRUST_KEY), dict):
@@ -628,9 +636,31 @@ def approve(folder: Path, value: str) -> None:
     now = datetime.now(UTC)
     document[TRUST_KEY][str(folder)] = {"content_hash": value,
                                         "approved_at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+    write_trust(jsonfmt.erlang_format(document).encode("utf-8"))
+
+
+def write_trust(data: bytes) -> None:
+    """trust.json written as Eva writes it (to `trust.json.tmp`, renamed), and durable before the
+    command reports it (the data fsynced before the rename, the directory after it: a power cut
+    leaves the old file or the new one, never an empty one). A link planted at the temporary name
+    is removed, never followed."""
+    from pkgmgr.fsutil import fsync_dir
+
     path = trust_path()
     path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(path, jsonfmt.erlang_format(document).encode("utf-8"), mode=0o644)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
 
 
 def trust_lines(report: dict[str, Any]) -> list[str]:

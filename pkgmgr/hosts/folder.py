@@ -13,16 +13,21 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import replace
+import sqlite3
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
 from pkgmgr.hosts.mechanics import STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
 from pkgmgr.hosts.port import Announce, Change, Options, Prepared, Source
 from pkgmgr.store import records
+from pkgmgr.store.db import transaction
 from pkgmgr.store.installed import Installed
 
 if TYPE_CHECKING:
@@ -141,8 +146,8 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     name = judged.name
     if reading:
         current = records.get(scope, host.name, name) if scope.exists() else None
-        if current is not None and current.pending is not None:
-            return False  # a killed writer's switch: the next writer settles it before it checks again
+        if any(intent.name == name for intent in pending.intents(scope.reader(), host.name)):
+            return False  # a killed writer's change: the next writer settles it before it checks again
     target = host.target(folder, name, judged.layout)
     known = {current.place, current.directory} if current is not None else set()
     others = [p for p in host.occupants(folder, name) if p not in known] if folder.is_dir() else []
@@ -188,18 +193,117 @@ def _check_approval(scope: Scope, host: FolderHost, prepared: Prepared[Judged], 
                    arriving=arriving)
 
 
-def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
-           announce: Announce | None = None) -> Outcome:
-    """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
-    the `Outcome`. Raises `source_conflict` (an extension pkgmgr did not install is there, or one
-    from another source), `locked` (the host's own lock) and `path_escapes_root` (a link or
-    another user's directory on the way)."""
+@dataclass
+class FolderSwitch:
+    """One install switched into its host's folder: a `store.switch.Part` of the one protocol
+    (`store.pending`). Everything that can fail is done when it is made (`switch_part`): the tree
+    is in the host's staging folder, flushed, its record and its host's records computed. Then, in
+    the store's `commit_all` with the rest of the batch: its intent recorded (phase `in`), the
+    host's lock taken, the tree renamed in (the old one parked in the transaction directory), the
+    row written in the one transaction (the intent turns `out`), the host's records written, and
+    the transaction directory removed. A kill before the commit is undone by the recovery (the old
+    tree back in place), one after it finished (the host's records written)."""
+
+    scope: Scope
+    host: FolderHost
+    index: int
+    current: Installed | None
+    new: Installed
+    place: Path
+    tx: Path
+    staged: Path
+    host_records: dict[str, Any] | None
+    lock_timeout: float
+    approve: bool
+    judged: Any = None  # the host's judgement of the tree, for its record hooks
+    source: str = ""
+    moved: bool = False
+    notes: tuple[list[str], dict[str, Any] | None] = ([], None)
+    approve_all: bool = False
+
+    @property
+    def folder(self) -> Path:
+        return self.host.folder_of(self.scope)
+
+    @cached_property
+    def intent(self) -> pending.Intent:
+        return pending.Intent(str(self.place), self.new.name, self.new.version, pending.IN, host=self.host.name,
+                              action="install", tx=str(self.tx),
+                              row={"row": self.new.to_row(), "host": self.host_records})
+
+    def intents(self) -> list[pending.Intent]:
+        return [self.intent]
+
+    def hold(self) -> AbstractContextManager[object]:
+        return self.host.host_lock(self.lock_timeout)
+
+    def move_in(self) -> list[Path]:
+        crashpoint("host.install.after_pending")
+        touched = [self.place.parent, self.tx]
+        self.moved = True
+        replacing = self.current is not None
+        self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
+                                 replacing=replacing)
+        switch_in(self.staged, self.place, self.tx / PREVIOUS)
+        current = self.current
+        if current is not None and current.directory != self.place and os.path.lexists(current.directory):
+            # a single file that became a directory, or the reverse: the old one leaves the host's
+            # folder right after the new one is in (two names cannot switch in one step), into the
+            # transaction directory, so that no kill after this leaves the host a tree no row names
+            os.rename(current.directory, self.tx / REPLACED)
+            touched.append(current.directory.parent)
+        self.host.record_switched(self.folder, self.judged, enabled=self.new.enabled, replacing=replacing)
+        crashpoint("host.install.after_rename")
+        return touched
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        records.put(conn, self.new)
+
+    def undo(self) -> None:
+        if self.moved:
+            undo_install(self.host, self.intent, self.current)
+        remove_tree(self.tx)
+
+    def finish(self) -> None:
+        crashpoint("host.install.after_commit")
+        self.host.settle(self.host.folder_of(self.scope), self.new, self.new.name, self.host_records)
+        crashpoint("host.install.after_host_records")
+
+    def cleanup(self) -> None:
+        remove_tree(self.tx)
+        pending.settle(self.scope, [self.intent.path])
+        self.notes = trust_after(self.scope, self.host, self.host.folder_of(self.scope), self.approve,
+                                 self.approve_all)
+
+    def outcome(self) -> Outcome:
+        from pkgmgr.store.switch import Outcome
+
+        current, new = self.current, self.new
+        if current is None:
+            action = "installed"
+        else:
+            action = "reinstalled" if same_version(current.version, new.version) else "switched"
+        notes, trust = self.notes
+        return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
+                       current.version if current is not None else None)
+
+
+PREVIOUS, REPLACED, REMOVED, UNDONE = "previous", "replaced", "removed", "undone"  # in a transaction directory
+
+
+def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options, index: int = 0,
+                announce: Announce | None = None) -> FolderSwitch | Outcome:
+    """Make ready the switch of a prepared tree into its host's folder (writer lock held), or the
+    `Outcome` "unchanged" when it would change nothing. Raises `source_conflict` (an extension
+    pkgmgr did not install is there, or one from another source), `path_escapes_root` (a link or
+    another user's directory on the way) and `io_error` (the tree could not be copied to the host's
+    filesystem: staging removed)."""
     from pkgmgr.store.switch import Outcome, login_user, now_utc
 
     judged, fetched = prepared.judged, prepared.fetched
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, options.lock_timeout)
     name = judged.name
     current = records.get(scope, host.name, name, writer=True)
     target = host.target(folder, name, judged.layout)
@@ -208,7 +312,9 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         if current.pinned != options.pin:
             records.save(scope, current.with_changes(pinned=options.pin))
             current = current.with_changes(pinned=options.pin)
-        return Outcome("unchanged", current, current.version)
+        notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust,
+                                       approve_all=options.approve_host_trust_all)
+        return Outcome("unchanged", current.with_changes(notes=tuple(notes), trust=trust), current.version)
     if announce is not None:
         announce(prepared.summary())
     enabled = current.enabled if current is not None else prepared.enabled
@@ -223,9 +329,17 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     ensure_dirs(folder.parent, folder.name, mode=host.folder_mode)
     tx = _transaction_dir(folder, host.folder_mode)
     staged = tx / place.name
-    _move_in(prepared.root, staged)
-    host.prepare_staged(staged, judged, enabled=enabled)
-    sync_tree(tx)
+    try:
+        _move_in(prepared.root, staged)
+        host.prepare_staged(staged, judged, enabled=enabled)
+        sync_tree(tx)
+        source = str(fetched.directory or fetched.archive or fetched.locator)
+        host_records = host.records_of(folder, judged, os.path.abspath(source), staged, enabled=enabled,
+                                       current=current)
+        host.check_trust(scope, folder)
+    except BaseException:
+        remove_tree(tx)
+        raise
     new = Installed(
         host=host.name, name=name, version=judged.version, path=str(target), layout=judged.layout, enabled=enabled,
         disabled_path=disabled_path, pinned=options.pin, source_kind=fetched.kind, source=fetched.locator,
@@ -235,48 +349,67 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         network_digest="", grants=prepared.grants, max_scope=None, installed_at=now_utc(),
         installed_by=login_user(), scope=scope.kind, root=scope.root,
     )
-    records.mark_pending(scope, current, new, {"tx": str(tx), "place": str(place), "action": "install"})
-    crashpoint("host.install.after_pending")
-    parking = tx / "previous"
+    return FolderSwitch(scope, host, index, current, new, place, tx, staged, host_records, options.lock_timeout,
+                        options.approve_host_trust, judged, os.path.abspath(source),
+                        approve_all=options.approve_host_trust_all)
+
+
+def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
+           announce: Announce | None = None) -> Outcome:
+    """Switch a prepared tree into its host's folder and record it (writer lock held), in the one
+    protocol (`FolderSwitch`). Returns the `Outcome`. Raises what `switch_part` raises, and `locked`
+    (the host's own lock)."""
+    from pkgmgr.store.switch import BatchRefused, commit_all
+
+    part = switch_part(scope, host, prepared, options, 0, announce)
+    if not isinstance(part, FolderSwitch):
+        return part
     try:
-        with host.host_lock(options.lock_timeout):
-            source = str(fetched.directory or fetched.archive or fetched.locator)
-            host.record_install(folder, judged, os.path.abspath(source), staged, enabled=enabled,
-                                replacing=current is not None)
-            crashpoint("host.install.after_host_records")
-            switch_in(staged, place, parking)
-    except BaseException:
-        _roll_back(scope, host, current, name, tx)
-        raise
-    if current is not None and current.directory != place and os.path.lexists(current.directory):
-        # a single file that became a directory, or the reverse. The old one goes into the
-        # transaction directory right after the new one is in (two names cannot switch in one
-        # step), so that no kill after this leaves the host a tree no row names (SPEC 4); the
-        # recovery finishes the switch from the pending row
-        os.rename(current.directory, tx / "replaced")
-    fsync_dir(place.parent)
-    host.record_switched(folder, judged, enabled=enabled, replacing=current is not None)
-    crashpoint("host.install.after_rename")
-    records.save(scope, new)
-    crashpoint("host.install.after_commit")
-    remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust,
-                                   approve_all=options.approve_host_trust_all)
-    if current is None:
-        action = "installed"
-    else:
-        action = "reinstalled" if same_version(current.version, new.version) else "switched"
-    return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
-                   current.version if current is not None else None)
+        commit_all(scope, [], options, [part])
+    except BatchRefused as refused:
+        raise refused.error from None
+    return part.outcome()
 
 
-def _roll_back(scope: Scope, host: FolderHost, current: Installed | None, name: str, tx: Path) -> None:
-    """A switch that failed before its tree moved (a lock, a full disk): the old row stands."""
-    if current is None:
-        records.delete(scope, host.name, name)
-    else:
-        records.save(scope, current.with_changes(pending=None))
-    remove_tree(tx)
+def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed | None) -> str:
+    """Put back what an install that did not commit moved (the recovery's, and a refused batch's):
+    the install `standing` (the row, None for a first install) where its row says, the new tree out
+    of the host's folder. Decided by what is on disk: a tree is taken back only where it is the one
+    the intent moved (its checksum), so nothing the intent did not move is ever touched."""
+    place = Path(intent.path)
+    tx = Path(intent.tx) if intent.tx else None
+    new_tree = ((intent.row or {}).get("row") or {}).get("tree_sha256")
+
+    def holds(path: Path, checksum: str | None) -> bool:
+        return checksum is not None and os.path.lexists(path) and host.checksum(path)[0] == checksum
+
+    if standing is not None and standing.directory == place:
+        if holds(place, standing.tree_sha256) or tx is None:
+            return f"kept {standing.label}"
+        script = standing.layout == "script"  # a script kept under its own name in `previous/` (`switch_in`)
+        old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS, tx / place.name)
+                    if os.path.isdir(p) != script and holds(p, standing.tree_sha256)), None)
+        if old is None and holds(place, new_tree):
+            # the new tree is in place and the switch parked the old one in `previous` (a host whose
+            # checksum depends on where a tree is, as Gemini's own install record does, cannot be
+            # checked there): that is the old one
+            old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS)
+                        if os.path.lexists(p) and os.path.isdir(p) != script), None)
+        if old is None:
+            return f"kept {standing.label} (its tree is not where the interrupted install left it)"
+        if os.path.lexists(place):
+            os.rename(place, tx / UNDONE)
+        os.rename(old, place)
+        fsync_dir(place.parent)
+        return f"put back {standing.label}"
+    if tx is not None and holds(place, new_tree):
+        os.rename(place, tx / UNDONE)
+        fsync_dir(place.parent)
+    if standing is not None and tx is not None and not os.path.lexists(standing.directory) \
+            and os.path.lexists(tx / REPLACED):
+        os.rename(tx / REPLACED, standing.directory)
+        fsync_dir(standing.directory.parent)
+    return f"kept {standing.label}" if standing is not None else f"dropped the interrupted install of {intent.name}"
 
 
 def same_version(a: str, b: str) -> bool:
@@ -292,8 +425,9 @@ def same_version(a: str, b: str) -> bool:
 
 
 def _move_in(source: Path, staged: Path) -> None:
-    """The validated tree into the host's staging directory: renamed when it is on the same
-    filesystem, else copied with its modes."""
+    """The validated tree into the host's staging directory (on the host's filesystem): renamed
+    when it is on the same filesystem, else copied with its modes. A disk that fails or fills up
+    while copying is `io_error` (what was copied is removed by the caller)."""
     try:
         os.rename(source, staged)
         return
@@ -302,58 +436,122 @@ def _move_in(source: Path, staged: Path) -> None:
 
         if exc.errno != errno.EXDEV:
             raise
-    if source.is_dir():
-        shutil.copytree(source, staged, copy_function=shutil.copy2, symlinks=True)
-    else:
-        shutil.copy2(source, staged)
+    try:
+        copy_tree(source, staged)
+    except OSError as exc:
+        from pkgmgr.errors import io_error
+
+        disk = io_error(exc)
+        if disk is not None:
+            disk.hint = "free space on the host's filesystem (or mend it) and run the command again (nothing was committed)"
+            raise disk from None
+        raise
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    """Copy a file or a directory tree with its modes, not following links; the first error is
+    raised as the OS gave it (`shutil.copytree` gathers them into one without an errno)."""
+    if not source.is_dir() or source.is_symlink():
+        shutil.copy2(source, dest, follow_symlinks=False)
+        return
+    stack = [(source, dest)]
+    while stack:
+        src, dst = stack.pop()
+        os.mkdir(dst)
+        for entry in os.scandir(src):
+            target = dst / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), target))
+            else:
+                shutil.copy2(entry.path, target, follow_symlinks=False)
+        shutil.copystat(src, dst, follow_symlinks=False)
 
 
 # --- remove, enable, disable ------------------------------------------------------------------------
 
 
 def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> Installed:
-    """Take an install out of its host's folder and forget it (writer lock held): the tree is
-    renamed away in one step, the host's own records dropped, the row deleted, then the tree
-    deleted."""
+    """Take an install out of its host's folder and forget it (writer lock held), in the one
+    protocol: the intent recorded, the host's lock taken, the tree renamed away in one step, the
+    row deleted in the transaction that turns the intent `out`, the host's own records dropped,
+    then the tree deleted."""
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, change.lock_timeout)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:  # an interrupted removal of it, finished just now by the recovery
         return item
     if change.approve_host_trust or change.approve_host_trust_all:
         _check_change_approval(scope, host, folder, change, current.place, None)
+    host.check_records(folder)  # what Vera would refuse fails now, before anything moves
+    host.check_trust(scope, folder)
     tx = _transaction_dir(folder)
     place = current.directory
-    records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
-    parking = tx / "removed"
+    intent = pending.Intent(str(place), current.name, current.version, pending.IN, host=host.name, action="remove",
+                            tx=str(tx))
     try:
+        pending.begin(scope, [intent], _now())
         with host.host_lock(change.lock_timeout):
-            if os.path.lexists(place):
-                os.rename(place, parking)
-            host.forget(folder, current.name)
+            moved = False
+            try:
+                if os.path.lexists(place):
+                    os.rename(place, tx / REMOVED)
+                    moved = True
+                host.forget(folder, current.name)  # what the host must not read once the tree is gone
+                fsync_dir(place.parent)
+                crashpoint("host.remove.after_rename")
+                with transaction(scope.db) as conn:
+                    records.remove(conn, current.host, current.name)
+                    pending.commit(conn, [intent.path])
+            except BaseException:
+                if moved and not os.path.lexists(place):
+                    os.rename(tx / REMOVED, place)
+                raise
+            crashpoint("host.remove.after_commit")
+            host.settle(folder, None, current.name)
     except BaseException:
-        if not os.path.lexists(place) and os.path.lexists(parking):
-            os.rename(parking, place)
-        _roll_back(scope, host, current, current.name, tx)
+        _forget_quietly(scope, intent, tx)
         raise
-    fsync_dir(place.parent)
-    crashpoint("host.remove.after_rename")
-    records.delete(scope, current.host, current.name)
-    crashpoint("host.remove.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
-                                   approve_all=change.approve_host_trust_all)
+    pending.settle(scope, [intent.path])
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
+def trust_after(scope: Scope, host: FolderHost, folder: Path, approve: bool,
+                approve_all: bool = False) -> tuple[list[str], dict[str, Any] | None]:
+    """The host's trust step once a change is committed (`check_trust` ran before it): what fails
+    now can no longer fail the command (issue 25) — it is a note saying what was left."""
+    try:
+        return host.trust_step(scope, folder, approve=approve, approve_all=approve_all)
+    except (PkgmgrError, OSError) as error:
+        why = error.message if isinstance(error, PkgmgrError) else str(error)
+        return [f"the change is done, but {host.title}'s trust step failed: {why}"], None
+
+
+def _forget_quietly(scope: Scope, intent: pending.Intent, tx: Path | None) -> None:
+    """A change refused before its commit (a lock, a full disk), its moves put back: its intent
+    goes, unless the row is committed already (the recovery finishes it); a disk that fails here
+    leaves it to the recovery."""
+    try:
+        found = [i for i in pending.intents(scope.db, intent.host) if i.path == intent.path]
+        if found and found[0].pending == pending.IN:
+            if tx is not None:
+                remove_tree(tx)
+            pending.settle(scope, [intent.path])
+    except (PkgmgrError, OSError, sqlite3.Error):
+        pass
+
+
 def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, change: Change) -> Installed:
-    """`ext enable/disable` the host's way (writer lock held): written in place by the host
-    (`write_enabled`), or the extension moved out of the scanned folder and back (a host with a
-    `disabled_place`)."""
+    """`ext enable/disable` the host's way (writer lock held), in the one protocol: the intent
+    recorded, then the host's files changed under its lock — the state written in place by the
+    host (`settle`), or the extension moved out of the scanned folder and back (a host with a
+    `disabled_place`) — then the row and the intent in one transaction. A kill in between is
+    undone by the recovery: the host's files say what the row says."""
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, change.lock_timeout)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:
         raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code=Code.NOT_FOUND)
@@ -361,6 +559,8 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
     if current.enabled == enabled:
         return current
     updated = current.with_changes(enabled=enabled)
+    host.check_records(folder)  # what the host would refuse fails now, before anything changes
+    host.check_trust(scope, folder)
     away = host.disabled_place(folder, current.name, current.layout)
     if away is not None and (change.approve_host_trust or change.approve_host_trust_all):
         _check_change_approval(scope, host, folder, change, current.place,
@@ -371,16 +571,43 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
             raise conflict_error(host, current.name, [dest])
         ensure_dirs(dest.parent.parent, dest.parent.name)
         updated = updated.with_changes(disabled_path=None if enabled else str(away))
-        records.mark_pending(scope, current, updated, {"place": str(dest), "action": "move"})
-        os.rename(source, dest)
-        fsync_dir(dest.parent)
-        crashpoint("host.enable.after_move")
+        intent = pending.Intent(str(dest), current.name, current.version, pending.IN, host=host.name, action="move",
+                                row={"row": updated.to_row()})
     else:
-        host.write_enabled(folder, current, enabled, lock_timeout=change.lock_timeout)
-    records.save(scope, updated)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust,
-                                   approve_all=change.approve_host_trust_all)
+        intent = pending.Intent(str(current.place), current.name, current.version, pending.IN, host=host.name,
+                                action="enable", row={"row": updated.to_row()})
+    pending.begin(scope, [intent], _now())
+    try:
+        with host.host_lock(change.lock_timeout):
+            if away is not None:
+                os.rename(source, dest)
+                fsync_dir(dest.parent)
+                crashpoint("host.enable.after_move")
+            else:
+                host.settle(folder, updated, updated.name)
+                crashpoint("host.enable.after_host_files")
+            with transaction(scope.db) as conn:
+                records.put(conn, updated)
+                pending.drop(conn, [intent.path])
+    except BaseException:
+        try:
+            if away is not None and os.path.lexists(dest) and not os.path.lexists(source):
+                os.rename(dest, source)
+            elif away is None:
+                with host.host_lock(0.0):
+                    host.settle(folder, current, current.name)  # back to what the row says
+        except (PkgmgrError, OSError):
+            raise  # what the host holds is unknown: the intent stays for the recovery
+        _forget_quietly(scope, intent, None)
+        raise
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+def _now() -> str:
+    from pkgmgr.store.switch import now_utc
+
+    return now_utc()
 
 
 def _check_change_approval(scope: Scope, host: FolderHost, folder: Path, change: Change, place: Path,
@@ -487,53 +714,21 @@ def check_planted(path: Path) -> None:
 # --- recovery --------------------------------------------------------------------------------------
 
 
-def recover(scope: Scope, host: FolderHost) -> list[str]:
-    """Settle what a killed writer left for `host` in this scope (writer lock held): a pending
-    row becomes the new install when its tree is in place, else the old one stands (a fresh
-    install's placeholder row is dropped); the host's own records follow what is on disk; leftover
-    transaction directories are removed. Returns what was done, for messages."""
+def recover(scope: Scope, host: FolderHost, timeout: float = 0.0) -> list[str]:
+    """Settle what killed writers left for `host` in this scope (writer lock held; the host's own
+    lock taken, waited for up to `timeout`): each intent of phase `in` is undone (the old install
+    stands: its tree back in place), each of phase `out` finished; either way the host's own files
+    are then made to say what the row says (`settle`), the transaction directory removed and the
+    intent forgotten. Leftovers of the host's staging folder go too. Returns what was done."""
     done: list[str] = []
     if not scope.exists():
         return done
     folder = host.folder_of(scope)
-    for current in records.list_rows(scope, host.name):
-        if current.pending is None:
-            continue
-        pending = current.pending
-        action = pending.get("action")
-        place = Path(pending["place"])
-        new = records.row_from_pending(pending["row"], scope)
-        if action == "remove":
-            if not os.path.lexists(place):
-                records.delete(scope, current.host, current.name)
-                host.settle(folder, None, current.name)
-                done.append(f"finished removing {current.name}")
-            else:
-                records.save(scope, current.with_changes(pending=None))
-                done.append(f"kept {current.name} (its removal was interrupted before it began)")
-        elif action == "move":
-            moved = os.path.lexists(place)
-            records.save(scope, (new if moved else current).with_changes(pending=None))
-            done.append(f"settled where {current.name} is")
-        else:
-            observed = host.checksum(place)[0] if os.path.lexists(place) else None
-            if observed == new.tree_sha256:
-                records.save(scope, new.with_changes(pending=None))
-                if current.directory != place and not records.is_placeholder(current):
-                    remove_tree(current.directory)
-                host.settle(folder, new, new.name)
-                done.append(f"finished installing {new.name} {new.version}")
-            elif records.is_placeholder(current):
-                records.delete(scope, current.host, current.name)
-                host.settle(folder, None, current.name)
-                done.append(f"dropped the interrupted install of {current.name}")
-            else:
-                records.save(scope, current.with_changes(pending=None))
-                host.settle(folder, current, current.name)
-                done.append(f"kept {current.name} {current.version}")
-        tx = pending.get("tx")
-        if tx:
-            remove_tree(Path(tx))
+    found = pending.intents(scope.db, host.name)
+    if found:
+        with host.host_lock(timeout):
+            for intent in found:
+                done.append(_settle_intent(scope, host, folder, intent))
     staging = folder.parent / STAGING
     if staging.is_dir() and not os.path.islink(staging):
         for leftover in staging.iterdir():
@@ -541,13 +736,76 @@ def recover(scope: Scope, host: FolderHost) -> list[str]:
     return done
 
 
+def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending.Intent) -> str:
+    standing = records.get(scope, host.name, intent.name, writer=True)
+    tx = Path(intent.tx) if intent.tx else None
+    hint = None
+    if intent.pending == pending.IN:  # the commit did not happen: the old install stands
+        if intent.action == "install":
+            line = undo_install(host, intent, standing)
+        elif intent.action == "remove":
+            if standing is not None and tx is not None and not os.path.lexists(standing.directory) \
+                    and os.path.lexists(tx / REMOVED):
+                os.rename(tx / REMOVED, standing.directory)
+                fsync_dir(standing.directory.parent)
+            line = f"kept {intent.name} (its removal was interrupted before its commit)"
+        elif intent.action == "move":
+            moved = Path(intent.path)
+            if standing is not None and not os.path.lexists(standing.directory) and os.path.lexists(moved):
+                os.rename(moved, standing.directory)
+                fsync_dir(standing.directory.parent)
+            line = f"settled where {intent.name} is"
+        else:
+            line = f"kept {intent.name} {'enabled' if standing is None or standing.enabled else 'disabled'}"
+    else:  # committed: finish it
+        if intent.action == "install" and standing is not None and (intent.row or {}).get("row", {}).get(
+                "tree_sha256") == standing.tree_sha256:
+            hint = (intent.row or {}).get("host")
+        line = (f"finished removing {intent.name}" if standing is None
+                else f"finished installing {standing.label}" if intent.action == "install"
+                else f"finished {intent.action} of {standing.label}")
+    host.settle(folder, standing, intent.name, hint)
+    if tx is not None:
+        remove_tree(tx)
+    pending.settle(scope, [intent.path])
+    return line
+
+
+def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
+    """`doctor --check` of `host`'s installs in this scope (reads only): each tree against its
+    record (gone, modified), the host's own records as the host parses them and against the
+    installs (`record_problems`), and a stale lock of the host's (`lock_problem`, repairable)."""
+    rows = records.list_rows(scope, host.name) if scope.exists() else []
+    if not rows:
+        return []
+    found: list[tuple[str, str, bool]] = []
+    changing = {intent.name for intent in pending.intents(scope.reader(), host.name)}
+    for row in rows:
+        if row.name in changing:  # a killed writer's change: listed by `interrupted`, settled by `recover`
+            continue
+        place = row.place if row.enabled or not row.disabled_path else Path(row.disabled_path)
+        if not os.path.lexists(place):
+            found.append(("install", f"{row.label}: {place} is missing (install it again, or forget it: "
+                                     f"'pkgmgr ext remove {row.name} --host {host.name}')", False))
+        elif not host.intact(row):
+            found.append(("install", f"{row.label}: its tree differs from the installed one (run 'pkgmgr ext verify "
+                                     f"{row.name} --host {host.name}' for the files)", False))
+    folder = host.folder_of(scope)
+    try:
+        found.extend(("host_records", problem, False) for problem in host.record_problems(folder, rows))
+    except PkgmgrError as error:
+        found.append(("host_records", error.message, False))
+    stale = host.lock_problem()
+    if stale is not None:
+        found.append(("host_lock", stale, True))
+    return found
+
+
 def interrupted(scope: Scope, host: FolderHost) -> list[str]:
     """What killed writers left of `host`'s installs in this scope, for `doctor --check` (reads
-    only): each row still pending, and what lies in the host's staging folder when it has rows."""
-    rows = records.list_rows(scope, host.name)
-    found = [f"{item.host} {item.name}: an interrupted {(item.pending or {}).get('action', 'switch')} is pending"
-             for item in rows if item.pending is not None]
-    if rows:
+    only): each intent still recorded, and what lies in the host's staging folder."""
+    found = [intent.label for intent in pending.intents(scope.reader(), host.name)]
+    if found or records.list_rows(scope, host.name):
         staging = host.folder_of(scope).parent / STAGING
         if staging.is_dir() and not staging.is_symlink():
             found.extend(f"{host.name}: {staging / leftover.name} is a leftover of an interrupted command"

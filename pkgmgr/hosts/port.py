@@ -245,6 +245,17 @@ class BatchDestination(Destination, Protocol):
                    announce: Sequence[Announce | None]) -> list[Outcome]: ...
 
 
+@runtime_checkable
+class BatchMember(Destination, Protocol):
+    """A destination whose switches take part in a batch across hosts (SPEC 4: one transaction per
+    batch): `batch_item` makes one ready — whatever can fail, fails then — as a
+    `store.switch.Switch` (the scope store's tree), a `store.switch.Part` (another host's), or
+    the `Outcome` "unchanged"."""
+
+    def batch_item(self, prepared: Prepared[Any], options: Options, announce: Announce | None,
+                   index: int) -> Any: ...
+
+
 class ScopeStaging:
     """What every destination shares: the scope's writer lock and its private staging directory
     (every host's installs are recorded in the scope's `state.db`)."""
@@ -394,13 +405,27 @@ class Host(ABC):
         beyond its record. Reads only."""
 
     @abstractmethod
-    def recover(self, scope: Scope) -> list[str]:
-        """Settle what a killed writer left of this host's installs in `scope` (writer lock held),
-        so that the old or the new install stands; what was done, for messages."""
+    def recover(self, scope: Scope, timeout: float = 0.0) -> list[str]:
+        """Settle what a killed writer left of this host's installs in `scope` (writer lock held; a
+        lock of the host's own waited for up to `timeout`), so that the old or the new install
+        stands (`store.pending`: a change recorded before its commit is undone, one after it
+        finished); what was done, for messages."""
 
     def interrupted(self, scope: Scope) -> list[str]:
         """What killed writers left of this host's installs in `scope` that `recover` settles, for
         `doctor --check` (reads only)."""
+        return []
+
+    def health(self, scope: Scope) -> list[tuple[str, str, bool]]:
+        """What `doctor --check` finds wrong with this host's installs in `scope` beyond what killed
+        writers left — `(check, message, repairable)`: an install whose tree is gone or modified,
+        the host's own records as the host parses them, a stale lock of the host's. Reads only;
+        nothing by default (the scope store's trees are checked by `store.recovery`)."""
+        return []
+
+    def repair(self, scope: Scope) -> list[str]:
+        """What `doctor` repairs of `health`'s findings (a stale lock of the host's, when its owner is
+        provably dead); what was done. Nothing by default."""
         return []
 
     # --- authoring --------------------------------------------------------------------------------------

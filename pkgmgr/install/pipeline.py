@@ -348,11 +348,12 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
 
 def _batch_destination(target: Destination, staged: dict[int, Staged]) -> BatchDestination | None:
     """The destination switching every prepared tree at once, if one does (the scope store for a
-    batch of Compozy trees with distinct names); None: switch ref by ref."""
+    batch of Compozy trees, the host routing for a batch across hosts; names distinct per host);
+    None: switch ref by ref."""
     trees = [item for _, item in staged.values() if not isinstance(item, PkgmgrError)]
     if len(trees) != len(staged):
         return None
-    names = [item.name for item in trees]
+    names = [(item.host, item.name) for item in trees]
     if len(set(names)) != len(names):
         return None
     if isinstance(target, HostRouting):

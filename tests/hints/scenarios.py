@@ -1160,6 +1160,38 @@ def eva_project_folder_changed(h: H) -> None:
     assert str(ws / ".eva" / "extensions") in approved
 
 
+def doctor_sees_a_host_tree_modified_and_missing(h: H) -> None:
+    """`doctor --check` of a host's install whose tree changed (`ext verify` names the file), then
+    whose tree is gone (`ext remove` forgets it)."""
+    import shutil
+
+    h.ok("ext", "install", _terva_extension(h.tmp / "src" / "hello"), *UNVERIFIED)
+    folder = _host_folder(h, "terva")
+    (folder / "hello" / "run.sh").write_text("#!/bin/sh\nprintf changed\n", encoding="utf-8")
+    verified = h.follow(h.run("doctor", "--check", code=4), "pkgmgr ext verify", code=None)
+    assert "run.sh" in verified.stdout + verified.stderr, verified
+    shutil.rmtree(folder / "hello")
+    h.follow(h.run("doctor", "--check", code=4), "pkgmgr ext remove")
+    h.ok("doctor", "--check")
+
+
+def doctor_reclaims_a_stale_vera_lock(h: H) -> None:
+    """A lock of Vera's records whose process is gone: named by `doctor --check`, removed by `doctor`."""
+    import subprocess
+    import sys
+
+    from tests.hosts.helpers import vera_extension
+
+    h.ok("ext", "install", vera_extension(h.tmp / "src" / "ctx"), *UNVERIFIED)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    lock = _host_folder(h, "vera").parent / "extensions.json.lock"
+    lock.write_text(f'{{"pid":{int(gone.stdout)}}}\n', encoding="utf-8")
+    h.follow(h.run("doctor", "--check", code=4), "pkgmgr doctor")
+    assert not lock.exists()
+    h.ok("doctor", "--check")
+
+
 def adopt_a_linked_gemini_extension(h: H) -> None:
     """`gemini extensions link` made the folder: pkgmgr cannot adopt a tree that lives elsewhere;
     once Gemini's link is gone, the command the hint names installs a copy pkgmgr manages."""
