@@ -40,7 +40,7 @@ def register(commands: "Commands") -> "Commands":
                     "with its file and key path; exit 3 when any is found.",
                     "pkgmgr ext validate ./my-extension\npkgmgr ext validate my-extension-0.1.0.tar.gz -o json")
     p.add_argument("path", metavar="PATH|ARCHIVE")
-    host_option(p, "judge it by this host's rules")
+    host_option(p, "judge it by this host's rules", "from the manifest file")
 
     p = ext.command("new", cmd_new, "create a new extension from a template",
                     "Create ./NAME/ (or --path DIR) holding an extension that 'ext validate', 'ext pack' and "
@@ -66,7 +66,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--output", dest="output_file", metavar="FILE|DIR",
                    help="archive to write, or a directory to write <name>-<version>.tar.gz into "
                         "(default ./<name>-<version>.tar.gz)")
-    host_option(p, "judge it by this host's rules")
+    host_option(p, "judge it by this host's rules", "from the manifest file")
     p.add_argument("--release", metavar="VERSION",
                    help="the version an extension whose format carries none is packed as")
 
@@ -85,7 +85,7 @@ def register(commands: "Commands") -> "Commands":
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     p.add_argument("--save", action="store_true",
                    help="install into the workspace and declare it in its pkgmgr.toml (comments kept)")
-    host_option(p, "install it for this host (default: from its manifest file or registry entry)")
+    host_option(p, "install it for this host", "from its manifest file or registry entry")
     trust_option(p)
     add_registry_option(p, "resolve names in this registry only")
     p.add_argument("--keep-going", action="store_true",

@@ -24,11 +24,13 @@ def add_install_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--allow-expired", action="store_true", help="use a registry whose 'expires' date has passed")
 
 
-def host_option(parser: argparse.ArgumentParser, what: str) -> None:
+def host_option(parser: argparse.ArgumentParser, what: str, default: str | None = None) -> None:
+    """`--host`; `default` says what decides when it is not given (the manifest file, for a
+    command given an extension's files), none for a command on installed extensions."""
     from pkgmgr.hosts import names, spoken
 
     parser.add_argument("--host", choices=names(), metavar="HOST",
-                        help=f"{what}: {spoken(names())} (default: from the manifest file)")
+                        help=f"{what}: {spoken(names())}" + (f" (default: {default})" if default else ""))
 
 
 def trust_option(parser: argparse.ArgumentParser) -> None:
