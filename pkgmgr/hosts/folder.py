@@ -306,6 +306,8 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
     recover(scope, host, options.lock_timeout)
     name = judged.name
     current = records.get(scope, host.name, name, writer=True)
+    if current is not None:  # the enabled state the host itself may have changed since (kept by the switch)
+        current = host.observed(current)
     target = host.target(folder, name, judged.layout)
     if check(scope, host, prepared, options, current, reading=False):  # the same tree, intact
         assert current is not None
