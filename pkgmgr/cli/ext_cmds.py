@@ -325,7 +325,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
             return
         p.table(["NAME", "VERSION", "HOST", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
                 [(i.name, (i.version or "-") + (" (pinned)" if i.pinned else ""), i.host, i.scope,
-                  "yes" if i.enabled else "no", i.source_kind, "yes" if i.verified else "no") for i in items])
+                  "yes" if i.enabled else "no", "linked" if i.linked else i.source_kind,
+                  "yes" if i.verified else "no") for i in items])
 
     return Output(data, human)
 
@@ -354,6 +355,8 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("grants" if item.in_store else "capabilities", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(data["missing_env"]) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
+            *([("linked", f"{item.linked} (the host loads this folder as it is)")] if item.linked else []),
+            ("previous", _kept_line(data["previous"])),
             *([("skills", ", ".join(data["skills"]))] if data.get("skills") else []),
             *([("approved hash", data["trust"]["approved_hash"] or "(none)"),
                ("content hash", data["trust"]["content_hash"])] if "trust" in data else []),
@@ -380,6 +383,13 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human)
 
 
+def _kept_line(kept: dict[str, Any] | None) -> str:
+    """`ext status`'s line about the install kept for `ext rollback`."""
+    if kept is None:
+        return "(none kept)"
+    return f"{kept['version'] or '-'} ({kept['source']}, kept at {kept['path']})"
+
+
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.lifecycle import find_one, listed, verify
 
@@ -398,6 +408,9 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         for item, r in zip(items, results, strict=True):
+            if r.get("skipped") == "linked":
+                p.line(f"{item.label}: skipped (linked to {item.linked}, which the host loads as it is)")
+                continue
             print_tree_report(p, item.label, r, "its directory is gone")
             if not r.get("missing") and not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
                 p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")

@@ -15,14 +15,14 @@ import re
 import shutil
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
-from pkgmgr.hosts.mechanics import STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
+from pkgmgr.hosts.mechanics import PREVIOUS, STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
 from pkgmgr.hosts.port import Announce, Change, Options, Prepared, Source
-from pkgmgr.store import records
+from pkgmgr.store import previous, records
 from pkgmgr.store.installed import Installed
 
 if TYPE_CHECKING:
@@ -109,6 +109,8 @@ def _check_expected(host: FolderHost, fetched: Source, judged: Judged) -> Judged
                               "manifest: " + "; ".join(differences), code=Code.METADATA_MISMATCH,
                               details={"differences": differences})
     fetched.expects.check_name(fetched.label or fetched.locator, judged.name, what=f"the {judged.host} extension")
+    if expected is None and not host.versions_itself and fetched.expects.version:
+        judged = replace(judged, version=fetched.expects.version)  # a kept install's, restored by a rollback
     return judged
 
 
@@ -153,8 +155,12 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     if others and not options.force:
         raise conflict_error(host, name, others)
     host.check_neighbours(folder, judged, known | set(others), scope.kind)
-    if current is None:
+    if current is None or prepared.linked is not None:  # a link replaces whatever is installed
         return False
+    if current.linked is not None and not options.force:
+        from pkgmgr.store.switch import linked_error
+
+        raise linked_error(current, "replace it")
     from_same_source = check_source(current, fetched, name, force=options.force)
     if not same_version(current.version, judged.version):
         return False
@@ -191,7 +197,8 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         return Outcome("unchanged", current, current.version)
     if announce is not None:
         announce(prepared.summary())
-    enabled = current.enabled if current is not None else prepared.enabled
+    linked = prepared.linked
+    enabled = True if linked is not None else current.enabled if current is not None else prepared.enabled
     place = target
     disabled_path = None
     if not enabled:
@@ -204,8 +211,18 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     tx = _transaction_dir(folder, host.folder_mode)
     staged = tx / place.name
     _move_in(prepared.root, staged)
-    host.prepare_staged(staged, judged, enabled=enabled)
+    if linked is None:  # a link's folder is the user's: nothing is written into it
+        host.prepare_staged(staged, judged, enabled=enabled)
     sync_tree(tx)
+    kept_place = None
+    kept: dict[str, Any] | None
+    if previous.keeps(current, judged.version, linked, prepared.tree_sha256):
+        assert current is not None
+        kept_place = ensure_dirs(folder.parent, PREVIOUS, mode=host.folder_mode) / current.directory.name
+        kept = current.with_changes(path=str(kept_place), disabled_path=None, enabled=True).as_previous()
+    else:
+        kept = previous.carried(current, judged.version, prepared.tree_sha256, linked)
+    dropped = previous.replaced_trees(current, kept)
     new = Installed(
         host=host.name, name=name, version=judged.version, path=str(target), layout=judged.layout, enabled=enabled,
         disabled_path=disabled_path, pinned=options.pin, source_kind=fetched.kind, source=fetched.locator,
@@ -213,27 +230,46 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         allow_unverified=options.allow_unverified and not fetched.verified, tier=fetched.tier,
         tree_sha256=prepared.tree_sha256, tree_listing=prepared.listing, manifest=dict(prepared.document),
         network_digest="", grants=prepared.grants, max_scope=None, installed_at=now_utc(),
-        installed_by=login_user(), scope=scope.kind, root=scope.root,
+        installed_by=login_user(), scope=scope.kind, root=scope.root, previous=kept, linked=linked,
     )
     records.mark_pending(scope, current, new, {"tx": str(tx), "place": str(place), "action": "install"})
     crashpoint("host.install.after_pending")
     parking = tx / "previous"
     try:
         with host.host_lock(options.lock_timeout):
-            source = str(fetched.directory or fetched.archive or fetched.locator)
-            host.record_install(folder, judged, os.path.abspath(source), staged, enabled=enabled,
-                                replacing=current is not None)
+            if linked is not None:  # the host loads the folder as it is: none of its own records names it
+                if current is not None:
+                    host.forget(folder, name)
+            else:
+                source = str(fetched.directory or fetched.archive or fetched.locator)
+                if fetched.exact and os.path.isabs(fetched.locator):  # a rollback: where it first came from
+                    source = fetched.locator
+                host.record_install(folder, judged, os.path.abspath(source), staged, enabled=enabled,
+                                    replacing=current is not None)
             crashpoint("host.install.after_host_records")
-            switch_in(staged, place, parking)
+            for index, gone in enumerate(dropped):  # the kept tree no longer kept: out of its place first
+                if os.path.lexists(gone.place):
+                    os.rename(gone.place, tx / f"dropped-{index}")
+            if kept_place is not None and current is not None and current.directory == place \
+                    and not os.path.isdir(place) and os.path.lexists(place):
+                os.link(place, parking, follow_symlinks=False)  # a file replaced in one rename: kept by a link
+            old = switch_in(staged, place, parking)
     except BaseException:
+        _restore_kept(current, tx)
         _roll_back(scope, host, current, name, tx)
         raise
     if current is not None and current.directory != place and os.path.lexists(current.directory):
-        # a single file that became a directory, or the reverse. The old one goes into the
-        # transaction directory right after the new one is in (two names cannot switch in one
-        # step), so that no kill after this leaves the host a tree no row names (SPEC 4); the
-        # recovery finishes the switch from the pending row
-        os.rename(current.directory, tx / "replaced")
+        # a single file that became a directory, or the reverse, or a disabled install a link replaces.
+        # The old one goes right after the new one is in (two names cannot switch in one step), so
+        # that no kill after this leaves the host a tree no row names (SPEC 4); the recovery
+        # finishes the switch from the pending row
+        old = tx / "replaced"
+        os.rename(current.directory, old)
+    elif old is None and os.path.lexists(parking):
+        old = parking
+    if kept_place is not None and old is not None:
+        os.rename(old, kept_place)  # kept for `ext rollback`, beside the folder the host scans
+        fsync_dir(kept_place.parent)
     fsync_dir(place.parent)
     crashpoint("host.install.after_rename")
     records.save(scope, new)
@@ -246,6 +282,17 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         action = "reinstalled" if same_version(current.version, new.version) else "switched"
     return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
                    current.version if current is not None else None)
+
+
+def _restore_kept(stands: Installed | None, tx: Path) -> None:
+    """Put back the kept tree a switch that did not happen had moved into its transaction
+    directory, when the install that stands still keeps it."""
+    kept = stands.kept() if stands is not None else None
+    if kept is None or os.path.lexists(kept.place):
+        return
+    for leftover in sorted(tx.glob("dropped-*")) if tx.is_dir() else []:
+        os.rename(leftover, kept.place)
+        return
 
 
 def _roll_back(scope: Scope, host: FolderHost, current: Installed | None, name: str, tx: Path) -> None:
@@ -306,13 +353,16 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
     try:
         with host.host_lock(change.lock_timeout):
             if os.path.lexists(place):
-                os.rename(place, parking)
+                os.rename(place, parking)  # a development link's own link: the folder it names stays
             host.forget(folder, current.name)
     except BaseException:
         if not os.path.lexists(place) and os.path.lexists(parking):
             os.rename(parking, place)
         _roll_back(scope, host, current, current.name, tx)
         raise
+    kept = current.kept()
+    if kept is not None and os.path.lexists(kept.place):
+        os.rename(kept.place, tx / "dropped-0")
     fsync_dir(place.parent)
     crashpoint("host.remove.after_rename")
     records.delete(scope, current.host, current.name)
@@ -429,12 +479,17 @@ def recover(scope: Scope, host: FolderHost) -> list[str]:
             records.save(scope, (new if moved else current).with_changes(pending=None))
             done.append(f"settled where {current.name} is")
         else:
-            observed = host.checksum(place)[0] if os.path.lexists(place) else None
-            if observed == new.tree_sha256:
+            if new.linked is not None:
+                arrived = host.link_source(place) == new.linked
+            else:
+                arrived = os.path.lexists(place) and host.checksum(place)[0] == new.tree_sha256
+            if arrived:
                 records.save(scope, new.with_changes(pending=None))
-                if current.directory != place and not records.is_placeholder(current):
+                kept = new.kept()
+                if current.directory != place and not records.is_placeholder(current) \
+                        and (kept is None or kept.place != current.directory):
                     remove_tree(current.directory)
-                host.settle(folder, new, new.name)
+                host.settle(folder, new if new.linked is None else None, new.name)
                 done.append(f"finished installing {new.name} {new.version}")
             elif records.is_placeholder(current):
                 records.delete(scope, current.host, current.name)
@@ -442,7 +497,8 @@ def recover(scope: Scope, host: FolderHost) -> list[str]:
                 done.append(f"dropped the interrupted install of {current.name}")
             else:
                 records.save(scope, current.with_changes(pending=None))
-                host.settle(folder, current, current.name)
+                _restore_kept(current, Path(pending.get("tx") or place))
+                host.settle(folder, current if current.linked is None else None, current.name)
                 done.append(f"kept {current.name} {current.version}")
         tx = pending.get("tx")
         if tx:
@@ -451,6 +507,22 @@ def recover(scope: Scope, host: FolderHost) -> list[str]:
     if staging.is_dir() and not os.path.islink(staging):
         for leftover in staging.iterdir():
             remove_tree(leftover)
+    done.extend(_drop_unkept(scope, host, folder))
+    return done
+
+
+def _drop_unkept(scope: Scope, host: FolderHost, folder: Path) -> list[str]:
+    """Remove what lies among the kept trees (`.pkgmgr-previous`, pkgmgr's own) that no install of
+    `host` keeps any more: what a killed writer or a removal left."""
+    kept_dir = folder.parent / PREVIOUS
+    if not kept_dir.is_dir() or os.path.islink(kept_dir):
+        return []
+    named = {str(item.place) for row in records.list_rows(scope, host.name) if (item := row.kept()) is not None}
+    done = []
+    for leftover in sorted(kept_dir.iterdir()):
+        if str(leftover) not in named:
+            remove_tree(leftover)
+            done.append(f"removed {leftover}, which no install keeps any more")
     return done
 
 

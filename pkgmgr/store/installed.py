@@ -50,6 +50,8 @@ class Installed:
     layout: str = "directory"  # directory | script (a single-file extension)
     disabled_path: str | None = None  # where a disabled install waits, for a host that moves it away
     pending: dict[str, Any] | None = None
+    previous: dict[str, Any] | None = None  # the row of the install this one replaced, its tree kept (`ext rollback`)
+    linked: str | None = None  # the folder a development link makes its host load (`ext link`)
     notes: tuple[str, ...] = field(default=(), compare=False)
     trust: dict[str, Any] | None = field(default=None, compare=False)
 
@@ -69,6 +71,11 @@ class Installed:
             raise damaged_row("extensions", key, "grants", "grants that are not text")
         path = check_path(row)
         pending = json_column(row, "pending", dict) if row["pending"] is not None else None
+        keys = row.keys()
+        previous = json_column(row, "previous", dict) if "previous" in keys and row["previous"] is not None else None
+        linked = row["linked"] if "linked" in keys else None
+        if linked is not None and not (isinstance(linked, str) and os.path.isabs(linked)):
+            raise damaged_row("extensions", key, "linked", "not an absolute path")
         return cls(
             name=row["name"],
             version=row["version"],
@@ -97,6 +104,8 @@ class Installed:
             layout=row["layout"],
             disabled_path=row["disabled_path"],
             pending=pending,
+            previous=previous,
+            linked=linked,
         )
 
     @property
@@ -175,10 +184,25 @@ class Installed:
             "max_scope": self.max_scope, "installed_at": self.installed_at, "installed_by": self.installed_by,
             "layout": self.layout, "disabled_path": self.disabled_path,
             "pending": json.dumps(self.pending, sort_keys=True) if self.pending is not None else None,
+            "previous": json.dumps(self.previous, sort_keys=True) if self.previous is not None else None,
+            "linked": self.linked,
         }
 
     def with_changes(self, **changes: Any) -> Installed:
         return replace(self, **changes)
+
+    def kept(self) -> Installed | None:
+        """The install this one replaced, whose tree is kept for `ext rollback` (None: none is)."""
+        if self.previous is None:
+            return None
+        from pkgmgr.store.records import row_from_data
+
+        return row_from_data(self.previous, self.scope, self.root)
+
+    def as_previous(self) -> dict[str, Any]:
+        """This install as the row a switch keeps of it (`previous`): its own kept install left out,
+        so that one previous install is kept per extension."""
+        return {**self.to_row(), "previous": None, "pending": None, "linked": None}
 
 
 def row_key(row: sqlite3.Row | Any) -> str:
