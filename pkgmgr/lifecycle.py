@@ -259,9 +259,13 @@ def forget_kept(scope: Scope, *, broken_only: bool = False, older_than: float | 
 
     from pkgmgr.fsutil import remove_tree
     from pkgmgr.store import records
+    from pkgmgr.store.recovery import damaged_rows, database_problem
     from pkgmgr.store.switch import forget_previous
 
-    if not scope.exists():
+    if not scope.exists() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []  # nothing is forgotten on the word of a database that cannot be read
+    conn = scope.reader()
+    if conn is None or damaged_rows(scope, conn):
         return []
 
     def wanted(row: Installed) -> bool:

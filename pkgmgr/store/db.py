@@ -238,11 +238,8 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     ALTER TABLE extensions_9 RENAME TO extensions;
     """,
     # 10: an install keeps the one it replaced (`previous`: its row, as JSON, naming its kept tree) for
-    # `ext rollback`, and a development link names the folder its host loads (`linked`); an activation
-    # keeps the network requirement as it was confirmed (`confirmed_requirement`, JSON), so that
-    # `bundle show` can say what changed since
-    lambda conn, root: _add_columns(conn, {"extensions": ("previous", "linked"),
-                                           "activations": ("confirmed_requirement",)}),
+    # `ext rollback`, and a development link names the folder its host loads (`linked`)
+    lambda conn, root: _add_columns(conn, {"extensions": ("previous", "linked")}),
 )
 
 
