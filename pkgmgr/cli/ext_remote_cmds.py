@@ -206,9 +206,10 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
               ("registry", f"{registry.name} ({registry.source})"), ("signed", signed),
               ("latest", entry.latest or "-")])
         p.line()
-        p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
+        minimum = entry.host == "compozy"  # only Compozy's manifests name a minimum host version
+        p.table(["VERSION", "SIZE", "YANKED", *(["MIN HOST"] if minimum else []), "PERMISSIONS", "NETWORK DIGEST"],
                 [(v["version"] + (" (pre)" if v["prerelease"] else ""), v["size"], "yes" if v["yanked"] else "",
-                  v["min_compozy_version"] + ("" if v["compatible"] else " (too new)"),
+                  *([v["min_compozy_version"] + ("" if v["compatible"] else " (too new)")] if minimum else []),
                   ", ".join(v["permissions"]) or "-", v["network_digest"][:16] or "-") for v in versions])
         for version in vanished:
             p.line(f"{version}: vanished from the registry (treated as yanked)")

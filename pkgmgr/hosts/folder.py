@@ -197,6 +197,7 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         return Outcome("unchanged", current, current.version)
     if announce is not None:
         announce(prepared.summary())
+    ignore = _ignore_note(scope, folder)  # before anything is created there
     linked = prepared.linked
     enabled = True if linked is not None else current.enabled if current is not None else prepared.enabled
     place = target
@@ -276,12 +277,28 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     crashpoint("host.install.after_commit")
     remove_tree(tx)
     notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust)
+    notes = [*notes, *ignore]
     if current is None:
         action = "installed"
     else:
         action = "reinstalled" if same_version(current.version, new.version) else "switched"
     return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
                    current.version if current is not None else None)
+
+
+def _ignore_note(scope: Scope, folder: Path) -> list[str]:
+    """The note that suggests keeping the host's project folder out of git, when this install is
+    about to create it in a git work tree (once: the folder exists from then on)."""
+    if scope.workspace is None:
+        return []
+    top = folder.parent  # `.terva`, `.eva`: what pkgmgr creates in the work tree
+    workspace = Path(scope.workspace)
+    if os.path.lexists(top) or top.parent != workspace:
+        return []
+    if not any(os.path.lexists(parent / ".git") for parent in (workspace, *workspace.parents)):
+        return []
+    return [f"created {top.name}/ in {workspace} for installed extensions: add '{top.name}/' to .gitignore to keep "
+            "them out of git"]
 
 
 def _restore_kept(stands: Installed | None, tx: Path) -> None:

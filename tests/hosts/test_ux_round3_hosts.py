@@ -1,0 +1,64 @@
+"""Issue 29's per-host remainder, run as the user runs it: completion offers every host's
+installed names (and completes them for rollback/unlink), `ext info` shows no minimum host
+version for a host whose manifests carry none, and a project install that creates `.terva/` or
+`.eva/` in a git work tree suggests keeping it out of git, once."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.hosts.helpers import UNVERIFIED, eva_script, human, ok, terva_extension, vera_extension
+from tests.support.builders import write_extension
+
+
+def test_completion_offers_every_hosts_installed_names(tmp_path: Path) -> None:
+    ok("ext", "install", write_extension(tmp_path / "src" / "demo-ext"), *UNVERIFIED)
+    ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
+    ok("ext", "install", eva_script(tmp_path / "src", "notes"), *UNVERIFIED)
+    ok("ext", "install", vera_extension(tmp_path / "src" / "word", "acme.word"), *UNVERIFIED)
+    assert human("completion", "names").stdout.split() == ["acme.word", "demo-ext", "hello", "notes"]
+
+
+def test_completion_names_rollback_and_unlink_in_bash(tmp_path: Path) -> None:
+    ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
+    script = tmp_path / "pkgmgr.bash"
+    script.write_text(human("completion", "bash").stdout, encoding="utf-8")
+    shim = tmp_path / "bin" / "pkgmgr"
+    shim.parent.mkdir()
+    shim.write_text("#!/bin/sh\nprintf 'hello\\n'\n", encoding="utf-8")  # what `completion names` printed above
+    shim.chmod(0o755)
+    for command in ("rollback", "unlink", "status"):
+        probe = (f"PATH={shim.parent}:$PATH; source {script}; COMP_WORDS=(pkgmgr ext {command} he); COMP_CWORD=3; "
+                 "_pkgmgr; printf '%s\\n' \"${COMPREPLY[@]}\"")
+        done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=False)
+        assert done.stdout.split() == ["hello"], (command, done)
+
+
+def test_ext_info_shows_no_min_host_for_a_host_without_one() -> None:
+    vera = human("ext", "info", "word-count").stdout
+    assert "MIN HOST" not in vera and "0.0.0" not in vera
+    assert "MIN HOST" in human("ext", "info", "review-pack").stdout
+
+
+def test_a_project_install_that_creates_the_host_folder_in_git_suggests_ignoring_it(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / ".git").mkdir()
+    (project / "pkgmgr.toml").write_text("", encoding="utf-8")
+    ok("trust", "--workspace", project)
+    hello = terva_extension(tmp_path / "src" / "hello")
+    first = human("--scope", "workspace", "ext", "install", hello, *UNVERIFIED, cwd=project)
+    note = f"created .terva/ in {project} for installed extensions: add '.terva/' to .gitignore to keep them out of git"
+    assert note in first.stdout
+    other = terva_extension(tmp_path / "src" / "other", "other")
+    assert ".gitignore" not in human("--scope", "workspace", "ext", "install", other, *UNVERIFIED, cwd=project).stdout
+    eva = human("--scope", "workspace", "ext", "install", eva_script(tmp_path / "src", "notes"), *UNVERIFIED,
+                cwd=project).stdout
+    assert "add '.eva/' to .gitignore" in eva
+    elsewhere = tmp_path / "no-git"
+    elsewhere.mkdir()
+    (elsewhere / "pkgmgr.toml").write_text("", encoding="utf-8")
+    ok("trust", "--workspace", elsewhere)
+    assert ".gitignore" not in human("--scope", "workspace", "ext", "install", hello, *UNVERIFIED,
+                                     cwd=elsewhere).stdout
