@@ -62,3 +62,18 @@ def test_a_project_install_that_creates_the_host_folder_in_git_suggests_ignoring
     ok("trust", "--workspace", elsewhere)
     assert ".gitignore" not in human("--scope", "workspace", "ext", "install", hello, *UNVERIFIED,
                                      cwd=elsewhere).stdout
+
+
+def test_trust_show_has_a_host_column(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    terva_extension(project / "tools" / "hello")
+    write_extension(project / "tools" / "demo-ext")
+    (project / "pkgmgr.toml").write_text('[extensions]\nhello = { path = "tools/hello" }\n'
+                                         'demo-ext = { path = "tools/demo-ext" }\n'
+                                         'review-pack = "*"\n', encoding="utf-8")
+    shown = ok("trust", "--show", "--workspace", project)
+    assert {e["name"]: e["host"] for e in shown["extensions"]} == {"hello": "terva", "demo-ext": "compozy",
+                                                                   "review-pack": None}
+    table = [line.split() for line in human("trust", "--show", "--workspace", project).stdout.splitlines()]
+    assert ["EXTENSION", "HOST", "SOURCE"] == next(row for row in table if row[:1] == ["EXTENSION"])[:3]
+    assert ["hello", "terva", "path", "tools/hello"] in [row[:4] for row in table]
