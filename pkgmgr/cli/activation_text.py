@@ -8,8 +8,11 @@ from typing import Any, Iterable
 from pkgmgr.activation.confirmation import confirm_command
 
 
-def activation_lines(activations: Iterable[dict[str, Any]]) -> list[str]:
-    """One line per activation touched by an install, update or removal."""
+def activation_lines(activations: Iterable[dict[str, Any]], *, error: Any = None) -> list[str]:
+    """One line per activation touched by an install, update or removal; an activation awaiting
+    confirmation names the command that confirms it, unless `error` (the command's exit-8
+    error, printed after) names it already: the command is printed once."""
+    told = set(error.details.get("commands", ())) if error is not None and error.code == "confirmation_required" else set()
     lines = []
     for a in activations:
         change = a.get("change")
@@ -17,7 +20,8 @@ def activation_lines(activations: Iterable[dict[str, Any]]) -> list[str]:
         line = (f"activation {a['id']} {a['extension']}:{a['bundle']}/{a['profile']} "
                 f"v{a['version']} {a['status']}{suffix}")
         if a["status"] == "awaiting_confirmation":
-            line += f"; to confirm: {confirm_command(a)}"
+            command = confirm_command(a)
+            line += f"; to confirm: {command}" if command not in told else "; the error below says how to confirm it"
         lines.append(line)
     return lines
 

@@ -297,7 +297,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
         if data["activations"]:
             from pkgmgr.cli.activation_text import activation_lines
 
-            p.lines(activation_lines(data["activations"]))
+            p.lines(activation_lines(data["activations"], error=error))
         failed = [r for r in batch.results if r.status == "failed"]
         if len(batch.results) > 1 and failed:
             for result in failed:

@@ -169,7 +169,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
         if report.activations:
             from pkgmgr.cli.activation_text import activation_lines
 
-            p.lines(activation_lines(report.activations))
+            p.lines(activation_lines(report.activations, error=error))
 
     return Output(data, human, error)
 
