@@ -59,3 +59,14 @@ def test_the_commands_run_as_shown(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     assert (work / "hi-terva" / "extension.json").is_file()  # unlink left the working folder
     assert sorted(p.name for p in (work / "dist").iterdir()) == [
         "hi-eva-0.1.0.tar.gz", "hi-terva-0.1.0.tar.gz", "hi-vera-0.1.0.tar.gz"]
+
+
+@pytest.mark.parametrize("guide", ["README.md", "docs/authoring.md", "docs/bundles.md", "docs/publishing.md",
+                                   "docs/workspaces.md", "docs/hosts.md"])
+def test_the_user_guides_never_cite_the_spec(guide: str) -> None:
+    """Users do not have the SPEC: a guide says what it means (a placeholder such as NAME@SPEC or
+    "SPEC" is not a citation; the README's development section may link the developers' documents)."""
+    citation = re.compile(r"(?<![@\"])\bSPEC\b(?!\")|\bSPEC\.md\b")
+    text = (DOC.parents[1] / guide).read_text(encoding="utf-8")
+    cited = [line for line in text.splitlines() if citation.search(line)]
+    assert not cited, cited
