@@ -105,21 +105,21 @@ def listing(home_arg: str | None, scope_given: bool) -> str | None:
 
 
 def render(items: list[dict[str, object]]) -> str:
-    """`json.dumps({"extensions": items}, indent=2, ensure_ascii=False)` for entries of text,
-    booleans and nulls (its pure-Python indenting encoder was a third of this path's own time)."""
+    """`json.dumps({"extensions": items}, indent=2, ensure_ascii=False)` for entries of text and
+    booleans (its pure-Python indenting encoder was a third of this path's own time)."""
     from json.encoder import encode_basestring  # the C function json.dumps uses for ensure_ascii=False
 
     if not items:
         return '{\n  "extensions": []\n}'
     entries = []
     for item in items:
-        fields = ",\n".join(f"      {encode_basestring(key)}: {_JSON_BOOL[value] if value is None or isinstance(value, bool) else encode_basestring(value)}"  # type: ignore[arg-type]
+        fields = ",\n".join(f"      {encode_basestring(key)}: {_JSON_BOOL[value] if isinstance(value, bool) else encode_basestring(value)}"  # type: ignore[arg-type]
                             for key, value in item.items())
         entries.append(f"    {{\n{fields}\n    }}")
     return '{\n  "extensions": [\n' + ",\n".join(entries) + "\n  ]\n}"
 
 
-_JSON_BOOL = {True: "true", False: "false", None: "null"}
+_JSON_BOOL = {True: "true", False: "false"}
 
 
 def _home(given: str | None) -> str | None:
@@ -201,10 +201,9 @@ def _installed(home: str) -> list[dict[str, object]] | None:
                 return None  # damaged: store.model.Installed.from_row says how
             items.append({"name": name, "version": version, "scope": "global", "enabled": bool(row["enabled"]),
                           "source": row["source_kind"], "verified": bool(row["verified"]),
-                          "path": os.path.join(home, path), "pinned": bool(row["pinned"]), "host": "compozy",
-                          "linked": None})
+                          "path": os.path.join(home, path), "pinned": bool(row["pinned"]), "host": "compozy"})
             if row["linked"] is not None:
-                return None  # a development link: the full command line lists it
+                return None  # a development link: the full command line lists it, as linked
         if conn.execute("SELECT 1 FROM extensions WHERE host != ? LIMIT 1", (STORE_HOST,)).fetchone():
             return None  # installs in the folders of other hosts: store.records
     finally:

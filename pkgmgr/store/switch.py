@@ -376,6 +376,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             continue
         for path, _, _ in _replaced(moves, [index]):
             remove_tree(scope.root / path)
+        if current is not None:  # the trees it stops naming are gone (none when it keeps the one it replaced)
             crashpoint("install.after_old_removed")
         remove_tree(prepared.staging)
         if current is None:
