@@ -461,11 +461,13 @@ def kept_plan(record: Installed) -> Any:
     kept = record.kept()
     where = f"the {record.scope} scope" if record.in_store else f"{record.host}'s {record.scope} folder"
     if kept is None:
-        raise PkgmgrError(f"{record.label} has no previous version to roll back to in {where}: pkgmgr keeps the "
-                          "version an update, an install of another version or a link replaced, and none has "
-                          "been replaced since this one was installed (or 'cache clean' removed it)",
-                          code=Code.NOT_FOUND, hint=f"'pkgmgr ext info {record.name}' lists the versions a registry "
-                          f"has; 'pkgmgr ext install {record.name}@VERSION --pin' installs one and holds it")
+        message = (f"{record.label} has no previous version to roll back to in {where}: none was replaced since it "
+                   "was installed (or 'cache clean' removed the one kept)")
+        if record.source_kind != "registry":  # no registry lists its versions: its source is where they are
+            raise PkgmgrError(f"{message}; install the version you want from its source to switch to it",
+                              code=Code.NOT_FOUND)
+        raise PkgmgrError(message, code=Code.NOT_FOUND, hint=f"'pkgmgr ext info {record.name}' lists the versions "
+                          f"a registry has; 'pkgmgr ext install {record.name}@VERSION --pin' installs one and holds it")
     place = kept.place
     if not os.path.lexists(place):
         raise PkgmgrError(f"{record.label}: the tree of the version it keeps ({kept.version or '-'}) is gone from "
