@@ -58,6 +58,16 @@ def review_pairs(review: dict[str, Any]) -> list[tuple[str, Any]]:
         pairs.append(("since confirmed", f"unchanged since version {state['confirmed_version']} was confirmed"))
     elif kind == "never_confirmed":
         pairs.append(("since confirmed", "nothing was confirmed before: all of the requirement above is new"))
+    elif kind == "changed" and "since_confirmed" in state:
+        change = state["since_confirmed"]
+        parts = [f"channel scopes added: {', '.join(change['scopes_added']) or '(none)'}",
+                 f"removed: {', '.join(change['scopes_removed']) or '(none)'}"]
+        if "mode" in change:
+            parts.append(f"mode {change['mode']['confirmed']} -> {change['mode']['now']}")
+        else:
+            parts.append("mode unchanged")
+        pairs.append(("since confirmed", f"changed at version {state['changed_at_version']} (extension "
+                      f"{state['extension_version']}): {'; '.join(parts)}"))
     elif kind == "changed":
         pairs.append(("since confirmed", f"changed at version {state['changed_at_version']} (extension "
                       f"{state['extension_version']}): the update withdrew any earlier confirmation, whose "

@@ -238,8 +238,11 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     ALTER TABLE extensions_9 RENAME TO extensions;
     """,
     # 10: an install keeps the one it replaced (`previous`: its row, as JSON, naming its kept tree) for
-    # `ext rollback`, and a development link names the folder its host loads (`linked`)
-    lambda conn, root: _add_columns(conn, {"extensions": ("previous", "linked")}),
+    # `ext rollback`, and a development link names the folder its host loads (`linked`); an activation
+    # keeps the network requirement last confirmed (`confirmed_requirement`, JSON), which an update
+    # that changes the requirement leaves, so that `bundle show` says what changed since
+    lambda conn, root: _add_columns(conn, {"extensions": ("previous", "linked"),
+                                           "activations": ("confirmed_requirement",)}),
 )
 
 
