@@ -303,9 +303,9 @@ def confirmed_requirement(installed: Any) -> str | None:
     `bundle show` to compare: `preview.review`)."""
     import json
 
-    from pkgmgr.activation.preview import network_requirement
+    from pkgmgr.manifest.network import declared_requirement
 
-    requirement = network_requirement(installed)
+    requirement = declared_requirement(installed.manifest)
     return json.dumps(requirement, sort_keys=True) if requirement is not None else None
 
 

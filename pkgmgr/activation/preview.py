@@ -85,11 +85,9 @@ def inventory(profile: Profile) -> dict[str, Any]:
 def network_requirement(installed: Any) -> dict[str, Any] | None:
     """The network requirement (`{"required","mode","channel_scopes"}`, normalised) the installed
     extension declares; None when it declares none."""
-    from pkgmgr.manifest.keys import as_read
-    from pkgmgr.manifest.network import normalize_network
+    from pkgmgr.manifest.network import declared_requirement
 
-    network, _ = normalize_network(as_read(installed.manifest).get("network_participation"))
-    return network if network and network.get("required") else None
+    return declared_requirement(installed.manifest)
 
 
 def review(scope: Scope, activation: dict[str, Any]) -> dict[str, Any]:

@@ -172,7 +172,7 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
             "files": created.files}
 
     def human(p: Printer) -> None:
-        what = created.template if created.template != "extension" else created.host  # Vera's one template
+        what = created.template if created.template != "extension" else created.host  # a host's only template
         p.line(f"created {what} extension {created.name} in {created.path}")
         p.lines(f"  {rel}" for rel in created.files)
         p.line(f"next: pkgmgr ext validate {created.path}")

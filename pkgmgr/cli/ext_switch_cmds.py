@@ -25,7 +25,7 @@ def register(ext: "Commands") -> None:
         "version or a link). The switch is atomic, and the version rolled back to is pinned, so that "
         "'ext update --all' leaves it until 'ext update NAME --unpin'. Rolling back twice switches back again. "
         "'ext status NAME' shows the version kept.",
-        "pkgmgr ext rollback review-pack\npkgmgr ext rollback hi-vera --host vera -o json",
+        "pkgmgr ext rollback review-pack\npkgmgr ext rollback my-tool --host HOST -o json",
     )
     p.add_argument("names", nargs="+", metavar="NAME")
     p.set_defaults(installed="names")  # did you mean: cli.app.suggest_installed
@@ -36,11 +36,11 @@ def register(ext: "Commands") -> None:
         "link", cmd_link, "make the host load a working folder as it is (development)",
         "Make the extension in a working folder (or a single-file extension) what its host loads, as it is: "
         "edits show without installing again. The folder is judged as an install judges it, then linked "
-        "where the host loads extensions from (a symbolic link, or the host's own way: terva, which skips "
-        "linked folders, gets a folder of links to the top-level entries). The install of that name, if "
+        "where the host loads extensions from (a symbolic link, or the host's own way: a host that skips "
+        "linked folders gets a folder of links to the top-level entries). The install of that name, if "
         "any, is kept: 'ext unlink NAME' restores it. 'ext list' shows the extension as linked, 'ext verify' "
         "skips it, and 'ext remove' removes the link, never the folder.",
-        "pkgmgr ext link ./hi-terva\npkgmgr --scope workspace ext link ./tools/notes.exs",
+        "pkgmgr ext link ./my-extension\npkgmgr --scope workspace ext link ./tools/my-tool",
     )
     p.add_argument("path", metavar="PATH")
     host_option(p, "the host whose extension it is")
@@ -50,7 +50,7 @@ def register(ext: "Commands") -> None:
         "unlink", cmd_unlink, "remove a development link and restore the installed version",
         "Remove the development link of each named extension (never the folder it names) and restore "
         "the version that was installed before 'ext link', if there was one.",
-        "pkgmgr ext unlink hi-terva",
+        "pkgmgr ext unlink my-extension",
     )
     p.add_argument("names", nargs="+", metavar="NAME")
     p.set_defaults(installed="names")
@@ -82,7 +82,7 @@ def _activations(p: Printer, done: Switched) -> None:
 
 
 def _version(item: Installed | None) -> str:
-    """An install's version, or for a host whose extensions carry none (Eva's) its tree's prefix."""
+    """An install's version, or for a host whose extensions carry none its tree's prefix."""
     if item is None:
         return "-"
     if item.version:

@@ -86,6 +86,8 @@ class Source(switch.Source, Protocol):
     def label(self) -> str: ...
     @property
     def expects(self) -> Promises: ...
+    @property
+    def exact(self) -> bool: ...  # an installed tree staged as it is (`ext rollback`): `locator` is where it first came from
 
 
 class Options(switch.SwitchOptions, Protocol):

@@ -36,7 +36,7 @@ from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.port import Claim
-from pkgmgr.patterns import VERA_ID
+from pkgmgr.patterns import DOTTED_ID
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -51,7 +51,7 @@ SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
 SCHEMA_VERSION = 1
-_ID = VERA_ID
+_ID = DOTTED_ID
 _SOURCE_FAMILY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # contributions.ts as of its newest commit (docs/hosts.md): `skills` joined watches and sidecars

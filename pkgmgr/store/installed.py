@@ -195,9 +195,8 @@ class Installed:
         """The install this one replaced, whose tree is kept for `ext rollback` (None: none is)."""
         if self.previous is None:
             return None
-        from pkgmgr.store.records import row_from_data
-
-        return row_from_data(self.previous, self.scope, self.root)
+        root: Any = self.root  # a folder host's row names an absolute path: no root is needed to read it
+        return Installed.from_row(dict(self.previous), self.scope, root)  # read as its row is read
 
     def as_previous(self) -> dict[str, Any]:
         """This install as the row a switch keeps of it (`previous`): its own kept install left out,

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 def keeps(current: Installed | None, version: str, linked: str | None, tree_sha256: str = "") -> bool:
     """Whether switching from `current` to an install of `version` (a link to `linked`, when it
     is one; its tree `tree_sha256`) keeps `current` for a rollback: another version, other
-    content for a host whose extensions carry no version (Eva's), or a link over an install;
+    content for a host whose extensions carry no version, or a link over an install;
     never a link, and never the same version (a reinstall replaces it)."""
     if current is None or current.linked is not None:
         return False

@@ -101,11 +101,6 @@ def mark_pending(scope: Scope, current: Installed | None, new: Installed, extra:
     save(scope, base.with_changes(pending=pending))
 
 
-def row_from_data(data: dict[str, Any], kind: str, root: Any) -> Installed:
-    """The install a row kept as JSON describes (`Installed.previous`). Raises `state_inconsistent`."""
-    return Installed.from_row(_Row(data), kind, root)
-
-
 def row_from_pending(data: dict[str, Any], scope: Scope) -> Installed:
     """The install a pending record describes (one a writer of schema 7 or 8 left names no
     `allow_unverified`, `network_digest`, `grants`, `max_scope`: filled in as migration 9 fills

@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import Code, PkgmgrError, Problem, ProblemSink, ValidationFailed
 from pkgmgr.fsutil import NotRegularFile, read_regular
+from pkgmgr.patterns import DOTTED_ID, GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
-from pkgmgr.patterns import GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME, VERA_ID
 
 MANIFEST = "pkgmgr.toml"
 MAX_BYTES = 1024 * 1024
@@ -193,13 +193,13 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
 
     out = []
     names = _named(table, "extensions", lambda name: name != "marketplace" and (
-                   bool(NAME_RE.fullmatch(name)) or (len(name) <= 201 and VERA_ID.fullmatch(name) is not None)),
-                   "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a Vera id such as acme.word)", sink)
+                   bool(NAME_RE.fullmatch(name)) or (len(name) <= 201 and DOTTED_ID.fullmatch(name) is not None)),
+                   "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a dotted id such as acme.word)", sink)
     for name, key, value in names:
         spec = {"version": value} if isinstance(value, str) else value
         host = spec.get("host")
         if not NAME_RE.fullmatch(name) and not ("path" in spec or "github" in spec):
-            sink.add(key, f"{name!r} is a Vera id, which no registry lists: declare it with a path or github source "
+            sink.add(key, f"{name!r} is a dotted id (a host's own), which no registry lists: declare it with a path or github source "
                           f"({name!r} = {{ path = \"...\" }})")
             continue
         kinds = [k for k in ("path", "github") if k in spec]

@@ -115,7 +115,7 @@ def test_schema_problems_name_the_key(tmp_path: Path, raw: bytes, key: str) -> N
 def test_a_name_with_a_trailing_newline_is_not_a_name(tmp_path: Path) -> None:
     # `$` matches before a final newline: a quoted key could pass for another extension's name
     assert problems(b'[extensions]\n"local-tool\\n" = "*"\n', tmp_path) == [
-        ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a Vera id such as acme.word)")]
+        ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a dotted id such as acme.word)")]
 
 
 def test_a_vera_id_is_declared_with_a_path_or_github_source(tmp_path: Path) -> None:
