@@ -12,7 +12,10 @@ def activation_lines(activations: Iterable[dict[str, Any]], *, error: Any = None
     """One line per activation touched by an install, update or removal; an activation awaiting
     confirmation names the command that confirms it, unless `error` (the command's exit-8
     error, printed after) names it already: the command is printed once."""
-    told = set(error.details.get("commands", ())) if error is not None and error.code == "confirmation_required" else set()
+    from pkgmgr.errors import Code
+
+    told = set(error.details.get("commands", ())) if error is not None and error.code == Code.CONFIRMATION_REQUIRED \
+        else set()
     lines = []
     for a in activations:
         change = a.get("change")

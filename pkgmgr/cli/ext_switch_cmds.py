@@ -25,7 +25,7 @@ def register(ext: "Commands") -> None:
         "version or a link). The switch is atomic, and the version rolled back to is pinned, so that "
         "'ext update --all' leaves it until 'ext update NAME --unpin'. Rolling back twice switches back again. "
         "'ext status NAME' shows the version kept.",
-        "pkgmgr ext rollback review-pack\npkgmgr ext rollback my-tool --host HOST -o json",
+        "pkgmgr ext rollback review-pack\npkgmgr ext rollback review-pack prompt-enhancer -o json",
     )
     p.add_argument("names", nargs="+", metavar="NAME")
     p.set_defaults(installed="names")  # did you mean: cli.app.suggest_installed
