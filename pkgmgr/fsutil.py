@@ -57,7 +57,8 @@ def read_regular(path: str | os.PathLike[str], *, limit: int, follow_symlinks: b
     knows the file is too large without reading it all). Raises as `open_regular_fd`."""
     fd = open_regular_fd(path, follow_symlinks=follow_symlinks)
     try:
-        chunks, left = [], limit + 1
+        chunks: list[bytes] = []
+        left = limit + 1
         step = min(left, os.fstat(fd).st_size + 1)  # a regular file comes whole in one read (and one copy)
         while left > 0:
             chunk = os.read(fd, min(left, max(step, 1024 * 1024) if chunks else step))

@@ -59,8 +59,12 @@ _BOUNDS = frozenset({"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum
 _IMPORTS = {
     "from decimal import Decimal\n": "",
     "from fastjsonschema import JsonSchemaValueException, JsonSchemaValuesException\n":
-        "from pkgmgr._schemas_generated import Decimal, JsonSchemaValueException, JsonSchemaValuesException\n",
+        "from pkgmgr._schemas_generated import Any, Decimal, JsonSchemaValueException, JsonSchemaValuesException\n",
 }
+# fastjsonschema's functions are untyped; the committed ones are annotated, so that mypy checks them
+_SIGNATURE = re.compile(r"^def (validate\w*)\(data, custom_formats=\{\}, name_prefix=None\):$", re.M)
+_TYPED_SIGNATURE = (r"def \1(data: Any, custom_formats: dict[str, Any] = {}, name_prefix: str | None = None)"
+                    r" -> Any:  # noqa: B006")
 
 
 class Unsupported(Exception):
@@ -145,6 +149,10 @@ def validator_code(schema: dict[str, Any], label: str) -> str:
         code = code.replace(line, replacement)
     # jsonschema's array is a list; fastjsonschema also takes a tuple, which jsonschema refuses
     code = code.replace("list, tuple", "list")
+    code, typed = _SIGNATURE.subn(_TYPED_SIGNATURE, code)
+    code, helpers = re.subn(r"^( +)def fn\(var\): return ", r"\1def fn(var: Any) -> Any: return ", code, flags=re.M)
+    if typed + helpers != len(re.findall(r"^ *def ", code, re.M)):
+        raise Unsupported(f"{label}: fastjsonschema's code defines a function of another signature")
     root = fastjsonschema.RefResolver.from_schema(copy, store={}).get_scope_name()
     return _checked(label, f"{code}\n\nvalidate = {root}\n")
 

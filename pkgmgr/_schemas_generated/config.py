@@ -5,7 +5,7 @@
 SCHEMA_SHA256 = "84202654bb724c08ecc01fc45356aea2deae39fb71c1ffa4f633fd8d002351a8"
 VERSION = "2.22.3"
 import re
-from pkgmgr._schemas_generated import Decimal, JsonSchemaValueException, JsonSchemaValuesException
+from pkgmgr._schemas_generated import Any, Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {
@@ -15,7 +15,7 @@ REGEX_PATTERNS = {
 
 NoneType = type(None)
 
-def validate_https___pkgmgr_dev_schemas_config_schema_json(data, custom_formats={}, name_prefix=None):
+def validate_https___pkgmgr_dev_schemas_config_schema_json(data: Any, custom_formats: dict[str, Any] = {}, name_prefix: str | None = None) -> Any:  # noqa: B006
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft/2020-12/schema', '$id': 'https://pkgmgr.dev/schemas/config.schema.json', 'title': 'pkgmgr config.toml', 'type': 'object', 'additionalProperties': False, 'properties': {'host': {'type': 'object', 'additionalProperties': False, 'properties': {'version': {'type': 'string', 'minLength': 1}, 'compozy_generation': {'enum': ['auto', 'v0.2', 'v0.3-beta.3', 'v0.3']}, 'reserved_agent_names': {'type': 'array', 'items': {'type': 'string', 'minLength': 1}}}}, 'policy': {'type': 'object', 'additionalProperties': False, 'properties': {'allow_unverified': {'type': 'boolean'}, 'confirm': {'enum': ['on_change', 'always']}, 'require_signed': {'type': 'boolean'}}}, 'limits': {'type': 'object', 'additionalProperties': False, 'properties': {'max_archive_bytes': {'type': 'integer', 'minimum': 1}, 'max_uncompressed_bytes': {'type': 'integer', 'minimum': 1}, 'max_entries': {'type': 'integer', 'minimum': 1}, 'max_ratio': {'type': 'number', 'exclusiveMinimum': 0}}}, 'network': {'type': 'object', 'additionalProperties': False, 'properties': {'connect_timeout': {'type': 'number', 'exclusiveMinimum': 0}, 'read_timeout': {'type': 'number', 'exclusiveMinimum': 0}, 'min_rate': {'type': 'number', 'minimum': 0}, 'min_rate_after': {'type': 'number', 'minimum': 0}, 'retries': {'type': 'integer', 'minimum': 0, 'maximum': 10}, 'backoff_base': {'type': 'number', 'minimum': 0, 'maximum': 60}, 'deadline': {'type': 'number', 'minimum': 0}, 'deadline_rate': {'type': 'number', 'minimum': 0}, 'parallel': {'type': 'integer', 'minimum': 1, 'maximum': 64}}}, 'registries': {'type': 'object', 'propertyNames': {'pattern': '^[a-z][a-z0-9_-]{0,63}$'}, 'additionalProperties': {'type': 'object', 'additionalProperties': False, 'required': ['source'], 'properties': {'source': {'type': 'string', 'minLength': 1}, 'priority': {'type': 'integer'}, 'insecure': {'type': 'boolean'}, 'root_sha256': {'type': 'string', 'pattern': '^[0-9a-f]{64}$'}}}}}}, rule='type')
     data_is_dict = isinstance(data, dict)

@@ -5,7 +5,7 @@
 SCHEMA_SHA256 = "829fafe5fe41d3c8c4504d9681dfafb1c4d3f847c8b9e2012d62f41a29bb5949"
 VERSION = "2.22.3"
 import re
-from pkgmgr._schemas_generated import Decimal, JsonSchemaValueException, JsonSchemaValuesException
+from pkgmgr._schemas_generated import Any, Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {
@@ -15,7 +15,7 @@ REGEX_PATTERNS = {
 
 NoneType = type(None)
 
-def validate_https___pkgmgr_dev_schemas_registry_schema_json(data, custom_formats={}, name_prefix=None):
+def validate_https___pkgmgr_dev_schemas_registry_schema_json(data: Any, custom_formats: dict[str, Any] = {}, name_prefix: str | None = None) -> Any:  # noqa: B006
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft/2020-12/schema', '$id': 'https://pkgmgr.dev/schemas/registry.schema.json', 'title': 'pkgmgr registry.toml', 'description': 'The [registry] table at the root of a registry index (SPEC 5.1). TOML date-times are checked as such in code; here they appear as RFC 3339 strings.', 'type': 'object', 'additionalProperties': False, 'required': ['registry'], 'properties': {'registry': {'type': 'object', 'additionalProperties': False, 'required': ['format', 'name', 'serial'], 'properties': {'format': {'enum': [1, 2], 'description': '1: extensions/<first two characters>/ and index.json; 2: hashed entry paths, summary shards and a changes log (docs/registry-format.md)'}, 'name': {'type': 'string', 'pattern': '^[a-z][a-z0-9_-]{0,63}$'}, 'description': {'type': 'string', 'maxLength': 4096}, 'serial': {'type': 'integer', 'minimum': 0, 'maximum': 9223372036854775807}, 'expires': {'type': 'string', 'format': 'date-time'}}}}}, rule='type')
     data_is_dict = isinstance(data, dict)

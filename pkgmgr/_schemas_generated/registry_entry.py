@@ -5,7 +5,7 @@
 SCHEMA_SHA256 = "c00eb105281cfd448f84ff63f3f33b73130f6d91927b3fa82b6008f1292b52bd"
 VERSION = "2.22.3"
 import re
-from pkgmgr._schemas_generated import Decimal, JsonSchemaValueException, JsonSchemaValuesException
+from pkgmgr._schemas_generated import Any, Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {
@@ -19,7 +19,7 @@ REGEX_PATTERNS = {
 
 NoneType = type(None)
 
-def validate_https___pkgmgr_dev_schemas_registry_entry_schema_json(data, custom_formats={}, name_prefix=None):
+def validate_https___pkgmgr_dev_schemas_registry_entry_schema_json(data: Any, custom_formats: dict[str, Any] = {}, name_prefix: str | None = None) -> Any:  # noqa: B006
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft/2020-12/schema', '$id': 'https://pkgmgr.dev/schemas/registry_entry.schema.json', 'title': 'pkgmgr registry entry (format 1: extensions/<first two characters>/<name>.toml; format 2: extensions/<h0h1>/<h2h3>/<name>.toml)', 'description': 'One extension of a registry index and its released versions (SPEC 5.1). TOML date-times are checked as such in code; here they appear as RFC 3339 strings.', 'type': 'object', 'additionalProperties': False, 'required': ['name', 'tier', 'versions'], 'properties': {'name': {'type': 'string', 'pattern': '^[a-z][a-z0-9-]{1,63}$'}, 'description': {'type': 'string', 'maxLength': 4096}, 'repository': {'type': 'string', 'pattern': '^[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}$'}, 'tier': {'enum': ['official', 'community', 'unverified']}, 'host': {'enum': ['compozy', 'terva', 'eva', 'vera'], 'description': 'the agent host whose rules judge this extension (SPEC 13); absent means compozy'}, 'versions': {'type': 'array', 'maxItems': 10000, 'items': {'type': 'object', 'additionalProperties': False, 'required': ['version', 'url', 'sha256', 'size'], 'properties': {'version': {'type': 'string', 'maxLength': 128}, 'url': {'type': 'string', 'minLength': 1, 'maxLength': 2048}, 'sha256': {'type': 'string', 'pattern': '^[0-9a-f]{64}$'}, 'size': {'type': 'integer', 'minimum': 1, 'maximum': 1099511627776}, 'min_compozy_version': {'type': 'string', 'maxLength': 128, 'description': "Compozy's minimum version (the manifest's min_compozy_version): required in a Compozy entry (checked in code), optional for other hosts, whose entries do not carry Compozy's fields"}, 'network_digest': {'type': 'string', 'pattern': '^(|[0-9a-f]{64})$'}, 'permissions': {'type': 'array', 'uniqueItems': True, 'maxItems': 256, 'items': {'type': 'string', 'pattern': '^(\\*|[a-z][a-z0-9_-]*)(\\.(\\*|[a-z][a-z0-9_-]*))*$', 'maxLength': 128}}, 'published': {'type': 'string', 'format': 'date-time'}, 'yanked': {'type': 'boolean'}}}}}}, rule='type')
     data_is_dict = isinstance(data, dict)
@@ -147,7 +147,7 @@ def validate_https___pkgmgr_dev_schemas_registry_entry_schema_json(data, custom_
                                 data__versions_item__permissions_len = len(data__versions_item__permissions)
                                 if data__versions_item__permissions_len > 256:
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".versions[{data__versions_x}].permissions".format(**locals()) + " must contain less than or equal to 256 items", value=data__versions_item__permissions, name="" + (name_prefix or "data") + ".versions[{data__versions_x}].permissions".format(**locals()) + "", definition={'type': 'array', 'uniqueItems': True, 'maxItems': 256, 'items': {'type': 'string', 'pattern': '^(\\*|[a-z][a-z0-9_-]*)(\\.(\\*|[a-z][a-z0-9_-]*))*$', 'maxLength': 128}}, rule='maxItems')
-                                def fn(var): return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
+                                def fn(var: Any) -> Any: return frozenset(dict((k, fn(v)) for k, v in var.items()).items()) if hasattr(var, "items") else tuple(fn(v) for v in var) if isinstance(var, (dict, list)) else (bool, var) if isinstance(var, bool) else var
                                 if data__versions_item__permissions_len > len(set(fn(data__versions_item__permissions_x) for data__versions_item__permissions_x in data__versions_item__permissions)):
                                     raise JsonSchemaValueException("" + (name_prefix or "data") + ".versions[{data__versions_x}].permissions".format(**locals()) + " must contain unique items", value=data__versions_item__permissions, name="" + (name_prefix or "data") + ".versions[{data__versions_x}].permissions".format(**locals()) + "", definition={'type': 'array', 'uniqueItems': True, 'maxItems': 256, 'items': {'type': 'string', 'pattern': '^(\\*|[a-z][a-z0-9_-]*)(\\.(\\*|[a-z][a-z0-9_-]*))*$', 'maxLength': 128}}, rule='uniqueItems')
                                 for data__versions_item__permissions_x, data__versions_item__permissions_item in enumerate(data__versions_item__permissions):

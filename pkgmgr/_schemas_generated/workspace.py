@@ -5,7 +5,7 @@
 SCHEMA_SHA256 = "7057ce1c51c7a891ec662c6dd634fdb6da504be3d3043c643beba38659382c04"
 VERSION = "2.22.3"
 import re
-from pkgmgr._schemas_generated import Decimal, JsonSchemaValueException, JsonSchemaValuesException
+from pkgmgr._schemas_generated import Any, Decimal, JsonSchemaValueException, JsonSchemaValuesException
 
 
 REGEX_PATTERNS = {
@@ -14,7 +14,7 @@ REGEX_PATTERNS = {
 
 NoneType = type(None)
 
-def validate_https___pkgmgr_dev_schemas_workspace_schema_json(data, custom_formats={}, name_prefix=None):
+def validate_https___pkgmgr_dev_schemas_workspace_schema_json(data: Any, custom_formats: dict[str, Any] = {}, name_prefix: str | None = None) -> Any:  # noqa: B006
     if not isinstance(data, (dict)):
         raise JsonSchemaValueException("" + (name_prefix or "data") + " must be object", value=data, name="" + (name_prefix or "data") + "", definition={'$schema': 'https://json-schema.org/draft/2020-12/schema', '$id': 'https://pkgmgr.dev/schemas/workspace.schema.json', 'title': 'pkgmgr.toml: the declared state of a workspace', 'type': 'object', 'additionalProperties': False, 'properties': {'registries': {'type': 'object', 'description': "Registries this workspace adds (after the configured ones, before 'default').", 'additionalProperties': {'oneOf': [{'type': 'string', 'minLength': 1}, {'type': 'object', 'additionalProperties': False, 'required': ['source'], 'properties': {'source': {'type': 'string', 'minLength': 1}, 'priority': {'type': 'integer'}, 'insecure': {'type': 'boolean'}, 'root_sha256': {'type': 'string', 'pattern': '^[0-9a-f]{64}$', 'description': "sha256 of the signed registry's metadata/1.root.json: read only through TUF with that root"}}}]}}, 'extensions': {'type': 'object', 'description': 'Extension name -> a PEP 440 specifier set, or a table.', 'additionalProperties': {'oneOf': [{'type': 'string'}, {'type': 'object', 'additionalProperties': False, 'minProperties': 1, 'properties': {'version': {'type': 'string'}, 'registry': {'type': 'string', 'minLength': 1}, 'path': {'type': 'string', 'minLength': 1}, 'github': {'type': 'string', 'minLength': 1}, 'host': {'enum': ['compozy', 'terva', 'eva', 'vera']}}}]}}, 'activations': {'type': 'array', 'items': {'type': 'object', 'additionalProperties': False, 'required': ['extension'], 'properties': {'extension': {'type': 'string', 'minLength': 1}, 'bundle': {'type': 'string', 'minLength': 1}, 'profile': {'type': 'string', 'minLength': 1}, 'confirm_network_requirement': {'type': 'string'}}}}}}, rule='type')
     data_is_dict = isinstance(data, dict)

@@ -62,7 +62,7 @@ def pack_directory(root: Path, name: str, version: str, output: Path) -> PackRes
     try:
         with open(fd, "wb") as raw:
             sink = _HashingWriter(raw)
-            with gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0,  # type: ignore[arg-type]
+            with gzip.GzipFile(filename="", mode="wb", fileobj=sink, mtime=0,
                                compresslevel=GZIP_LEVEL) as gz:
                 _write_tar(gz, f"{name}-{version}", files)
             raw.flush()
@@ -90,10 +90,10 @@ def _without(files: list[SourceFile], output: Path) -> list[SourceFile]:
     return kept
 
 
-def _write_tar(stream: BinaryIO, top: str, files: list[SourceFile]) -> None:
+def _write_tar(stream: gzip.GzipFile, top: str, files: list[SourceFile]) -> None:
     dirs = {""}
-    for item in files:
-        parts = item.rel.split("/")[:-1]
+    for file in files:
+        parts = file.rel.split("/")[:-1]
         dirs.update("/".join(parts[:depth]) for depth in range(1, len(parts) + 1))
     entries: list[tuple[str, SourceFile | None]] = [(d, None) for d in dirs]
     entries += [(f.rel, f) for f in files]

@@ -15,7 +15,7 @@ import re
 import struct
 import tarfile
 import zlib
-from typing import BinaryIO, Iterator
+from typing import BinaryIO, Iterator, Self
 
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
 from pkgmgr.archive.files import CHUNK
@@ -187,14 +187,21 @@ def plain_header(buf: bytes) -> tuple[str, bytes, int, int, int] | None:
     return name, kind, mode, size, chksum
 
 
+# tarfile's header errors but the end of the archive (EOFHeaderError, EmptyHeaderError); typeshed
+# does not declare them
+_BAD_HEADER: tuple[type[Exception], ...] = (
+    tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError, tarfile.SubsequentHeaderError)  # type: ignore[attr-defined]
+
+
 class _StrictTarInfo(tarfile.TarInfo):
     """tarfile takes a bad header after the first one for the end of the archive and stops
     silently; we refuse the archive instead."""
 
     @classmethod
-    def frombuf(cls, buf: bytes, encoding: str, errors: str) -> tarfile.TarInfo:
+    def frombuf(cls, buf: bytes | bytearray, encoding: str, errors: str) -> Self:
         """tarfile's `frombuf`, quicker for the common header (`plain_header`): the same
         TarInfo; any other header goes to tarfile's own parser."""
+        buf = bytes(buf)  # tarfile reads bytes: the same object, no copy
         plain = plain_header(buf) if encoding == "utf-8" and errors == "surrogateescape" else None
         if plain is None:
             return super().frombuf(buf, encoding, errors)
@@ -209,10 +216,10 @@ class _StrictTarInfo(tarfile.TarInfo):
         return obj
 
     @classmethod
-    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
+    def fromtarfile(cls, tarfile_: tarfile.TarFile) -> Self:
         try:
             return super().fromtarfile(tarfile_)
-        except (tarfile.InvalidHeaderError, tarfile.TruncatedHeaderError, tarfile.SubsequentHeaderError) as exc:
+        except _BAD_HEADER as exc:
             raise corrupt(f"bad tar header ({exc})") from None
 
     def _proc_pax(self, tarfile_: tarfile.TarFile) -> tarfile.TarInfo:
@@ -289,7 +296,7 @@ def _members(tar: tarfile.TarFile, stream: _ForwardStream) -> Iterator[Member]:
     and every header after a global pax header (whose fields apply to the members that
     follow) goes through tarfile, which then reads on from `tar.offset` as it always does."""
     while True:
-        if tar.firstmember is None and not tar.pax_headers:
+        if tar.firstmember is None and not tar.pax_headers:  # type: ignore[attr-defined]  # not in typeshed
             start = tar.offset
             stream.seek(start)
             buf = stream.take(BLOCK)

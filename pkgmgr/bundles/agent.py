@@ -208,8 +208,8 @@ def _hooks(value: Any, generation: str = BUNDLE_GENERATION) -> str | None:
         mode = mode or "async"
         if mode not in ("sync", "async"):
             return f"{where}.mode must be sync or async"
-        if (problem := hook_mode_problem(event, mode, hook.get("required"), generation)) is not None:
-            return f"{where}.{problem[0]}: {problem[1]}"
+        if (mode_problem := hook_mode_problem(event, mode, hook.get("required"), generation)) is not None:
+            return f"{where}.{mode_problem[0]}: {mode_problem[1]}"
         if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
                 executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
             return f"{where}: executor fields at the top level and under executor; keep them in one place"

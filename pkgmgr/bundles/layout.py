@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from pkgmgr.bundles.names import name_problem
 from pkgmgr.documents import MIB, DocumentError, integer_problem, load_document
@@ -207,11 +207,11 @@ def route_pathname_problem(pathname: str) -> str | None:
     return None
 
 
-def _is_number(value: Any) -> bool:
+def _is_number(value: Any) -> TypeGuard[float]:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _is_int(value: Any) -> bool:
+def _is_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
@@ -390,7 +390,7 @@ class _Topology:
         if not isinstance(rect, dict):
             return False
         x, y, width, height = (rect.get(name) for name in ("x", "y", "width", "height"))
-        if not all(_is_number(value) for value in (x, y, width, height)):
+        if not (_is_number(x) and _is_number(y) and _is_number(width) and _is_number(height)):
             return False
         valid = True
         for name, value in (("x", x), ("y", y)):

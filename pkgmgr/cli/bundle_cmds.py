@@ -79,7 +79,8 @@ def register(commands: "Commands") -> None:
 
 def _schedule_text(schedule: dict[str, Any]) -> str:
     mode = schedule.get("mode")
-    value = schedule.get({"cron": "expr", "every": "interval", "at": "time"}.get(mode, ""), "")
+    fields: dict[Any, str] = {"cron": "expr", "every": "interval", "at": "time"}
+    value = schedule.get(fields.get(mode, ""), "")
     return f"{mode} {value}".strip()
 
 

@@ -6,7 +6,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 from pkgmgr.cli.context import Context
-from pkgmgr.cli.output import Output
+from pkgmgr.cli.output import Output, Printer
 
 if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
@@ -35,8 +35,8 @@ def cmd_help(ctx: Context, args: argparse.Namespace) -> Output:
         from pkgmgr.cli.manpage import render
 
         page = render(parser)
-        return Output({"man": page}, lambda p: p.stream.write(page))
-    current = parser
+        return Output({"man": page}, lambda p: _write(p, page))
+    current: argparse.ArgumentParser = parser
     for word in args.words:
         children = _subparsers(current)
         if word not in children:
@@ -49,4 +49,8 @@ def cmd_help(ctx: Context, args: argparse.Namespace) -> Output:
                              hint=f"run '{current.prog} --help' for its commands")
         current = children[word]
     text = current.format_help()
-    return Output({"help": text}, lambda p: p.stream.write(text))
+    return Output({"help": text}, lambda p: _write(p, text))
+
+
+def _write(printer: Printer, text: str) -> None:
+    printer.stream.write(text)

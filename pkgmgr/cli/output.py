@@ -48,7 +48,7 @@ class Printer:
                 highlight=False,
                 no_color=plain or None,
                 # rich's no_color still emits bold and the like: NO_COLOR means no escape sequences
-                **({"color_system": None} if plain else {}),
+                color_system=None if plain else "auto",
                 width=None if tty else 1000,  # a pipe or a file gets whole lines, not wrapped cells
             )
         return self._console

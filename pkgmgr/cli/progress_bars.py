@@ -3,7 +3,12 @@ watches a terminal (`install_common.reporter_for`). rich is imported only when o
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pkgmgr.progress import Reporter
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 class RichReporter(Reporter):
@@ -21,7 +26,7 @@ class RichReporter(Reporter):
             console=Console(stderr=True),
             transient=True,
         )
-        self._tasks: dict[str, int] = {}
+        self._tasks: dict[str, TaskID] = {}
         self._labels: dict[str, str] = {}
         self._started = False
 

@@ -53,7 +53,8 @@ def _plan_lines(plan: "SyncPlan") -> list[str]:
         if item.action == "install":
             lines.append(f"  + install {item.name} {version} ({item.declared.kind})")
         elif item.action == "switch":
-            lines.append(f"  ~ switch {item.name} {item.current.version} -> {version}")
+            current = item.current.version if item.current is not None else "?"
+            lines.append(f"  ~ switch {item.name} {current} -> {version}")
         elif item.action == "reinstall":
             lines.append(f"  ~ reinstall {item.name} {version} (other content or source)")
     for installed in plan.remove:
@@ -242,8 +243,12 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
     state = ws.trust_state()
     summary = _summary(ctx, ws, state)
     if args.show:
-        return Output(summary, lambda p: (_render_summary(p, summary), p.line(),
-                                          p.line(f"approve exactly this with: pkgmgr trust --digest {state.digest}")))
+        def render_show(printer: Printer) -> None:
+            _render_summary(printer, summary)
+            printer.line()
+            printer.line(f"approve exactly this with: pkgmgr trust --digest {state.digest}")
+
+        return Output(summary, render_show)
     if args.digest is not None and args.digest.strip().lower() != state.digest:
         raise PkgmgrError(f"the workspace's digest is {state.digest}, not {args.digest}: its files changed since "
                           "they were shown", code=Code.TRUST_REQUIRED, details={"digest": state.digest},

@@ -79,7 +79,8 @@ def tool_problems(extension: str, tools: Any) -> Iterator[tuple[str, str]]:
             value = tool.get(field)
             if isinstance(value, str) and go_trim_space(value) and go_trim_space(value) not in choices:
                 yield f"{key}.{field}", f"{value!r} must be one of {', '.join(choices)}"
-        for index, env in enumerate(tool.get("requires_env") if isinstance(tool.get("requires_env"), list) else []):
+        requires_env = tool.get("requires_env")
+        for index, env in enumerate(requires_env if isinstance(requires_env, list) else []):
             if isinstance(env, str) and go_trim_space(env) and not is_env_name(go_trim_space(env)):
                 yield f"{key}.requires_env[{index}]", f"{env!r} is not an environment variable name"
         capabilities = tool.get("required_capabilities")
@@ -139,7 +140,8 @@ def _descriptor(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
     """`manifestToolBackend` and `manifestToolHandler`."""
-    backend = tool.get("backend") if isinstance(tool.get("backend"), dict) else {}
+    found = tool.get("backend")
+    backend: dict[str, Any] = found if isinstance(found, dict) else {}
 
     def text(table: dict[str, Any], field: str) -> str:
         value = table.get(field)

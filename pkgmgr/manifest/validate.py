@@ -353,9 +353,10 @@ class _Parser:
             if command is None:
                 continue
             kind = executor.get("kind") if isinstance(executor, dict) else None
+            event = hook.get("event")
             hooks.append(Hook(
-                name=name,
-                event=hook.get("event"),
+                name=name if isinstance(name, str) else "",
+                event=event if isinstance(event, str) else "",
                 executor=command,
                 mode=hook.get("mode", "async"),  # Compozy's defaultHookMode
                 required=hook.get("required", False),
@@ -527,7 +528,7 @@ class _Parser:
         platform, display_name = table.get("platform"), table.get("display_name")
         declared = table.get("secret_slots")
         slots = [slot for slot in declared if isinstance(slot, dict)] if isinstance(declared, list) else []
-        names = [slot.get("name") if isinstance(slot.get("name"), str) else "" for slot in slots]
+        names: list[str] = [name if isinstance(name := slot.get("name"), str) else "" for slot in slots]
         if adapter:  # Compozy checks [bridge] only for bridge adapters (validateBridgeAdapterCapability)
             seen: set[str] = set()
             for index, name in enumerate(names):

@@ -48,6 +48,12 @@ class FetchError(PkgmgrError):
 class Fetcher(Protocol):
     """The network as registry readers see it (see the module docstring for the guarantees)."""
 
+    @property
+    def has_token(self) -> bool:
+        """Whether a GitHub token is configured: GitHub's release assets are then fetched through
+        the API, which takes it (private repositories), rather than the browser URL."""
+        ...
+
     def get_small(self, url: str, *, etag: str | None = None, last_modified: str | None = None, max_bytes: int,
                   accept: str | None = None, insecure: bool = False,
                   extra_headers: Mapping[str, str] | None = None) -> SmallResponse:

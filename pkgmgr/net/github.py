@@ -2,7 +2,7 @@
 
 Talks to two configurable bases — the REST API (`PKGMGR_GITHUB_API_URL`, default
 https://api.github.com) and the raw-content host (`PKGMGR_GITHUB_RAW_URL`, default
-https://raw.githubusercontent.com) — through an `HttpClient`, which must list those two
+https://raw.githubusercontent.com) — through the fetcher port (an `HttpClient`), which must list those two
 origins in its `token_hosts` for the token to be sent (`pkgmgr.net.github_hosts.github_client`
 builds such a client).
 Release assets redirect to a storage host: the client drops the token there.
@@ -22,10 +22,9 @@ from typing import TYPE_CHECKING, Any, Callable, TypeVar
 from urllib.parse import quote
 
 from pkgmgr.errors import Code, PkgmgrError
-from pkgmgr.net.fetcher import FetchError
+from pkgmgr.net.fetcher import Fetcher, FetchError
 from pkgmgr.net.github_hosts import api_url_from_env, raw_url_from_env
 from pkgmgr.net.http import (
-    HttpClient,
     UrlNotAllowed,
     check_url_allowed,
     redact_url,
@@ -115,7 +114,7 @@ def parse_checksums(text: str, name: str, *, bare_ok: bool) -> str | None:
 class GitHub:
     """The GitHub REST API and raw host, through `http` (see the module docstring)."""
 
-    def __init__(self, http: HttpClient, *, api_url: str | None = None, raw_url: str | None = None) -> None:
+    def __init__(self, http: Fetcher, *, api_url: str | None = None, raw_url: str | None = None) -> None:
         self.http = http
         self.api_url = _base(api_url or api_url_from_env(), "PKGMGR_GITHUB_API_URL")
         self.raw_url = _base(raw_url or raw_url_from_env(), "PKGMGR_GITHUB_RAW_URL")

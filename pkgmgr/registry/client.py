@@ -320,13 +320,9 @@ class Registry:
         format-2 registry is searched in its local index, brought up to date first
         (registry/search_index.py); a format-1 registry through `index()`."""
         if self.meta().format >= 2:
-            from pkgmgr.registry.search_index import sync
+            from pkgmgr.registry.search_index import search
 
-            index, _ = sync(self)
-            try:
-                return index.search(term)
-            finally:
-                index.close()
+            return search(self, term)
         summary = self.index()
         if summary is None:
             return None

@@ -394,11 +394,11 @@ def parse_entry(raw: bytes, file: str, *, expected_name: str | None = None) -> E
         if version is not None:
             versions.append(version)
         text = item.get("version") if isinstance(item, dict) else None
+        if not isinstance(text, str):
+            continue
         try:  # order and uniqueness are checked even when another field of the version is broken
-            parsed = parse_semver(text) if isinstance(text, str) else None
+            parsed = parse_semver(text)
         except ValueError:
-            parsed = None
-        if parsed is None:
             continue
         key = f"versions[{index}].version"
         if parsed in seen:
@@ -631,9 +631,10 @@ def _index_fast(doc: Any) -> Index | None:
                 return None
             host = "compozy"
             if len(item) != ext_size:
-                host = item.get("host")
-                if len(item) != ext_size + 1 or type(host) is not str or host not in _INDEX_HOSTS:
+                named = item.get("host")
+                if len(item) != ext_size + 1 or type(named) is not str or named not in _INDEX_HOSTS:
                     return None
+                host = named
             name, description, tier, latest, versions = (item["name"], item["description"], item["tier"],
                                                           item["latest"], item["versions"])
             if type(name) is not str or not name_ok(name) or name <= previous:

@@ -740,7 +740,7 @@ def download_release(session: Session, text: str, asset_name: str | None, *, rep
     from pkgmgr.refs import parse_ref
 
     ref = parse_ref(text)
-    if ref.kind != "github" or not ref.tag:
+    if ref.kind != "github" or not ref.owner or not ref.repo or not ref.tag:
         raise PkgmgrError(f"{text!r}: name the release to publish, github:OWNER/REPO@TAG", code=Code.USAGE)
     github = session.github
     release = github.release(ref.owner, ref.repo, ref.tag, pre=True)

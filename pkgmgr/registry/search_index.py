@@ -107,8 +107,10 @@ class SearchIndex:
                 db.close()
                 if attempt == 2:
                     raise
-                for suffix in ("", "-wal", "-shm"):  # damaged or foreign: rebuilt from scratch
-                    Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                try:
+                    _remove(self.path)  # damaged or foreign: rebuilt from scratch
+                except OSError:  # not a file (a directory): the caller's io_error says what to do
+                    raise sqlite3.OperationalError(f"{self.path} is not a database file") from None
         raise AssertionError("unreachable")  # pragma: no cover
 
     def close(self) -> None:
@@ -182,11 +184,14 @@ class SearchIndex:
     # -- reading ---------------------------------------------------------------------------------
 
     def search(self, term: str) -> list[IndexExtension]:
+        """`_search`; raises `Damaged` when the database or a row is not what pkgmgr wrote, and
+        sqlite3.OperationalError when it cannot be read now (locked, I/O)."""
         try:
             return self._search(term)
-        except sqlite3.Error as exc:
-            raise PkgmgrError(f"the local search index {self.path}: {exc}", code=Code.IO_ERROR,
-                              hint="'pkgmgr cache clean' removes it; it is rebuilt from the registry") from None
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:  # "database disk image is malformed", and the like
+            raise Damaged(str(exc)) from None
 
     def _search(self, term: str) -> list[IndexExtension]:
         """Extensions whose name or lower-cased description contains `term` (lower-case), by
@@ -199,8 +204,15 @@ class SearchIndex:
                                    "ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
         else:
             rows = self.db.execute("SELECT record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name", (term,)).fetchall()
-        found = [extension_from_record(json.loads(record)) for (record,) in rows]
+        try:
+            found = [extension_from_record(json.loads(record)) for (record,) in rows]
+        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # ValueError: bad JSON too
+            raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
+
+
+class Damaged(sqlite3.DatabaseError):
+    """The local index holds what pkgmgr did not write (a damaged page, a changed row)."""
 
 
 class _Loading:
@@ -262,19 +274,55 @@ def sync(registry: "Registry") -> tuple[SearchIndex, SyncReport]:
     errors of reading the registry (its name in the message)."""
     meta = registry.meta()
     path = index_path(registry)
-    try:
-        index = SearchIndex(path, registry.source)
-    except sqlite3.Error as exc:
+    for attempt in (1, 2):
+        try:
+            index = SearchIndex(path, registry.source)
+        except sqlite3.Error as exc:
+            raise _db_error(registry, path, exc) from None
+        try:
+            return index, _catch_up(registry, index, meta.serial)
+        except sqlite3.Error as exc:
+            index.close()
+            _rebuilt_or_raise(registry, path, exc, attempt)
+        except BaseException:
+            index.close()
+            raise
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def search(registry: "Registry", term: str) -> list[IndexExtension]:
+    """`SearchIndex.search` of the registry's local index, brought up to date first. An index
+    found damaged (by `sync` or while searching) is a cache lost: it is removed and rebuilt from
+    the registry once, with a warning; any other failure of it is an `io_error` (or `locked`)."""
+    for attempt in (1, 2):
+        index, _ = sync(registry)
+        try:
+            return index.search(term)
+        except sqlite3.Error as exc:
+            index.close()
+            _rebuilt_or_raise(registry, index.path, exc, attempt)
+        finally:
+            index.close()
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def _rebuilt_or_raise(registry: "Registry", path: Path, exc: sqlite3.Error, attempt: int) -> None:
+    """Remove a damaged index (a database error but one of operation: locked, I/O, full disk)
+    for the caller to rebuild it, once; raise `_db_error` for any other failure."""
+    damaged = isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.OperationalError)
+    if attempt == 2 or not damaged:
         raise _db_error(registry, path, exc) from None
     try:
-        report = _catch_up(registry, index, meta.serial)
-    except sqlite3.Error as exc:
-        index.close()
+        _remove(path)
+    except OSError:
         raise _db_error(registry, path, exc) from None
-    except BaseException:
-        index.close()
-        raise
-    return index, report
+    registry.session.warn(f"registry {registry.name}: its local search index {path} was damaged ({exc}): "
+                          "rebuilding it from the registry")
+
+
+def _remove(path: Path) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
 
 
 def _db_error(registry: "Registry", path: Path, exc: sqlite3.Error) -> PkgmgrError:

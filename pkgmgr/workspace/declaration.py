@@ -170,7 +170,7 @@ def _registries(table: dict, root: Path, sink: ProblemSink) -> tuple[tuple[Regis
     names = _named(table, "registries", lambda name: bool(_REGISTRY_NAME.fullmatch(name)) and name != "default",
                    "a registry name is lower-case letters, digits, '-' and '_' (and not 'default')", sink)
     for name, key, value in names:
-        spec = {"source": value} if isinstance(value, str) else value
+        spec: dict[str, Any] = {"source": value} if isinstance(value, str) else value
         source = spec["source"].strip()
         if not source:  # "" or spaces would name the workspace directory itself
             sink.add(key, "a registry source is a directory, an https:// URL or github:OWNER/REPO[@REF], not empty")

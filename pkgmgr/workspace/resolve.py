@@ -222,7 +222,7 @@ class Resolver:
                               code=Code.NOT_FOUND, hint=f"declare the registry in {MANIFEST} [registries]")
         entry = registry.entry(name)
         version = entry.find(locked.version) if entry is not None else None
-        if version is None:
+        if entry is None or version is None:
             raise PkgmgrError(f"{name} {locked.version} (locked) is not listed by registry {registry.name}",
                               code=Code.VERSION_NOT_FOUND)
         if version.sha256 != locked.sha256:

@@ -271,8 +271,6 @@ entry("registry/validate_index.py", "an interrupted change of the index is pendi
       "to settle it", Runs(s.validate_an_interrupted_change))
 entry("registry/switch.py", "remove {}, restore the index from its git history, then run 'pkgmgr registry build {}'",
       Runs(s.a_change_that_cannot_be_completed))
-entry("registry/search_index.py", "'pkgmgr cache clean' removes it; it is rebuilt from the registry",
-      Runs(s.search_with_a_damaged_local_index))
 entry("registry/search_index.py", "try again; 'pkgmgr cache clean' removes the local index, which is rebuilt from the "
       "registry", Runs(s.search_with_a_damaged_local_index))
 entry("registry/search_index.py", "its maintainers rebuild it with 'pkgmgr registry build DIR'",

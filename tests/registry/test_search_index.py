@@ -5,6 +5,7 @@ else the shards whose sha256 it lacks."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,25 @@ def test_a_damaged_local_index_is_rebuilt(tmp_path: Path, home: Path, index2: Pa
     for suffix in ("-wal", "-shm"):
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     assert names("review") == ["review-pack"]
+
+
+@pytest.mark.parametrize("damage", [
+    "UPDATE ext SET record = '{'",  # not JSON
+    "UPDATE ext SET record = '[1]'",  # JSON, not a record
+    "UPDATE ext SET record = '{\"name\": \"review-pack\"}'",  # a record missing its fields
+])
+def test_a_row_pkgmgr_did_not_write_rebuilds_the_index(tmp_path: Path, home: Path, index2: Path, damage: str) -> None:
+    publish(tmp_path, index2, "review-pack")
+    ok("registry", "add", "acme", index2)
+    assert names("review") == ["review-pack"]
+    (db,) = list((home / "cache" / "registries").glob("*/search.sqlite"))
+    with sqlite3.connect(db) as conn:
+        conn.execute(damage)
+    result = run_cli(["ext", "search", "review", "-o", "json"])
+    assert result.code == 0, result
+    assert [r["name"] for r in json.loads(result.stdout)["results"]] == ["review-pack"]
+    assert "local search index" in result.stderr and "rebuilding it from the registry" in result.stderr
+    assert names("review") == ["review-pack"]  # and the rebuilt index answers without a word
 
 
 def test_glob_characters_are_plain_text(tmp_path: Path, home: Path, index2: Path) -> None:
