@@ -20,7 +20,8 @@ index. `review-pack` 0.2.0 is review-pack 0.1.0 with the small change `REVIEW_PA
 describes, so `pkgmgr ext install review-pack@0.1.0 && pkgmgr ext update review-pack` shows
 an update. One example per other host is shipped too (SPEC 13): `hello-terva` (terva),
 `session-notes` (Eva, which carries no version: it is packed with `--release`) and
-`word-count` (Vera). Only registry.toml, index.json, extensions/ and archives/ are replaced.
+`word-count` (Vera), `hello-gemini` (Gemini CLI) and `standup-notes` (Claude Code). Only
+registry.toml, index.json, extensions/ and archives/ are replaced.
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ RELEASES = (
     ("hello-terva", None),
     ("session-notes", None),
     ("word-count", None),
+    ("hello-gemini", None),
+    ("standup-notes", None),
 )
 # the version an extension of a host whose format carries none is released as (`ext pack --release`)
 RELEASE_VERSIONS = {"session-notes": "0.1.0"}
@@ -113,7 +116,8 @@ def source_of(fixture: str, version: str | None, work: Path) -> Path:
 def version_of(source: Path) -> str:
     if source.name in RELEASE_VERSIONS:
         return RELEASE_VERSIONS[source.name]
-    for manifest in ("extension.json", "vera.extension.json"):  # terva's and Vera's manifests
+    # terva's, Vera's, Gemini CLI's and Claude Code's manifests
+    for manifest in ("extension.json", "vera.extension.json", "gemini-extension.json", ".claude-plugin/plugin.json"):
         if (source / manifest).is_file():
             return json.loads((source / manifest).read_text("utf-8"))["version"]
     match = re.search(r'(?m)^version = "([^"]*)"', (source / "extension.toml").read_text("utf-8"))

@@ -16,7 +16,8 @@ def _isolated_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
     for var in ("PKGMGR_CONFIG", "PKGMGR_HOST_VERSION", "GITHUB_TOKEN", "GH_TOKEN", "PKGMGR_GITHUB_API_URL",
                 "PKGMGR_GITHUB_RAW_URL", "NO_COLOR", "PKGMGR_TEST_CRASH_AT", "PKGMGR_SHARED_CACHE", "DOCKER_CONFIG",
-                "TERVA_HOME", "ZOT_HOME", "XDG_STATE_HOME", "VERA_HOME"):  # the hosts' homes (SPEC 13)
+                "TERVA_HOME", "ZOT_HOME", "XDG_STATE_HOME", "VERA_HOME", "GEMINI_CLI_HOME",
+                "CLAUDE_CONFIG_DIR"):  # the hosts' homes (SPEC 13)
         monkeypatch.delenv(var, raising=False)
     for var in [v for v in os.environ if v.startswith("PKGMGR_OCI_AUTH_")]:
         monkeypatch.delenv(var, raising=False)

@@ -27,7 +27,7 @@ import os
 import re
 import stat
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
@@ -221,13 +221,16 @@ def _entries(root: str) -> Iterator[tuple[str, str, str, int]]:
 
 
 def install_checksum_and_listing(path: Path, overrides: Mapping[str, bytes] | None = None,
-                                 ) -> tuple[str, dict[str, str]]:
+                                 leave_out: Collection[str] = ()) -> tuple[str, dict[str, str]]:
     """`tree_checksum_and_listing` of an install that may be one file (a single-file extension: named by
     its base name) and whose `overrides` (relative path -> bytes) are hashed instead of those
-    files' content (a field the host rewrites, left out)."""
+    files' content (a field the host rewrites, left out). `leave_out`: names at the top of the
+    tree (files, or directories with everything below them) that are not part of it (what the
+    host writes there while it runs)."""
     info = os.lstat(path)
     if stat.S_ISDIR(info.st_mode):
-        entries = sorted(_entries(os.fspath(path)), key=_byte_order)
+        entries = sorted((e for e in _entries(os.fspath(path)) if e[0].split("/", 1)[0] not in leave_out),
+                         key=_byte_order)
     else:
         kind = "file" if stat.S_ISREG(info.st_mode) else "link" if stat.S_ISLNK(info.st_mode) else "special"
         entries = [(path.name, kind, os.fspath(path), info.st_mode)]

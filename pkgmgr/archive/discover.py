@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -15,7 +16,7 @@ _SHOWN = 20
 
 def find_manifest_root(directory: Path, manifests: Sequence[str] = MANIFEST_NAMES) -> Path:
     """Descend while a level holds exactly one directory and nothing else; that level must
-    hold one of `manifests` (file names, or `*.suffix`: every host's manifest files,
+    hold one of `manifests` (file names, `dir/file` paths below it, or `*.suffix`: every host's manifest files,
     `pkgmgr.hosts.manifest_patterns`, where any host's extension may be; which host it is for is
     `pkgmgr.hosts.detect`'s).
 
@@ -26,11 +27,12 @@ def find_manifest_root(directory: Path, manifests: Sequence[str] = MANIFEST_NAME
     while True:
         with os.scandir(level) as scan:
             entries = sorted(scan, key=lambda e: e.name)
-        if len(entries) == 1 and entries[0].is_dir(follow_symlinks=False):
+        if len(entries) == 1 and entries[0].is_dir(follow_symlinks=False) and not nested_manifests(level, manifests):
             level = Path(entries[0].path)
             continue
         break
-    names = {entry.name for entry in entries if not entry.is_dir(follow_symlinks=False)}
+    names = {entry.name for entry in entries if not entry.is_dir(follow_symlinks=False)} | nested_manifests(
+        level, manifests)
     rel = level.relative_to(directory).as_posix()
     rel = "" if rel == "." else rel
     where = f" in {rel + '/'!r}" if rel else ""
@@ -51,6 +53,27 @@ def find_manifest_root(directory: Path, manifests: Sequence[str] = MANIFEST_NAME
             details={"level": rel},
         )
     return level
+
+
+def nested_manifests(level: Path, manifests: Sequence[str]) -> set[str]:
+    """The manifests of `manifests` that are a path below `level` (a folder of the extension holding it)
+    and are a regular file there, every directory on the way a directory, no link followed."""
+    found = set()
+    for pattern in manifests:
+        if "/" not in pattern or pattern.startswith("*"):
+            continue
+        path, parts = level, pattern.split("/")
+        for index, part in enumerate(parts):
+            path = path / part
+            try:
+                mode = os.lstat(path).st_mode
+            except OSError:
+                break
+            if not (stat.S_ISREG(mode) if index == len(parts) - 1 else stat.S_ISDIR(mode)):
+                break
+        else:
+            found.add(pattern)
+    return found
 
 
 def _matches(pattern: str, name: str) -> bool:

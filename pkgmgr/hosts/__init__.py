@@ -53,6 +53,8 @@ HOSTS: dict[str, Entry] = {
     "terva": Entry("pkgmgr.hosts.terva", "Terva", ("extension.json",)),
     "eva": Entry("pkgmgr.hosts.eva", "Eva", ("extension.exs", "*.exs"), (".exs",)),
     "vera": Entry("pkgmgr.hosts.vera", "Vera", ("vera.extension.json",)),
+    "gemini": Entry("pkgmgr.hosts.gemini", "Gemini", ("gemini-extension.json",)),
+    "claude": Entry("pkgmgr.hosts.claude", "Claude", (".claude-plugin/plugin.json",)),
 }
 
 _made: dict[str, Host] = {}

@@ -222,6 +222,11 @@ class FolderHost(HostRules, Host):
         """Record an install of `judged` in the host's own records, before the tree `staged` is
         renamed in (host lock held)."""
 
+    def record_switched(self, folder: Path, judged: Judged, *, enabled: bool, replacing: bool) -> None:
+        """Record what the host must read only once the tree is in place: right after the switch
+        (host lock not held), before pkgmgr's row is committed; a kill in between is settled by
+        `settle` from the pending row. Default: nothing."""
+
     def forget(self, folder: Path, name: str) -> None:
         """Drop an install from the host's own records (host lock held)."""
 

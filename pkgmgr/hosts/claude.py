@@ -7,8 +7,14 @@ recorded beside it; its plugin reference pages (the manifest reference, the comp
 the hooks reference) name the fields. A plugin is loaded only through a marketplace Claude Code
 knows (docs/hosts.md): this module knows the plugin, not the marketplace.
 
-What this module decides is pure: bytes (or a decoded document) in, a `ClaudeManifest` or
-problems out; `Claude.judge` adds what only the folder can say (component paths and files).
+The rules are pure: bytes (or a decoded document) in, a `ClaudeManifest` or problems out;
+`Claude.judge` adds what only the folder can say (component paths and files). The host (`Claude`,
+a `FolderHost`) keeps one directory marketplace of pkgmgr's own per scope (`<scope root>/claude/`,
+its plugins in `plugins/<name>/`, read in place by Claude) and writes Claude's records as Claude
+writes them: the marketplace in `known_marketplaces.json` (and the user settings'
+`extraKnownMarketplaces`), each install in `installed_plugins.json`, its enabled state in the
+settings file of its Claude scope (`enabledPlugins`); a settings file is edited member by member,
+every other byte kept (`hosts.jsonedit`).
 """
 
 from __future__ import annotations
@@ -18,12 +24,18 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsdoc
-from pkgmgr.hosts.base import HostRules, Judged
+from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import kind
+from pkgmgr.hosts.port import Claim
+
+if TYPE_CHECKING:
+    from pkgmgr.hosts.jsonedit import Document
+    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
 
 MANIFEST = ".claude-plugin/plugin.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound on plugin.json and on the JSON files it names
@@ -491,9 +503,377 @@ def capabilities(manifest: ClaudeManifest, root: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-class Claude(HostRules):
+# --- where: pkgmgr's directory marketplace of a scope, and Claude's records -----------------------------
+
+MARKET_FOLDER = "claude"  # in a pkgmgr scope's root: the marketplace of that scope
+MARKET_FILE = ".claude-plugin/marketplace.json"
+GLOBAL_MARKET = "pkgmgr"  # the marketplace name of the global scope (a workspace's: pkgmgr-<id>)
+RUNTIME = (".in_use", ".in_use-links", ".orphaned_at")  # what Claude Code writes in a plugin folder while it runs
+RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on Claude's records and settings files
+OWNER = {"name": "pkgmgr"}
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where one pkgmgr scope's plugins are for Claude Code: pkgmgr's marketplace folder and its
+    name, the Claude scope its installs are recorded at (`user`; a workspace's `local`) and, for
+    `local`, the project."""
+
+    market: Path
+    name: str
+    scope: str
+    project: Path | None = None
+
+    @property
+    def plugins(self) -> Path:
+        return self.market / "plugins"
+
+    def plugin_id(self, plugin: str) -> str:
+        return f"{plugin}@{self.name}"
+
+    def settings(self, config: Path) -> Path:
+        """The settings file holding this scope's `enabledPlugins`."""
+        if self.project is None:
+            return config / "settings.json"
+        return self.project / ".claude" / "settings.local.json"
+
+    def entry_matches(self, entry: Any) -> bool:
+        """An `installed_plugins.json` entry of this scope (and project)."""
+        if not isinstance(entry, dict) or entry.get("scope") != self.scope:
+            return False
+        return self.project is None or entry.get("projectPath") == str(self.project)
+
+
+def place_of(scope: Scope) -> Place:
+    """The place of pkgmgr's plugins for `scope`: `<root>/claude/`, marketplace `pkgmgr` (global)
+    or `pkgmgr-<first 8 hex of the workspace's store id>` at Claude's `local` scope."""
+    market = Path(os.path.abspath(scope.root / MARKET_FOLDER))
+    if scope.kind == "workspace":
+        assert scope.workspace is not None
+        return Place(market, f"{GLOBAL_MARKET}-{scope.root.name[:8]}", "local", Path(os.path.abspath(scope.workspace)))
+    return Place(market, GLOBAL_MARKET, "user")
+
+
+def iso_now() -> str:
+    """A timestamp as Claude writes one (`new Date().toISOString()`)."""
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _records_error(path: Path, why: str) -> PkgmgrError:
+    return PkgmgrError(f"{path}: Claude Code's file {why}; pkgmgr does not write over a file it cannot read",
+                       code=Code.INVALID_CONFIG, path=str(path), hint="repair or move the file (Claude Code refuses it "
+                                                                      "too), then run the command again")
+
+
+def read_document(path: Path) -> Document:
+    """A JSON object file of Claude's (its records, a settings file), bounded; a link followed (a
+    settings file kept in a dotfiles repository), an empty document when there is none. Raises
+    `invalid_config` for one that is not a regular file or not one JSON object."""
+    from pkgmgr.hosts.jsonedit import Document, EditError, read_raw
+
+    raw = read_raw(path, max_bytes=RECORDS_MAX_BYTES, refuse=lambda why: _records_error(path, why),
+                   follow_symlinks=True)
+    try:
+        return Document.parse(raw, max_bytes=RECORDS_MAX_BYTES)
+    except EditError as exc:
+        raise _records_error(path, str(exc)) from None
+
+
+def write_document(path: Path, document: Document, before: bytes | None = None) -> None:
+    """`document` written through a temporary file and a rename (to the file a link names), its
+    mode kept (0644 for a new one); nothing when its bytes are `before`."""
+    from pkgmgr.fsutil import atomic_write_bytes
+
+    data = document.bytes()
+    if data == before:
+        return
+    real = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(real).st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    real.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(real, data, mode=mode)
+
+
+def _edit(path: Path, change: Any, *, final_newline: bool = True) -> None:
+    """Read `path`, apply `change(document)` (raising EditError where a member on the way is not
+    an object), write it when it changed."""
+    from pkgmgr.hosts.jsonedit import EditError
+
+    document = read_document(path)
+    before = document.bytes()
+    fresh = not before
+    try:
+        change(document)
+    except EditError as exc:
+        raise _records_error(path, str(exc)) from None
+    if fresh and not final_newline:
+        document.text = document.text.rstrip("\n")
+    write_document(path, document, before)
+
+
+class Records:
+    """Claude Code's records of pkgmgr's plugins in one place (`config`: $CLAUDE_CONFIG_DIR)."""
+
+    def __init__(self, place: Place, config: Path | None = None) -> None:
+        self.place = place
+        self.config = config if config is not None else claude_config_dir()
+
+    @property
+    def known(self) -> Path:
+        return self.config / "plugins" / "known_marketplaces.json"
+
+    @property
+    def installed(self) -> Path:
+        return self.config / "plugins" / "installed_plugins.json"
+
+    @property
+    def settings(self) -> Path:
+        return self.place.settings(self.config)
+
+    # --- the marketplace --------------------------------------------------------------------------
+
+    def market_plugins(self) -> list[dict[str, Any]]:
+        """The plugins pkgmgr's marketplace.json lists (none when it has none)."""
+        import json
+
+        from pkgmgr.fsutil import read_regular
+
+        try:
+            value = json.loads(read_regular(self.place.market / MARKET_FILE, limit=RECORDS_MAX_BYTES))
+        except (OSError, ValueError):
+            return []
+        plugins = value.get("plugins") if isinstance(value, dict) else None
+        return [p for p in plugins if isinstance(p, dict) and isinstance(p.get("name"), str)] \
+            if isinstance(plugins, list) else []
+
+    def write_market(self, plugins: dict[str, dict[str, Any]]) -> None:
+        """pkgmgr's own marketplace.json, written whole: its name, owner and plugins by name."""
+        import json
+
+        from pkgmgr.fsutil import atomic_write_bytes
+
+        document = {"name": self.place.name, "owner": OWNER, "description": "Plugins installed by pkgmgr",
+                    "plugins": [plugins[name] for name in sorted(plugins)]}
+        (self.place.market / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(self.place.market / MARKET_FILE,
+                           (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+
+    def list_plugin(self, name: str, description: str) -> None:
+        plugins = {p["name"]: p for p in self.market_plugins()}
+        entry: dict[str, Any] = {"name": name, "source": f"./plugins/{name}"}
+        if description:
+            entry["description"] = description
+        if plugins.get(name) != entry or not os.path.isfile(self.place.market / MARKET_FILE):
+            self.write_market(plugins | {name: entry})
+
+    def unlist_plugin(self, name: str) -> None:
+        plugins = {p["name"]: p for p in self.market_plugins()}
+        if name in plugins:
+            del plugins[name]
+            self.write_market(plugins)
+
+    def register(self) -> None:
+        """The marketplace known to Claude, as `claude plugin marketplace add DIR` records it:
+        `known_marketplaces.json` (and, for the user scope, the user settings'
+        `extraKnownMarketplaces`); an entry that already says so is left as it is."""
+        source = {"source": "directory", "path": str(self.place.market)}
+
+        def known(document: Document) -> None:
+            entry = document.value.get(self.place.name)
+            if not (isinstance(entry, dict) and entry.get("source") == source
+                    and entry.get("installLocation") == str(self.place.market)):
+                document.set((self.place.name,), {"source": source, "installLocation": str(self.place.market),
+                                                   "lastUpdated": iso_now()})
+
+        _edit(self.known, known, final_newline=False)
+        if self.place.project is None:
+            def extra(document: Document) -> None:
+                if document.get(("extraKnownMarketplaces", self.place.name)) != {"source": source}:
+                    document.set(("extraKnownMarketplaces", self.place.name), {"source": source})
+
+            _edit(self.config / "settings.json", extra)
+
+    # --- installed_plugins.json ---------------------------------------------------------------------
+
+    def _installed_document(self) -> Document:
+        document = read_document(self.installed)
+        if document.value and (document.value.get("version") != 2 or not isinstance(document.value.get("plugins"),
+                                                                                     dict)):
+            raise _records_error(self.installed, "is not the version 2 format this pkgmgr writes")
+        return document
+
+    def entries(self, plugin: str) -> list[Any]:
+        value = self._installed_document().get(("plugins", self.place.plugin_id(plugin)))
+        return value if isinstance(value, list) else []
+
+    def entry(self, plugin: str) -> dict[str, Any] | None:
+        return next((e for e in self.entries(plugin) if self.place.entry_matches(e)), None)
+
+    def record(self, plugin: str, version: str, *, keep_installed_at: bool) -> None:
+        """The install's entry (this scope's, and project's) added or replaced; on an update the
+        first install's `installedAt` is kept."""
+        document = self._installed_document()
+        before = document.bytes()
+        plugin_id = self.place.plugin_id(plugin)
+        entries = document.get(("plugins", plugin_id))
+        entries = list(entries) if isinstance(entries, list) else []
+        old = next((e for e in entries if self.place.entry_matches(e)), None)
+        now = iso_now()
+        entry: dict[str, Any] = {"scope": self.place.scope, "installPath": str(self.place.plugins / plugin),
+                                 "version": version or "unknown",
+                                 "installedAt": old.get("installedAt", now) if old and keep_installed_at else now,
+                                 "lastUpdated": now}
+        if self.place.project is not None:
+            entry["projectPath"] = str(self.place.project)
+        if old is not None and {k: v for k, v in old.items() if k != "lastUpdated"} == \
+                {k: v for k, v in entry.items() if k != "lastUpdated"}:
+            return
+        entries = [entry if e is old else e for e in entries] if old is not None else [*entries, entry]
+        if not document.value:
+            document.set(("version",), 2, final_newline=False)
+            document.text = document.text.rstrip("\n")
+        if not isinstance(document.get(("plugins",)), dict):
+            document.set(("plugins",), {})
+        document.set(("plugins", plugin_id), entries)
+        write_document(self.installed, document, before)
+
+    def unrecord(self, plugin: str) -> None:
+        document = self._installed_document()
+        before = document.bytes()
+        plugin_id = self.place.plugin_id(plugin)
+        entries = document.get(("plugins", plugin_id))
+        if not isinstance(entries, list):
+            return
+        kept = [e for e in entries if not self.place.entry_matches(e)]
+        if kept:
+            document.set(("plugins", plugin_id), kept)
+        else:
+            document.remove(("plugins", plugin_id))
+        write_document(self.installed, document, before)
+
+    # --- enabledPlugins ---------------------------------------------------------------------------------
+
+    def enabled(self, plugin: str) -> bool | None:
+        value = read_document(self.settings).get(("enabledPlugins", self.place.plugin_id(plugin)))
+        return value if isinstance(value, bool) else None
+
+    def set_enabled(self, plugin: str, enabled: bool | None) -> None:
+        """`enabledPlugins["P@M"]` of this scope's settings file set (None: removed)."""
+        plugin_id = self.place.plugin_id(plugin)
+        if enabled is None:
+            _edit(self.settings, lambda document: document.remove(("enabledPlugins", plugin_id)))
+        else:
+            _edit(self.settings, lambda document: document.set(("enabledPlugins", plugin_id), enabled))
+
+    # --- all of them -----------------------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Every file `put` and `drop` edit can be read and edited (`invalid_config` naming the
+        first that cannot), before anything is written."""
+        self._installed_document()
+        for path, members in ((self.known, ()), (self.config / "settings.json", ("extraKnownMarketplaces",)),
+                              (self.settings, ("enabledPlugins",))):
+            document = read_document(path)
+            for member in members:
+                if member in document.value and not isinstance(document.value[member], dict):
+                    raise _records_error(path, f"has a {member} that is not an object")
+
+    def put(self, plugin: str, version: str, description: str, *, enabled: bool | None, update: bool) -> None:
+        """Every record of an install, in the order that never shows Claude an enabled plugin it
+        cannot load: the marketplace known and listing it, the install's entry, then its enabled
+        state (`enabled` None: left as it is)."""
+        self.check()
+        self.register()
+        self.list_plugin(plugin, description)
+        self.record(plugin, version, keep_installed_at=update)
+        if enabled is not None:
+            self.set_enabled(plugin, enabled)
+
+    def drop(self, plugin: str) -> None:
+        """What Claude's uninstall drops (its enabled state, its entry), then pkgmgr's listing."""
+        self.check()
+        self.set_enabled(plugin, None)
+        self.unrecord(plugin)
+        self.unlist_plugin(plugin)
+
+
+# --- the host ---------------------------------------------------------------------------------------
+
+
+class Claude(FolderHost):
+    """Claude Code: each pkgmgr scope's plugins in pkgmgr's own directory marketplace, read in
+    place by Claude (no cache copy), recorded in Claude's files at its `user` scope (global) or
+    `local` scope (a workspace: the project's `.claude/settings.local.json`, which Claude keeps out
+    of git)."""
+
     name = "claude"
+    title = "Claude Code"
     manifest_files = (MANIFEST,)
+    templates = ("plugin",)
+    entry_label = "brings"
+
+    def __init__(self) -> None:
+        self._places: dict[Path, Place] = {}
+
+    # --- where -------------------------------------------------------------------------------------
+
+    def home(self) -> Path:
+        return claude_config_dir()
+
+    def folder_of(self, scope: Scope) -> Path:
+        place = place_of(scope)
+        self._places[place.plugins] = place
+        return place.plugins
+
+    def folder(self, scope: str, project: Path | None) -> Path:
+        raise RuntimeError("Claude Code's folder is a pkgmgr scope's marketplace: ask folder_of(scope)")
+
+    def place(self, folder: Path) -> Place:
+        """The place whose plugins folder is `folder` (`folder_of` named it first)."""
+        return self._places[folder]
+
+    def place_of_record(self, record: Installed) -> Place:
+        """The place of an install, from its record: its marketplace folder, and for a workspace
+        the project Claude's entry of it names."""
+        plugins = Path(record.path).parent
+        if plugins in self._places:
+            return self._places[plugins]
+        market = plugins.parent
+        if record.scope != "workspace":
+            return Place(market, GLOBAL_MARKET, "user")
+        name = f"{GLOBAL_MARKET}-{market.parent.name[:8]}"
+        probe = Records(Place(market, name, "local"))
+        try:
+            entries = probe.entries(record.name)
+        except PkgmgrError:
+            entries = []
+        project = next((e.get("projectPath") for e in entries
+                        if isinstance(e, dict) and e.get("scope") == "local" and isinstance(e.get("projectPath"), str)),
+                       None)
+        return Place(market, name, "local", Path(project) if project else None)
+
+    def homes(self, global_root: Path, workspace_root: Path | None, project: Path | None) -> dict[str, Path | None]:
+        return {"global": Path(os.path.abspath(global_root / MARKET_FOLDER / "plugins")),
+                "project": Path(os.path.abspath(workspace_root / MARKET_FOLDER / "plugins"))
+                if workspace_root is not None and project is not None else None}
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        return Claim(MANIFEST) if MANIFEST in files else None
+
+    def scan(self, folder: Path) -> list[Found]:
+        """The plugins of pkgmgr's marketplace folder: each directory holding a plugin.json."""
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        return [Found(e.name, Path(e.path), "directory") for e in entries
+                if e.is_dir(follow_symlinks=False) and os.path.exists(os.path.join(e.path, MANIFEST))]
+
+    # --- what -----------------------------------------------------------------------------------------
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
         problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
@@ -507,6 +887,111 @@ class Claude(HostRules):
         details = {"author": manifest.author, "components": {k: list(v) for k, v in manifest.components.items()},
                    "hooks": sorted(manifest.hooks or {}), "mcp_servers": list(manifest.mcp_servers),
                    "user_config": list(manifest.user_config)}
+        found = capabilities(manifest, root)
         return Judged(host=self.name, name=manifest.name, version=manifest.version, layout="directory",
-                      kind="plugin", capabilities=capabilities(manifest, root), description=manifest.description,
+                      kind="plugin", entry=", ".join(found), capabilities=found, description=manifest.description,
                       warnings=tuple(warnings), document=manifest.document, details=details)
+
+    def kind_of(self, record: Installed) -> str:
+        return "plugin"
+
+    def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
+        """The tree without what Claude Code writes into a plugin folder while it runs."""
+        from pkgmgr.hosts.mechanics import tree_checksum
+
+        return tree_checksum(path, leave_out=RUNTIME)
+
+    # --- Claude's records ------------------------------------------------------------------------------
+
+    def claimed_by_records(self, folder: Path, name: str) -> Path | None:
+        """Claude records an install of `name` from pkgmgr's marketplace at this scope that pkgmgr
+        has no row of: `claude plugin install` of a plugin pkgmgr once listed."""
+        records = Records(self.place(folder))
+        return records.installed if records.entry(name) is not None else None
+
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """Before the tree is in place, only what Claude does not load by itself: every file checked
+        editable, the marketplace known and listing the plugin (a listed plugin without an install
+        entry is not loaded)."""
+        records = Records(self.place(folder))
+        records.check()
+        records.register()
+        records.list_plugin(judged.name, judged.description)
+
+    def record_switched(self, folder: Path, judged: Judged, *, enabled: bool, replacing: bool) -> None:
+        """Once the tree is in place: the install's entry, then its enabled state (an update
+        leaves that as Claude has it), so Claude never lists an enabled plugin it cannot load."""
+        Records(self.place(folder)).put(judged.name, judged.version, judged.description,
+                                        enabled=None if replacing else enabled, update=replacing)
+
+    def forget(self, folder: Path, name: str) -> None:
+        Records(self.place(folder)).drop(name)
+
+    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
+        records = Records(self.place(folder))
+        if record is None:
+            if not os.path.lexists(folder / name):
+                records.drop(name)
+            return
+        records.put(name, record.version, str(record.manifest.get("description") or ""), enabled=record.enabled,
+                    update=True)
+
+    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        """`claude plugin enable|disable P@M --scope S`: the `enabledPlugins` member (and the other
+        records put back where Claude lost them: its `uninstall` drops the entry, never the folder)."""
+        Records(self.place(folder)).put(record.name, record.version, str(record.manifest.get("description") or ""),
+                                        enabled=enabled, update=True)
+
+    def observed(self, record: Installed) -> Installed:
+        """Claude's own `disable`, `enable` and `uninstall` change its records: enabled is what
+        Claude would load (an entry of the install, and `enabledPlugins` true)."""
+        try:
+            records = Records(self.place_of_record(record))
+            enabled = records.entry(record.name) is not None and records.enabled(record.name) is True
+        except PkgmgrError:
+            return record
+        return record if enabled == record.enabled else record.with_changes(enabled=enabled)
+
+    def adopt(self, scope: Scope, names: list[str], *, force: bool = False) -> list[Installed]:
+        """Plugins of pkgmgr's own marketplace folder with no row (only a crash leaves one); another
+        marketplace's plugin is Claude's: pkgmgr cannot take it without changing its id."""
+        from pkgmgr.hosts.folder import adopt
+
+        folder = self.folder_of(scope)
+        present = {found.name for found in self.scan(folder)}
+        for name in names:
+            if name not in present:
+                _refuse_foreign(name)
+        return adopt(scope, self, names, force=force)
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A plugin.json and one slash command (`/<name>:hello`)."""
+        import json
+
+        refusals, warnings = name_problems(name)
+        if refusals or warnings:
+            raise PkgmgrError(f"{name!r} cannot name a Claude Code plugin: {(refusals or warnings)[0]}",
+                              code=Code.USAGE)
+        manifest = {"name": name, "version": "0.1.0", "description": f"The {name} plugin",
+                    "author": {"name": "Your Name"}}
+        command = ("---\ndescription: Say hello\n---\n\n"
+                   f"Greet the user on behalf of the {name} plugin.\n")
+        return {MANIFEST: json.dumps(manifest, indent=2) + "\n", "commands/hello.md": command,
+                "README.md": f"# {name}\n\nA Claude Code plugin: 'claude plugin list' shows it once installed.\n"}
+
+
+def _refuse_foreign(name: str) -> None:
+    """`name` installed by Claude from another marketplace: say so (usage), else nothing."""
+    try:
+        document = read_document(claude_config_dir() / "plugins" / "installed_plugins.json")
+    except PkgmgrError:
+        return
+    plugins = document.get(("plugins",))
+    ids = sorted(i for i in plugins if i.rpartition("@")[0] == name) if isinstance(plugins, dict) else []
+    if ids:
+        raise PkgmgrError(f"{ids[0]} is Claude Code's install from its marketplace {ids[0].rpartition('@')[2]}: pkgmgr "
+                          "keeps plugins in a marketplace of its own, and cannot take another's without changing "
+                          "its id", code=Code.USAGE,
+                          hint=f"'claude plugin uninstall {ids[0]}' removes Claude's install; then install the plugin "
+                               "with pkgmgr from its source")

@@ -23,10 +23,16 @@ if TYPE_CHECKING:
 
 
 def _files(level: Path) -> frozenset[str]:
+    """The names of the files at `level`, and the manifests that are a path below it (a host whose
+    manifest lives in a folder of the extension)."""
+    from pkgmgr.archive.discover import nested_manifests
+    from pkgmgr.hosts import manifest_patterns
+
     try:
-        return frozenset(e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False))
+        files = frozenset(e.name for e in os.scandir(level) if not e.is_dir(follow_symlinks=False))
     except (FileNotFoundError, NotADirectoryError):
         return frozenset()
+    return files | nested_manifests(level, manifest_patterns())
 
 
 def claims(level: Path, files: frozenset[str] | None = None) -> dict[str, Claim]:

@@ -272,6 +272,7 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         os.rename(old, kept_place)  # kept for `ext rollback`, beside the folder the host scans
         fsync_dir(kept_place.parent)
     fsync_dir(place.parent)
+    host.record_switched(folder, judged, enabled=enabled, replacing=current is not None)
     crashpoint("host.install.after_rename")
     records.save(scope, new)
     crashpoint("host.install.after_commit")

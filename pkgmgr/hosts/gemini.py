@@ -10,8 +10,11 @@ consent.ts` (`extensionConsentString`), `config/extensions/variables.ts` (`hydra
 `packages/core/src/utils/paths.ts` (`homedir`). The verdicts of the real CLI on every input of
 `tests/hosts/gemini/` are recorded beside it.
 
-What this module decides is pure: bytes (or a decoded document) in, a `GeminiManifest` or
-problems out; `Gemini.judge` adds what only the folder can say (context files).
+The rules are pure: bytes (or a decoded document) in, a `GeminiManifest` or problems out;
+`Gemini.judge` adds what only the folder can say (context files). The host (`Gemini`, a
+`FolderHost`) installs into Gemini's one extensions folder and writes Gemini's own records as
+Gemini writes them (`extensions/extension-enablement.json`, `extensionEnablement.ts`, and each
+folder's `.gemini-extension-install.json`), never its signed `extension_integrity.json`.
 """
 
 from __future__ import annotations
@@ -21,17 +24,29 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsdoc
-from pkgmgr.hosts.base import HostRules, Judged
+from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
+from pkgmgr.hosts.port import Claim
+
+if TYPE_CHECKING:
+    from pkgmgr.archive import TreeRecord
+    from pkgmgr.config import Config
+    from pkgmgr.hosts.jsonedit import Document
+    from pkgmgr.hosts.port import Options, Prepared, Source
+    from pkgmgr.store.installed import Installed
+    from pkgmgr.store.scope import Scope
 
 MANIFEST = "gemini-extension.json"
 INSTALL_RECORD = ".gemini-extension-install.json"  # Gemini's own install record in an installed folder
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound: Gemini CLI reads any size
 DEFAULT_CONTEXT = "GEMINI.md"
+ENABLEMENT = "extension-enablement.json"  # in the extensions folder: extensionEnablement.ts
+ENABLEMENT_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound on Gemini's enablement file
+SETTINGS_VALUES = ".env"  # an installed extension's settings values (extensionSettings.ts): runtime
 _NAME = re.compile(r"[a-zA-Z0-9-]+")  # validateName: /^[a-zA-Z0-9-]+$/ (ASCII only; `$` is the end of input)
 # semver 7 `valid` (strict): an optional `v`, MAJOR.MINOR.PATCH without leading zeros, prerelease, build
 _NUMERIC = r"(?:0|[1-9]\d*)"
@@ -60,12 +75,17 @@ class GeminiManifest:
 # --- where ----------------------------------------------------------------------------------------
 
 
-def gemini_home(environ: Mapping[str, str] | None = None) -> Path:
-    """paths.ts `homedir`: $GEMINI_CLI_HOME when set and not empty (as written: a relative value
-    is relative to the working directory), else the user's home."""
+def home_text(environ: Mapping[str, str] | None = None) -> str:
+    """paths.ts `homedir` as Gemini CLI has it: $GEMINI_CLI_HOME when set and not empty, as
+    written, else the user's home (`os.homedir()`: $HOME). Its user-scope enablement rules are
+    written with this text."""
     environ = os.environ if environ is None else environ
-    value = environ.get("GEMINI_CLI_HOME", "")
-    return Path(value) if value else Path(os.path.expanduser("~"))
+    return environ.get("GEMINI_CLI_HOME", "") or os.path.expanduser("~")
+
+
+def gemini_home(environ: Mapping[str, str] | None = None) -> Path:
+    """`homedir()` as a path (a relative $GEMINI_CLI_HOME is relative to the working directory)."""
+    return Path(home_text(environ))
 
 
 def extensions_folder(environ: Mapping[str, str] | None = None) -> Path:
@@ -321,9 +341,242 @@ def capabilities(manifest: GeminiManifest, root: Path) -> tuple[str, ...]:
     return tuple(found)
 
 
-class Gemini(HostRules):
+# --- enablement: extensionEnablement.ts, ported rule by rule ----------------------------------------
+
+_JS_DOT = "[^\n\r\u2028\u2029]"  # what JavaScript's `.` matches (no `s` flag)
+
+
+def _slashes(path: str) -> str:
+    """`ensureLeadingAndTrailingSlash`: backslashes made forward, one `/` first and last."""
+    result = path.replace("\\", "/")
+    if not result.startswith("/"):
+        result = "/" + result
+    if not result.endswith("/"):
+        result += "/"
+    return result
+
+
+def glob_to_regex(glob: str) -> re.Pattern[str]:
+    """`globToRegex`: the regex characters escaped, then each `*` (and the `/` before it) made an
+    optional group of anything; matched against the whole text."""
+    escaped = re.sub(r"[.+?^${}()|\[\]\\]", lambda m: "\\" + m.group(0), glob)
+    return re.compile(re.sub(r"(/?)\*", lambda m: f"({m.group(1)}{_JS_DOT}*)?", escaped))
+
+
+@dataclass(frozen=True)
+class Override:
+    """One rule of an extension's `overrides`: a base path, enable or disable, with subfolders."""
+
+    base: str
+    disable: bool
+    subdirs: bool
+
+    @classmethod
+    def from_input(cls, rule: str, subdirs: bool) -> Override:
+        disable = rule.startswith("!")
+        return cls(_slashes(rule[1:] if disable else rule), disable, subdirs)
+
+    @classmethod
+    def from_file_rule(cls, rule: str) -> Override:
+        disable = rule.startswith("!")
+        base = rule[1:] if disable else rule
+        subdirs = base.endswith("*")
+        return cls(base[:-1] if subdirs else base, disable, subdirs)
+
+    def conflicts_with(self, other: Override) -> bool:
+        return self.base == other.base and (self.subdirs != other.subdirs or self.disable != other.disable)
+
+    def regex(self) -> re.Pattern[str]:
+        return glob_to_regex(self.base + ("*" if self.subdirs else ""))
+
+    def is_child_of(self, parent: Override) -> bool:
+        return parent.subdirs and parent.regex().fullmatch(self.base) is not None
+
+    def output(self) -> str:
+        return ("!" if self.disable else "") + self.base + ("*" if self.subdirs else "")
+
+    def matches(self, path: str) -> bool:
+        return self.regex().fullmatch(path) is not None
+
+
+def toggled(rules: list[str], scope_path: str, *, enabled: bool) -> list[str]:
+    """ExtensionEnablementManager `enable`/`disable(name, true, scopePath)` on one extension's
+    rules: the rules for the same base path, equal ones and the new rule's children dropped, the
+    new rule appended."""
+    new = Override.from_input(scope_path if enabled else "!" + scope_path, True)
+    kept = []
+    for rule in rules:
+        old = Override.from_file_rule(rule)
+        if old.conflicts_with(new) or old == new or old.is_child_of(new):
+            continue
+        kept.append(rule)
+    return [*kept, new.output()]
+
+
+def is_enabled(rules: list[str], current_path: str) -> bool:
+    """`isEnabled(name, currentPath)`: enabled unless the last rule matching the path disables it."""
+    enabled = True
+    path = _slashes(current_path)
+    for rule in rules:
+        override = Override.from_file_rule(rule)
+        if override.matches(path):
+            enabled = not override.disable
+    return enabled
+
+
+def _enablement_error(path: Path, why: str) -> PkgmgrError:
+    return PkgmgrError(f"{path}: Gemini CLI's extension enablement file {why}; pkgmgr does not write over a file it "
+                       "cannot read (Gemini CLI would ignore it and write it anew, losing every extension's rules)",
+                       code=Code.INVALID_CONFIG, path=str(path),
+                       hint="repair or move the file, then run the command again")
+
+
+def read_enablement(folder: Path) -> Document:
+    """`extension-enablement.json` of the extensions folder `folder`: an empty document when there
+    is none. Raises `invalid_config` for a file Gemini CLI could not read (not JSON, not an object
+    of `{"overrides": [strings]}`) or that is not a regular file."""
+    from pkgmgr.hosts.jsonedit import Document, EditError, read_raw
+
+    path = folder / ENABLEMENT
+    raw = read_raw(path, max_bytes=ENABLEMENT_MAX_BYTES, refuse=lambda why: _enablement_error(path, why))
+    if raw.startswith(jsdoc.UTF8_BOM):
+        raise _enablement_error(path, "starts with a byte order mark (Node's JSON.parse refuses it)")
+    try:
+        document = Document.parse(raw, max_bytes=ENABLEMENT_MAX_BYTES)
+    except EditError as exc:
+        raise _enablement_error(path, str(exc)) from None
+    for name, entry in document.value.items():
+        rules = entry.get("overrides") if isinstance(entry, dict) else None
+        if not isinstance(rules, list) or not all(isinstance(r, str) for r in rules):
+            raise _enablement_error(path, f"has an entry {name!r} that is not {{\"overrides\": [rules]}}")
+    return document
+
+
+def rules_of(document: Document, name: str) -> list[str]:
+    entry = document.value.get(name)
+    return list(entry["overrides"]) if isinstance(entry, dict) else []
+
+
+def write_enablement(folder: Path, document: Document) -> None:
+    """The file written whole through a temporary file and a rename (Gemini writes it in place),
+    its mode kept (0644 for a new one, as Gemini's writeFileSync leaves it)."""
+    from pkgmgr.fsutil import atomic_write_bytes
+
+    path = folder / ENABLEMENT
+    try:
+        mode = os.stat(path, follow_symlinks=False).st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, document.bytes(), mode=mode)
+
+
+def set_rules(folder: Path, name: str, *, enabled: bool | None, scope_path: str) -> None:
+    """Gemini's `enable`/`disable` of `name` for `scope_path` (None: `remove`, its uninstall),
+    written when it changes the file; every other entry keeps its bytes."""
+    document = read_enablement(folder)
+    if enabled is None:
+        if document.remove((name,)):
+            write_enablement(folder, document)
+        return
+    rules = toggled(rules_of(document, name), scope_path, enabled=enabled)
+    before = document.bytes()
+    if name in document.value:
+        document.set((name, "overrides"), rules)
+    else:
+        document.set((name,), {"overrides": rules}, final_newline=False)
+    if document.bytes() != before:
+        write_enablement(folder, document)
+
+
+# --- the install record ---------------------------------------------------------------------------------
+
+
+def install_record(target: Path) -> bytes:
+    """`.gemini-extension-install.json` as pkgmgr writes it into `target`: Gemini's local install
+    record (`JSON.stringify(installMetadata, null, 2)`, no final newline) whose source is the
+    installed folder itself, so Gemini's `extensions update` finds it up to date and its
+    settings keep one extension id across pkgmgr's updates."""
+    import json
+
+    return json.dumps({"source": str(target), "type": "local"}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def _is_own_record(folder: Path) -> bool:
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        return read_regular(folder / INSTALL_RECORD, limit=64 * 1024) == install_record(folder)
+    except OSError:
+        return False
+
+
+def _refuse_link(found: Found) -> None:
+    """A linked extension (`gemini extensions link`) has no tree of its own to take."""
+    import json
+
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        record = json.loads(read_regular(found.path / INSTALL_RECORD, limit=64 * 1024))
+    except (OSError, ValueError):
+        return
+    if isinstance(record, dict) and record.get("type") == "link":
+        source = record.get("source")
+        raise PkgmgrError(f"{found.path} is a link Gemini CLI made to {source}: pkgmgr cannot own a tree that lives "
+                          "elsewhere", code=Code.USAGE,
+                          hint=f"'gemini extensions uninstall {found.name}', then "
+                               f"'pkgmgr ext install {source} --allow-unverified' installs a copy pkgmgr manages")
+
+
+def manifest_name(folder: Path) -> str | None:
+    """The name the manifest of `folder` gives, None when it has no readable one."""
+    try:
+        problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
+        document = decode_manifest(read_manifest(folder), problems)
+    except PkgmgrError:
+        return None
+    name = (document or {}).get("name")
+    return name if isinstance(name, str) else None
+
+
+# --- the host -----------------------------------------------------------------------------------------
+
+
+class Gemini(FolderHost):
+    """Gemini CLI: one extensions folder (no project folder: `--scope workspace` is refused), each
+    install recorded as Gemini records its local installs, its enabled state Gemini's own user-scope
+    enablement rule."""
+
     name = "gemini"
+    title = "Gemini CLI"
     manifest_files = (MANIFEST,)
+    templates = ("extension",)
+    entry_label = "context"
+
+    def home(self) -> Path:
+        return Path(os.path.abspath(gemini_home() / ".gemini"))
+
+    def claim(self, level: Path, files: frozenset[str]) -> Claim | None:
+        return Claim(MANIFEST) if MANIFEST in files else None
+
+    def scan(self, folder: Path) -> list[Found]:
+        """`loadExtensions`: every entry of the folder that is a directory (links followed) with a
+        manifest, or with the install record of a link (`gemini extensions link`), by name."""
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found = []
+        for entry in entries:
+            try:
+                is_dir = entry.is_dir(follow_symlinks=True)
+            except OSError:
+                continue
+            if is_dir and (os.path.exists(os.path.join(entry.path, MANIFEST))
+                           or os.path.exists(os.path.join(entry.path, INSTALL_RECORD))):  # a link: only its record
+                found.append(Found(entry.name, Path(entry.path), "directory"))
+        return found
 
     def judge(self, root: Path, *, name_hint: str | None = None, layout: str = "directory") -> Judged:
         problems = ProblemSink(MANIFEST, Code.INVALID_MANIFEST)
@@ -333,10 +586,122 @@ class Gemini(HostRules):
         manifest = check_manifest(document, problems)
         check_context_files(root, manifest, problems)
         problems.raise_if_any()
+        contexts = list(manifest.context_files) or ([DEFAULT_CONTEXT] if (root / DEFAULT_CONTEXT).exists() else [])
         details = {"mcp_servers": list(manifest.mcp_servers), "exclude_tools": list(manifest.exclude_tools),
-                   "context_files": list(manifest.context_files) or [DEFAULT_CONTEXT],
-                   "settings": list(manifest.settings), "themes": manifest.themes}
+                   "context_files": contexts, "settings": list(manifest.settings), "themes": manifest.themes}
         return Judged(host=self.name, name=manifest.name, version=manifest.version, layout="directory",
-                      kind="extension", capabilities=capabilities(manifest, root),
+                      kind="extension", entry=", ".join(contexts), capabilities=capabilities(manifest, root),
                       description=manifest.description, warnings=manifest.warnings, document=manifest.document,
                       details=details)
+
+    def prepare(self, fetched: Source, root: Path | None, staging: Path, *, config: Config, options: Options,
+                record: TreeRecord | None = None) -> Prepared[Any]:
+        prepared = super().prepare(fetched, root, staging, config=config, options=options, record=record)
+        if os.path.lexists(prepared.root / INSTALL_RECORD):
+            raise PkgmgrError(f"{prepared.name} carries {INSTALL_RECORD}, the record Gemini CLI writes into an "
+                              "installed extension: it is not part of an extension", code=Code.INVALID_ARCHIVE,
+                              hint=f"install from the extension's source, or remove {INSTALL_RECORD} from it")
+        return prepared
+
+    def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
+        """The tree without what Gemini writes into an installed folder: its settings values
+        (`.env`) and the install record when it is pkgmgr's for this very folder (any other is
+        counted: a record pointing elsewhere changes what Gemini loads)."""
+        from pkgmgr.hosts.mechanics import tree_checksum
+
+        leave_out = [SETTINGS_VALUES]
+        if _is_own_record(path):
+            leave_out.append(INSTALL_RECORD)
+        return tree_checksum(path, leave_out=leave_out)
+
+    def check_neighbours(self, folder: Path, judged: Judged, own: set[Path], scope: str) -> None:
+        """Gemini CLI loads no extension at all when two folders carry one name: another folder of
+        the extensions folder whose manifest names `judged.name` is refused, --force or not."""
+        target = folder / judged.name
+        clashing = [found.path for found in self.scan(folder)
+                    if found.path not in own and found.path != target and manifest_name(found.path) == judged.name]
+        if clashing:
+            listed = ", ".join(str(p) for p in clashing)
+            raise PkgmgrError(f"{listed} already carries the Gemini CLI extension name {judged.name}: with two folders "
+                              "of one name Gemini CLI loads no extension at all", code=Code.SOURCE_CONFLICT,
+                              details={"paths": [str(p) for p in clashing]},
+                              hint=f"remove {clashing[0]} (or 'gemini extensions uninstall {judged.name}'), then "
+                                   "install again")
+
+    # --- Gemini's records: the install record in the tree, the enablement rule ------------------------
+
+    def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:
+        """The install record Gemini writes, naming the folder the tree is switched to; on an
+        update, the settings values of the installed folder carried over (Gemini keeps them)."""
+        import shutil
+
+        target = Path(os.path.abspath(self.folder("global", None) / judged.name))
+        (staged / INSTALL_RECORD).write_bytes(install_record(target))
+        os.chmod(staged / INSTALL_RECORD, 0o644)
+        values = target / SETTINGS_VALUES
+        if os.path.isfile(values) and not os.path.islink(values) and not os.path.lexists(staged / SETTINGS_VALUES):
+            shutil.copy2(values, staged / SETTINGS_VALUES)
+
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """A first install applies Gemini's own `enable` (or `disable`) for the user scope, as its
+        install does; an update leaves the rules as they are (they may hold workspace rules)."""
+        if not replacing:
+            set_rules(folder, judged.name, enabled=enabled, scope_path=home_text())
+
+    def forget(self, folder: Path, name: str) -> None:
+        set_rules(folder, name, enabled=None, scope_path=home_text())
+
+    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
+        if record is None:
+            if not os.path.lexists(folder / name):
+                set_rules(folder, name, enabled=None, scope_path=home_text())
+            return
+        if is_enabled(rules_of(read_enablement(folder), name), home_text()) != record.enabled:
+            set_rules(folder, name, enabled=record.enabled, scope_path=home_text())
+
+    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
+        """`gemini extensions enable|disable NAME`: the user-scope rule (`<home>/*`, `!<home>/*`)."""
+        set_rules(folder, record.name, enabled=enabled, scope_path=home_text())
+
+    def observed(self, record: Installed) -> Installed:
+        """`gemini extensions enable|disable` change the rules: what they say for the user scope wins."""
+        try:
+            rules = rules_of(read_enablement(record.place.parent), record.name)
+        except PkgmgrError:
+            return record
+        enabled = is_enabled(rules, home_text())
+        return record if enabled == record.enabled else record.with_changes(enabled=enabled)
+
+    def adopt(self, scope: Scope, names: list[str], *, force: bool = False) -> list[Installed]:
+        """Adopted as they are, with the enabled state Gemini's rules give them; a linked
+        extension (`gemini extensions link`: its tree lives elsewhere) is refused first."""
+        from pkgmgr.hosts.folder import adopt
+        from pkgmgr.store import records
+
+        for found in self.scan(self.folder_of(scope)):
+            if not names or found.name in names:
+                _refuse_link(found)
+        adopted = []
+        for row in adopt(scope, self, names, force=force):
+            seen = self.observed(row)
+            if seen.enabled != row.enabled:
+                records.save(scope, seen)
+            adopted.append(seen)
+        return adopted
+
+    def scaffold(self, name: str, template: str) -> dict[str, str]:
+        """A manifest naming its context file, the context file, and one custom command."""
+        import json
+
+        if not isinstance(name, str) or not _NAME.fullmatch(name) or len(name) > 255:
+            raise PkgmgrError(f"{name!r} cannot name a Gemini CLI extension: only letters, digits and dashes",
+                              code=Code.USAGE)
+        manifest = {"name": name, "version": "0.1.0", "description": f"The {name} extension",
+                    "contextFileName": DEFAULT_CONTEXT}
+        command = (f'description = "Say hello from {name}"\n'
+                   f'prompt = """Greet the user on behalf of the {name} extension."""\n')
+        return {MANIFEST: json.dumps(manifest, indent=2) + "\n",
+                DEFAULT_CONTEXT: f"# {name}\n\nWhat Gemini CLI should know when the {name} extension is active.\n",
+                f"commands/{name}.toml": command,
+                "README.md": f"# {name}\n\nA Gemini CLI extension: 'gemini extensions list' shows it once installed.\n"}

@@ -9,7 +9,7 @@ import ctypes
 import errno
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from pkgmgr.errors import Code, PkgmgrError
@@ -22,13 +22,15 @@ PREVIOUS = ".pkgmgr-previous"  # where the install an update replaced is kept fo
 # --- the tree checksum of an install ---------------------------------------------------------------
 
 
-def tree_checksum(path: Path, overrides: dict[str, bytes] | None = None) -> tuple[str, dict[str, str]]:
+def tree_checksum(path: Path, overrides: dict[str, bytes] | None = None,
+                  leave_out: Collection[str] = ()) -> tuple[str, dict[str, str]]:
     """SPEC 3 format 2 over the files of `path` (a directory; or one file, named by its base
     name), as `pkgmgr.archive.checksum` computes every tree checksum. `overrides`: relative path
-    -> the bytes to hash instead of that file's content (a host-rewritten field left out)."""
+    -> the bytes to hash instead of that file's content (a host-rewritten field left out);
+    `leave_out`: the names at the top of the tree the host writes while it runs (not tampering)."""
     from pkgmgr.archive.checksum import install_checksum_and_listing
 
-    return install_checksum_and_listing(path, overrides)
+    return install_checksum_and_listing(path, overrides, leave_out)
 
 
 # --- filesystem mechanics --------------------------------------------------------------------------

@@ -151,10 +151,12 @@ def plan_path(ref: Ref) -> Plan:
                           details={"suggestion": f"github:{ref.text}"} if hint else None) from None
     if stat.S_ISDIR(info.st_mode):
         from pkgmgr.archive import MANIFEST_NAMES
+        from pkgmgr.archive.discover import nested_manifests
         from pkgmgr.hosts import manifest_patterns, matches
 
-        # said before any consent; any host's manifest file counts (SPEC 13)
+        # said before any consent; any host's manifest file counts (SPEC 13), one in a folder too
         files = [entry.name for entry in os.scandir(path) if entry.is_file()]
+        files += nested_manifests(path, manifest_patterns())
         if not any(matches(pattern, file) for pattern in manifest_patterns() for file in files):
             raise PkgmgrError(f"{ref.text}: not an extension directory (no {' or '.join(MANIFEST_NAMES)} in it)",
                               code=Code.INVALID_MANIFEST,

@@ -42,7 +42,9 @@ class LockEntry:
     tree_sha256: str  # "" only when read from a version-1 lock (recomputed, never trusted)
     network_digest: str
     host: str = ""  # "" for the default host (not written), else the host's name (`pkgmgr.hosts.HOSTS`)
-    install_path: str = ""  # a host install's path relative to the workspace (POSIX), or absolute (global)
+    # a host install's path relative to the workspace (POSIX), absolute (global), or "" when it is kept
+    # in the workspace's store (a host that reads its installs from there): a path of one machine
+    install_path: str = ""
 
     @property
     def kind(self) -> str:

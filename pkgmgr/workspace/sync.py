@@ -243,6 +243,8 @@ def _with_host(entry: LockEntry, current: Installed | None, root: Path) -> LockE
     path = str(current.path)
     if Path(path).is_relative_to(root):
         path = Path(os.path.relpath(path, root)).as_posix()
+    elif current.scope == "workspace":
+        path = ""  # kept in the workspace's store (a host that reads it from there): per machine, not locked
     return dataclasses.replace(entry, host=host, install_path=path)
 
 

@@ -1170,3 +1170,21 @@ def link_then_unlink(h: H) -> None:
     h.ok("ext", "link", work)
     unlinked = h.follow(linked, "pkgmgr ext unlink")
     assert "restored 0.2.0" in unlinked.stdout
+
+
+def adopt_a_linked_gemini_extension(h: H) -> None:
+    """`gemini extensions link` made the folder: pkgmgr cannot adopt a tree that lives elsewhere;
+    once Gemini's link is gone, the command the hint names installs a copy pkgmgr manages."""
+    import shutil
+
+    from tests.hosts.helpers import gemini_extension
+
+    source = gemini_extension(h.tmp / "src" / "hello")
+    linked = _host_folder(h, "gemini") / "hello"
+    linked.mkdir(parents=True)
+    (linked / ".gemini-extension-install.json").write_text(json.dumps({"source": str(source), "type": "link"}))
+    result = h.run("adopt", "--host", "gemini", "hello", code=2)
+    assert "'gemini extensions uninstall hello'" in result.stderr
+    shutil.rmtree(linked)  # what `gemini extensions uninstall hello` does to a link
+    h.follow(result, "pkgmgr ext install", answer="y")
+    assert json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)["host"] == "gemini"

@@ -341,6 +341,9 @@ entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",
       Mention("Vera's records lost under a managed install: a fault tests/hosts/test_vera.py makes"))
 entry("hosts/vera.py", "reinstall it, or pass --force to adopt it as it is",
       Static("Vera's own records of a hand install, changed since: tests/hosts/test_vera.py writes them", ("adopt",)))
+entry("hosts/gemini.py", "'gemini extensions uninstall {}', then 'pkgmgr ext install {} --allow-unverified' installs a copy "
+      "pkgmgr manages",
+      Runs(s.adopt_a_linked_gemini_extension))
 entry("hosts/views.py", "{}: {} extension carries no version; pass --release VERSION to name the archive's version",
       Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
 

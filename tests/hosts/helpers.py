@@ -37,6 +37,20 @@ class Homes:
     def eva(self) -> Path:
         return self.user / ".eva"
 
+    @property
+    def gemini(self) -> Path:
+        """GEMINI_CLI_HOME: Gemini CLI's extensions are in its `.gemini/extensions/`."""
+        return self.tmp / "gemini-home"
+
+    @property
+    def gemini_extensions(self) -> Path:
+        return self.gemini / ".gemini" / "extensions"
+
+    @property
+    def claude(self) -> Path:
+        """CLAUDE_CONFIG_DIR."""
+        return self.tmp / "claude-config"
+
 
 def terva_extension(root: Path, name: str = "hello", version: str = "0.1.0", **fields: Any) -> Path:
     root.mkdir(parents=True, exist_ok=True)
@@ -67,6 +81,28 @@ def eva_directory(root: Path, name: str = "tasks") -> Path:
     root.mkdir(parents=True, exist_ok=True)
     (root / "extension.exs").write_text(eva_module(name), encoding="utf-8")
     (root / "README.md").write_text(f"# {name}\n", encoding="utf-8")
+    return root
+
+
+def gemini_extension(root: Path, name: str = "hello", version: str = "1.0.0", **fields: Any) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    manifest = {"name": name, "version": version, "description": "says hello", "contextFileName": "GEMINI.md",
+                **fields}
+    (root / "gemini-extension.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    (root / "GEMINI.md").write_text(f"# {name}\n", encoding="utf-8")
+    return root
+
+
+def claude_plugin(root: Path, name: str = "hello", version: str | None = "1.0.0", **fields: Any) -> Path:
+    """A Claude Code plugin: its manifest and one slash command."""
+    (root / ".claude-plugin").mkdir(parents=True, exist_ok=True)
+    manifest: dict[str, Any] = {"name": name, "description": "says hello", "author": {"name": "pkgmgr tests"},
+                                **fields}
+    if version is not None:
+        manifest["version"] = version
+    (root / ".claude-plugin" / "plugin.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    (root / "commands").mkdir(exist_ok=True)
+    (root / "commands" / "hi.md").write_text("---\ndescription: Say hi\n---\n\nSay hi.\n")
     return root
 
 

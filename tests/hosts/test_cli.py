@@ -17,17 +17,19 @@ from tests.hosts.helpers import (
 from tests.support.builders import write_extension
 
 
-def test_hosts_lists_the_four_hosts_with_their_homes_and_counts(tmp_path: Path, homes: Homes) -> None:
+def test_hosts_lists_every_host_with_its_homes_and_counts(tmp_path: Path, homes: Homes) -> None:
     ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
     eva_script(homes.eva / "extensions", "mine")  # copied by hand
     document = ok("hosts", "--workspace", tmp_path)
     by_name = {h["name"]: h for h in document["hosts"]}
-    assert [h["name"] for h in document["hosts"]] == ["compozy", "terva", "eva", "vera"]
+    assert [h["name"] for h in document["hosts"]] == ["compozy", "terva", "eva", "vera", "gemini", "claude"]
     assert by_name["compozy"]["homes"]["global"] == str(homes.pkgmgr)
     assert by_name["terva"]["homes"] == {"global": str(homes.terva / "extensions"),
                                          "project": str(tmp_path.resolve() / ".terva" / "extensions")}
     assert by_name["eva"]["homes"]["global"] == str(homes.eva / "extensions")
     assert by_name["vera"]["homes"] == {"global": str(homes.vera / "extensions"), "project": None}
+    assert by_name["gemini"]["homes"] == {"global": str(homes.gemini_extensions), "project": None}
+    assert by_name["claude"]["homes"]["global"] == str(homes.pkgmgr / "claude" / "plugins")  # pkgmgr's marketplace
     assert (by_name["terva"]["managed"], by_name["terva"]["unmanaged"]) == (1, 0)
     assert (by_name["eva"]["managed"], by_name["eva"]["unmanaged"]) == (0, 1)
     table = human("hosts").stdout

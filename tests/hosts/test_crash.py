@@ -18,8 +18,10 @@ from pkgmgr.hosts.vera import digest
 from tests.hosts.helpers import (
     UNVERIFIED,
     Homes,
+    claude_plugin,
     eva_directory,
     eva_script,
+    gemini_extension,
     ok,
     terva_extension,
     tree,
@@ -27,7 +29,7 @@ from tests.hosts.helpers import (
 )
 from tests.support.cli import run_subprocess
 
-HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home")
+HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home", "gemini-home", "claude-config")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,34 @@ def _vera_installed(tmp: Path) -> None:
     ok("ext", "install", vera_extension(tmp / "src" / "ctx"), *UNVERIFIED)
 
 
+def _gemini_src(tmp: Path, version: str = "1.0.0") -> Path:
+    return gemini_extension(tmp / "src" / "hello", version=version)
+
+
+def _gemini_installed(tmp: Path) -> None:
+    ok("ext", "install", _gemini_src(tmp), *UNVERIFIED)
+
+
+def _gemini_installed_disabled_then_raised(tmp: Path) -> None:
+    _gemini_installed(tmp)
+    ok("ext", "disable", "hello")
+    _gemini_src(tmp, "1.1.0")
+
+
+def _claude_src(tmp: Path, version: str = "1.0.0") -> Path:
+    return claude_plugin(tmp / "src" / "hello", version=version)
+
+
+def _claude_installed(tmp: Path) -> None:
+    ok("ext", "install", _claude_src(tmp), *UNVERIFIED)
+
+
+def _claude_installed_disabled_then_raised(tmp: Path) -> None:
+    _claude_installed(tmp)
+    ok("ext", "disable", "hello")
+    _claude_src(tmp, "1.1.0")
+
+
 def _eva_installed(tmp: Path) -> None:
     ok("ext", "install", eva_script(tmp / "src", "notes"), *UNVERIFIED)
 
@@ -85,6 +115,18 @@ CASES = [
     Case("vera-remove", _vera_installed, lambda tmp: ["ext", "remove", "acme.context-tools"],
          ("host.remove.after_rename", "host.remove.after_commit")),
     Case("eva-disable", _eva_installed, lambda tmp: ["ext", "disable", "notes"], ("host.enable.after_move",)),
+    Case("gemini-install", _nothing, _install(_gemini_src),
+         ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
+          "host.install.after_commit")),
+    Case("gemini-update", _gemini_installed_disabled_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    Case("gemini-remove", _gemini_installed, lambda tmp: ["ext", "remove", "hello"],
+         ("host.remove.after_rename", "host.remove.after_commit")),
+    Case("claude-install", _nothing, _install(_claude_src),
+         ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
+          "host.install.after_commit")),
+    Case("claude-update", _claude_installed_disabled_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    Case("claude-remove", _claude_installed, lambda tmp: ["ext", "remove", "hello"],
+         ("host.remove.after_rename", "host.remove.after_commit")),
 ]
 POINTS = [(case, label) for case in CASES for label in case.labels]
 
@@ -95,6 +137,21 @@ def visible(homes: Homes) -> dict[str, Any]:
     for name, folder in (("terva", homes.terva / "extensions"), ("eva", homes.eva / "extensions"),
                          ("eva-disabled", homes.eva / ".pkgmgr-disabled"), ("vera", homes.vera / "extensions")):
         seen[name] = {k: v for k, v in tree(folder).items() if not k.startswith(".managed/")} if folder.exists() else {}
+    gemini = homes.gemini_extensions
+    seen["gemini"] = {k: v for k, v in tree(gemini).items() if "/" in k} if gemini.exists() else {}
+    enablement = gemini / "extension-enablement.json"
+    rules = json.loads(enablement.read_text()) if enablement.exists() else {}
+    # an enablement entry of a name no folder carries is inert: Gemini loads what has a folder
+    seen["gemini-rules"] = {name: rules[name] for name in rules if (gemini / name).is_dir()}
+    # what Claude Code loads: the plugin folders of pkgmgr's marketplace, the install entries and
+    # the enabled states (a plugin the marketplace lists with no install entry is not loaded)
+    plugins = homes.pkgmgr / "claude" / "plugins"
+    seen["claude"] = tree(plugins) if plugins.exists() else {}
+    installed = homes.claude / "plugins" / "installed_plugins.json"
+    entries = json.loads(installed.read_text())["plugins"] if installed.exists() else {}
+    seen["claude-installed"] = {i: [(e["scope"], e["installPath"], e["version"]) for e in entries[i]] for i in entries}
+    settings = homes.claude / "settings.json"
+    seen["claude-enabled"] = json.loads(settings.read_text()).get("enabledPlugins", {}) if settings.exists() else {}
     return seen
 
 

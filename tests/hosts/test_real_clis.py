@@ -238,3 +238,149 @@ def test_claude_lists_a_plugin_recorded_as_pkgmgr_records_it(claude_cli: Path, t
     _claude(claude_cli, tmp_path, work, "disable", "hello@pkgmgr", "--scope", scope)
     assert realcli.claude_list(claude_cli, tmp_path, cwd=work)[0]["enabled"] is False
     assert not (config / "plugins" / "cache").exists()  # nothing copied: the folder is what Claude reads
+
+
+# --- pkgmgr's installs, as the real hosts see them ----------------------------------------------------
+
+
+def _pkgmgr(*args: Any, cwd: Path | None = None) -> dict[str, Any]:
+    from tests.support.cli import run_cli
+
+    result = run_cli([*map(str, args), "-o", "json"], cwd=cwd)
+    assert result.code == 0, result
+    return result.json
+
+
+def test_gemini_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
+        gemini_cli: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`gemini extensions list` after each pkgmgr command: installed and active, inactive after
+    `ext disable` (in a workspace under GEMINI_CLI_HOME), active again, gone after `ext remove`;
+    and Gemini's own `disable` is what `ext list` shows."""
+    gemini_home = tmp_path / "gemini-home"
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(gemini_home))
+    work = gemini_home / "work"
+    env = {"GEMINI_CLI_HOME": str(gemini_home)}
+
+    def listed() -> list[dict[str, Any]]:
+        result = realcli.run(gemini_cli, ["extensions", "list", "-o", "json"], home=tmp_path / "home", cwd=work,
+                             env=env)
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out)
+        return value if value is not None else []  # no extension: Gemini prints a sentence, not []
+
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n',
+                                                "GEMINI.md": "# hello\n"})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [seen] = listed()
+    folder = gemini_home / ".gemini" / "extensions" / "hello"
+    assert (seen["name"], seen["version"], seen["isActive"], seen["path"]) == ("hello", "1.0.0", True, str(folder))
+    assert seen["installMetadata"] == {"source": str(folder), "type": "local"}
+    _pkgmgr("ext", "disable", "hello")
+    assert listed()[0]["isActive"] is False
+    _pkgmgr("ext", "enable", "hello")
+    assert listed()[0]["isActive"] is True
+    gemini_disable = realcli.run(gemini_cli, ["extensions", "disable", "hello"], home=tmp_path / "home", cwd=work,
+                                 env=env)
+    assert gemini_disable.code == 0, gemini_disable.out
+    assert _pkgmgr("ext", "list")["extensions"][0]["enabled"] is False
+    assert _pkgmgr("ext", "verify", "hello")["verified"][0]["ok"] is True
+    build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.1.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [updated] = listed()
+    assert (updated["version"], updated["isActive"]) == ("1.1.0", False)
+    _pkgmgr("ext", "remove", "hello")
+    assert listed() == []
+    assert not (gemini_home / ".gemini" / "extensions" / "hello").exists()
+
+
+def test_a_gemini_scaffold_passes_geminis_validate_and_loads(gemini_cli: Path, tmp_path: Path) -> None:
+    _pkgmgr("ext", "new", "greeter", "--host", "gemini", cwd=tmp_path)
+    result = realcli.run(gemini_cli, ["extensions", "validate", str(tmp_path / "greeter")], home=tmp_path / "home",
+                         cwd=tmp_path / "work")
+    assert result.code == 0 and not realcli.gemini_warnings(result), result.out
+    assert realcli.gemini_verdict(gemini_cli, tmp_path / "greeter", tmp_path / "run") == {
+        "validate": "ok", "warnings": [], "install": "ok", "listed": True}
+
+
+def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
+        claude_cli: Path, tmp_path: Path) -> None:
+    """`claude plugin list` after each pkgmgr command: installed from pkgmgr's marketplace, enabled
+    with no load error, disabled after `ext disable`, enabled again, updated in place, gone after
+    `ext remove`; and Claude's own `disable` is what `ext list` shows."""
+    config = tmp_path / "claude-config"  # what tests/hosts/conftest.py gives pkgmgr
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def listed() -> list[dict[str, Any]]:
+        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=work,
+                             env=realcli.claude_env(config))
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out) or []
+        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+    source = build(tmp_path / "src" / "hello", {
+        ".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0","description":"says hello"}\n',
+        "commands/hi.md": "---\ndescription: Say hi\n---\n\nSay hi.\n"})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    folder = tmp_path / "pkgmgr-home" / "claude" / "plugins" / "hello"
+    [seen] = listed()
+    assert (seen["id"], seen["scope"], seen["enabled"], seen.get("errors") or []) == ("hello@pkgmgr", "user", True, [])
+    assert seen["readFromFolder"] == str(folder)
+    _pkgmgr("ext", "disable", "hello")
+    assert listed()[0]["enabled"] is False
+    _pkgmgr("ext", "enable", "hello")
+    assert listed()[0]["enabled"] is True
+    claude_disable = realcli.run(claude_cli, ["plugin", "disable", "hello@pkgmgr"], home=tmp_path / "home", cwd=work,
+                                 env=realcli.claude_env(config))
+    assert claude_disable.code == 0, claude_disable.out
+    assert _pkgmgr("ext", "list")["extensions"][0]["enabled"] is False
+    assert _pkgmgr("ext", "verify", "hello")["verified"][0]["ok"] is True
+    build(source, {".claude-plugin/plugin.json": '{"name":"hello","version":"1.1.0","description":"says hello"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    [updated] = listed()
+    assert (updated["version"], updated["enabled"], updated.get("errors") or []) == ("1.1.0", False, [])
+    _pkgmgr("ext", "remove", "hello")
+    assert listed() == []
+    assert not folder.exists()
+
+
+def test_a_claude_scaffold_passes_claudes_validate_and_loads(claude_cli: Path, tmp_path: Path) -> None:
+    plugins = tmp_path / "run" / "market" / "plugins"  # where claude_install_verdict's marketplace finds it
+    plugins.mkdir(parents=True)
+    _pkgmgr("ext", "new", "greeter", "--host", "claude", cwd=plugins)
+    for strict in (False, True):
+        assert realcli.claude_validate(claude_cli, plugins / "greeter", tmp_path / "validate", strict=strict) == {
+            "passed": True, "errors": [], "warnings": []}
+    assert realcli.claude_install_verdict(claude_cli, plugins / "greeter", "greeter", tmp_path / "run") == {
+        "installed": True, "enabled": True, "load_error": False}
+
+
+def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli: Path, tmp_path: Path) -> None:
+    """`pkgmgr sync` of a workspace declaring a Claude Code plugin: `claude plugin list` in the
+    project shows it enabled at the local scope with no load error, elsewhere not enabled; after
+    the entry is dropped and synced again, Claude lists nothing."""
+    config = tmp_path / "claude-config"
+    ws = tmp_path / "ws"
+    build(ws / "tools" / "standup", {".claude-plugin/plugin.json": '{"name":"standup","version":"1.0.0"}\n',
+                                     "commands/standup.md": "---\ndescription: Stand-up\n---\n\nDraft it.\n"})
+    (ws / "pkgmgr.toml").write_text('[extensions]\nstandup = { path = "tools/standup", host = "claude" }\n')
+    _pkgmgr("trust", cwd=ws)
+    _pkgmgr("sync", cwd=ws)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+
+    def listed(cwd: Path) -> list[dict[str, Any]]:
+        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
+                             env=realcli.claude_env(config))
+        assert result.code == 0, result.out
+        value = realcli._json_array(result.out) or []
+        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+    [seen] = listed(ws)
+    assert seen["id"].startswith("standup@pkgmgr-") and (seen["scope"], seen["enabled"]) == ("local", True)
+    assert not seen.get("errors")
+    assert [p["enabled"] for p in listed(elsewhere)] in ([], [False])
+    (ws / "pkgmgr.toml").write_text("[extensions]\n")
+    _pkgmgr("trust", cwd=ws)
+    _pkgmgr("sync", cwd=ws)
+    assert listed(ws) == []

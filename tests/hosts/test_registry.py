@@ -9,8 +9,10 @@ from pathlib import Path
 
 from tests.hosts.helpers import (
     Homes,
+    claude_plugin,
     eva_directory,
     fail,
+    gemini_extension,
     ok,
     terva_extension,
     vera_extension,
@@ -106,3 +108,48 @@ def test_an_older_host_entry_with_compozy_fields_stays_readable(tmp_path: Path, 
     assert ok("registry", "validate", root, "--fetch")["valid"] is True
     ok("registry", "add", "team", root)
     assert ok("ext", "install", "hello")["installed"][0]["host"] == "terva"
+
+
+def test_every_command_for_gemini_and_claude(tmp_path: Path, homes: Homes) -> None:
+    """validate, pack, registry publish/validate, search and info showing the host, install by
+    name, status, verify, update, disable/enable, remove: the same commands as for every host."""
+    root = index(tmp_path)
+    gemini = gemini_extension(tmp_path / "src" / "context", name="context")
+    claude = claude_plugin(tmp_path / "src" / "standup", name="standup")
+    assert ok("ext", "validate", gemini)["host"] == "gemini"
+    assert ok("ext", "validate", claude)["host"] == "claude"
+    assert publish(root, gemini, tmp_path)["host"] == "gemini"
+    assert publish(root, claude, tmp_path)["host"] == "claude"
+    listed = {e["name"]: e.get("host") for e in json.loads((root / "index.json").read_text())["extensions"]}
+    assert listed == {"context": "gemini", "standup": "claude"}
+    assert ok("registry", "validate", root, "--fetch")["valid"] is True
+
+    ok("registry", "add", "team", root)
+    hosts = {r["name"]: r["host"] for r in ok("ext", "search")["results"]}
+    assert (hosts["context"], hosts["standup"]) == ("gemini", "claude")
+    assert ok("ext", "info", "standup")["host"] == "claude"
+    installed = ok("ext", "install", "context", "standup")["installed"]
+    assert [(i["host"], i["verified"], i["source"]) for i in installed] == [
+        ("gemini", True, "registry"), ("claude", True, "registry")]
+    assert (homes.gemini_extensions / "context" / "GEMINI.md").is_file()
+    assert (homes.pkgmgr / "claude" / "plugins" / "standup" / ".claude-plugin" / "plugin.json").is_file()
+    for name in ("context", "standup"):
+        assert ok("ext", "status", name)["version"] == "1.0.0"
+        assert ok("ext", "verify", name)["verified"][0]["ok"] is True
+        ok("ext", "disable", name)
+        assert ok("ext", "list", "--host", ok("ext", "status", name)["host"])["extensions"][0]["enabled"] is False
+        ok("ext", "enable", name)
+
+    gemini_extension(gemini, name="context", version="1.1.0")
+    claude_plugin(claude, name="standup", version="1.1.0")
+    publish(root, gemini, tmp_path)
+    publish(root, claude, tmp_path)
+    updated = ok("ext", "update", "--all")["updated"]
+    assert sorted((u["name"], u["previous_version"], u["version"]) for u in updated) == [
+        ("context", "1.0.0", "1.1.0"), ("standup", "1.0.0", "1.1.0")]
+    installed_plugins = json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())
+    assert installed_plugins["plugins"]["standup@pkgmgr"][0]["version"] == "1.1.0"
+    for name in ("context", "standup"):
+        ok("ext", "remove", name)
+    assert ok("ext", "list")["extensions"] == []
+    assert json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())["plugins"] == {}

@@ -4,10 +4,11 @@ the work tree is put back before sync reports success."""
 
 from __future__ import annotations
 
+import json
 import tomllib
 from pathlib import Path
 
-from tests.hosts.helpers import eva_script, ok, terva_extension, tree
+from tests.hosts.helpers import Homes, claude_plugin, eva_script, fail, gemini_extension, ok, terva_extension, tree
 
 DECLARATION = """\
 [extensions]
@@ -76,3 +77,35 @@ def test_sync_says_what_each_host_asks_of_the_operator(tmp_path: Path) -> None:
     (ws / "tools" / "hello" / "run.sh").write_text("#!/bin/sh\nexit 0\n")
     ok("trust", cwd=ws)
     assert "terva trust" in human("sync", cwd=ws).stdout
+
+
+def test_a_claude_plugin_syncs_into_the_workspaces_marketplace_and_a_gemini_one_is_refused(
+        tmp_path: Path, homes: Homes) -> None:
+    """Claude Code: the workspace's own marketplace, at Claude's local scope of the project (its
+    .claude/settings.local.json); the lock records host and path. Gemini CLI has no project
+    folder: a workspace entry for it is usage, and nothing is installed."""
+    ws = tmp_path / "ws"
+    claude_plugin(ws / "tools" / "standup")
+    (ws / "pkgmgr.toml").write_text('[extensions]\nhello = { path = "tools/standup", host = "claude" }\n')
+    ok("trust", cwd=ws)
+    assert ok("sync", cwd=ws).get("error") is None
+    [listed] = ok("--scope", "workspace", "ext", "list", cwd=ws)["extensions"]
+    assert (listed["host"], listed["enabled"]) == ("claude", True)
+    assert tree(Path(listed["path"])) == tree(ws / "tools" / "standup")
+    settings = json.loads((ws / ".claude" / "settings.local.json").read_text())
+    [plugin_id] = settings["enabledPlugins"]
+    assert plugin_id.startswith("hello@pkgmgr-") and settings["enabledPlugins"][plugin_id] is True
+    [entry] = json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())["plugins"][plugin_id]
+    assert (entry["scope"], entry["installPath"], entry["projectPath"]) == ("local", listed["path"], str(ws))
+    [locked] = tomllib.loads((ws / "pkgmgr.lock").read_text())["extension"]
+    assert (locked["host"], locked["install_path"]) == ("claude", "")  # the store's path is this machine's
+    assert locked["tree_sha256"] == ok("--scope", "workspace", "ext", "status", "hello",
+                                                                     cwd=ws)["tree_sha256"]
+    assert ok("sync", "--locked", cwd=ws)["plan"]["empty"] is True
+
+    gemini_extension(ws / "tools" / "context", name="context")
+    (ws / "pkgmgr.toml").write_text('[extensions]\ncontext = { path = "tools/context", host = "gemini" }\n')
+    ok("trust", cwd=ws)
+    result = fail("usage", "sync", cwd=ws)
+    assert "gemini" in result["error"]["message"]
+    assert not homes.gemini_extensions.exists()

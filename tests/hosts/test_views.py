@@ -55,7 +55,7 @@ def test_hosts_overview_counts_managed_and_unmanaged(tmp_path: Path, homes: Home
     ok("ext", "install", terva_extension(tmp_path / "src" / "hello"), *UNVERIFIED)
     eva_script(homes.eva / "extensions", "mine")  # copied by hand
     hosts = {h["name"]: h for h in hosts_overview(global_scope(homes.pkgmgr), None, None)}
-    assert list(hosts) == ["compozy", "terva", "eva", "vera"]
+    assert list(hosts) == ["compozy", "terva", "eva", "vera", "gemini", "claude"]
     assert hosts["compozy"]["homes"] == {"global": str(homes.pkgmgr), "project": None}
     assert hosts["terva"]["homes"] == {"global": str(homes.terva / "extensions"), "project": None}
     assert [(hosts[h]["managed"], hosts[h]["unmanaged"]) for h in ("terva", "eva")] == [(1, 0), (0, 1)]

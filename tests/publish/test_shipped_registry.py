@@ -18,9 +18,10 @@ from tests.publish.helpers import FIXTURES, REPO, ok
 SHIPPED = REPO / "registry_index"
 EXPECTED = {("review-pack", "0.1.0"), ("review-pack", "0.2.0"), ("prompt-enhancer", "0.1.0"),
             ("marketing-linear", "0.1.0"), ("release-crew", "0.1.0"),
-            ("hello-terva", "0.1.0"), ("session-notes", "0.1.0"), ("word-count", "0.1.0")}  # one per other host
+            ("hello-terva", "0.1.0"), ("session-notes", "0.1.0"), ("word-count", "0.1.0"),  # one per other host
+            ("hello-gemini", "0.1.0"), ("standup-notes", "0.1.0")}
 MANIFESTS = {"compozy": "extension.toml", "terva": "extension.json", "eva": "extension.exs",
-             "vera": "vera.extension.json"}
+             "vera": "vera.extension.json", "gemini": "gemini-extension.json", "claude": ".claude-plugin/plugin.json"}
 
 
 def entries(root: Path) -> dict[str, dict]:
@@ -94,9 +95,16 @@ def test_each_hosts_example_installs_offline_where_its_host_loads_it(offline_def
                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TERVA_HOME", str(tmp_path / "terva"))
     monkeypatch.setenv("VERA_HOME", str(tmp_path / "vera"))
-    doc = ok("--offline", "ext", "install", "hello-terva", "session-notes", "word-count")
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini"))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
+    doc = ok("--offline", "ext", "install", "hello-terva", "session-notes", "word-count", "hello-gemini",
+             "standup-notes")
     assert [(i["name"], i["host"], i["verified"]) for i in doc["installed"]] == [
-        ("hello-terva", "terva", True), ("session-notes", "eva", True), ("word-count", "vera", True)]
+        ("hello-terva", "terva", True), ("session-notes", "eva", True), ("word-count", "vera", True),
+        ("hello-gemini", "gemini", True), ("standup-notes", "claude", True)]
+    assert (tmp_path / "gemini" / ".gemini" / "extensions" / "hello-gemini" / "GEMINI.md").is_file()
+    assert json.loads((tmp_path / "claude" / "settings.json").read_text())["enabledPlugins"] == {
+        "standup-notes@pkgmgr": True}
     assert (tmp_path / "terva" / "extensions" / "hello-terva" / "hello.sh").is_file()
     assert (tmp_path / "user-home" / ".eva" / "extensions" / "session-notes" / "extension.exs").is_file()
     assert json.loads((tmp_path / "vera" / "extensions.json").read_text())["extensions"][0]["id"] == "word-count"
