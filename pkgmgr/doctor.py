@@ -25,7 +25,8 @@ def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> l
     def activations(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
         return check_activations(scope, conn, config)
 
-    checks = (activations, _interrupted, _kept) if verify_trees else (activations, _interrupted)
+    checks = ((activations, _interrupted, _host_health, _kept) if verify_trees
+              else (activations, _interrupted, _host_health))
     return check_store(scope, verify_trees=verify_trees, row_checks=checks)
 
 
@@ -34,8 +35,11 @@ def _kept(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     when it was replaced (`doctor` forgets one that is not: `repair_kept`)."""
     from pkgmgr.lifecycle import kept_problem
     from pkgmgr.store import records
+    from pkgmgr.store.pending import intents
 
-    found = [kept_problem(row) for row in records.installed(scope) if row.previous is not None]
+    changing = {(intent.host, intent.name) for intent in intents(conn)}  # a killed writer's: `interrupted` lists it
+    found = [kept_problem(row) for row in records.installed(scope)
+             if row.previous is not None and (row.host, row.name) not in changing]
     return [Problem.invariant(scope.kind, "kept", f"{message} (a repair stops keeping it)", True)
             for message in found if message is not None]
 
@@ -63,12 +67,23 @@ def _interrupted(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
     return [Problem.invariant(scope.kind, "leftover", message, True) for message in found]
 
 
+def _host_health(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
+    """Every other host's installs against their trees and the host's own records (SPEC 13)."""
+    from pkgmgr.lifecycle import health
+
+    return [Problem.invariant(scope.kind, check, message, repairable) for check, message, repairable in health(scope)]
+
+
 def repair_hosts(scope: Scope, timeout: float) -> list[Problem]:
     """`doctor`'s repair of every host's installs: what a killed writer left is settled from what
     is on disk (`lifecycle.recover`), under the scope's writer lock."""
-    from pkgmgr.lifecycle import recover
+    from pkgmgr.lifecycle import recover, repair
+    from pkgmgr.store.recovery import database_problem
 
-    return [Problem.invariant(scope.kind, "leftover", line, True) for line in recover(scope, timeout)]
+    if not scope.root.is_dir() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []  # nothing is repaired on the word of a database that cannot be read
+    done = [Problem.invariant(scope.kind, "host_lock", line, True) for line in repair(scope)]
+    return done + [Problem.invariant(scope.kind, "leftover", line, True) for line in recover(scope, timeout)]
 
 
 @dataclass(frozen=True)

@@ -340,6 +340,31 @@ def io_error(exc: BaseException, path: object = None) -> PkgmgrError | None:
     )
 
 
+# errnos that say a path cannot name what it was used for — no fault of the disk and no bug: a link
+# loop (or a link where O_NOFOLLOW refused one), a file in the middle of a path, a name longer
+# than the filesystem takes; each is the code of a path pkgmgr refuses
+_PATH_SHAPE = {
+    errno.ELOOP: (Code.PATH_ESCAPES_ROOT, "symbolic links loop (or a link stands where pkgmgr follows none)"),
+    errno.ENOTDIR: (Code.PATH_ESCAPES_ROOT, "a component of the path is not a directory"),
+    errno.ENAMETOOLONG: (Code.INVALID_CONFIG, "the path, or a name in it, is longer than the filesystem takes"),
+}
+
+
+def path_error(exc: BaseException) -> PkgmgrError | None:
+    """The error of an `OSError` that says a path cannot be used as one (`_PATH_SHAPE`: ELOOP,
+    ENOTDIR, ENAMETOOLONG), naming the path; None for any other. A path planted or configured
+    that way (a host's home in a variable, a link loop in a project folder) is invalid input
+    (exit 3), never an internal error."""
+    if not isinstance(exc, OSError) or exc.errno not in _PATH_SHAPE:
+        return None
+    code, why = _PATH_SHAPE[exc.errno]
+    where = f"{exc.filename}: " if exc.filename else ""
+    return PkgmgrError(f"{where}{why}", code=code,
+                       details={"path": str(exc.filename) if exc.filename else None,
+                                "errno": errno.errorcode.get(exc.errno, exc.errno)},
+                       hint="check that path, and the environment variables or links that lead to it")
+
+
 def _os_error_opening(path: object) -> OSError | None:
     """The OS's own error opening the database file (or, when it is missing, its directory) for
     reading, when it is one `io_error` knows; None when it opens."""

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
-__all__ = ["Change", "Done", "adopt", "find", "find_one", "hosts_overview", "interrupted", "listed", "new", "observed",
+__all__ = ["Change", "Done", "adopt", "find", "find_one", "health", "hosts_overview", "interrupted", "listed", "new", "observed",
            "pack", "plan_remove", "remove_records",
            "recover", "remove", "rollback", "set_pinned", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
            "validate", "verify"]
@@ -335,7 +335,7 @@ def recover(scope: Scope, timeout: float) -> list[str]:
     if conn is None or damaged_rows(scope, conn) or not interrupted(scope):
         return []
     with scope.writer(timeout):
-        return [f"{name}: {line}" for name in _hosts_with_rows(scope) for line in get(name).recover(scope)]
+        return [f"{name}: {line}" for name in _hosts_with_rows(scope) for line in get(name).recover(scope, timeout)]
 
 
 def interrupted(scope: Scope) -> list[str]:
@@ -346,11 +346,27 @@ def interrupted(scope: Scope) -> list[str]:
     return [line for name in _hosts_with_rows(scope) for line in get(name).interrupted(scope)]
 
 
+def health(scope: Scope) -> list[tuple[str, str, bool]]:
+    """What `doctor --check` finds wrong with every host's installs in `scope` (`Host.health`)."""
+    from pkgmgr.hosts import get
+
+    return [found for name in _hosts_with_rows(scope) for found in get(name).health(scope)]
+
+
+def repair(scope: Scope) -> list[str]:
+    """What `doctor` repairs of every host's (`Host.repair`: a stale lock of the host's)."""
+    from pkgmgr.hosts import get
+
+    return [f"{name}: {line}" for name in _hosts_with_rows(scope) for line in get(name).repair(scope)]
+
+
 def _hosts_with_rows(scope: Scope) -> list[str]:
+    """The hosts with installs in `scope`, or changes a killed writer left there (`store.pending`)."""
     from pkgmgr.hosts import names
     from pkgmgr.store import records
+    from pkgmgr.store.pending import hosts_with_intents
 
-    present = {row.host for row in records.list_rows(scope)}
+    present = {row.host for row in records.list_rows(scope)} | hosts_with_intents(scope.reader())
     return [name for name in names() if name in present]
 
 

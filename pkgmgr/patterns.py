@@ -4,6 +4,7 @@ of these imports it from here (`re` only: cheap enough for the start-up fast pat
 
 from __future__ import annotations
 
+import os
 import re
 
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: `ext list`'s fast path imports this module
@@ -38,18 +39,53 @@ CHUNK = 1024 * 1024
 
 
 def file_digest(path: Path) -> tuple[str, int]:
-    """(sha256 hex, size) of a file, streamed. Raises OSError."""
+    """(sha256 hex, size) of the regular file `path` (a final link followed), streamed. Raises
+    OSError (`fsutil.NotRegularFile` for a FIFO, a device, a socket or a directory)."""
     import hashlib  # not at import: loading OpenSSL costs start-up that `ext list` need not pay
+
+    from pkgmgr.fsutil import open_regular_fd
 
     digest = hashlib.sha256()
     size = 0
-    with open(path, "rb") as handle:
-        while chunk := handle.read(CHUNK):
+    fd = open_regular_fd(path, follow_symlinks=True)  # a FIFO or a device is refused, never waited on
+    try:
+        while chunk := os.read(fd, CHUNK):
             digest.update(chunk)
             size += len(chunk)
+    finally:
+        os.close(fd)
     return digest.hexdigest(), size
 
 
 def file_sha256(path: Path) -> str:
     """The sha256 hex of a file, streamed. Raises OSError."""
     return file_digest(path)[0]
+
+
+# what a name read from a folder pkgmgr did not fill may hold that a terminal acts on: C0 and C1
+# controls (escape sequences, a newline that forges a line), the bidirectional overrides and
+# isolates that reorder what is shown (Trojan Source, CVE-2021-42574), and the lone surrogates of
+# bytes that are not UTF-8
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def printable(text: str) -> str:
+    """`text` as a message may show it: unchanged when it holds nothing a terminal acts on, else
+    quoted with every such character escaped (`'\\x1b[2J.exs'`), so that a hostile file name can
+    neither forge a line, nor move the cursor, nor reorder what is around it."""
+    return repr(text) if _UNSHOWABLE.search(text) else text
+
+
+# the same set, less the tab and the newline a message's own layout uses
+_TERMINAL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def terminal_text(text: str) -> str:
+    """`text` as pkgmgr writes it to a terminal, a pipe or a log: every character a terminal acts
+    on (`printable`'s set, but the tab and the newline of the message's own layout) written as its
+    escape (`\\x1b`, `\\u202e`), so that a name from a folder or a document pkgmgr did not
+    fill can neither clear the screen, forge a line nor reorder what surrounds it."""
+    if not _TERMINAL.search(text):
+        return text
+    return _TERMINAL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                         text)

@@ -9,6 +9,7 @@ shadows with its own install of the same name.
 
 from __future__ import annotations
 
+import errno
 import sqlite3
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -40,6 +41,8 @@ def _static_names(directory: str, paths: tuple[str, ...]) -> tuple[str, ...]:
     """Cached per installed directory: a version directory never changes once committed (a
     forced reinstall of the same version gets a new directory name)."""
     from pkgmgr.bundles import parse_agent_md
+    from pkgmgr.bundles.agent import MAX_AGENT_MD_BYTES
+    from pkgmgr.fsutil import read_regular
 
     base_dir = Path(directory)
     names: list[str] = []
@@ -52,7 +55,10 @@ def _static_names(directory: str, paths: tuple[str, ...]) -> tuple[str, ...]:
         for folder in folders:
             name = folder.name
             try:
-                front, _, _ = parse_agent_md((folder / "AGENT.md").read_text(encoding="utf-8"), file="AGENT.md")
+                raw = read_regular(folder / "AGENT.md", limit=MAX_AGENT_MD_BYTES, follow_symlinks=True)
+                if len(raw) > MAX_AGENT_MD_BYTES:
+                    raise OSError(errno.EFBIG, "too large")  # the bundle check says so; here the folder's name
+                front, _, _ = parse_agent_md(raw.decode("utf-8"), file="AGENT.md")
                 if isinstance(front, dict) and isinstance(front.get("name"), str) and front["name"].strip():
                     name = front["name"].strip()
             except (OSError, UnicodeDecodeError):

@@ -44,6 +44,8 @@ _REREADS = 3  # a file whose size changes while it is hashed is read again, this
 
 
 _LABEL_BYTES = {"0644": b"0644", "0755": b"0755"}
+# `os.fsencode(rel)` without its Python-level checks: a path the writer was given as `str`
+_FS_ENCODING, _FS_ERRORS = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
 
 
 def is_tree_checksum(value: str) -> bool:
@@ -125,7 +127,7 @@ class TreeRecord:
         if self._prefix is None:
             self._prefix = rel[: rel.index("/") + 1] if "/" in rel else ""
             self._skip = len(os.fsencode(self._prefix))
-        name = os.fsencode(rel)
+        name = rel.encode(_FS_ENCODING, _FS_ERRORS)
         if not rel.startswith(self._prefix) or name <= self._last or size is None:
             self._usable = False
         self._last = name

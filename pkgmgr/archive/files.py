@@ -140,11 +140,14 @@ class TreeWriter:
         parent = rel.rpartition("/")[0]
         if parent not in self._dirs:
             self.mkdir(parent)
-        if self._direct is None:
-            umask = process_umask()
-            self._direct = frozenset(m for m in (FILE_MODE, EXEC_MODE) if umask is not None and not umask & m)
-        direct = mode in self._direct
+        direct = mode in (self._direct if self._direct is not None else self._create_modes())
         return os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600), direct
+
+    def _create_modes(self) -> frozenset[int]:
+        """The modes a file can be created with directly: those the umask leaves whole."""
+        umask = process_umask()
+        self._direct = frozenset(m for m in (FILE_MODE, EXEC_MODE) if umask is not None and not umask & m)
+        return self._direct
 
     def write(self, rel: str, chunks: Iterable[bytes], mode: int, size: int | None = None) -> None:
         """Create file `rel` (parents included) from `chunks` (`size` bytes, when known), with
@@ -165,8 +168,12 @@ class TreeWriter:
             record.end()
 
     def write_bytes(self, rel: str, data: bytes, mode: int) -> None:
-        """`write` of a file whose whole content is at hand."""
-        fd, direct = self._create(rel, mode)
+        """`write` of a file whose whole content is at hand (`_create` inlined: one call a member
+        of an archive of small files)."""
+        if rel.rpartition("/")[0] not in self._dirs:
+            self.mkdir(rel.rpartition("/")[0])
+        direct = mode in (self._direct if self._direct is not None else self._create_modes())
+        fd = os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600)
         try:
             _write_all(fd, data)
             if not direct:

@@ -6,14 +6,15 @@ written: a decompression bomb is stopped after at most one chunk past the ratio 
 
 from __future__ import annotations
 
-import queue
-import threading
 import zlib
-from typing import Any, BinaryIO, Callable
+from typing import TYPE_CHECKING, Any, BinaryIO, Callable
 
 from pkgmgr.archive.errors import corrupt, too_large
 from pkgmgr.archive.files import CHUNK
 from pkgmgr.config import Limits
+
+if TYPE_CHECKING:
+    import queue
 
 GZIP_WBITS = 16 + zlib.MAX_WBITS
 RAW_DEFLATE_WBITS = -zlib.MAX_WBITS
@@ -156,7 +157,11 @@ class ReadAhead:
     stops the thread and waits for it (call it before the source's file is closed)."""
 
     def __init__(self, source: Callable[[int], bytes], *, depth: int = 4) -> None:
+        import queue  # here: only an archive of READ_AHEAD_BYTES or more is read ahead
+        import threading
+
         self._source = source
+        self._full = queue.Full
         self._queue: queue.Queue[Any] = queue.Queue(maxsize=depth)
         self._stop = threading.Event()
         self._done = False
@@ -173,7 +178,7 @@ class ReadAhead:
                 try:
                     self._queue.put(chunk, timeout=0.1)
                     break
-                except queue.Full:
+                except self._full:
                     continue
             if isinstance(chunk, BaseException) or not chunk:
                 return

@@ -11,7 +11,6 @@ source tree that could not be carried by an archive).
 from __future__ import annotations
 
 import re
-import unicodedata
 
 # C0 and C1 control characters (NUL included), DEL, backslash, and lone surrogates (what a
 # name that is not valid UTF-8 decodes to with surrogateescape).
@@ -74,10 +73,27 @@ def split_member_name(name: str, *, is_dir: bool) -> tuple[str, ...]:
     return tuple(parts)
 
 
+# A name of printable ASCII without backslashes, in `/`-separated components that are neither empty,
+# `.` nor `..`, not starting with a drive letter: `split_member_name` returns exactly its components
+# (at most MAX_COMPONENT_BYTES long in all, checked beside it). One match decides the common name;
+# any other goes through every rule.
+_PLAIN_FILE = re.compile(r"(?![A-Za-z]:)(?!\.\.?(?:/|\Z))[ -.0-\[\]-~]+(?:/(?!\.\.?(?:/|\Z))[ -.0-\[\]-~]+)*")
+
+
+def file_path(name: str) -> str:
+    """`"/".join(split_member_name(name, is_dir=False))`: the relative path of a file member, or
+    `NameRefused`."""
+    if len(name) <= MAX_COMPONENT_BYTES and _PLAIN_FILE.fullmatch(name) is not None:
+        return name
+    return "/".join(split_member_name(name, is_dir=False))
+
+
 def fold(path: str) -> str:
     """The key under which two names collide: case-folded, NFC-normalised (as on macOS/Windows)."""
     if path.isascii():
         return path.lower()  # ASCII: casefold() is lower(), and NFC changes nothing
+    import unicodedata  # here: an archive of ASCII names never needs it
+
     return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
 
 
@@ -99,16 +115,26 @@ class NameTable:
         if not parts:
             return
         path = "/".join(parts)
+        if not is_dir:
+            self.add_file(path, member)
+            return
         if path.rpartition("/")[0] not in self._known_dirs:  # a known directory's parents are known
             for depth in range(1, len(parts)):
                 self._add_dir("/".join(parts[:depth]), member)
         key = fold(path)
-        if is_dir:
-            self._add_dir(path, member)
-            if key in self._explicit_dirs:
-                raise NameRefused(member, f"duplicate directory {path!r}")
-            self._explicit_dirs.add(key)
-            return
+        self._add_dir(path, member)
+        if key in self._explicit_dirs:
+            raise NameRefused(member, f"duplicate directory {path!r}")
+        self._explicit_dirs.add(key)
+
+    def add_file(self, path: str, member: str) -> None:
+        """`add` of a file member by its relative path (`file_path`: normalised, never empty)."""
+        parent = path.rpartition("/")[0]
+        if parent and parent not in self._known_dirs:  # a known directory's parents are known
+            parts = path.split("/")
+            for depth in range(1, len(parts)):
+                self._add_dir("/".join(parts[:depth]), member)
+        key = path.lower() if path.isascii() else fold(path)
         if key in self._dirs:
             raise NameRefused(member, f"{path!r} is both a file and a directory")
         seen = self._files.get(key)
@@ -131,6 +157,8 @@ class NameTable:
 
 
 def _collision(member: str, first: str, second: str) -> NameRefused:
+    import unicodedata
+
     if unicodedata.normalize("NFC", first) == unicodedata.normalize("NFC", second):
         return NameRefused(member, f"names collide by Unicode normalisation: {ascii(first)} and {ascii(second)}")
     return NameRefused(member, f"names collide case-insensitively: {first!r} and {second!r}")

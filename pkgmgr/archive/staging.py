@@ -10,7 +10,7 @@ from typing import Any, Iterable, Iterator
 from pkgmgr.archive.errors import unsafe
 from pkgmgr.archive.files import TreeWriter, file_mode
 from pkgmgr.archive.limits import Budget
-from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+from pkgmgr.archive.names import NameRefused, NameTable, file_path, split_member_name
 from pkgmgr.config import Limits
 from pkgmgr.errors import PkgmgrError
 
@@ -35,6 +35,19 @@ class Staging:
         except NameRefused as exc:
             raise unsafe(name, exc.reason) from None
         return "/".join(parts)
+
+    def admit_file(self, name: str, size: int) -> str:
+        """`admit` of a regular member, with the `size` it declares reserved (refused up front,
+        before any of its data is read); its relative path."""
+        budget = self.budget
+        budget.entry(name)
+        try:
+            rel = file_path(name)
+            self._names.add_file(rel, name)
+        except NameRefused as exc:
+            raise unsafe(name, exc.reason) from None
+        budget.reserve(size, name)
+        return rel
 
     def mkdir(self, rel: str) -> None:
         try:

@@ -166,20 +166,27 @@ def plain_header(buf: bytes) -> tuple[str, bytes, int, int, int] | None:
     `nti` reads, the ones not returned too) and whose checksum is the unsigned one (what every
     tar writer emits). None for any other header, or any doubt: tarfile's own parser then
     decides (and raises its errors)."""
-    if (len(buf) != BLOCK or buf[156:157] not in _FAST_TYPES
-            or buf[100:156].translate(None, _OCTAL_FIELD_BYTES) or buf[329:345].translate(None, _OCTAL_FIELD_BYTES)):
+    if len(buf) != BLOCK:
         return None
-    if ((buf.find(b" ", 100, 148) >= 0 or buf.find(b" ", 329, 345) >= 0)
-            and (_SPLIT_DIGITS.search(buf, 100, 156) or _SPLIT_DIGITS.search(buf, 329, 345))):
+    kind, numbers, devices = buf[156:157], buf[100:156], buf[329:345]  # mode .. chksum; devmajor, devminor
+    if (kind not in _FAST_TYPES or numbers.translate(None, _OCTAL_FIELD_BYTES)
+            or devices.translate(None, _OCTAL_FIELD_BYTES)):
         return None
+    if ((numbers.find(b" ", 0, 48) >= 0 or b" " in devices)
+            and (_SPLIT_DIGITS.search(numbers) or _SPLIT_DIGITS.search(devices))):
+        return None
+    field = numbers[48:56]
     try:
-        chksum, mode, size = _octal(buf[148:156]), _octal(buf[100:108]), _octal(buf[124:136])
+        chksum, mode, size = _octal(field), _octal(numbers[:8]), _octal(numbers[24:36])
     except ValueError:
         return None
-    if chksum != 256 + _byte_sum(buf) - sum(buf[148:156]):
+    # tarfile's unsigned checksum: 256 + the sum of every byte but the checksum field's (`_byte_sum`;
+    # the field's own 8 bytes sum to its Adler-32 low half minus 1)
+    if chksum != 255 + (zlib.adler32(buf[:256]) & 0xFFFF) + (zlib.adler32(buf[256:]) & 0xFFFF) - (
+            zlib.adler32(field) & 0xFFFF):
         return None  # a signed checksum, or a bad one
-    kind = buf[156:157]
-    name = _nts(buf[0:100])
+    end = buf.find(b"\0", 0, 100)
+    name = buf[:end if end >= 0 else 100].decode("utf-8", "surrogateescape")
     if kind == tarfile.DIRTYPE:
         name = name.rstrip("/")
     if buf[345]:
@@ -279,36 +286,50 @@ def extract_tar_gz(raw: BinaryIO, staging: Staging, *, size: int = 0) -> None:
         except _MALFORMED as exc:
             raise corrupt(f"not a tar stream inside the gzip data ({exc})") from None
         with tar:
-            for name, kind, mode, size, data_at in _members(tar, stream):
-                _extract_member(stream, staging, name, kind, mode, size, data_at)
+            _extract_members(tar, stream, staging)
         stream.drain()  # inflate to the end: the gzip CRC and length are checked, truncation is seen
     finally:
         if ahead is not None:
             ahead.close()
 
 
-Member = tuple[str, bytes, int, int, int]  # name, type, mode, size, offset of its data in the stream
+# A regular member up to this size is read whole and written in one call; a larger one streams.
+SMALL_MEMBER_BYTES = 64 * 1024
 
 
-def _members(tar: tarfile.TarFile, stream: _ForwardStream) -> Iterator[Member]:
-    """Every member in order. A plain header (`plain_header`) is read here, with no TarInfo;
-    any other — pax and GNU long-name records, links, the end of the archive, anything odd —
-    and every header after a global pax header (whose fields apply to the members that
-    follow) goes through tarfile, which then reads on from `tar.offset` as it always does."""
+def _extract_members(tar: tarfile.TarFile, stream: _ForwardStream, staging: Staging) -> None:
+    """Extract every member in order, in one pass. A plain header (`plain_header`) is read here,
+    with no TarInfo, and a small regular file behind it is admitted (count, name rules, size
+    reserved), read, written and recorded in the same turn of the loop. Any other header — pax and
+    GNU long-name records, links, the end of the archive, anything odd — and every header after a
+    global pax header (whose fields apply to the members that follow) goes through tarfile, which
+    then reads on from `tar.offset` as it always does."""
+    offset = tar.offset
+    fast = tar.firstmember is None and not tar.pax_headers  # type: ignore[attr-defined]  # not in typeshed
+    take, admit_file, write_bytes = stream.take, staging.admit_file, staging.write_bytes
     while True:
-        if tar.firstmember is None and not tar.pax_headers:  # type: ignore[attr-defined]  # not in typeshed
-            start = tar.offset
-            stream.seek(start)
-            buf = stream.take(BLOCK)
+        if fast:
+            stream.seek(offset)
+            buf = take(BLOCK)
             plain = plain_header(buf)
             if plain is not None:
                 name, kind, mode, size, _ = plain
-                data_at = start + BLOCK
-                # as tarfile's `_proc_builtin`: only a regular file's data is skipped
-                tar.offset = data_at + (-(-size // BLOCK) * BLOCK if kind == tarfile.REGTYPE else 0)
-                yield name, kind, mode, size, data_at
+                data_at = offset + BLOCK
+                if kind != tarfile.REGTYPE:  # as tarfile's `_proc_builtin`: only a regular file's data is skipped
+                    offset = data_at
+                else:
+                    offset = data_at + -(-size // BLOCK) * BLOCK
+                    if size <= SMALL_MEMBER_BYTES:
+                        rel = admit_file(name, size)
+                        data = take(size)
+                        if len(data) != size:
+                            raise corrupt("unexpected end of data (truncated archive)", member=name)
+                        write_bytes(rel, data, mode=mode, member=name)
+                        continue
+                _extract_member(stream, staging, name, kind, mode, size, data_at)
                 continue
             stream.unread(buf)
+        tar.offset = offset
         try:
             member = tar.next()
         except _MALFORMED as exc:
@@ -319,11 +340,9 @@ def _members(tar: tarfile.TarFile, stream: _ForwardStream) -> Iterator[Member]:
         if kind != tarfile.DIRTYPE and (kind not in _FILE_TYPES or member.sparse is not None):
             reason = _TYPE_WORDS.get(kind, f"member type {kind!r} is not allowed")
             raise unsafe(member.name, "sparse files are not allowed" if member.sparse is not None else reason)
-        yield member.name, kind, member.mode, member.size, member.offset_data
-
-
-# A regular member up to this size is read whole and written in one call; a larger one streams.
-SMALL_MEMBER_BYTES = 64 * 1024
+        _extract_member(stream, staging, member.name, kind, member.mode, member.size, member.offset_data)
+        offset = tar.offset
+        fast = tar.firstmember is None and not tar.pax_headers  # type: ignore[attr-defined]  # not in typeshed
 
 
 def _extract_member(stream: _ForwardStream, staging: Staging, name: str, kind: bytes, mode: int, size: int,

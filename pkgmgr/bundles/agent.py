@@ -21,8 +21,13 @@ from pkgmgr.documents import MIB, DocumentError, decode_text
 from pkgmgr.errors import Code, Problem, ProblemSink
 from pkgmgr.frontmatter import load_front_matter
 from pkgmgr.jsonutil import join_key
-from pkgmgr.manifest.durations import parse_go_duration
 from pkgmgr.manifest.generations import V03_BETA3
+from pkgmgr.manifest.hookdecl import (
+    executor_env_problem,
+    hook_executor_kind_problem,
+    hook_matcher_problem,
+    hook_timing_problem,
+)
 from pkgmgr.manifest.network import go_trim_space
 from pkgmgr.manifest.tools import segmented_id_problem
 
@@ -55,7 +60,6 @@ HOOK_MATCHER_FIELDS = (
 # tool_grammar.go, mcp_server_validation.go), applied to the value as written: strings are
 # trimmed first, as ParseAgentDef trims them.
 MCP_TRANSPORTS = ("stdio", "http", "sse")
-HOOK_EXECUTOR_KINDS = ("native", "subprocess", "wasm")  # internal/hooks HookExecutorKind.Validate
 
 
 def _trim(value: Any) -> Any:
@@ -174,6 +178,8 @@ def _mcp_servers(value: Any) -> str | None:
             return f"[{index}].url is required for {transport} transport"
         if transport != "stdio" and (command or server.get("args") or server.get("env") or server.get("secret_env")):
             return f"[{index}]: command, args, env and secret_env are only valid for stdio transport"
+        if problem := executor_env_problem(server, "mcp"):
+            return f"[{index}].{problem}"
     return None
 
 
@@ -213,65 +219,32 @@ def _hooks(value: Any, generation: str = BUNDLE_GENERATION) -> str | None:
         if any(hook.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]) and any(
                 executor.get(field) for field in HOOK_EXECUTOR_FIELDS[1:]):
             return f"{where}: executor fields at the top level and under executor; keep them in one place"
-        if problem := (_hook_timing(hook) or _hook_executor_kind(hook, executor)):
+        if isinstance(hook.get("timeout"), int) and not isinstance(hook.get("timeout"), bool):
+            # recorded running: goccy does not decode an integer into the duration (nor does the
+            # TOML fallback read the YAML), 0 included
+            return f"{where}.timeout must be a Go duration string such as \"5s\", not a number"
+        if problem := (hook_timing_problem(hook) or hook_executor_kind_problem(hook, executor)
+                       or executor_env_problem(executor if any(executor.get(f) for f in ("env", "secret_env")) else hook,
+                                               "hooks")):
             return f"{where}.{problem}"
     return None
 
 
-def _hook_timing(hook: dict[str, Any]) -> str | None:
-    """`PriorityFromInt` (toHookDecl): a priority fits an int32; `sanitizedHookDecl`: a timeout
-    is non-negative (a string is read by `time.ParseDuration`, untrimmed)."""
-    priority, timeout = hook.get("priority"), hook.get("timeout")
-    if isinstance(priority, int) and not isinstance(priority, bool) and not -(1 << 31) <= priority < 1 << 31:
-        return f"priority: {priority} is outside the int32 range"
-    if isinstance(timeout, str):
-        try:
-            seconds = parse_go_duration(timeout)
-        except ValueError as exc:
-            return f"timeout: {exc}"
-    elif isinstance(timeout, int) and not isinstance(timeout, bool):
-        seconds = timeout
-    else:
-        return None
-    return "timeout must be non-negative" if seconds < 0 else None
-
-
-def _hook_executor_kind(hook: dict[str, Any], executor: dict[str, Any]) -> str | None:
-    """`resolveExecutor`, then `resolveHookExecutorKind` for an agent's hook (not a native source):
-    the kind (trimmed) defaults to subprocess when there is a command, is one of native, subprocess
-    or wasm, never native; subprocess needs a command, and only subprocess takes command, args,
-    env or secret_env."""
-    def shell_fields(table: dict[str, Any]) -> tuple[str, bool]:
-        command = _trim(table.get("command"))
-        command = command if isinstance(command, str) else ""
-        return command, bool(command) or any(table.get(field) for field in ("args", "env", "secret_env"))
-
-    command, shell = shell_fields(executor)
-    if not shell:
-        command, shell = shell_fields(hook)
-    kind = _trim(executor.get("kind")) or ""
-    if not isinstance(kind, str):
-        return None  # the type rules speak
-    if not kind:
-        return None if command else "executor.kind is required when the hook has no command"
-    if kind not in HOOK_EXECUTOR_KINDS:
-        return f"executor.kind: {kind!r} is not one of " + ", ".join(HOOK_EXECUTOR_KINDS)
-    if kind == "native":
-        return "executor.kind: only hooks compiled into Compozy may use the native executor"
-    if kind == "subprocess" and not command:
-        return "executor.kind: a subprocess executor requires a command"
-    if kind != "subprocess" and shell:
-        return f"executor.kind: command, args, env and secret_env need a subprocess executor, not {kind}"
-    return None
-
-
-def _hook_agent(hooks: list[dict[str, Any]], agent: str) -> str | None:
-    """`toHookMatcher`: an agent's hook matches that agent; a matcher naming another is refused."""
+def _hook_agent(hooks: list[dict[str, Any]], agent: str, generation: str = BUNDLE_GENERATION) -> str | None:
+    """`toHookMatcher`: an agent's hook matches that agent — a matcher naming another is refused, and
+    the matcher always carries the agent's name, which `ValidateMatcherForEvent` then judges with
+    the other fields (recorded running at cff6dae48: a `window_manager.*` event takes no agent_name)."""
     for index, hook in enumerate(hooks):
         matcher = hook.get("matcher")
         named = _trim(matcher.get("agent_name")) if isinstance(matcher, dict) else None
         if named and named != agent:
             return f"[{index}].matcher.agent_name must be this agent's name {agent!r} (or be left out)"
+        filled = {**(matcher if isinstance(matcher, dict) else {}), "agent_name": agent}
+        if (problem := hook_matcher_problem(_trim(hook.get("event")), filled, generation)) is not None:
+            if not named and "agent_name" in problem.split(" cannot match", 1)[0]:
+                problem += (" (an agent's hook always matches on the agent's name; declare this hook in the "
+                            "extension manifest's [[resources.hooks]] instead)")
+            return f"[{index}].{problem}"
     return None
 
 
@@ -346,7 +319,7 @@ def _check_fields(sink: ProblemSink, front: dict[str, Any], reserved: Collection
         if message is None and key == "name":
             message = agent_name_problem(go_trim_space(value), reserved)
         if message is None and key == "hooks" and isinstance(front.get("name"), str):
-            message = _hook_agent(value, go_trim_space(front["name"]))
+            message = _hook_agent(value, go_trim_space(front["name"]), generation)
         if message:
             sink.add(key, message)
 

@@ -93,9 +93,10 @@ class PackageTree:
         if not path.is_file():
             what = "does not exist" if not path.exists() else "is not a regular file"
             raise TreeError(code, f"{rel} {what}")
+        from pkgmgr.fsutil import read_regular
+
         try:
-            with open(path, "rb") as handle:
-                data = handle.read(limit + 1)
+            data = read_regular(path, limit=limit, follow_symlinks=True)  # a FIFO is refused, never waited on
         except OSError as exc:
             raise TreeError(code, f"cannot read {rel}: {exc.strerror}") from None
         if len(data) > limit:

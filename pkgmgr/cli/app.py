@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
 from pkgmgr.cli.output import Output, Printer, error_document, print_error, scrub_secrets, write_json
-from pkgmgr.errors import Code, PkgmgrError, io_error
+from pkgmgr.errors import Code, PkgmgrError, io_error, path_error
 from pkgmgr.fsutil import user_path
 
 Handler = Callable[[Context, argparse.Namespace], Output]
@@ -448,8 +448,8 @@ def failure(exc: BaseException, json_mode: bool, verbose: bool) -> int:
 
             sys.stderr.write(scrub_secrets(traceback.format_exc()))
         where = f" {exc.filename}" if exc.filename else ""
-        error = io_error(exc) or PkgmgrError(f"cannot access{where}: {exc.strerror or exc}", code=Code.INTERNAL,
-                                             details={"errno": exc.errno})
+        error = io_error(exc) or path_error(exc) or PkgmgrError(
+            f"cannot access{where}: {exc.strerror or exc}", code=Code.INTERNAL, details={"errno": exc.errno})
         return report(error, json_mode)
     damaged = _damaged_database(exc) or io_error(exc, "a state database")
     if damaged is not None:

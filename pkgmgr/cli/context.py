@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from pkgmgr.cli.output import isatty
 from pkgmgr.errors import Code
 from pkgmgr.fsutil import user_path
+from pkgmgr.patterns import terminal_text
 
 if TYPE_CHECKING:
     from pkgmgr.config import Config
@@ -77,12 +78,12 @@ class Context:
         return not self.json and not self.quiet and not self.no_progress and isatty(self.err)
 
     def warn(self, message: str) -> None:
-        self.err.write(f"warning: {message}\n")
+        self.err.write(f"warning: {terminal_text(message)}\n")
 
     def note(self, message: str) -> None:
         """Informational line on stderr (never pollutes a JSON stdout)."""
         if not self.quiet:
-            self.err.write(message + "\n")
+            self.err.write(terminal_text(message) + "\n")
 
     def ask(self, question: str) -> bool:
         """A `[y/N]` prompt on the terminal (SPEC 11): keys typed ahead (during a download) are
@@ -91,7 +92,7 @@ class Context:
         stdin = self.stdin if self.stdin is not None else sys.stdin
         _drop_typed_ahead(stdin)
         while True:
-            self.err.write(f"{question} [y/N] ")
+            self.err.write(f"{terminal_text(question)} [y/N] ")
             self.err.flush()
             answer = stdin.readline()
             word = answer.strip().lower()

@@ -201,6 +201,22 @@ def _planner(ctx: Context, args: argparse.Namespace) -> Any:
                         asset=getattr(args, "asset", None), registry=getattr(args, "registry", None))
 
 
+def _plans_remote(args: argparse.Namespace) -> bool:
+    """Whether a ref of `ext install` is planned through the registries (a name, `github:`, a URL,
+    or one `--registry` names): a batch of local paths is planned without importing them."""
+    from pkgmgr.refs import parse_ref
+
+    if getattr(args, "registry", None) is not None:
+        return True
+    for text in args.refs:
+        try:
+            if parse_ref(text).kind != "path":
+                return True
+        except PkgmgrError:
+            return True  # reported by the install, as before
+    return False
+
+
 def installed_json(installed: Installed, **extra: Any) -> dict[str, Any]:
     return installed.entry(source=installed.source_kind, sha256=installed.sha256, verified=installed.verified,
                            **extra)
@@ -218,7 +234,8 @@ def cmd_install(ctx: Context, args: argparse.Namespace) -> Output:
         check_saveable(scope.workspace, args.refs)
     options = install_options(ctx, args)
     batch = install(InstallRequest(
-        scope, args.refs, config=ctx.config, options=options, planner=_planner(ctx, args),
+        scope, args.refs, config=ctx.config, options=options,
+        planner=_planner(ctx, args) if _plans_remote(args) else None,
         interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
         lock_timeout=ctx.lock_timeout, announce=announce_for(ctx), keep_going=args.keep_going,
     ))
@@ -432,7 +449,7 @@ def _change(ctx: Context, args: argparse.Namespace) -> Any:
 
     deactivate = bool(vars(args).get("deactivate"))  # `ext enable` has no --deactivate
     return Change(deactivate=deactivate, approve_host_trust=args.approve_host_trust,
-                  lock_timeout=ctx.lock_timeout)
+                  approve_host_trust_all=args.approve_host_trust_all, lock_timeout=ctx.lock_timeout)
 
 
 def _done_output(verb: str, done: Done) -> Output:

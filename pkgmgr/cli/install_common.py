@@ -34,7 +34,12 @@ def host_option(parser: argparse.ArgumentParser, what: str) -> None:
 def trust_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--approve-host-trust", action="store_true",
                         help="for a project folder whose host keeps its own approval of it: record the approval "
-                             "of the folder as it is now")
+                             "of the folder as it is now, when every file the approval covers is one pkgmgr "
+                             "installed")
+    # its own option string, so that `--approve-host-trust REF` never takes REF as a value
+    parser.add_argument("--approve-host-trust=all", action="store_true", dest="approve_host_trust_all",
+                        help="the same, approving also the files pkgmgr did not install that the approval covers "
+                             "(after you reviewed the list an --approve-host-trust refusal names)")
 
 
 def add_registry_option(p: argparse.ArgumentParser, text: str) -> None:
@@ -57,6 +62,7 @@ def install_options(ctx: Context, args: argparse.Namespace) -> Any:
         allow_expired=args.allow_expired,
         host=vars(args).get("host"),  # sync takes every host a declaration names
         approve_host_trust=bool(vars(args).get("approve_host_trust")),
+        approve_host_trust_all=bool(vars(args).get("approve_host_trust_all")),
         lock_timeout=ctx.lock_timeout,
     )
 

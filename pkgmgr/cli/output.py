@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from pkgmgr.cli.secrets import scrub_secrets
 from pkgmgr.errors import PkgmgrError
+from pkgmgr.patterns import terminal_text
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Printer:
         return sum(widths) + 2 * (len(widths) - 1) <= width
 
     def line(self, text: str = "") -> None:
-        self.stream.write(text + "\n")
+        self.stream.write(terminal_text(text) + "\n")  # a hostile name from a host's folder stays inert
 
     def lines(self, texts: Iterable[str]) -> None:
         for text in texts:
@@ -94,7 +95,7 @@ class Printer:
         from rich.table import Table
         from rich.text import Text
 
-        cells = [["" if cell is None else str(cell) for cell in row] for row in rows]
+        cells = [[terminal_text("" if cell is None else str(cell)) for cell in row] for row in rows]  # inert names
         widths = [max([len(column), *(len(row[i]) for row in cells if i < len(row))]) for i, column in enumerate(columns)]
         fixed = sum(w + 2 for c, w in zip(columns, widths) if c not in PROSE)
         prose = [c for c in columns if c in PROSE]
@@ -116,8 +117,8 @@ class Printer:
         finally:
             console.width = width
         trailing = re.compile(r" +((?:\x1b\[[0-9;]*m)*)$")
-        for line in capture.get().splitlines():
-            self.line(trailing.sub(r"\1", line))
+        for line in capture.get().splitlines():  # the cells are escaped: rich's own styles pass
+            self.stream.write(trailing.sub(r"\1", line) + "\n")
 
 
 PROSE = frozenset({"DESCRIPTION", "NOTE"})  # free text: the only columns a narrow terminal truncates
@@ -171,7 +172,7 @@ def error_document(error: PkgmgrError, partial: dict[str, Any] | None = None) ->
 def print_error(error: PkgmgrError, stream: Any = None) -> None:
     """The message goes to stderr in every mode (SPEC 11)."""
     stream = stream if stream is not None else sys.stderr
-    first, _, rest = scrub_secrets(error.message).partition("\n")
+    first, _, rest = terminal_text(scrub_secrets(error.message)).partition("\n")  # a hostile name stays inert
     label = f"error[{error.code}]"
     if isatty(stream) and not os.environ.get("NO_COLOR"):  # red on a colour terminal (SPEC 11)
         label = f"\x1b[31m{label}\x1b[0m"
@@ -179,4 +180,4 @@ def print_error(error: PkgmgrError, stream: Any = None) -> None:
     for line in rest.splitlines():
         stream.write(f"  {line}\n")
     if error.hint:
-        stream.write(f"hint: {scrub_secrets(error.hint)}\n")
+        stream.write(f"hint: {terminal_text(scrub_secrets(error.hint))}\n")

@@ -28,6 +28,7 @@ from pkgmgr.hosts.port import Change, Changed, Host, Packable, Prepared, Validat
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
     from pkgmgr.config import Config
+    from pkgmgr.hosts.approval import Inventory
     from pkgmgr.hosts.port import Destination, Options, Source, Warn
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
@@ -188,54 +189,118 @@ class FolderHost(HostRules, Host):
         """What the operator must know after a change in `folder` (trust, reloads)."""
         return []
 
-    def trust_step(self, scope: Scope, folder: Path, *, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
+    def trust_step(self, scope: Scope, folder: Path, *, approve: bool,
+                   approve_all: bool = False) -> tuple[list[str], dict[str, Any] | None]:
         """The host's trust step after a change in `folder`: the notes for the operator, and the
-        host's approval of the folder (None where the host has none pkgmgr may record)."""
-        return self.notes(scope.kind, scope.workspace, folder), None
+        report of the host's approval of the folder (None where the host has none pkgmgr may
+        record), the approval recorded when asked (`approve`; `approve_all`: with every file its
+        hash covers named) and `pkgmgr.hosts.approval`'s rule allows it."""
+        from pkgmgr.hosts import approval
+
+        report = approval.step(self, scope, folder, approve=approve or approve_all, everything=approve_all)
+        if report is None:
+            return self.notes(scope.kind, scope.workspace, folder), None
+        return self.trust_lines(report), report
+
+    # --- the host's own approval of a project folder (default: it keeps none pkgmgr records) ---------
+
+    unhashed_reason: ClassVar[str] = ""  # why its hash leaves out what it loads (`Inventory.unhashed`), for messages
+
+    def trust_inventory(self, folder: Path, overlay: Mapping[str, Path | None] | None = None) -> Inventory | None:
+        """What the host's approval of the project folder `folder` covers, read once through
+        pkgmgr's bounded reads (`approval.Inventory`: every file its hash reads with the digest of
+        what was read, what it loads without hashing it, what could not be read, and the hash);
+        `overlay`: top-level entries of `folder` replaced by the tree at a path, or taken out
+        (None) — the folder as a change will leave it. None: the host keeps no approval pkgmgr
+        records. Never raises for what is in the folder."""
+        return None
+
+    def approved_hash(self, folder: Path) -> str | None:
+        """The hash the host approved for `folder`, from its own trust file (None: none). Raises
+        when that file cannot be read as a file (`invalid_config`)."""
+        return None
+
+    def record_approval(self, folder: Path, value: str) -> None:
+        """Record, as the host does, its approval of `folder` at the hash `value`."""
+        raise NotImplementedError
+
+    def trust_lines(self, report: dict[str, Any]) -> list[str]:
+        """What the operator reads of a trust step's report (`approval.step`)."""
+        return []
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         """The host's approval of the folder an install is in, for `ext status` (None: none)."""
         return None
 
+    def check_trust(self, scope: Scope, folder: Path) -> None:
+        """Raise, before a change moves anything, what would make `trust_step` fail after its commit
+        (issue 25: Eva's trust hash over a folder holding a link loop); nothing by default."""
+
     def disabled_place(self, folder: Path, name: str, layout: str) -> Path | None:
         """Where a disabled extension waits, outside the scanned folder; None for a host that
-        disables an extension in place (`write_enabled`)."""
+        disables an extension in place (`settle` writes the state the host's way)."""
         return None
 
-    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        """Write the enabled state the host's way, in place (a host with a `disabled_place` moves
-        the extension instead)."""
-        raise NotImplementedError
-
-    # --- the host's own records of its installs (default: it keeps none) -----------------------------
+    # --- the host's own files: records, the enabled state written in place, its lock -------------------
 
     def host_lock(self, timeout: float) -> AbstractContextManager[object]:
-        """The lock the host takes around its own records (waited for up to `timeout`, then `locked`)."""
+        """The lock the host takes around its own files (waited for up to `timeout`, then `locked`):
+        held from before pkgmgr touches the host's folder until its records say what pkgmgr did."""
         return nullcontext()
 
     def claimed_by_records(self, folder: Path, name: str) -> Path | None:
         """The file of the host's own records that names an extension `name` of `folder`, if any."""
         return None
 
-    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
-                       replacing: bool) -> None:
-        """Record an install of `judged` in the host's own records, before the tree `staged` is
-        renamed in (host lock held)."""
+    def records_of(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                   current: Installed | None) -> dict[str, Any] | None:
+        """What the host's own records will say of an install of `judged` (the tree `staged`, from
+        `source`), computed before anything moves — whatever can fail, fails then (issue 25); None
+        for a host that keeps no records of its own. Reads only."""
+        return None
 
     def record_switched(self, folder: Path, judged: Judged, *, enabled: bool, replacing: bool) -> None:
         """Record what the host must read only once the tree is in place: right after the switch
-        (host lock not held), before pkgmgr's row is committed; a kill in between is settled by
-        `settle` from the pending row. Default: nothing."""
+        (host lock held), before pkgmgr's row is committed; a kill in between is settled by
+        `settle` from the row (`store.pending`). Default: nothing."""
 
     def forget(self, folder: Path, name: str) -> None:
         """Drop an install from the host's own records (host lock held)."""
 
-    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
-        """Make the host's own records say what is on disk after a recovery (`record` is what
-        stands; None: nothing of `name` does)."""
+    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                       replacing: bool) -> None:
+        """Record, before the tree `staged` is renamed in (host lock held, intent recorded), what the
+        host may read before the tree is in place; a kill after it is settled by `settle` from the
+        row. Default: nothing."""
+
+    def settle(self, folder: Path, item: Installed | None, name: str, records: dict[str, Any] | None = None) -> None:
+        """Make the host's own files say what `item` says (None: that it has no extension `name`):
+        its records (`records`, when `records_of` computed them) and an enabled state it keeps in
+        place. Idempotent: the one protocol calls it once a change is committed, and the recovery
+        again for a change a killed writer left (host lock held). Nothing by default."""
+
+    def check_records(self, folder: Path) -> None:
+        """Raise what the host would refuse of its own records of `folder` (`invalid_config`), before
+        a change moves anything; nothing by default (a host that keeps none). Reads only."""
+
+    def lock_problem(self) -> str | None:
+        """Why the host's own lock is stale (left by a process that is provably dead: its pid is
+        gone, or it was taken before the system booted), for `doctor --check`; None when there is
+        none, or it may belong to a live process. Reads only."""
+        return None
+
+    def reclaim_lock(self) -> str | None:
+        """Remove the host's own lock when it is stale (`lock_problem`); what was done, or None."""
+        return None
 
     def check_adoptable(self, found: Found, *, force: bool) -> None:
         """Refuse to adopt an extension the host's own records say changed (`tree_modified`)."""
+
+    def record_problems(self, folder: Path, rows: list[Installed]) -> list[str]:
+        """What the host would refuse of its own records of `folder` as it parses them, and where
+        they disagree with the installs pkgmgr recorded there (`rows`), for `doctor --check`.
+        Reads only; nothing by default (a host that keeps no records)."""
+        return []
 
     # --- the port -----------------------------------------------------------------------------------
 
@@ -265,15 +330,24 @@ class FolderHost(HostRules, Host):
 
         return adopt(scope, self, names, force=force)
 
-    def recover(self, scope: Scope) -> list[str]:
+    def recover(self, scope: Scope, timeout: float = 0.0) -> list[str]:
         from pkgmgr.hosts.folder import recover
 
-        return recover(scope, self)
+        return recover(scope, self, timeout)
 
     def interrupted(self, scope: Scope) -> list[str]:
         from pkgmgr.hosts.folder import interrupted
 
         return interrupted(scope, self)
+
+    def health(self, scope: Scope) -> list[tuple[str, str, bool]]:
+        from pkgmgr.hosts.folder import health
+
+        return health(scope, self)
+
+    def repair(self, scope: Scope) -> list[str]:
+        done = self.reclaim_lock()
+        return [done] if done else []
 
     def status(self, record: Installed, scope: Scope, *, config: Config, resolved: bool,
                environ: Mapping[str, str], warn: Warn) -> dict[str, Any]:

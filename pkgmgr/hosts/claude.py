@@ -928,7 +928,8 @@ class Claude(FolderHost):
     def forget(self, folder: Path, name: str) -> None:
         Records(self.place(folder)).drop(name)
 
-    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
+    def settle(self, folder: Path, record: Installed | None, name: str, host_records: dict[str, Any] | None = None,
+               ) -> None:
         records = Records(self.place(folder))
         if record is None:
             if not os.path.lexists(folder / name):

@@ -136,7 +136,7 @@ class Compozy(Host):
 
         return tree_is_intact(record)
 
-    def recover(self, scope: Scope) -> list[str]:
+    def recover(self, scope: Scope, timeout: float = 0.0) -> list[str]:
         """Nothing beyond what the scope's writer lock does when it is taken: the store removes the
         trees a dead writer recorded in `pending_trees` (`store.leftovers`)."""
         return []

@@ -12,6 +12,7 @@ tests. Checked against Eva's loader running on generated scripts: tests/hosts/ev
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -20,12 +21,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.fsutil import NotRegularFile, TooLarge, read_regular, regular_chunks
 from pkgmgr.hosts import elixir, elixir_quoted, jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.mechanics import DISABLED
 from pkgmgr.hosts.port import FALLBACK, Claim
+from pkgmgr.patterns import printable
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from pkgmgr.hosts.approval import Inventory
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
 
@@ -33,6 +39,8 @@ DIRECTORY_ENTRY = "extension.exs"
 SOURCE_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound
 REQUIRED_MAX = 64  # scripts one extension may require in turn (pkgmgr's bound)
 TRUST_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on Eva's trust.json
+TRUST_SCRIPT_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on one file the content hash reads
+TRUST_ENTRIES_MAX = 10_000  # pkgmgr's bound on the entries the content hash's walk visits (links followed)
 TRUST_FILE = "trust.json"
 TRUST_KEY = "extension_dirs"
 
@@ -148,22 +156,47 @@ class Eva(FolderHost):
         """A `.exs` file given as an install ref (loader.ex candidate_from_path), not an archive."""
         if not str(path).endswith(".exs"):
             return False
+        from pkgmgr.fsutil import open_regular_fd
+
         try:
-            with open(path, "rb") as handle:
-                magic = handle.read(4)
+            fd = open_regular_fd(path, follow_symlinks=True)  # a FIFO is refused, never waited on
+        except OSError:  # gone, or no regular file: not a script
+            return False
+        try:
+            magic = os.read(fd, 4)
         except OSError:
             return False
+        finally:
+            os.close(fd)
         return not magic.startswith((b"\x1f\x8b", b"PK"))
 
     def kind_of(self, record: Installed) -> str:
         return record.layout
 
-    def trust_step(self, scope: Scope, folder: Path, *, approve: bool) -> tuple[list[str], dict[str, Any] | None]:
-        """A project folder's content hash changed: Eva's approval shown, updated when asked."""
-        if scope.kind != "workspace":
-            return [], None
-        report = trust_report(folder, old=approved_hash(folder), approve_it=approve)
-        return trust_lines(report), report
+    # --- Eva's approval of a project folder (trust.ex), under pkgmgr's one rule (hosts.approval) ---
+
+    unhashed_reason = "Eva's content hash skips dot-named scripts and directories, which its loader loads"
+
+    def trust_inventory(self, folder: Path, overlay: Mapping[str, Path | None] | None = None) -> Inventory:
+        return inventory(folder, overlay)
+
+    def approved_hash(self, folder: Path) -> str | None:
+        return approved_hash(folder)
+
+    def record_approval(self, folder: Path, value: str) -> None:
+        approve(folder, value)
+
+    def trust_lines(self, report: dict[str, Any]) -> list[str]:
+        return trust_lines(report)
+
+    def check_trust(self, scope: Scope, folder: Path) -> None:
+        """The trust step of a project folder runs after the switch: whatever makes it fail (Eva's
+        trust.json unreadable, a directory link loop, a fan-out past the walk's bound) fails now,
+        before anything moves."""
+        if scope.kind == "workspace":
+            approved_hash(folder)  # trust.json as Eva reads it: unreadable is invalid_config now
+            if folder.is_dir():
+                content_hash(folder)
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         if record.scope != "workspace":
@@ -464,44 +497,93 @@ def _read_source(path: Path, file: str) -> str:
 # --- trust (project extensions) ------------------------------------------------------------------
 
 
-def content_hash(folder: Path) -> str:
-    """trust.ex content_hash/1: sha256 over `relative path <> contents` of every `**/*.exs`
-    under the folder (Path.wildcard: dot files and dot directories skipped), sorted by path; a
-    path that cannot be read contributes its error's name instead of contents."""
+def inventory(folder: Path, overlay: Mapping[str, Path | None] | None = None) -> Inventory:
+    """trust.ex content_hash/1, with what it covers: sha256 over `relative path <> contents` of
+    every `**/*.exs` under the folder (Path.wildcard: dot files and dot directories skipped, a link
+    to a directory followed, a directory named `*.exs` matched too), sorted by path; a path that
+    cannot be read contributes its error's name (`eisdir`, `enoent`, `eloop`, ...) instead of
+    contents. Every script is read through pkgmgr's bounded primitive: one that Eva could not read
+    whole either (a FIFO, a device, a socket: Eva's File.read blocks or fails on it), a file over
+    TRUST_SCRIPT_MAX_BYTES, a directory link that loops back (Eva walks it until the path is too
+    long) and a walk over TRUST_ENTRIES_MAX entries make the hash `unreadable` instead of hanging.
+    `unhashed`: the dot-named scripts and directories Eva's loader loads (candidates_in_dir lists
+    them) but the hash leaves out. `overlay`: top-level entries replaced by the tree at a path,
+    or taken out (None)."""
+    from pkgmgr.hosts.approval import Covered, Inventory
+
     folder = Path(os.path.abspath(folder))
-    digest = hashlib.sha256()
-    for path in sorted(_wildcard_exs(folder), key=os.fsencode):
-        rel = os.path.relpath(path, folder)
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read()
-        except IsADirectoryError:
-            data = b"eisdir"
-        except FileNotFoundError:
-            data = b"enoent"
-        except PermissionError:
-            data = b"eacces"
-        digest.update(os.fsencode(rel) + data)
-    return digest.hexdigest()
-
-
-def _wildcard_exs(folder: Path) -> list[str]:
-    out: list[str] = []
-    stack = [str(folder)]
+    found: list[tuple[str, str]] = []
+    unhashed: list[str] = []
+    unreadable: list[str] = []
+    seen = 0
+    stack: list[tuple[str, str, frozenset[tuple[int, int]]]] = [(str(folder), "", frozenset())]
     while stack:
-        directory = stack.pop()
+        directory, prefix, ancestors = stack.pop()
         try:
-            entries = list(os.scandir(directory))
-        except OSError:
+            info = os.stat(directory)
+            names = os.listdir(directory)
+        except OSError:  # Path.wildcard: a directory it cannot list (or that is gone) contributes nothing
+            names, info = [], None
+        if info is not None and (info.st_dev, info.st_ino) in ancestors:
+            unreadable.append(f"{printable(prefix.rstrip('/'))} is a link to a directory that holds it (a loop)")
             continue
-        for entry in entries:
-            if entry.name.startswith("."):
+        ancestors = ancestors | ({(info.st_dev, info.st_ino)} if info is not None else set())
+        entries = {name: os.path.join(directory, name) for name in names}
+        if not prefix and overlay:
+            for name, source in overlay.items():
+                if source is None:
+                    entries.pop(name, None)
+                else:
+                    entries[name] = os.fspath(source)
+        for name, path in entries.items():
+            seen += 1
+            if seen > TRUST_ENTRIES_MAX:
+                unreadable.append(f"it holds more than {TRUST_ENTRIES_MAX} entries (pkgmgr's bound)")
+                stack.clear()
+                break
+            rel = prefix + name
+            is_dir = os.path.isdir(path)  # follows a link, as :file.list_dir does
+            if name.startswith("."):
+                if is_dir or name.endswith(".exs"):
+                    unhashed.append(rel + ("/" if is_dir else ""))
                 continue
-            if entry.name.endswith(".exs"):
-                out.append(entry.path)
-            if entry.is_dir():  # a link to a directory is followed, as :filelib.wildcard does
-                stack.append(entry.path)
-    return out
+            if name.endswith(".exs"):
+                found.append((rel, path))
+            if is_dir:
+                stack.append((path, rel + "/", ancestors))
+    digest = hashlib.sha256()
+    covered = []
+    for rel, path in sorted(found, key=lambda item: os.fsencode(item[0])):
+        digest.update(os.fsencode(rel))
+        content = hashlib.sha256()
+        try:
+            for chunk in regular_chunks(path, limit=TRUST_SCRIPT_MAX_BYTES, follow_symlinks=True):
+                digest.update(chunk)
+                content.update(chunk)
+        except NotRegularFile as exc:
+            if exc.kind == "a directory":
+                digest.update(b"eisdir")
+            else:
+                unreadable.append(f"{printable(rel)} is {exc.kind} (Eva cannot read it as a script)")
+            covered.append(Covered(rel, ""))
+            continue
+        except TooLarge:
+            unreadable.append(f"{printable(rel)} is larger than {TRUST_SCRIPT_MAX_BYTES // (1024 * 1024)} MiB "
+                              "(pkgmgr's bound)")
+            covered.append(Covered(rel, ""))
+            continue
+        except OSError as exc:
+            digest.update(errno.errorcode.get(exc.errno or 0, "error").lower().encode())
+            covered.append(Covered(rel, ""))
+            continue
+        covered.append(Covered(rel, content.hexdigest()))
+    return Inventory(folder, tuple(covered), tuple(sorted(unhashed, key=os.fsencode)), tuple(unreadable),
+                     None if unreadable else digest.hexdigest())
+
+
+def content_hash(folder: Path) -> str | None:
+    """trust.ex content_hash/1 of the folder (None when pkgmgr cannot take it: `inventory`)."""
+    return inventory(folder).value
 
 
 def trust_path() -> Path:
@@ -511,8 +593,6 @@ def trust_path() -> Path:
 def read_trust() -> dict[str, Any]:
     """trust.ex read/1: the document, or an empty one when the file is missing or not a JSON
     object (Eva treats both alike)."""
-    from pkgmgr.fsutil import NotRegularFile, read_regular
-
     path = trust_path()
     try:
         raw = read_regular(path, limit=TRUST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
@@ -540,48 +620,78 @@ def approved_hash(folder: Path) -> str | None:
     if not isinstance(entry, dict):
         return None
     record = entry.get(os.path.abspath(folder))
-    return record.get("content_hash") if isinstance(record, dict) else None
+    value = record.get("content_hash") if isinstance(record, dict) else None
+    return value if isinstance(value, str) else None
 
 
-def approve(folder: Path) -> str:
-    """trust.ex trust/2: record the folder's content hash as approved now, keeping every other
-    entry; written to trust.json.tmp and renamed (as Eva does)."""
+def approve(folder: Path, value: str) -> None:
+    """trust.ex trust/2: record `value` (the folder's content hash, as pkgmgr read it) as approved
+    now, keeping every other entry; written to a fresh temporary file (created exclusively, so a
+    link planted at the name is never followed) and renamed over trust.json, as Eva renames its
+    trust.json.tmp."""
     folder = Path(os.path.abspath(folder))
     document = read_trust()
     if not isinstance(document.get(TRUST_KEY), dict):
         document[TRUST_KEY] = {}
-    value = content_hash(folder)
     now = datetime.now(UTC)
     document[TRUST_KEY][str(folder)] = {"content_hash": value,
                                         "approved_at": now.strftime("%Y-%m-%dT%H:%M:%S.%fZ")}
+    write_trust(jsonfmt.erlang_format(document).encode("utf-8"))
+
+
+def write_trust(data: bytes) -> None:
+    """trust.json written as Eva writes it (to `trust.json.tmp`, renamed), and durable before the
+    command reports it (the data fsynced before the rename, the directory after it: a power cut
+    leaves the old file or the new one, never an empty one). A link planted at the temporary name
+    is removed, never followed."""
+    from pkgmgr.fsutil import fsync_dir
+
     path = trust_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(jsonfmt.erlang_format(document), encoding="utf-8")
-    os.replace(tmp, path)
-    return value
-
-
-def trust_report(folder: Path, *, old: str | None, approve_it: bool) -> dict[str, Any]:
-    """What a change in a project folder did to Eva's approval of it: the hash Eva approved, the
-    hash now, and whether pkgmgr updated the approval (only when asked)."""
-    new = content_hash(folder)
-    report: dict[str, Any] = {"folder": str(folder), "approved_hash": old, "content_hash": new,
-                              "approved": old == new, "updated": False}
-    if approve_it and old != new:
-        approve(folder)
-        report.update(approved=True, updated=True)
-    return report
+    tmp.unlink(missing_ok=True)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
 
 
 def trust_lines(report: dict[str, Any]) -> list[str]:
+    """What a project change did to Eva's approval, for the operator: the hashes, and what was
+    approved (every file listed), or why Eva will ask again."""
+    from pkgmgr.hosts.approval import listed
+
     folder, old, new = report["folder"], report["approved_hash"], report["content_hash"]
-    lines = [f"Eva's approval of {folder}: approved hash {old or '(none)'}, content hash now {new}"]
+    foreign = report["not_installed_by_pkgmgr"]
+    lines = [f"Eva's approval of {folder}: approved hash {old or '(none)'}, content hash now "
+             f"{new or '(pkgmgr cannot take it)'}"]
     if report["updated"]:
-        lines.append(f"updated Eva's approval in {trust_path()} (--approve-host-trust)")
+        lines.append(f"updated Eva's approval in {trust_path()} (--approve-host-trust), covering "
+                     f"{listed(report['covers']) or 'no script'}")
+        if foreign:
+            lines.append(f"  approved as you named them (--approve-host-trust=all), not installed by pkgmgr: "
+                         f"{listed(foreign)}")
+    elif report["refused"]:
+        lines.append(f"did not update Eva's approval: {report['refused']}; Eva will ask again before loading this "
+                     "folder (/trust-extensions)")
     elif not report["approved"]:
-        lines.append("Eva will ask again before loading this folder (/trust-extensions); pass "
-                     "--approve-host-trust to record the new hash in ~/.eva/trust.json")
+        if report["unhashed"] or report["unreadable"]:
+            lines.append("Eva will ask again before loading this folder (/trust-extensions); pkgmgr cannot approve it: "
+                         f"{listed(report['unhashed'] or report['unreadable'])}")
+        elif foreign:
+            lines.append("Eva will ask again before loading this folder (/trust-extensions); it holds scripts pkgmgr "
+                         f"did not install ({listed(foreign)}): review them, then run the command again with "
+                         "--approve-host-trust=all to record the new hash in ~/.eva/trust.json")
+        else:
+            lines.append("Eva will ask again before loading this folder (/trust-extensions); pass "
+                         "--approve-host-trust to record the new hash in ~/.eva/trust.json")
     return lines
 
 

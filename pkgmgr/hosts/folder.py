@@ -13,16 +13,22 @@ from __future__ import annotations
 import os
 import re
 import shutil
-from dataclasses import replace
+import sqlite3
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
-from pkgmgr.hosts.mechanics import PREVIOUS, STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
+from pkgmgr.hosts.mechanics import PREVIOUS as KEPT_DIR
+from pkgmgr.hosts.mechanics import STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
 from pkgmgr.hosts.port import Announce, Change, Options, Prepared, Source
 from pkgmgr.store import previous, records
+from pkgmgr.store.db import transaction
 from pkgmgr.store.installed import Installed
 
 if TYPE_CHECKING:
@@ -143,8 +149,8 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     name = judged.name
     if reading:
         current = records.get(scope, host.name, name) if scope.exists() else None
-        if current is not None and current.pending is not None:
-            return False  # a killed writer's switch: the next writer settles it before it checks again
+        if any(intent.name == name for intent in pending.intents(scope.reader(), host.name)):
+            return False  # a killed writer's change: the next writer settles it before it checks again
     target = host.target(folder, name, judged.layout)
     known = {current.place, current.directory} if current is not None else set()
     others = [p for p in host.occupants(folder, name) if p not in known] if folder.is_dir() else []
@@ -155,6 +161,8 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     if others and not options.force:
         raise conflict_error(host, name, others)
     host.check_neighbours(folder, judged, known | set(others), scope.kind)
+    if options.approve_host_trust or options.approve_host_trust_all:
+        _check_approval(scope, host, prepared, options.approve_host_trust_all, current, others, target)
     if current is None or prepared.linked is not None:  # a link replaces whatever is installed
         return False
     if current.linked is not None and not options.force:
@@ -174,18 +182,175 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     return False
 
 
-def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
-           announce: Announce | None = None) -> Outcome:
-    """Switch a prepared tree into its host's folder and record it (writer lock held). Returns
-    the `Outcome`. Raises `source_conflict` (an extension pkgmgr did not install is there, or one
-    from another source), `locked` (the host's own lock) and `path_escapes_root` (a link or
-    another user's directory on the way)."""
+def _check_approval(scope: Scope, host: FolderHost, prepared: Prepared[Judged], everything: bool,
+                    current: Installed | None, others: list[Path], target: Path) -> None:
+    """`--approve-host-trust` on an install: the host's approval of the folder as the switch will
+    leave it must cover only what pkgmgr installs or the operator named (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    folder = target.parent
+    replaced = [p for p in [*others, *([current.place] if current is not None else [])] if p.parent == folder]
+    overlay: dict[str, Path | None] = {p.name: None for p in replaced}
+    arriving = {}
+    enabled = current.enabled if current is not None else prepared.enabled
+    if enabled or host.disabled_place(folder, prepared.name, prepared.layout) is None:  # it lands in the folder
+        overlay[target.name] = prepared.root
+        arriving[target.name] = (prepared.layout, prepared.listing)
+    approval.check(host, scope, folder, everything=everything, overlay=overlay, leaving=list(overlay),
+                   arriving=arriving)
+
+
+@dataclass
+class FolderSwitch:
+    """One install switched into its host's folder: a `store.switch.Part` of the one protocol
+    (`store.pending`). Everything that can fail is done when it is made (`switch_part`): the tree
+    is in the host's staging folder, flushed, its record and its host's records computed. Then, in
+    the store's `commit_all` with the rest of the batch: its intent recorded (phase `in`), the
+    host's lock taken, the tree renamed in (the old one parked in the transaction directory), the
+    row written in the one transaction (the intent turns `out`), the host's records written, and
+    the transaction directory removed. A kill before the commit is undone by the recovery (the old
+    tree back in place), one after it finished (the host's records written)."""
+
+    scope: Scope
+    host: FolderHost
+    index: int
+    current: Installed | None
+    new: Installed
+    place: Path
+    tx: Path
+    staged: Path
+    host_records: dict[str, Any] | None
+    lock_timeout: float
+    approve: bool
+    judged: Any = None  # the host's judgement of the tree, for its record hooks
+    source: str = ""
+    moved: bool = False
+    notes: tuple[list[str], dict[str, Any] | None] = ([], None)
+    approve_all: bool = False
+    kept_place: Path | None = None  # where the install it replaces is kept for `ext rollback`
+    dropped: tuple[Installed, ...] = ()  # the kept installs it stops keeping (their trees go with `tx`)
+    old: Path | None = None  # where the replaced tree waits in `tx` once the new one is in
+    ignore: tuple[str, ...] = ()  # the note that suggests keeping the host's project folder out of git
+
+    @property
+    def folder(self) -> Path:
+        return self.host.folder_of(self.scope)
+
+    @cached_property
+    def intent(self) -> pending.Intent:
+        return pending.Intent(str(self.place), self.new.name, self.new.version, pending.IN, host=self.host.name,
+                              action="install", tx=str(self.tx),
+                              row={"row": self.new.to_row(), "host": self.host_records})
+
+    def intents(self) -> list[pending.Intent]:
+        return [self.intent]
+
+    def hold(self) -> AbstractContextManager[object]:
+        return self.host.host_lock(self.lock_timeout)
+
+    def move_in(self) -> list[Path]:
+        crashpoint("host.install.after_pending")
+        touched = [self.place.parent, self.tx]
+        self.moved = True
+        replacing = self.current is not None
+        linked = self.new.linked is not None
+        if not linked:  # a development link: the host loads the folder as it is, none of its records names it
+            self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
+                                     replacing=replacing)
+        for index, gone in enumerate(self.dropped):  # the kept trees no longer kept: into `tx`, gone with it
+            if os.path.lexists(gone.place):
+                os.rename(gone.place, self.tx / f"{DROPPED}{index}")
+                touched.append(gone.place.parent)
+        self.old = switch_in(self.staged, self.place, self.tx / PREVIOUS)
+        current = self.current
+        if current is not None and current.directory != self.place and os.path.lexists(current.directory):
+            # a single file that became a directory, or the reverse, or a disabled install a link
+            # replaces: the old one leaves the host's folder right after the new one is in (two names
+            # cannot switch in one step), into the transaction directory, so that no kill after this
+            # leaves the host a tree no row names
+            os.rename(current.directory, self.tx / REPLACED)
+            self.old = self.tx / REPLACED
+            touched.append(current.directory.parent)
+        if not linked:
+            self.host.record_switched(self.folder, self.judged, enabled=self.new.enabled, replacing=replacing)
+        crashpoint("host.install.after_rename")
+        return touched
+
+    def write(self, conn: sqlite3.Connection) -> None:
+        records.put(conn, self.new)
+
+    def undo(self) -> None:
+        if self.moved:
+            undo_install(self.host, self.intent, self.current)
+            _restore_kept(self.current, self.tx)
+        remove_tree(self.tx)
+
+    def finish(self) -> None:
+        crashpoint("host.install.after_commit")
+        keep_replaced(self.new, self.tx, self.old)
+        self.host.settle(self.host.folder_of(self.scope), hosted(self.new), self.new.name, self.host_records)
+        crashpoint("host.install.after_host_records")
+
+    def cleanup(self) -> None:
+        remove_tree(self.tx)
+        pending.settle(self.scope, [self.intent.path])
+        notes, trust = trust_after(self.scope, self.host, self.host.folder_of(self.scope), self.approve,
+                                   self.approve_all)
+        self.notes = ([*notes, *self.ignore], trust)
+
+    def outcome(self) -> Outcome:
+        from pkgmgr.store.switch import Outcome
+
+        current, new = self.current, self.new
+        if current is None:
+            action = "installed"
+        else:
+            action = "reinstalled" if same_version(current.version, new.version) else "switched"
+        notes, trust = self.notes
+        return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
+                       current.version if current is not None else None)
+
+
+PREVIOUS, REPLACED, REMOVED, UNDONE = "previous", "replaced", "removed", "undone"  # in a transaction directory
+DROPPED = "dropped-"  # a kept tree a switch or a removal stops keeping, in its transaction directory
+
+
+def hosted(item: Installed | None) -> Installed | None:
+    """What the host's own records are to say of `item` (`settle`): nothing for a development link,
+    which the host loads as it is."""
+    return item if item is None or item.linked is None else None
+
+
+def keep_replaced(new: Installed, tx: Path, old: Path | None = None) -> None:
+    """Once a switch is committed, the tree it replaced (waiting in `tx`: `old`, else where the
+    switch parks it) goes where `new` keeps it for `ext rollback`, when it keeps one there and
+    nothing is there yet; what is left in `tx` goes with it."""
+    kept = new.kept()
+    if kept is None or os.path.lexists(kept.place):
+        return
+    script = kept.layout == "script"  # a script parked under its own name in `previous/` (`switch_in`)
+    parked = [tx / PREVIOUS / Path(kept.place).name] if script else [tx / PREVIOUS]
+    found = old if old is not None and os.path.lexists(old) else next(
+        (p for p in [*parked, tx / REPLACED] if os.path.lexists(p) and os.path.isdir(p) != script), None)
+    if found is None:
+        return
+    os.rename(found, kept.place)
+    fsync_dir(Path(kept.place).parent)
+
+
+def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options, index: int = 0,
+                announce: Announce | None = None) -> FolderSwitch | Outcome:
+    """Make ready the switch of a prepared tree into its host's folder (writer lock held), or the
+    `Outcome` "unchanged" when it would change nothing. Raises `source_conflict` (an extension
+    pkgmgr did not install is there, or one from another source), `path_escapes_root` (a link or
+    another user's directory on the way) and `io_error` (the tree could not be copied to the host's
+    filesystem: staging removed)."""
     from pkgmgr.store.switch import Outcome, login_user, now_utc
 
     judged, fetched = prepared.judged, prepared.fetched
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, options.lock_timeout)
     name = judged.name
     current = records.get(scope, host.name, name, writer=True)
     target = host.target(folder, name, judged.layout)
@@ -194,7 +359,9 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         if current.pinned != options.pin:
             records.save(scope, current.with_changes(pinned=options.pin))
             current = current.with_changes(pinned=options.pin)
-        return Outcome("unchanged", current, current.version)
+        notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust,
+                                       approve_all=options.approve_host_trust_all)
+        return Outcome("unchanged", current.with_changes(notes=tuple(notes), trust=trust), current.version)
     if announce is not None:
         announce(prepared.summary())
     ignore = _ignore_note(scope, folder)  # before anything is created there
@@ -211,19 +378,29 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
     ensure_dirs(folder.parent, folder.name, mode=host.folder_mode)
     tx = _transaction_dir(folder, host.folder_mode)
     staged = tx / place.name
-    _move_in(prepared.root, staged)
-    if linked is None:  # a link's folder is the user's: nothing is written into it
-        host.prepare_staged(staged, judged, enabled=enabled)
-    sync_tree(tx)
-    kept_place = None
-    kept: dict[str, Any] | None
-    if previous.keeps(current, judged.version, linked, prepared.tree_sha256):
-        assert current is not None
-        kept_place = ensure_dirs(folder.parent, PREVIOUS, mode=host.folder_mode) / current.directory.name
-        kept = current.with_changes(path=str(kept_place), disabled_path=None, enabled=True).as_previous()
-    else:
-        kept = previous.carried(current, judged.version, prepared.tree_sha256, linked)
-    dropped = previous.replaced_trees(current, kept)
+    try:
+        _move_in(prepared.root, staged)
+        if linked is None:  # a link's folder is the user's: nothing is written into it
+            host.prepare_staged(staged, judged, enabled=enabled)
+        sync_tree(tx)
+        source = str(fetched.directory or fetched.archive or fetched.locator)
+        if fetched.exact and os.path.isabs(fetched.locator):  # a rollback: where it first came from
+            source = fetched.locator
+        host_records = None if linked is not None else host.records_of(
+            folder, judged, os.path.abspath(source), staged, enabled=enabled, current=current)
+        host.check_trust(scope, folder)
+        kept_place = None
+        kept: dict[str, Any] | None
+        if previous.keeps(current, judged.version, linked, prepared.tree_sha256):
+            assert current is not None
+            kept_place = ensure_dirs(folder.parent, KEPT_DIR, mode=host.folder_mode) / current.directory.name
+            kept = current.with_changes(path=str(kept_place), disabled_path=None, enabled=True).as_previous()
+        else:
+            kept = previous.carried(current, judged.version, prepared.tree_sha256, linked)
+        dropped = tuple(previous.replaced_trees(current, kept))
+    except BaseException:
+        remove_tree(tx)
+        raise
     new = Installed(
         host=host.name, name=name, version=judged.version, path=str(target), layout=judged.layout, enabled=enabled,
         disabled_path=disabled_path, pinned=options.pin, source_kind=fetched.kind, source=fetched.locator,
@@ -233,58 +410,10 @@ def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: 
         network_digest="", grants=prepared.grants, max_scope=None, installed_at=now_utc(),
         installed_by=login_user(), scope=scope.kind, root=scope.root, previous=kept, linked=linked,
     )
-    records.mark_pending(scope, current, new, {"tx": str(tx), "place": str(place), "action": "install"})
-    crashpoint("host.install.after_pending")
-    parking = tx / "previous"
-    try:
-        with host.host_lock(options.lock_timeout):
-            if linked is not None:  # the host loads the folder as it is: none of its own records names it
-                if current is not None:
-                    host.forget(folder, name)
-            else:
-                source = str(fetched.directory or fetched.archive or fetched.locator)
-                if fetched.exact and os.path.isabs(fetched.locator):  # a rollback: where it first came from
-                    source = fetched.locator
-                host.record_install(folder, judged, os.path.abspath(source), staged, enabled=enabled,
-                                    replacing=current is not None)
-            crashpoint("host.install.after_host_records")
-            for index, gone in enumerate(dropped):  # the kept tree no longer kept: out of its place first
-                if os.path.lexists(gone.place):
-                    os.rename(gone.place, tx / f"dropped-{index}")
-            if kept_place is not None and current is not None and current.directory == place \
-                    and not os.path.isdir(place) and os.path.lexists(place):
-                os.link(place, parking, follow_symlinks=False)  # a file replaced in one rename: kept by a link
-            old = switch_in(staged, place, parking)
-    except BaseException:
-        _restore_kept(current, tx)
-        _roll_back(scope, host, current, name, tx)
-        raise
-    if current is not None and current.directory != place and os.path.lexists(current.directory):
-        # a single file that became a directory, or the reverse, or a disabled install a link replaces.
-        # The old one goes right after the new one is in (two names cannot switch in one step), so
-        # that no kill after this leaves the host a tree no row names (SPEC 4); the recovery
-        # finishes the switch from the pending row
-        old = tx / "replaced"
-        os.rename(current.directory, old)
-    elif old is None and os.path.lexists(parking):
-        old = parking
-    if kept_place is not None and old is not None:
-        os.rename(old, kept_place)  # kept for `ext rollback`, beside the folder the host scans
-        fsync_dir(kept_place.parent)
-    fsync_dir(place.parent)
-    host.record_switched(folder, judged, enabled=enabled, replacing=current is not None)
-    crashpoint("host.install.after_rename")
-    records.save(scope, new)
-    crashpoint("host.install.after_commit")
-    remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=options.approve_host_trust)
-    notes = [*notes, *ignore]
-    if current is None:
-        action = "installed"
-    else:
-        action = "reinstalled" if same_version(current.version, new.version) else "switched"
-    return Outcome(action, new.with_changes(notes=tuple(notes), trust=trust),
-                   current.version if current is not None else None)
+    return FolderSwitch(scope, host, index, current, new, place, tx, staged, host_records, options.lock_timeout,
+                        options.approve_host_trust, judged, os.path.abspath(source),
+                        approve_all=options.approve_host_trust_all, kept_place=kept_place, dropped=dropped,
+                        ignore=tuple(ignore))
 
 
 def _ignore_note(scope: Scope, folder: Path) -> list[str]:
@@ -303,23 +432,73 @@ def _ignore_note(scope: Scope, folder: Path) -> list[str]:
 
 
 def _restore_kept(stands: Installed | None, tx: Path) -> None:
-    """Put back the kept tree a switch that did not happen had moved into its transaction
-    directory, when the install that stands still keeps it."""
+    """Put back the kept tree a switch or a removal that did not happen had moved into its
+    transaction directory, when the install that stands still keeps it."""
     kept = stands.kept() if stands is not None else None
     if kept is None or os.path.lexists(kept.place):
         return
-    for leftover in sorted(tx.glob("dropped-*")) if tx.is_dir() else []:
+    for leftover in sorted(tx.glob(f"{DROPPED}*")) if tx.is_dir() else []:
         os.rename(leftover, kept.place)
+        fsync_dir(Path(kept.place).parent)
         return
 
 
-def _roll_back(scope: Scope, host: FolderHost, current: Installed | None, name: str, tx: Path) -> None:
-    """A switch that failed before its tree moved (a lock, a full disk): the old row stands."""
-    if current is None:
-        records.delete(scope, host.name, name)
-    else:
-        records.save(scope, current.with_changes(pending=None))
-    remove_tree(tx)
+def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
+           announce: Announce | None = None) -> Outcome:
+    """Switch a prepared tree into its host's folder and record it (writer lock held), in the one
+    protocol (`FolderSwitch`). Returns the `Outcome`. Raises what `switch_part` raises, and `locked`
+    (the host's own lock)."""
+    from pkgmgr.store.switch import BatchRefused, commit_all
+
+    part = switch_part(scope, host, prepared, options, 0, announce)
+    if not isinstance(part, FolderSwitch):
+        return part
+    try:
+        commit_all(scope, [], options, [part])
+    except BatchRefused as refused:
+        raise refused.error from None
+    return part.outcome()
+
+
+def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed | None) -> str:
+    """Put back what an install that did not commit moved (the recovery's, and a refused batch's):
+    the install `standing` (the row, None for a first install) where its row says, the new tree out
+    of the host's folder. Decided by what is on disk: a tree is taken back only where it is the one
+    the intent moved (its checksum), so nothing the intent did not move is ever touched."""
+    place = Path(intent.path)
+    tx = Path(intent.tx) if intent.tx else None
+    new_tree = ((intent.row or {}).get("row") or {}).get("tree_sha256")
+
+    def holds(path: Path, checksum: str | None) -> bool:
+        return checksum is not None and os.path.lexists(path) and host.checksum(path)[0] == checksum
+
+    if standing is not None and standing.directory == place:
+        if holds(place, standing.tree_sha256) or tx is None:
+            return f"kept {standing.label}"
+        script = standing.layout == "script"  # a script kept under its own name in `previous/` (`switch_in`)
+        old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS, tx / place.name)
+                    if os.path.isdir(p) != script and holds(p, standing.tree_sha256)), None)
+        if old is None and holds(place, new_tree):
+            # the new tree is in place and the switch parked the old one in `previous` (a host whose
+            # checksum depends on where a tree is, as Gemini's own install record does, cannot be
+            # checked there): that is the old one
+            old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS)
+                        if os.path.lexists(p) and os.path.isdir(p) != script), None)
+        if old is None:
+            return f"kept {standing.label} (its tree is not where the interrupted install left it)"
+        if os.path.lexists(place):
+            os.rename(place, tx / UNDONE)
+        os.rename(old, place)
+        fsync_dir(place.parent)
+        return f"put back {standing.label}"
+    if tx is not None and holds(place, new_tree):
+        os.rename(place, tx / UNDONE)
+        fsync_dir(place.parent)
+    if standing is not None and tx is not None and not os.path.lexists(standing.directory) \
+            and os.path.lexists(tx / REPLACED):
+        os.rename(tx / REPLACED, standing.directory)
+        fsync_dir(standing.directory.parent)
+    return f"kept {standing.label}" if standing is not None else f"dropped the interrupted install of {intent.name}"
 
 
 def same_version(a: str, b: str) -> bool:
@@ -335,8 +514,9 @@ def same_version(a: str, b: str) -> bool:
 
 
 def _move_in(source: Path, staged: Path) -> None:
-    """The validated tree into the host's staging directory: renamed when it is on the same
-    filesystem, else copied with its modes."""
+    """The validated tree into the host's staging directory (on the host's filesystem): renamed
+    when it is on the same filesystem, else copied with its modes. A disk that fails or fills up
+    while copying is `io_error` (what was copied is removed by the caller)."""
     try:
         os.rename(source, staged)
         return
@@ -345,58 +525,126 @@ def _move_in(source: Path, staged: Path) -> None:
 
         if exc.errno != errno.EXDEV:
             raise
-    if source.is_dir():
-        shutil.copytree(source, staged, copy_function=shutil.copy2, symlinks=True)
-    else:
-        shutil.copy2(source, staged)
+    try:
+        copy_tree(source, staged)
+    except OSError as exc:
+        from pkgmgr.errors import io_error
+
+        disk = io_error(exc)
+        if disk is not None:
+            disk.hint = "free space on the host's filesystem (or mend it) and run the command again (nothing was committed)"
+            raise disk from None
+        raise
+
+
+def copy_tree(source: Path, dest: Path) -> None:
+    """Copy a file or a directory tree with its modes, not following links; the first error is
+    raised as the OS gave it (`shutil.copytree` gathers them into one without an errno)."""
+    if not source.is_dir() or source.is_symlink():
+        shutil.copy2(source, dest, follow_symlinks=False)
+        return
+    stack = [(source, dest)]
+    while stack:
+        src, dst = stack.pop()
+        os.mkdir(dst)
+        for entry in os.scandir(src):
+            target = dst / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                stack.append((Path(entry.path), target))
+            else:
+                shutil.copy2(entry.path, target, follow_symlinks=False)
+        shutil.copystat(src, dst, follow_symlinks=False)
 
 
 # --- remove, enable, disable ------------------------------------------------------------------------
 
 
 def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> Installed:
-    """Take an install out of its host's folder and forget it (writer lock held): the tree is
-    renamed away in one step, the host's own records dropped, the row deleted, then the tree
-    deleted."""
+    """Take an install out of its host's folder and forget it (writer lock held), in the one
+    protocol: the intent recorded, the host's lock taken, the tree renamed away in one step, the
+    row deleted in the transaction that turns the intent `out`, the host's own records dropped,
+    then the tree deleted."""
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, change.lock_timeout)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:  # an interrupted removal of it, finished just now by the recovery
         return item
+    if change.approve_host_trust or change.approve_host_trust_all:
+        _check_change_approval(scope, host, folder, change, current.place, None)
+    host.check_records(folder)  # what Vera would refuse fails now, before anything moves
+    host.check_trust(scope, folder)
     tx = _transaction_dir(folder)
     place = current.directory
-    records.mark_pending(scope, current, current, {"tx": str(tx), "place": str(place), "action": "remove"})
-    parking = tx / "removed"
+    intent = pending.Intent(str(place), current.name, current.version, pending.IN, host=host.name, action="remove",
+                            tx=str(tx))
     try:
+        pending.begin(scope, [intent], _now())
         with host.host_lock(change.lock_timeout):
-            if os.path.lexists(place):
-                os.rename(place, parking)  # a development link's own link: the folder it names stays
-            host.forget(folder, current.name)
+            moved = False
+            try:
+                if os.path.lexists(place):
+                    os.rename(place, tx / REMOVED)  # a development link's own link: the folder it names stays
+                    moved = True
+                kept = current.kept()
+                if kept is not None and os.path.lexists(kept.place):  # the install it kept goes with it
+                    os.rename(kept.place, tx / f"{DROPPED}0")
+                host.forget(folder, current.name)  # what the host must not read once the tree is gone
+                fsync_dir(place.parent)
+                crashpoint("host.remove.after_rename")
+                with transaction(scope.db) as conn:
+                    records.remove(conn, current.host, current.name)
+                    pending.commit(conn, [intent.path])
+            except BaseException:
+                if moved and not os.path.lexists(place):
+                    os.rename(tx / REMOVED, place)
+                _restore_kept(current, tx)
+                raise
+            crashpoint("host.remove.after_commit")
+            host.settle(folder, None, current.name)
     except BaseException:
-        if not os.path.lexists(place) and os.path.lexists(parking):
-            os.rename(parking, place)
-        _roll_back(scope, host, current, current.name, tx)
+        _forget_quietly(scope, intent, tx)
         raise
-    kept = current.kept()
-    if kept is not None and os.path.lexists(kept.place):
-        os.rename(kept.place, tx / "dropped-0")
-    fsync_dir(place.parent)
-    crashpoint("host.remove.after_rename")
-    records.delete(scope, current.host, current.name)
-    crashpoint("host.remove.after_commit")
     remove_tree(tx)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+    pending.settle(scope, [intent.path])
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return current.with_changes(notes=tuple(notes), trust=trust)
 
 
+def trust_after(scope: Scope, host: FolderHost, folder: Path, approve: bool,
+                approve_all: bool = False) -> tuple[list[str], dict[str, Any] | None]:
+    """The host's trust step once a change is committed (`check_trust` ran before it): what fails
+    now can no longer fail the command (issue 25) — it is a note saying what was left."""
+    try:
+        return host.trust_step(scope, folder, approve=approve, approve_all=approve_all)
+    except (PkgmgrError, OSError) as error:
+        why = error.message if isinstance(error, PkgmgrError) else str(error)
+        return [f"the change is done, but {host.title}'s trust step failed: {why}"], None
+
+
+def _forget_quietly(scope: Scope, intent: pending.Intent, tx: Path | None) -> None:
+    """A change refused before its commit (a lock, a full disk), its moves put back: its intent
+    goes, unless the row is committed already (the recovery finishes it); a disk that fails here
+    leaves it to the recovery."""
+    try:
+        found = [i for i in pending.intents(scope.db, intent.host) if i.path == intent.path]
+        if found and found[0].pending == pending.IN:
+            if tx is not None:
+                remove_tree(tx)
+            pending.settle(scope, [intent.path])
+    except (PkgmgrError, OSError, sqlite3.Error):
+        pass
+
+
 def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, change: Change) -> Installed:
-    """`ext enable/disable` the host's way (writer lock held): written in place by the host
-    (`write_enabled`), or the extension moved out of the scanned folder and back (a host with a
-    `disabled_place`)."""
+    """`ext enable/disable` the host's way (writer lock held), in the one protocol: the intent
+    recorded, then the host's files changed under its lock — the state written in place by the
+    host (`settle`), or the extension moved out of the scanned folder and back (a host with a
+    `disabled_place`) — then the row and the intent in one transaction. A kill in between is
+    undone by the recovery: the host's files say what the row says."""
     folder = host.folder_of(scope)
     check_dirs(folder)
-    recover(scope, host)
+    recover(scope, host, change.lock_timeout)
     current = records.get(scope, item.host, item.name, writer=True)
     if current is None:
         raise PkgmgrError(f"{item.name} is not installed in {item.host}'s {scope.kind} folder", code=Code.NOT_FOUND)
@@ -404,22 +652,67 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
     if current.enabled == enabled:
         return current
     updated = current.with_changes(enabled=enabled)
+    host.check_records(folder)  # what the host would refuse fails now, before anything changes
+    host.check_trust(scope, folder)
     away = host.disabled_place(folder, current.name, current.layout)
+    if away is not None and (change.approve_host_trust or change.approve_host_trust_all):
+        _check_change_approval(scope, host, folder, change, current.place,
+                               Path(current.disabled_path or away) if enabled else None)
     if away is not None:
         source, dest = (current.place, away) if not enabled else (Path(current.disabled_path or away), current.place)
         if os.path.lexists(dest):
             raise conflict_error(host, current.name, [dest])
         ensure_dirs(dest.parent.parent, dest.parent.name)
         updated = updated.with_changes(disabled_path=None if enabled else str(away))
-        records.mark_pending(scope, current, updated, {"place": str(dest), "action": "move"})
-        os.rename(source, dest)
-        fsync_dir(dest.parent)
-        crashpoint("host.enable.after_move")
+        intent = pending.Intent(str(dest), current.name, current.version, pending.IN, host=host.name, action="move",
+                                row={"row": updated.to_row()})
     else:
-        host.write_enabled(folder, current, enabled, lock_timeout=change.lock_timeout)
-    records.save(scope, updated)
-    notes, trust = host.trust_step(scope, folder, approve=change.approve_host_trust)
+        intent = pending.Intent(str(current.place), current.name, current.version, pending.IN, host=host.name,
+                                action="enable", row={"row": updated.to_row()})
+    pending.begin(scope, [intent], _now())
+    try:
+        with host.host_lock(change.lock_timeout):
+            if away is not None:
+                os.rename(source, dest)
+                fsync_dir(dest.parent)
+                crashpoint("host.enable.after_move")
+            else:
+                host.settle(folder, updated, updated.name)
+                crashpoint("host.enable.after_host_files")
+            with transaction(scope.db) as conn:
+                records.put(conn, updated)
+                pending.drop(conn, [intent.path])
+    except BaseException:
+        try:
+            if away is not None and os.path.lexists(dest) and not os.path.lexists(source):
+                os.rename(dest, source)
+            elif away is None:
+                with host.host_lock(0.0):
+                    host.settle(folder, current, current.name)  # back to what the row says
+        except (PkgmgrError, OSError):
+            raise  # what the host holds is unknown: the intent stays for the recovery
+        _forget_quietly(scope, intent, None)
+        raise
+    notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+def _now() -> str:
+    from pkgmgr.store.switch import now_utc
+
+    return now_utc()
+
+
+def _check_change_approval(scope: Scope, host: FolderHost, folder: Path, change: Change, place: Path,
+                           arriving: Path | None) -> None:
+    """`--approve-host-trust` on a remove, enable or disable that takes the entry `place` out of
+    the folder (`arriving` None) or puts the tree at `arriving` there (`approval.check`)."""
+    from pkgmgr.hosts import approval
+
+    if place.parent != folder:
+        return
+    approval.check(host, scope, folder, everything=change.approve_host_trust_all, overlay={place.name: arriving},
+                   leaving=[] if arriving is not None else [place.name])
 
 
 # --- adopt -------------------------------------------------------------------------------------------
@@ -447,6 +740,7 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
         if item is None:
             raise PkgmgrError(f"{host.name} has no extension {name} in {folder}", code=Code.NOT_FOUND,
                               details={"found": sorted(found)})
+        check_planted(item.path)
         judged = host.judge(item.path, name_hint=name, layout=item.layout)
         if judged.name != name and host.names_itself:
             raise PkgmgrError(f"{item.path} holds the {host.name} extension {judged.name}; pkgmgr manages a folder "
@@ -465,62 +759,69 @@ def adopt(scope: Scope, host: FolderHost, names: list[str], *, force: bool = Fal
     return adopted
 
 
+ADOPT_MAX_ENTRIES = 10_000  # pkgmgr's bound on what adopt walks (an archive holds at most as many: SPEC 3)
+
+
+def check_planted(path: Path) -> None:
+    """A hand-installed extension `adopt` takes under management holds only what pkgmgr itself
+    would install (SPEC 13): the user's own directories and regular files, and links that stay
+    inside it. Refused: the extension itself a link (`path_escapes_root`: pkgmgr would manage
+    what it points to), an entry of another user (`path_escapes_root`, naming the owner: they
+    could change it under pkgmgr's record), a link that leads out of it (`path_escapes_root`),
+    a FIFO, socket or device (`invalid_archive`), more than ADOPT_MAX_ENTRIES entries. The walk
+    follows no link and reads no file."""
+    import stat
+
+    from pkgmgr.fsutil import foreign_owner, kind_of
+
+    def refuse(where: str, why: str, code: str = Code.PATH_ESCAPES_ROOT) -> PkgmgrError:
+        return PkgmgrError(f"{where} {why}: pkgmgr does not adopt {path}", code=code, path=where,
+                           hint="remove it, or move the extension out of the host's folder and install it "
+                                "with 'pkgmgr ext install'")
+
+    info = os.lstat(path)
+    if stat.S_ISLNK(info.st_mode):
+        raise refuse(str(path), "is a symbolic link (pkgmgr manages only what is in the host's folder)")
+    root = os.path.realpath(path)
+    pending, seen = [str(path)], 0
+    while pending:
+        current = pending.pop()
+        info = os.lstat(current)
+        seen += 1
+        if seen > ADOPT_MAX_ENTRIES:
+            raise refuse(str(path), f"holds more than {ADOPT_MAX_ENTRIES} entries (pkgmgr's bound)",
+                         Code.INVALID_ARCHIVE)
+        owner = foreign_owner(info)
+        if owner is not None:
+            raise refuse(current, f"is owned by {owner}, not by you")
+        if stat.S_ISLNK(info.st_mode):
+            target = os.path.realpath(current)
+            if target != root and not target.startswith(root.rstrip(os.sep) + os.sep):
+                raise refuse(current, f"is a symbolic link that leads out of the extension (to {target})")
+        elif stat.S_ISDIR(info.st_mode):
+            pending.extend(os.path.join(current, name) for name in os.listdir(current))
+        elif not stat.S_ISREG(info.st_mode):
+            raise refuse(current, f"is {kind_of(info.st_mode)}, which no extension holds", Code.INVALID_ARCHIVE)
+
+
 # --- recovery --------------------------------------------------------------------------------------
 
 
-def recover(scope: Scope, host: FolderHost) -> list[str]:
-    """Settle what a killed writer left for `host` in this scope (writer lock held): a pending
-    row becomes the new install when its tree is in place, else the old one stands (a fresh
-    install's placeholder row is dropped); the host's own records follow what is on disk; leftover
-    transaction directories are removed. Returns what was done, for messages."""
+def recover(scope: Scope, host: FolderHost, timeout: float = 0.0) -> list[str]:
+    """Settle what killed writers left for `host` in this scope (writer lock held; the host's own
+    lock taken, waited for up to `timeout`): each intent of phase `in` is undone (the old install
+    stands: its tree back in place), each of phase `out` finished; either way the host's own files
+    are then made to say what the row says (`settle`), the transaction directory removed and the
+    intent forgotten. Leftovers of the host's staging folder go too. Returns what was done."""
     done: list[str] = []
     if not scope.exists():
         return done
     folder = host.folder_of(scope)
-    for current in records.list_rows(scope, host.name):
-        if current.pending is None:
-            continue
-        pending = current.pending
-        action = pending.get("action")
-        place = Path(pending["place"])
-        new = records.row_from_pending(pending["row"], scope)
-        if action == "remove":
-            if not os.path.lexists(place):
-                records.delete(scope, current.host, current.name)
-                host.settle(folder, None, current.name)
-                done.append(f"finished removing {current.name}")
-            else:
-                records.save(scope, current.with_changes(pending=None))
-                done.append(f"kept {current.name} (its removal was interrupted before it began)")
-        elif action == "move":
-            moved = os.path.lexists(place)
-            records.save(scope, (new if moved else current).with_changes(pending=None))
-            done.append(f"settled where {current.name} is")
-        else:
-            if new.linked is not None:
-                arrived = host.link_source(place) == new.linked
-            else:
-                arrived = os.path.lexists(place) and host.checksum(place)[0] == new.tree_sha256
-            if arrived:
-                records.save(scope, new.with_changes(pending=None))
-                kept = new.kept()
-                if current.directory != place and not records.is_placeholder(current) \
-                        and (kept is None or kept.place != current.directory):
-                    remove_tree(current.directory)
-                host.settle(folder, new if new.linked is None else None, new.name)
-                done.append(f"finished installing {new.name} {new.version}")
-            elif records.is_placeholder(current):
-                records.delete(scope, current.host, current.name)
-                host.settle(folder, None, current.name)
-                done.append(f"dropped the interrupted install of {current.name}")
-            else:
-                records.save(scope, current.with_changes(pending=None))
-                _restore_kept(current, Path(pending.get("tx") or place))
-                host.settle(folder, current if current.linked is None else None, current.name)
-                done.append(f"kept {current.name} {current.version}")
-        tx = pending.get("tx")
-        if tx:
-            remove_tree(Path(tx))
+    found = pending.intents(scope.db, host.name)
+    if found:
+        with host.host_lock(timeout):
+            for intent in found:
+                done.append(_settle_intent(scope, host, folder, intent))
     staging = folder.parent / STAGING
     if staging.is_dir() and not os.path.islink(staging):
         for leftover in staging.iterdir():
@@ -532,7 +833,7 @@ def recover(scope: Scope, host: FolderHost) -> list[str]:
 def _drop_unkept(scope: Scope, host: FolderHost, folder: Path) -> list[str]:
     """Remove what lies among the kept trees (`.pkgmgr-previous`, pkgmgr's own) that no install of
     `host` keeps any more: what a killed writer or a removal left."""
-    kept_dir = folder.parent / PREVIOUS
+    kept_dir = folder.parent / KEPT_DIR
     if not kept_dir.is_dir() or os.path.islink(kept_dir):
         return []
     named = {str(item.place) for row in records.list_rows(scope, host.name) if (item := row.kept()) is not None}
@@ -544,13 +845,88 @@ def _drop_unkept(scope: Scope, host: FolderHost, folder: Path) -> list[str]:
     return done
 
 
+def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending.Intent) -> str:
+    standing = records.get(scope, host.name, intent.name, writer=True)
+    tx = Path(intent.tx) if intent.tx else None
+    hint = None
+    if intent.pending == pending.IN:  # the commit did not happen: the old install stands
+        if intent.action == "install":
+            line = undo_install(host, intent, standing)
+            if tx is not None:
+                _restore_kept(standing, tx)
+        elif intent.action == "remove":
+            if standing is not None and tx is not None and not os.path.lexists(standing.directory) \
+                    and os.path.lexists(tx / REMOVED):
+                os.rename(tx / REMOVED, standing.directory)
+                fsync_dir(standing.directory.parent)
+            if tx is not None:
+                _restore_kept(standing, tx)
+            line = f"kept {intent.name} (its removal was interrupted before its commit)"
+        elif intent.action == "move":
+            moved = Path(intent.path)
+            if standing is not None and not os.path.lexists(standing.directory) and os.path.lexists(moved):
+                os.rename(moved, standing.directory)
+                fsync_dir(standing.directory.parent)
+            line = f"settled where {intent.name} is"
+        else:
+            line = f"kept {intent.name} {'enabled' if standing is None or standing.enabled else 'disabled'}"
+    else:  # committed: finish it
+        if intent.action == "install" and standing is not None and (intent.row or {}).get("row", {}).get(
+                "tree_sha256") == standing.tree_sha256:
+            hint = (intent.row or {}).get("host")
+            if tx is not None:
+                keep_replaced(standing, tx)
+        line = (f"finished removing {intent.name}" if standing is None
+                else f"finished installing {standing.label}" if intent.action == "install"
+                else f"finished {intent.action} of {standing.label}")
+    host.settle(folder, hosted(standing), intent.name, hint)
+    if tx is not None:
+        remove_tree(tx)
+    pending.settle(scope, [intent.path])
+    return line
+
+
+def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
+    """`doctor --check` of `host`'s installs in this scope (reads only): each tree against its
+    record (gone, modified), the host's own records as the host parses them and against the
+    installs (`record_problems`), and a stale lock of the host's (`lock_problem`, repairable)."""
+    rows = records.list_rows(scope, host.name) if scope.exists() else []
+    if not rows:
+        return []
+    found: list[tuple[str, str, bool]] = []
+    changing = {intent.name for intent in pending.intents(scope.reader(), host.name)}
+    for row in rows:
+        if row.name in changing:  # a killed writer's change: listed by `interrupted`, settled by `recover`
+            continue
+        place = row.place if row.enabled or not row.disabled_path else Path(row.disabled_path)
+        if row.linked is not None:  # a development link: the working folder changes as the author edits it
+            if host.link_source(place) != row.linked:
+                found.append(("install", f"{row.label}: {place} no longer links to {row.linked}, the folder it was linked to",
+                              False))
+            continue
+        if not os.path.lexists(place):
+            found.append(("install", f"{row.label}: {place} is missing (install it again, or forget it: "
+                                     f"'pkgmgr ext remove {row.name} --host {host.name}')", False))
+        elif not host.intact(row):
+            found.append(("install", f"{row.label}: its tree differs from the installed one (run 'pkgmgr ext verify "
+                                     f"{row.name} --host {host.name}' for the files)", False))
+    folder = host.folder_of(scope)
+    try:
+        hosted_rows = [row for row in rows if row.linked is None]  # none of the host's records names a link
+        found.extend(("host_records", problem, False) for problem in host.record_problems(folder, hosted_rows))
+    except PkgmgrError as error:
+        found.append(("host_records", error.message, False))
+    stale = host.lock_problem()
+    if stale is not None:
+        found.append(("host_lock", stale, True))
+    return found
+
+
 def interrupted(scope: Scope, host: FolderHost) -> list[str]:
     """What killed writers left of `host`'s installs in this scope, for `doctor --check` (reads
-    only): each row still pending, and what lies in the host's staging folder when it has rows."""
-    rows = records.list_rows(scope, host.name)
-    found = [f"{item.host} {item.name}: an interrupted {(item.pending or {}).get('action', 'switch')} is pending"
-             for item in rows if item.pending is not None]
-    if rows:
+    only): each intent still recorded, and what lies in the host's staging folder."""
+    found = [intent.label for intent in pending.intents(scope.reader(), host.name)]
+    if found or records.list_rows(scope, host.name):
         staging = host.folder_of(scope).parent / STAGING
         if staging.is_dir() and not staging.is_symlink():
             found.extend(f"{host.name}: {staging / leftover.name} is a leftover of an interrupted command"

@@ -652,12 +652,14 @@ class Gemini(FolderHost):
     def forget(self, folder: Path, name: str) -> None:
         set_rules(folder, name, enabled=None, scope_path=home_text())
 
-    def settle(self, folder: Path, record: Installed | None, name: str) -> None:
+    def settle(self, folder: Path, record: Installed | None, name: str, records: dict[str, Any] | None = None,
+               ) -> None:
         if record is None:
             if not os.path.lexists(folder / name):
                 set_rules(folder, name, enabled=None, scope_path=home_text())
             return
-        if is_enabled(rules_of(read_enablement(folder), name), home_text()) != record.enabled:
+        rules = rules_of(read_enablement(folder), name)
+        if not rules or is_enabled(rules, home_text()) != record.enabled:  # as its install writes them
             set_rules(folder, name, enabled=record.enabled, scope_path=home_text())
 
     def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:

@@ -80,8 +80,19 @@ def switch_in(new: Path, target: Path, parking: Path) -> Path | None:
         os.rename(new, parking)  # `new` holds the old tree now
         return parking
     if not new.is_dir() and not target.is_dir():  # a file (an Eva script) is replaced in one rename
+        # the old one kept first under its own name in the directory `parking` (a second name of
+        # it: its checksum names the file), so that a switch undone before its commit puts it
+        # back (`store.pending`)
+        os.mkdir(parking, 0o700)
+        kept = parking / target.name
+        try:
+            os.link(target, kept, follow_symlinks=False)
+        except OSError:  # a filesystem without hard links: a copy
+            import shutil
+
+            shutil.copy2(target, kept, follow_symlinks=False)
         os.replace(new, target)
-        return None
+        return kept
     os.rename(target, parking)
     os.rename(new, target)
     return parking

@@ -103,6 +103,8 @@ class Options(switch.SwitchOptions, Protocol):
     @property
     def approve_host_trust(self) -> bool: ...
     @property
+    def approve_host_trust_all(self) -> bool: ...
+    @property
     def lock_timeout(self) -> float: ...
     @property
     def host(self) -> str | None: ...
@@ -114,6 +116,7 @@ class Change:
 
     deactivate: bool = False  # deactivate the extension's activations in the same step (Compozy's)
     approve_host_trust: bool = False  # record the host's new approval of a project folder (Eva's)
+    approve_host_trust_all: bool = False  # ... with every file its hash covers named (hosts.approval)
     lock_timeout: float = 30.0  # how long a lock the host itself holds is waited for (Vera's)
 
 
@@ -246,6 +249,17 @@ class BatchDestination(Destination, Protocol):
 
     def switch_all(self, prepared: Sequence[Prepared[Any]], options: Options,
                    announce: Sequence[Announce | None]) -> list[Outcome]: ...
+
+
+@runtime_checkable
+class BatchMember(Destination, Protocol):
+    """A destination whose switches take part in a batch across hosts (SPEC 4: one transaction per
+    batch): `batch_item` makes one ready — whatever can fail, fails then — as a
+    `store.switch.Switch` (the scope store's tree), a `store.switch.Part` (another host's), or
+    the `Outcome` "unchanged"."""
+
+    def batch_item(self, prepared: Prepared[Any], options: Options, announce: Announce | None,
+                   index: int) -> Any: ...
 
 
 class ScopeStaging:
@@ -409,13 +423,27 @@ class Host(ABC):
         beyond its record. Reads only."""
 
     @abstractmethod
-    def recover(self, scope: Scope) -> list[str]:
-        """Settle what a killed writer left of this host's installs in `scope` (writer lock held),
-        so that the old or the new install stands; what was done, for messages."""
+    def recover(self, scope: Scope, timeout: float = 0.0) -> list[str]:
+        """Settle what a killed writer left of this host's installs in `scope` (writer lock held; a
+        lock of the host's own waited for up to `timeout`), so that the old or the new install
+        stands (`store.pending`: a change recorded before its commit is undone, one after it
+        finished); what was done, for messages."""
 
     def interrupted(self, scope: Scope) -> list[str]:
         """What killed writers left of this host's installs in `scope` that `recover` settles, for
         `doctor --check` (reads only)."""
+        return []
+
+    def health(self, scope: Scope) -> list[tuple[str, str, bool]]:
+        """What `doctor --check` finds wrong with this host's installs in `scope` beyond what killed
+        writers left — `(check, message, repairable)`: an install whose tree is gone or modified,
+        the host's own records as the host parses them, a stale lock of the host's. Reads only;
+        nothing by default (the scope store's trees are checked by `store.recovery`)."""
+        return []
+
+    def repair(self, scope: Scope) -> list[str]:
+        """What `doctor` repairs of `health`'s findings (a stale lock of the host's, when its owner is
+        provably dead); what was done. Nothing by default."""
         return []
 
     # --- authoring --------------------------------------------------------------------------------------

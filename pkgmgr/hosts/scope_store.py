@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from pkgmgr.hosts.compozy import CompozyTree
     from pkgmgr.store.installed import Installed
     from pkgmgr.store.scope import Scope
-    from pkgmgr.store.switch import OnSwitch, Outcome
+    from pkgmgr.store.switch import OnSwitch, Outcome, Switch
 
 
 class ScopeDestination(ScopeStaging):
@@ -82,6 +82,15 @@ class ScopeDestination(ScopeStaging):
                                      confirm_always=options.confirm_always)
 
         return refresh
+
+    def batch_item(self, prepared: Prepared[Any], options: Options, announce: Announce | None, index: int,
+                   ) -> Switch:
+        """Its part of a batch across hosts (`install.host_routing.HostRouting.switch_all`): the
+        switch of one tree, in the scope's one transaction."""
+        from pkgmgr.store.switch import Switch
+
+        tree = self._own(prepared)
+        return Switch(tree, announce, self._refresh(tree, options), index)
 
     def switch_all(self, prepared: Sequence[Prepared[Any]], options: Options,
                    announce: Sequence[Announce | None]) -> list[Outcome]:

@@ -320,24 +320,21 @@ class Terva(FolderHost):
 
     def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:
         if judged.details.get("enabled", True) != enabled:
-            set_enabled(staged, enabled)
+            set_enabled(staged, enabled, temp_dir=staged.parent)
 
-    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        """`terva ext enable/disable`: the manifest's `enabled` rewritten (`set_enabled`)."""
-        set_enabled(record.place, enabled)
+    def settle(self, folder: Path, item: Installed | None, name: str, records: dict[str, Any] | None = None) -> None:
+        """terva keeps no records of its own but the manifest's `enabled`: rewritten as `terva ext
+        enable/disable` rewrites it (`set_enabled`) when it says otherwise than `item`."""
+        if item is None or manifest_enabled(item.place) in (None, item.enabled):
+            return
+        from pkgmgr.hosts.mechanics import STAGING, ensure_dirs
+
+        set_enabled(item.place, item.enabled, temp_dir=ensure_dirs(folder.parent, STAGING))
 
     def observed(self, record: Installed) -> Installed:
         """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
-        try:
-            raw = _read_manifest(record.place)
-            document = jsonfmt.plain(jsonfmt.decode(raw))
-        except (PkgmgrError, jsonfmt.JsonError, OSError):
-            return record  # gone or unreadable: `ext verify` says so
-        if not isinstance(document, dict):
-            return record
-        values = [v for k, v in document.items() if go_fold(k) == "enabled"]
-        enabled = values[-1] is not False if values else True  # absent or null: enabled (IsEnabled)
-        return record if enabled == record.enabled else record.with_changes(enabled=enabled)
+        enabled = manifest_enabled(record.place)
+        return record if enabled is None or enabled == record.enabled else record.with_changes(enabled=enabled)
 
     def kind_of(self, record: Installed) -> str:
         return "theme" if not record.manifest.get("exec") else "subprocess"
@@ -515,11 +512,26 @@ def canonical_without_enabled(raw: bytes) -> bytes:
     return json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def set_enabled(folder: Path, enabled: bool) -> None:
+def manifest_enabled(folder: Path) -> bool | None:
+    """What the manifest in `folder` says of `enabled` as terva reads it (absent or null: enabled,
+    `IsEnabled`); None when it is gone or unreadable (`ext verify` says so)."""
+    try:
+        raw = _read_manifest(folder)
+        document = jsonfmt.plain(jsonfmt.decode(raw))
+    except (PkgmgrError, jsonfmt.JsonError, OSError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    values = [v for k, v in document.items() if go_fold(k) == "enabled"]
+    return values[-1] is not False if values else True
+
+
+def set_enabled(folder: Path, enabled: bool, *, temp_dir: Path) -> None:
     """`terva ext enable/disable`: extension.json decoded into map[string]any, `enabled` set,
     written back with json.MarshalIndent(v, "", "  ") and a final newline, mode 0644 (terva
-    writes in place; pkgmgr writes the same bytes through a temporary file and a rename).
-    Raises invalid_manifest where terva's rewrite fails ("parse manifest")."""
+    writes in place; pkgmgr writes the same bytes through a temporary file in `temp_dir` — outside
+    the tree, on its filesystem — and a rename). Raises invalid_manifest where terva's rewrite fails
+    ("parse manifest")."""
     from pkgmgr.fsutil import atomic_write_bytes
 
     raw = _read_manifest(folder)
@@ -533,7 +545,7 @@ def set_enabled(folder: Path, enabled: bool) -> None:
         raise _invalid("parse manifest: a number is out of float64's range")
     document["enabled"] = enabled
     data = (jsonfmt.go_marshal_indent(document) + "\n").encode("utf-8")
-    atomic_write_bytes(folder / MANIFEST, data, mode=0o644)
+    atomic_write_bytes(folder / MANIFEST, data, mode=0o644, temp_dir=temp_dir)
 
 
 def is_terva_manifest(raw: bytes) -> bool:

@@ -47,6 +47,7 @@ MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
 RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on extensions.json (and 1 MiB for a marker)
 LOCK_MAX_BYTES = 4096  # extensions.json.lock holds {"pid":N}
+DIGEST_FILE_MAX_BYTES = 500 * 1024 * 1024  # pkgmgr's bound on one file it digests (SPEC 3: what an archive unpacks to)
 SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
@@ -122,14 +123,35 @@ def _hash_directory(sha: Any, directory: Path, rel: str) -> None:
             _hash_directory(sha, Path(entry.path), path)
         elif entry.is_file(follow_symlinks=False):
             sha.update(f"file:{path}\n".encode())
-            with open(entry.path, "rb") as handle:
-                for chunk in iter(lambda: handle.read(1 << 20), b""):
-                    sha.update(chunk)
+            _hash_file(sha, entry.path, path)
             sha.update(b"\n")
         elif entry.is_symlink():
             raise _link_refused(path)
         else:
             raise _special_refused(path)
+
+
+def _hash_file(sha: Any, file: str, rel: str) -> None:
+    """The bytes of one file of the digest, through the bounded primitive: swapped for a link or a
+    FIFO since it was listed, it is refused as one (never followed, never waited on); over
+    DIGEST_FILE_MAX_BYTES, or unreadable, it is refused with the code of a tree Vera cannot take."""
+    from pkgmgr.fsutil import NotRegularFile, TooLarge, regular_chunks
+
+    try:
+        for chunk in regular_chunks(file, limit=DIGEST_FILE_MAX_BYTES):
+            sha.update(chunk)
+    except NotRegularFile as exc:
+        raise (_link_refused(rel) if exc.kind == "a symbolic link" else _special_refused(rel)) from None
+    except TooLarge:
+        raise PkgmgrError(f"{rel!r} is larger than {DIGEST_FILE_MAX_BYTES} bytes (pkgmgr's bound on a file "
+                          "of a Vera extension)", code=Code.INVALID_ARCHIVE, details={"path": rel},
+                          hint="remove it from the extension's directory") from None
+    except OSError as exc:
+        if exc.errno in (errno.EIO, errno.ENOSPC):
+            raise  # the device fails, not the tree: io_error
+        raise PkgmgrError(f"{rel!r} cannot be read ({exc.strerror}): Vera's installer cannot digest the "
+                          "extension", code=Code.INVALID_ARCHIVE, details={"path": rel},
+                          hint="make it readable, or remove it from the extension's directory") from None
 
 
 def _check_name(rel: str) -> None:
@@ -400,41 +422,71 @@ class Vera(FolderHost):
     def claimed_by_records(self, folder: Path, name: str) -> Path | None:
         return folder.parent / REGISTRY if any(r["id"] == name for r in read_records(folder)) else None
 
-    def record_install(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
-                       replacing: bool) -> None:
-        """installExtension's records, written before the tree is renamed in (the version as Vera
-        records it); an update keeps `installedAt`."""
+    def records_of(self, folder: Path, judged: Judged, source: str, staged: Path, *, enabled: bool,
+                   current: Installed | None) -> dict[str, Any] | None:
+        """installExtension's record of the staged tree (the version as Vera records it); an update
+        keeps `installedAt`. Raises `invalid_config` when Vera's records are ones it would refuse."""
         name = judged.name
-        records = read_records(folder)  # once: with 20,000 records each read costs a second or more
         installed_at = None
-        if replacing:
-            old = next((r for r in records if r["id"] == name), None)
+        if current is not None:
+            old = next((r for r in read_records(folder) if r["id"] == name), None)
             installed_at = old["installedAt"] if old else None
-        put_record(folder, record(name, recorded_version(judged.document, judged.version), source, digest(staged),
-                                  enabled=enabled, installed_at=installed_at), records)
+        return record(name, recorded_version(judged.document, judged.version), source, digest(staged),
+                      enabled=enabled, installed_at=installed_at)
 
-    def forget(self, folder: Path, name: str) -> None:
-        drop_record(folder, name)
+    def check_records(self, folder: Path) -> None:
+        read_records(folder)
 
-    def write_enabled(self, folder: Path, item: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        with registry_lock(lock_timeout):
-            if set_record_enabled(folder, item.name, enabled) is None:
-                raise PkgmgrError(f"Vera has no record of {item.name} in {folder.parent / REGISTRY}",
-                                  code=Code.STATE_INCONSISTENT, hint="'pkgmgr ext install' it again with --force")
-
-    def settle(self, folder: Path, item: Installed | None, name: str) -> None:
-        """Vera's records made to say what is on disk after a recovery."""
+    def settle(self, folder: Path, item: Installed | None, name: str, records: dict[str, Any] | None = None) -> None:
+        """Vera's records made to say what `item` says (Vera's lock held): `records` (computed
+        before the switch), else the record kept with `item`'s version, enabled state and digest;
+        nothing is written when they say it already."""
         path = folder / name
-        with registry_lock(0.0):
-            records_now = {r["id"]: r for r in read_records(folder)}
-            if item is None or not os.path.isdir(path):
-                if name in records_now:
-                    drop_record(folder, name)
-                return
-            old = records_now.get(name)
-            put_record(folder, record(name, recorded_version(item.manifest, item.version),
-                                      (old or {}).get("source", {}).get("path") or str(path), digest(path),
-                                      enabled=item.enabled, installed_at=(old or {}).get("installedAt")))
+        now = {r["id"]: r for r in read_records(folder, repair=True)}
+        if item is None or not os.path.isdir(path):
+            if name in now:
+                drop_record(folder, name)
+            return
+        old = now.get(name)
+        wanted = records if records is not None and records.get("id") == name else record(
+            name, recorded_version(item.manifest, item.version),
+            (old or {}).get("source", {}).get("path") or str(path), digest(path), enabled=item.enabled,
+            installed_at=(old or {}).get("installedAt"))
+        if old != wanted:
+            put_record(folder, wanted, list(now.values()))
+
+    def lock_problem(self) -> str | None:
+        path = lock_path()
+        why = stale_lock(path)
+        return f"{path} is a stale lock of Vera's records ({why}): 'pkgmgr doctor' removes it" if why else None
+
+    def reclaim_lock(self) -> str | None:
+        path = lock_path()
+        why = stale_lock(path)
+        if why is None:
+            return None
+        path.unlink(missing_ok=True)
+        return f"removed {path}, a stale lock of Vera's records ({why})"
+
+    def record_problems(self, folder: Path, rows: list[Installed]) -> list[str]:
+        """Vera's records as Vera parses them, and whether they name each install pkgmgr recorded
+        with its tree's digest (else Vera lists it as not managed, or with another version)."""
+        try:
+            found = {r["id"]: r for r in read_records(folder)}
+        except PkgmgrError as error:
+            return [error.message]
+        problems = []
+        for row in rows:
+            mine = found.get(row.name)
+            if mine is None:
+                problems.append(f"Vera's records ({registry_path()}) do not name {row.label}: Vera lists it as not "
+                                "managed by its extension manager")
+            elif os.path.isdir(row.place) and mine["digest"] != digest(row.place):
+                problems.append(f"Vera's record of {row.label} names digest {mine['digest']}, not its tree's")
+            elif mine["enabled"] != row.enabled:
+                problems.append(f"Vera's record of {row.label} says {'enabled' if mine['enabled'] else 'disabled'}, "
+                                f"pkgmgr's says {'enabled' if row.enabled else 'disabled'}")
+        return problems
 
     def check_adoptable(self, found: Found, *, force: bool) -> None:
         """An extension Vera recorded must still have the digest Vera recorded."""
@@ -619,8 +671,10 @@ def read_central() -> list[dict[str, Any]] | None:
     return value["extensions"]
 
 
-def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
-    """manager.ts readManagedMarkers (leftover `.tmp` files removed, as Vera removes them)."""
+def read_markers(folder: Path, *, repair: bool = False) -> dict[str, dict[str, Any]]:
+    """manager.ts readManagedMarkers. A `.tmp` file is another writer's work in flight (Vera's,
+    or one that died): never read, and removed only by a writer holding Vera's lock (`repair`)
+    when the process its name carries (`<id>.json.<pid>.<uuid>.tmp`) is gone."""
     state = folder / MANAGED
     if os.path.islink(state):
         raise _records_error(state, "directory is a symbolic link")
@@ -632,7 +686,10 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
     for child in names:
         path = state / child
         if child.endswith(".tmp"):
-            path.unlink(missing_ok=True)
+            if os.path.isdir(path) and not os.path.islink(path):  # Vera's rm fails on it too: never removed
+                raise _records_error(path, "directory holds an unexpected directory")
+            if repair and _temp_of_dead_process(child):
+                path.unlink(missing_ok=True)
             continue
         if not child.endswith(".json") or os.path.islink(path):
             raise _records_error(path, "directory holds an unexpected file")
@@ -651,35 +708,47 @@ def read_markers(folder: Path) -> dict[str, dict[str, Any]]:
     return markers
 
 
-def read_records(folder: Path) -> list[dict[str, Any]]:
+def _temp_of_dead_process(name: str) -> bool:
+    """Whether a temporary file named `<file>.<pid>.<uuid>.tmp` belongs to a process that is gone."""
+    parts = name.split(".")
+    if len(parts) < 4 or not parts[-3].isdigit():
+        return False
+    return not _pid_alive(int(parts[-3]))
+
+
+def read_records(folder: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     """manager.ts readManagedExtensionRecords: the central records, each with its marker's
-    `enabled` (a missing marker is backfilled, as Vera does), plus markers without a central
-    record; sorted by id in localeCompare order."""
+    `enabled`, plus markers without a central record; sorted by id in localeCompare order. A
+    missing marker is backfilled as Vera does only by a writer holding Vera's lock (`repair`): a
+    read never writes."""
     central = read_central() or []
-    markers = read_markers(folder)
+    markers = read_markers(folder, repair=repair)
     records = []
     missing = []
     for item in central:
         marker = markers.pop(item["id"], None)
         if marker is None:
-            missing.append(item)
+            if repair:
+                missing.append(item)  # written as one batch below
             records.append(item)
             continue
         if marker["directory"] != item["directory"] or marker["source"]["path"] != item["source"]["path"]:
             raise _records_error(registry_path(), f"disagree with the marker of {item['id']}")
         records.append({**item, "enabled": marker["enabled"]})
-    write_markers(folder, missing)
+    if missing:
+        write_markers(folder, missing)
     records.extend(markers.values())
     return sorted(records, key=lambda r: locale_key(r["id"]))
 
 
 def _write_json(path: Path, value: Any) -> None:
-    """Vera's write: `<path>.<pid>.<uuid>.tmp` with mode 0600, then a rename."""
+    """Vera's write: `<path>.<pid>.<uuid>.tmp` with mode 0600 (never following a link planted at
+    that name: created exclusively), fsynced, then a rename and its directory fsynced."""
     from pkgmgr.fsutil import fsync_dir
 
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(jsonfmt.js_stringify(value) + "\n")
             handle.flush()
@@ -725,7 +794,7 @@ def write_markers(folder: Path, items: list[dict[str, Any]]) -> None:
             if os.path.islink(path):
                 raise _records_error(path, "marker is a symbolic link")
             tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
             written.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 handle.write(jsonfmt.js_stringify(item) + "\n")
@@ -746,10 +815,14 @@ def write_markers(folder: Path, items: list[dict[str, Any]]) -> None:
 
 
 def remove_marker(folder: Path, ext_id: str) -> None:
+    from pkgmgr.fsutil import fsync_dir
+
     path = folder / MANAGED / f"{ext_id}.json"
     if os.path.islink(path):
         raise _records_error(path, "marker is a symbolic link")
-    path.unlink(missing_ok=True)
+    if os.path.lexists(path):
+        path.unlink()
+        fsync_dir(path.parent)
 
 
 def write_central(records: list[dict[str, Any]]) -> None:
@@ -763,36 +836,30 @@ def write_central(records: list[dict[str, Any]]) -> None:
 
 
 def put_record(folder: Path, item: dict[str, Any], records: list[dict[str, Any]] | None = None) -> None:
-    """Add or replace one record as installExtension does: the marker first, then the registry
-    (`records`: what `read_records` returned, read under the same lock)."""
-    records = [r for r in (read_records(folder) if records is None else records) if r["id"] != item["id"]]
+    """Add or replace one record (Vera's lock held), in an order after which Vera never reads
+    records it refuses: Vera refuses a marker and a central record of one id that disagree on
+    `directory` or `source.path`, and reads a marker alone as the record. So when they would
+    disagree (an update from another source), the central record goes first (Vera reads the old
+    marker alone), then the new marker (the new record alone), then the central record; else, as
+    installExtension does, the marker first, then the registry."""
+    records = read_records(folder, repair=True) if records is None else records
+    others = [r for r in records if r["id"] != item["id"]]
+    old = next((r for r in records if r["id"] == item["id"]), None)
+    central = {r["id"] for r in read_central() or []}
+    if old is not None and item["id"] in central and (
+            old["directory"], old["source"]["path"]) != (item["directory"], item["source"]["path"]):
+        write_central(others)
     write_marker(folder, item)
-    write_central([*records, item])
+    write_central([*others, item])
 
 
 def drop_record(folder: Path, ext_id: str) -> None:
     """manager.ts removeManagedRecord: the registry rewritten without it (when there is one, or
-    others remain), then its marker removed."""
-    remaining = [r for r in read_records(folder) if r["id"] != ext_id]
+    others remain), then its marker removed (Vera's lock held)."""
+    remaining = [r for r in read_records(folder, repair=True) if r["id"] != ext_id]
     if registry_path().is_file() or remaining:
         write_central(remaining)
     remove_marker(folder, ext_id)
-
-
-def set_record_enabled(folder: Path, ext_id: str, enabled: bool) -> dict[str, Any] | None:
-    """manager.ts setExtensionEnabled: disabling writes the marker first, enabling the registry
-    first. None when Vera has no record of it."""
-    records = read_records(folder)
-    current = next((r for r in records if r["id"] == ext_id), None)
-    if current is None:
-        return None
-    updated = {**current, "enabled": enabled}
-    if not enabled:
-        write_marker(folder, updated)
-    write_central([updated if r["id"] == ext_id else r for r in records])
-    if enabled:
-        write_marker(folder, updated)
-    return updated
 
 
 def _pid_alive(pid: int) -> bool:
@@ -813,50 +880,109 @@ def _lock_owner(path: Path) -> Any:
     return read_json_file(path, max_bytes=LOCK_MAX_BYTES)
 
 
-def _reclaim_dead(path: Path) -> bool:
-    """manager.ts reclaimDeadLock: a lock whose `{"pid": N}` names no live process is removed."""
+def boot_time() -> float | None:
+    """When the system booted (Linux `/proc/stat` btime), None where it cannot be known."""
+    try:
+        with open("/proc/stat", "rb") as handle:  # the kernel's, not a file of a host
+            for line in handle.read(1 << 16).splitlines():
+                if line.startswith(b"btime "):
+                    return float(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def stale_lock(path: Path) -> str | None:
+    """Why the lock file `path` is provably stale — its `{"pid": N}` names no live process, or it
+    was written before the system booted (a power cut left it, empty or not: no process of that
+    boot lives) — or None: no lock, or one that may belong to a live process (a FIFO or a link
+    planted there is never taken for a stale lock)."""
+    try:
+        info = os.lstat(path)
+    except OSError:
+        return None
+    import stat as stat_module
+
+    if not stat_module.S_ISREG(info.st_mode):
+        return None
+    booted = boot_time()
+    if booted is not None and info.st_mtime < booted:
+        return "written before the system booted"
     try:
         value = _lock_owner(path)
-    except (OSError, ValueError):  # gone, a FIFO or a link (never read: waited for, then `locked`), not JSON
-        return False
+    except (OSError, ValueError):
+        return None  # being written by a live owner, or not Vera's
     pid = value.get("pid") if isinstance(value, dict) else None
-    if not isinstance(pid, int) or isinstance(pid, bool) or _pid_alive(pid):
+    if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 and not _pid_alive(pid):
+        return f"its process {pid} is gone"
+    return None
+
+
+def _reclaim_dead(path: Path) -> bool:
+    """manager.ts reclaimDeadLock, and a lock a power cut left (`stale_lock`): removed."""
+    if stale_lock(path) is None:
         return False
     path.unlink(missing_ok=True)
     return True
 
 
+def _take(path: Path) -> bool:
+    """Create the lock `path` holding `{"pid":N}` — whole, even after a power cut: the pid is
+    written and fsynced in a file of its own, which is then linked to the lock's name (created
+    only when it does not exist, as Vera's exclusive open). False when it exists."""
+    owner = (json.dumps({"pid": os.getpid()}, separators=(",", ":")) + "\n").encode()
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+    try:
+        try:
+            os.write(fd, owner)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)
+            return True
+        except FileExistsError:
+            return False
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+                raise
+        try:  # a filesystem without hard links: Vera's own exclusive create
+            lock = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            return False
+        try:
+            os.write(lock, owner)
+            os.fsync(lock)
+        finally:
+            os.close(lock)
+        return True
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
 @contextmanager
 def registry_lock(timeout: float) -> Iterator[None]:
     """manager.ts withRegistryLock: `extensions.json.lock` created exclusively (mode 0600) with
-    `{"pid":N}`; a dead owner's lock is reclaimed. A live owner is waited for up to `timeout`
-    seconds (Vera itself gives up at once), then `locked`."""
+    `{"pid":N}` (`_take`); a stale lock is reclaimed (`stale_lock`). A live owner is waited for up
+    to `timeout` seconds (Vera itself gives up at once), then `locked`."""
     path = lock_path()
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
     deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            break
-        except FileExistsError:
-            if _reclaim_dead(path):
-                continue
-            if time.monotonic() >= deadline:
-                owner = ""
-                try:
-                    owner = f" (pid {_lock_owner(path).get('pid')})"
-                except (OSError, ValueError, AttributeError):
-                    pass
-                raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
-                                  code=Code.LOCKED, path=str(path),
-                                  hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
-            time.sleep(0.05)
-        except OSError as exc:
-            if exc.errno != errno.EEXIST:
-                raise
+    while not _take(path):
+        if _reclaim_dead(path):
+            continue
+        if time.monotonic() >= deadline:
+            owner = ""
+            try:
+                owner = f" (pid {_lock_owner(path).get('pid')})"
+            except (OSError, ValueError, AttributeError):
+                pass
+            raise PkgmgrError(f"Vera holds its extension lock {path}{owner}; gave up after waiting {timeout:g} s",
+                              code=Code.LOCKED, path=str(path),
+                              hint="wait for the 'vera ext' command to finish, or raise --lock-timeout") from None
+        time.sleep(0.05)
     try:
-        os.write(fd, (json.dumps({"pid": os.getpid()}, separators=(",", ":")) + "\n").encode())
         yield
     finally:
-        os.close(fd)
         path.unlink(missing_ok=True)

@@ -128,6 +128,25 @@ def packable(host: FolderHost, root: Path, *, release: str | None, limits: Limit
     return Packable(host.name, judged.name, version, root, script)
 
 
+SCRIPT_MAX_BYTES = 64 * 1024 * 1024  # pkgmgr's bound on a single-file extension it packs (its host's judge bounds it lower)
+
+
+def _script_bytes(path: Path) -> bytes:
+    """The script `ext pack` judged, read again through the bounded primitive: swapped since for a
+    FIFO or something larger, it is refused (invalid_archive), never waited on."""
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        data = read_regular(path, limit=SCRIPT_MAX_BYTES, follow_symlinks=True)
+    except OSError as exc:
+        raise PkgmgrError(f"{path}: cannot be read ({exc.strerror})", code=Code.INVALID_ARCHIVE,
+                          path=str(path)) from None
+    if len(data) > SCRIPT_MAX_BYTES:
+        raise PkgmgrError(f"{path}: larger than {SCRIPT_MAX_BYTES} bytes (pkgmgr's bound on a script it packs)",
+                          code=Code.INVALID_ARCHIVE, path=str(path))
+    return data
+
+
 def write_archive(packable: Packable, output: Path) -> Packed:
     """`ext pack`'s archive of `packable` at `output`: reproducible, under `<name>-<version>/`; a
     single-file extension is packed as the one file of a directory named after it."""
@@ -137,7 +156,7 @@ def write_archive(packable: Packable, output: Path) -> Packed:
         with tempfile.TemporaryDirectory(prefix="pkgmgr-pack-") as tmp:
             folder = Path(tmp) / packable.name
             folder.mkdir()
-            (folder / (packable.name + packable.root.suffix)).write_bytes(packable.root.read_bytes())
+            (folder / (packable.name + packable.root.suffix)).write_bytes(_script_bytes(packable.root))
             result = pack_directory(folder, packable.name, packable.version, output)
     else:
         result = pack_directory(packable.root, packable.name, packable.version, output)

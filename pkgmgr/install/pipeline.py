@@ -18,7 +18,6 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import KW_ONLY, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence, runtime_checkable
@@ -328,6 +327,8 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
                         options: InstallOptions) -> dict[int, Staged]:
     """`_prepare_one` of each of `items`, `PREPARE_WORKERS` at a time. What a worker raises
     besides a PkgmgrError is raised once every worker is done, the others' staging removed."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a batch of one never needs it (issue 30)
+
     done: dict[int, Staged] = {}
     failure: BaseException | None = None
     with ThreadPoolExecutor(max_workers=PREPARE_WORKERS, thread_name_prefix="pkgmgr-prepare") as pool:
@@ -347,11 +348,12 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
 
 def _batch_destination(target: Destination, staged: dict[int, Staged]) -> BatchDestination | None:
     """The destination switching every prepared tree at once, if one does (the scope store for a
-    batch of Compozy trees with distinct names); None: switch ref by ref."""
+    batch of Compozy trees, the host routing for a batch across hosts; names distinct per host);
+    None: switch ref by ref."""
     trees = [item for _, item in staged.values() if not isinstance(item, PkgmgrError)]
     if len(trees) != len(staged):
         return None
-    names = [item.name for item in trees]
+    names = [(item.host, item.name) for item in trees]
     if len(set(names)) != len(names):
         return None
     if isinstance(target, HostRouting):
@@ -413,6 +415,8 @@ def fetch_all(plans: dict[int, Plan], *, config: Config, reporter: Reporter, bat
     if workers == 1:
         futures = {index: _call(plan, reporter) for index, plan in plans.items()}
     else:
+        from concurrent.futures import ThreadPoolExecutor  # here: a batch of one never needs it (issue 30)
+
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pkgmgr-fetch") as pool:
             submitted = {index: pool.submit(_call, plan, reporter) for index, plan in plans.items()}
             futures = {index: future.result() for index, future in submitted.items()}

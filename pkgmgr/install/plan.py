@@ -177,9 +177,10 @@ def plan_path(ref: Ref) -> Plan:
 def _require_archive(path: Path, text: str) -> None:
     """A file that is neither gzip nor zip is no extension archive: said before any consent is
     asked for it. Raises invalid_archive."""
+    from pkgmgr.fsutil import read_regular
+
     try:
-        with open(path, "rb") as handle:
-            magic = handle.read(4)
+        magic = read_regular(path, limit=4, follow_symlinks=True)[:4]  # a FIFO is refused, never waited on
     except OSError:
         return  # the fetch reports what cannot be read
     if magic[:2] == b"\x1f\x8b" or magic == b"PK\x03\x04":

@@ -64,8 +64,10 @@ def _read(root: Path, path: Path) -> bytes:
     try:
         if not path.is_file():
             raise ValidationFailed([Problem(INVALID, file, "", "is not a regular file")])
-        with open(path, "rb") as handle:
-            return handle.read(MAX_MANIFEST_BYTES + 1)
+        from pkgmgr.fsutil import read_regular
+
+        # swapped for a FIFO since is_file(): refused, never waited on
+        return read_regular(path, limit=MAX_MANIFEST_BYTES, follow_symlinks=True)
     except OSError as exc:
         if exc.errno == errno.EIO:
             raise  # the device fails, not the manifest: io_error (exit 9) with the path, where it is caught

@@ -52,10 +52,10 @@ def _skill_problem(root: Path, rel: str) -> str | None:
     from pkgmgr.documents import DocumentError, decode_text
     from pkgmgr.errors import ProblemSink
     from pkgmgr.frontmatter import load_front_matter
+    from pkgmgr.fsutil import read_regular
 
-    try:
-        with open(root / rel, "rb") as handle:
-            text = decode_text(handle.read(MAX_SKILL_BYTES + 1)[:MAX_SKILL_BYTES])
+    try:  # a FIFO is refused, never waited on
+        text = decode_text(read_regular(root / rel, limit=MAX_SKILL_BYTES, follow_symlinks=True)[:MAX_SKILL_BYTES])
     except (OSError, DocumentError) as exc:
         return f"{rel}: cannot be read ({exc}); Compozy will not load this skill"
     lines = text.lstrip("\ufeff").replace("\r\n", "\n").split("\n")

@@ -14,6 +14,9 @@ from typing import Mapping
 
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 ENV_REFERENCE = re.compile(r"env:([A-Za-z_][A-Za-z0-9_]*)")
+# vault.vaultRefPattern; the namespace must be the one of the declaring section (ValidateRefNamespace)
+VAULT_REFERENCE = re.compile(r"vault:(providers|bridges|automation|mcp|hooks|extensions|sandbox|sessions)/"
+                             r"[a-z0-9][a-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
 _ENV_TEMPLATE = re.compile(r"\{\{env:([A-Za-z_][A-Za-z0-9_]*)\}\}")
 _OPEN = "{{env:"
 

@@ -47,8 +47,9 @@ def canonical_segment(raw: str) -> str:
     return "".join(out).strip("_")
 
 
-def tool_problems(extension: str, tools: Any) -> Iterator[tuple[str, str]]:
-    """Problems of the `[resources.tools]` table of extension `extension`."""
+def tool_problems(extension: str, tools: Any, *, mcp_backend: bool = True) -> Iterator[tuple[str, str]]:
+    """Problems of the `[resources.tools]` table of extension `extension`; `mcp_backend`: whether
+    the judging generation loads a tool with an mcp backend (v0.3 does, the earlier ones do not)."""
     if not isinstance(tools, dict):
         return
     namespace = f"ext__{canonical_segment(extension)}__"
@@ -71,7 +72,7 @@ def tool_problems(extension: str, tools: Any) -> Iterator[tuple[str, str]]:
         elif tool_id in seen:
             yield f"{key}.id", f"duplicate tool id {tool_id!r}, also declared by resources.tools.{seen[tool_id]}"
         seen.setdefault(tool_id, name)
-        yield from _backend(key, tool)
+        yield from _backend(key, tool, mcp_backend)
         for field in ("input_schema", "output_schema"):  # toolspkg: a schema is a JSON object
             if field in tool and tool[field] is not None and not isinstance(tool[field], dict):
                 yield f"{key}.{field}", "must be a JSON Schema object"
@@ -138,7 +139,7 @@ def _descriptor(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
                                  "arg:<input field>")
 
 
-def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
+def _backend(key: str, tool: dict[str, Any], mcp_backend: bool) -> Iterator[tuple[str, str]]:
     """`manifestToolBackend` and `manifestToolHandler`."""
     found = tool.get("backend")
     backend: dict[str, Any] = found if isinstance(found, dict) else {}
@@ -153,9 +154,16 @@ def _backend(key: str, tool: dict[str, Any]) -> Iterator[tuple[str, str]]:
     elif kind not in BACKENDS:
         yield f"{key}.backend.kind", f"{kind!r}: extension manifest tools support extension_host or mcp backends"
     elif kind == "mcp":
-        for field in ("server", "tool"):
-            if not text(backend, field):
-                yield f"{key}.backend.{field}", "is required for an mcp backend"
+        missing = [field for field in ("server", "tool") if not text(backend, field)]
+        for field in missing:
+            yield f"{key}.backend.{field}", "is required for an mcp backend"
+        if not missing and not mcp_backend:
+            # recorded running at 8eeb8a381 and cff6dae48: the mcp BackendRef carries no handler, and
+            # manifestRuntimeDescriptor's ExtensionToolRuntimeDescriptor.Validate requires one (96a771efa loads it)
+            yield f"{key}.backend.kind", ("Compozy before v0.3 refuses a manifest tool with an mcp backend (its "
+                                          "runtime descriptor needs a handler, which an mcp backend does not "
+                                          "carry): use backend.kind = \"extension_host\" with a handler, or "
+                                          "target Compozy v0.3")
     else:
         nested, top = text(backend, "handler"), text(tool, "handler")
         if top and nested and top != nested:

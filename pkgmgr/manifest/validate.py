@@ -17,6 +17,7 @@ from typing import Any
 import pkgmgr.manifest.generations as gen
 from pkgmgr.errors import Code, Problem, ProblemSink, ValidationFailed
 from pkgmgr.manifest.durations import parse_go_duration
+from pkgmgr.manifest.hookdecl import hook_executor_kind_problem, hook_matcher_problem, hook_priority_problem
 from pkgmgr.manifest.keys import CORE_FIELDS, ReadKeys, read_keys
 from pkgmgr.manifest.network import SECTION as NETWORK
 from pkgmgr.manifest.network import digest_of_normalised, normalize_network
@@ -25,6 +26,7 @@ from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Pairs, Subpr
 from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
 from pkgmgr.manifest.templates import (
     ENV_REFERENCE,
+    VAULT_REFERENCE,
     is_env_name,
     looks_secret,
     template_problems,
@@ -59,9 +61,6 @@ IDENTIFIER_LISTS: dict[tuple[str, str], tuple[re.Pattern[str], str]] = {
 }
 RESOURCE_LISTS = ("skills", "agents", "bundles", "loops", "automation", "layouts")
 EXECUTOR_FIELDS = ("command", "args", "env", "secret_env")
-# vault.vaultRefPattern; the namespace must be the one of the declaring section (ValidateRefNamespace)
-VAULT_REFERENCE = re.compile(r"vault:(providers|bridges|automation|mcp|hooks|extensions|sandbox|sessions)/"
-                             r"[a-z0-9][a-z0-9_.-]*(?:/[A-Za-z0-9][A-Za-z0-9_.-]*)*")
 BRIDGE_ADAPTER = "bridge.adapter"
 NOT_ENV_NAME = "is not an environment variable name (^[A-Za-z_][A-Za-z0-9_]*$)"
 
@@ -143,6 +142,9 @@ def _strings(value: Any) -> Iterator[tuple[int, str]]:
                 yield index, item
 
 
+GO_MAX_INT = str((1 << 63) - 1)  # strconv.Atoi's bound on Compozy's 64-bit builds
+
+
 class _Parser:
     def __init__(self, data: dict[str, Any], read: ReadKeys, file: str, root: Path | None, generation: str,
                  checked: dict[tuple[str, str], Any] | None = None) -> None:
@@ -192,7 +194,7 @@ class _Parser:
         from pkgmgr.manifest.tools import tool_problems
 
         for key, message in tool_problems(core["name"] if isinstance(core["name"], str) else "",
-                                          resources.get("tools")):
+                                          resources.get("tools"), mcp_backend=self.generation == gen.V03):
             self.add(key, message)
         permissions = self._permissions()
         grants = grants + tuple(sorted({gen.PERMISSION_GRANTS[method] for method in permissions
@@ -297,6 +299,12 @@ class _Parser:
             message = str(exc).replace(repr(value), _q(value), 1)
             self.add(key, message + (" (pkgmgr's rule)" if isinstance(exc, NotPep440) else ""))
             return None
+        core = strip_v(value).split("+", 1)[0].split("-", 1)[0].split(".")
+        if any((len(part), part) > (len(GO_MAX_INT), GO_MAX_INT) for part in core):  # no leading zeros: compare as text
+            # semantic_version.go parseNumericVersionPart: strconv.Atoi, a 64-bit int
+            self.add(key, f"{_q(value)} is not a semantic version Compozy reads: each of X.Y.Z is at most "
+                          f"{GO_MAX_INT} (Go's int)")
+            return None
         return strip_v(value)
 
     def _env_names(self, value: Any, key: str) -> tuple[str, ...]:
@@ -336,12 +344,18 @@ class _Parser:
                 if name.lower() in seen:
                     self.add(f"{key}.name", f"duplicate hook name {_q(name)}")
                 seen.add(name.lower())
+            elif name == "":  # trimmed already: sanitizedHookDecl "hook name is required"
+                self.add(f"{key}.name", "is required")
             top_level = [field for field in EXECUTOR_FIELDS if field in hook]
             executor = hook.get("executor")
+            kind = executor.get("kind") if isinstance(executor, dict) else None
             command: Command | None = None
             if top_level and "executor" in hook:
                 self.add(key, f"executor fields ({', '.join(top_level)}) both at the hook's top level and "
                               "under executor: keep them in one place")
+            elif isinstance(kind, str) and kind not in ("", "subprocess"):
+                # resolveHookExecutorKind: a wasm hook carries no command; other kinds are refused
+                self._hook_problem(hook_executor_kind_problem(hook, executor if isinstance(executor, dict) else {}), key)
             elif "executor" in hook:
                 if isinstance(executor, dict):
                     command = self._command(executor, f"{key}.executor")
@@ -349,6 +363,8 @@ class _Parser:
                 command = self._command(hook, key)
             self._hook_event(hook.get("event"), f"{key}.event")
             self._hook_mode(hook, key)
+            self._hook_problem(hook_priority_problem(hook), key)
+            self._hook_problem(hook_matcher_problem(hook.get("event"), hook.get("matcher"), self.generation), key)
             timeout = self._duration(hook.get("timeout"), f"{key}.timeout")
             if command is None:
                 continue
@@ -367,11 +383,22 @@ class _Parser:
             ))
         return tuple(hooks)
 
+    def _hook_problem(self, problem: str | None, key: str) -> None:
+        """A problem of `pkgmgr.manifest.hookdecl` ("<field>: <message>" or "<field> <message>")."""
+        if problem is not None:
+            field, sep, message = problem.partition(": ")
+            if not sep or " " in field:
+                field, _, message = problem.partition(" ")
+            self.add(f"{key}.{field}", message)
+
     def _hook_event(self, event: Any, key: str) -> None:
         """The event must be in the judging generation's hook taxonomy (Compozy's
         `HookEvent.Validate`, which refuses the extension's hooks when it loads them)."""
         known = gen.HOOK_EVENTS[self.generation]
-        if not isinstance(event, str) or not event or event in known:
+        if event == "":  # trimmed already: HookEvent.Validate refuses the empty event
+            self.add(key, "is required: name a hook event")
+            return
+        if not isinstance(event, str) or event in known:
             return
         import difflib
 
@@ -405,6 +432,10 @@ class _Parser:
         publish = _table(value)
         # normalizeFamilies: trimmed, blanks dropped, de-duplicated
         families = tuple(dict.fromkeys(family for _, family in _strings(publish.get("families"))))
+        if "bundles" in families and not gen.has_bundles(self.generation):
+            # recorded running at 96a771efa: surfaces/registry.go has no bundles surface any more
+            self.add("resources.publish.families", f"bundles is not a family Compozy {self.generation} publishes "
+                                                   "(it has no bundles); leave it out")
         max_scope = publish.get("max_scope")
         if "max_scope" in publish and not families:
             self.add("resources.publish.max_scope", "max_scope without families: list the published families "

@@ -375,7 +375,9 @@ class OciClient:
         Raises `auth_required`, `http_error` and the network codes."""
         assert ref.tag is not None
         scope = f"repository:{ref.repository}:pull,push"
-        data = Path(archive).read_bytes()
+        from pkgmgr.fsutil import read_regular
+
+        data = read_regular(archive, limit=size, follow_symlinks=True)  # at most size + 1 bytes; a FIFO refused
         if len(data) != size or hashlib.sha256(data).hexdigest() != sha256:
             raise PkgmgrError(f"{archive}: changed while being published", code=Code.CHECKSUM_MISMATCH)
         empty = hashlib.sha256(EMPTY_BLOB).hexdigest()

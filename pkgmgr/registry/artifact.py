@@ -45,9 +45,10 @@ class ArchiveFacts:
 
 def archive_suffix(path: Path) -> str:
     """`.zip` for a zip archive, `.tar.gz` otherwise (extraction decides what is valid)."""
+    from pkgmgr.fsutil import read_regular
+
     try:
-        with open(path, "rb") as handle:
-            magic = handle.read(2)
+        magic = read_regular(path, limit=2, follow_symlinks=True)[:2]  # a FIFO is refused, never waited on
     except OSError:
         return ".tar.gz"
     return ".zip" if magic == _ZIP_MAGIC else ".tar.gz"

@@ -210,6 +210,39 @@ class BoundedUpdater(Updater):
         _check_local_depth(data)
         return data
 
+    def _persist_file(self, filename: str, data: bytes) -> None:
+        """ngclient's write of a metadata file it accepted, made durable (issue 27: a power cut
+        after `registry add --root` left every file 0 bytes): temporary file, fsync, rename,
+        directory fsync (`fsutil.atomic_write_bytes`). A file that already holds `data` (the
+        trusted root every operation persists again) is not rewritten."""
+        from pkgmgr.fsutil import atomic_write_bytes
+
+        path = Path(filename)
+        try:
+            if read_trusted(path.parent, path.name) == data:
+                return
+        except OSError:
+            pass  # not there, or not a regular file: written anew
+        atomic_write_bytes(path, data, mode=0o600, temp_dir=Path(self._dir))
+
+    def _update_root_symlink(self) -> None:
+        """ngclient's `root.json` link to the trusted root in `root_history/`, replaced in one
+        rename and made durable (ngclient removes it, then links it again: a power cut between
+        left no trusted root); nothing is written when it names that root already."""
+        from pkgmgr.fsutil import fsync_dir
+
+        link = Path(self._dir, "root.json")
+        current = os.path.join("root_history", f"{self._trusted_set.root.version}.root.json")
+        with contextlib.suppress(OSError):
+            if os.readlink(link) == current:
+                return
+        temporary = link.with_name(f".root.json.{os.getpid()}.tmp")
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        os.symlink(current, temporary)
+        os.replace(temporary, link)
+        fsync_dir(link.parent)
+
     def _load_root(self) -> None:
         """ngclient's `_load_root` (tuf 6, 7) with its read of `root_history/` bounded."""
         lower_bound = self._trusted_set.root.version + 1

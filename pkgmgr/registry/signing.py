@@ -638,12 +638,14 @@ def signature_problems(index: Path) -> Iterable[tuple[str, str]]:
 
     from tuf.ngclient import Updater
 
+    from pkgmgr.fsutil import open_regular_fd
     from pkgmgr.registry.signed import CONFIG, NetFetcher
+    from pkgmgr.registry.trustroot import read_trusted
 
     index = Path(index).absolute()
     folder = index / METADATA_DIR
     try:
-        bootstrap = (folder / "1.root.json").read_bytes()
+        bootstrap = read_trusted(folder, "1.root.json")  # bounded; a FIFO refused, never waited on
     except OSError as exc:
         yield f"{METADATA_DIR}/1.root.json", f"cannot be read: {exc.strerror}"
         return
@@ -668,7 +670,7 @@ def signature_problems(index: Path) -> Iterable[tuple[str, str]]:
                 continue
             signed.add(rel)
             try:
-                with open(index / rel, "rb") as handle:
+                with os.fdopen(open_regular_fd(index / rel), "rb") as handle:  # a FIFO refused, never waited on
                     info.verify_length_and_hashes(handle)
             except Exception as exc:  # noqa: BLE001
                 yield rel, f"is not the file the signed metadata names ({exc}): run 'pkgmgr registry sign {index}'"
@@ -681,7 +683,7 @@ def signature_problems(index: Path) -> Iterable[tuple[str, str]]:
                 if os.path.exists(stored):
                     trusted |= set(Metadata[Targets].from_file(stored).signed.targets)
                     continue
-                md = Metadata[Targets].from_bytes((folder / f"{name}.json").read_bytes())
+                md = Metadata[Targets].from_bytes(read_trusted(folder, f"{name}.json"))
                 targets.verify_delegate(name, md)  # tuf's own check of a bin no target led to
             except Exception as exc:  # noqa: BLE001
                 yield f"{METADATA_DIR}/{name}.json", f"does not verify: {type(exc).__name__}: {exc}"

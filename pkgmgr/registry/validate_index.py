@@ -511,8 +511,16 @@ class _Checker:
         return new_versions
 
     def _current(self, rel: str) -> bytes | None:
-        path = self.root / rel
-        return path.read_bytes() if path.is_file() else None
+        """The entry file `rel` as it is now (None: none to read). Read through the bounded
+        primitive: a FIFO, a link or a file over the entry cap is none (the entry checks name it)."""
+        from pkgmgr.fsutil import read_regular
+        from pkgmgr.registry.layout import ENTRY_MAX_BYTES
+
+        try:
+            data = read_regular(self.root / rel, limit=ENTRY_MAX_BYTES)
+        except OSError:
+            return None
+        return data if len(data) <= ENTRY_MAX_BYTES else None
 
     def _compare(self, rel: str, base: str, old: dict[str, Any], new: tuple[int, dict[str, Any]] | None,
                  file_gone: bool) -> None:

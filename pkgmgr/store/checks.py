@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     Rule = Callable[[Any], bool]
 
 # the schema version this pkgmgr writes: len(pkgmgr.store.db.MIGRATIONS) (tests/store check it)
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # the host whose installs are the scope store's own trees (`extensions/<name>/<version>`, SPEC 4);
 # every other host's are in a folder of that host, named by an absolute path (SPEC 13)
 STORE_HOST = "compozy"
@@ -40,7 +40,7 @@ def decode_text(raw: bytes) -> str:
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
 _SUSPECT = re.compile("[\x00-\x1f\udc80-\udcff]")  # either: one search of a sound text instead of two
-_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path", "linked"})  # may name any file
+_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path", "tx", "linked"})  # may name any file
 _HEX64 = HEX64
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")
@@ -49,7 +49,8 @@ _MOMENT = UTC_MOMENT
 SOURCE_KINDS = frozenset({"registry", "github", "url", "archive", "path", "unknown"})
 RESOURCE_KINDS = frozenset({"agent", "agent.soul", "agent.heartbeat", "channel", "job", "trigger", "window_layout"})
 STATUSES = frozenset({"active", "awaiting_confirmation"})
-PENDING_MOVES = frozenset({"in", "out"})  # pending_trees.pending: being renamed in; no longer named, to be deleted
+PENDING_MOVES = frozenset({"in", "out"})  # pending_trees.pending: before the commit (undone); after it (finished)
+PENDING_ACTIONS = frozenset({"tree", "install", "remove", "move", "enable"})  # pending_trees.action (store.pending)
 
 def _text(value: Any) -> bool:
     return isinstance(value, str) and value != ""
@@ -106,8 +107,8 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
         "name": _text, "digest": _match(_HEX64), "source_path": _text, "record": _text,
     }),
     "pending_trees": ("path", {
-        "path": _text, "name": _NAME, "version": _version, "pending": lambda v: v in PENDING_MOVES,
-        "recorded_at": _WHEN,
+        "path": _text, "name": _text, "version": lambda v: isinstance(v, str), "pending": lambda v: v in PENDING_MOVES,
+        "recorded_at": _WHEN, "host": _match(_HOST), "action": lambda v: v in PENDING_ACTIONS,
     }),
     "workspace_stores": ("id", {"path": _text}),
     "trust_approvals": ("workspace", {"digest": _text}),
@@ -119,6 +120,8 @@ ROW_RULES: dict[str, tuple[str, dict[str, Rule]]] = {
 # the rules a row of the scope store's own installs meets beside those of every row of `extensions`:
 # a name pkgmgr's names allow, a semantic version (another host's may have neither)
 _STORE_RULES: dict[str, Rule] = {**ROW_RULES["extensions"][1], "name": _NAME, "version": _version}
+_STORE_PENDING_RULES: dict[str, Rule] = {**ROW_RULES["pending_trees"][1], "name": _NAME, "version": _version,
+                                         "action": lambda v: v == "tree"}
 
 
 def row_problem(table: str, row: Any) -> tuple[str, str] | None:
@@ -127,8 +130,8 @@ def row_problem(table: str, row: Any) -> tuple[str, str] | None:
     None when every column is sound."""
     rules = ROW_RULES[table][1]
     keys = row.keys()
-    if table == "extensions" and ("host" not in keys or row["host"] == STORE_HOST):
-        rules = _STORE_RULES
+    if table in ("extensions", "pending_trees") and ("host" not in keys or row["host"] == STORE_HOST):
+        rules = _STORE_RULES if table == "extensions" else _STORE_PENDING_RULES
     # a Row's values in column order (looking each up by name is a scan of the names); a mapping's
     # values() are in the order of its keys()
     for column, value in zip(keys, row.values() if hasattr(row, "values") else tuple(row)):

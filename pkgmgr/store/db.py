@@ -43,6 +43,81 @@ def _tree_checksums_format_2(conn: sqlite3.Connection, root: Path) -> None:
         conn.execute("UPDATE extensions SET tree_sha256 = ? WHERE name = ?", (new, name))
 
 
+_PLACEHOLDER_TREE = "sha256-2:" + "0" * 64  # what schema 9's first install recorded before its tree was in
+_EXTENSIONS_10 = """
+    CREATE TABLE extensions_10 (
+        host TEXT NOT NULL,
+        name TEXT NOT NULL,
+        version TEXT NOT NULL,
+        path TEXT NOT NULL,
+        enabled INTEGER NOT NULL DEFAULT 1,
+        pinned INTEGER NOT NULL DEFAULT 0,
+        source_kind TEXT NOT NULL,
+        source TEXT NOT NULL,
+        registry TEXT,
+        source_url TEXT,
+        sha256 TEXT,
+        verified INTEGER NOT NULL,
+        allow_unverified INTEGER NOT NULL,
+        tier TEXT,
+        tree_sha256 TEXT NOT NULL,
+        tree_listing TEXT NOT NULL,
+        manifest TEXT NOT NULL,
+        network_digest TEXT NOT NULL,
+        grants TEXT NOT NULL,
+        max_scope TEXT,
+        installed_at TEXT NOT NULL,
+        installed_by TEXT NOT NULL,
+        layout TEXT NOT NULL DEFAULT 'directory',
+        disabled_path TEXT,
+        PRIMARY KEY (host, name)
+    )
+"""
+_KEPT_10 = ("host, name, version, path, enabled, pinned, source_kind, source, registry, source_url, sha256, verified, "
+            "allow_unverified, tier, tree_sha256, tree_listing, manifest, network_digest, grants, max_scope, "
+            "installed_at, installed_by, layout, disabled_path")
+
+
+def _one_pending_record(conn: sqlite3.Connection, root: Path) -> None:
+    """Migration 10: `pending_trees` records every host's changes (host, action, transaction
+    directory, batch, the record moved to); the `pending` column of a folder host's row moves there
+    as an intent of phase `in` (its commit never happened: the next writer undoes it, as schema 9's
+    recovery kept the old install when its tree was not in place), a first install's placeholder
+    row goes, and `extensions` is rebuilt without the column. A pending record that does not parse
+    is dropped: what it named stays where it is (its transaction directory is a leftover of the
+    host's staging folder, removed by that host's next writer)."""
+    have = {row[1] for row in conn.execute("PRAGMA table_info(pending_trees)")}
+    for column, kind in (("host", "TEXT NOT NULL DEFAULT 'compozy'"), ("action", "TEXT NOT NULL DEFAULT 'tree'"),
+                         ("tx", "TEXT"), ("batch", "TEXT"), ("row", "TEXT")):
+        if column not in have:
+            conn.execute(f"ALTER TABLE pending_trees ADD COLUMN {column} {kind}")
+    if "pending" not in {row[1] for row in conn.execute("PRAGMA table_info(extensions)")}:
+        return
+    found = conn.execute("SELECT host, name, version, tree_sha256, pending FROM extensions WHERE pending IS NOT NULL")
+    for host, name, version, tree_sha256, text in found.fetchall():
+        try:
+            record = json.loads(text)
+            action, place = record["action"], record["place"]
+            moving_to = record.get("row") if isinstance(record.get("row"), dict) else None
+            new_version = (moving_to or {}).get("version", version)
+            if action not in ("install", "remove", "move") or not isinstance(place, str) or not isinstance(
+                    new_version, str):
+                raise ValueError(action)
+        except (TypeError, ValueError, KeyError, RecursionError):
+            continue
+        tx = record.get("tx") if isinstance(record.get("tx"), str) else None
+        conn.execute("INSERT OR REPLACE INTO pending_trees (path, name, version, pending, recorded_at, host, action, "
+                     "tx, batch, row) VALUES (?, ?, ?, 'in', strftime('%Y-%m-%dT%H:%M:%SZ', 'now'), ?, ?, ?, NULL, ?)",
+                     (place, name, new_version, host, action, tx,
+                      json.dumps({"row": moving_to}, sort_keys=True) if moving_to is not None else None))
+        if tree_sha256 == _PLACEHOLDER_TREE:
+            conn.execute("DELETE FROM extensions WHERE host = ? AND name = ?", (host, name))
+    conn.execute(_EXTENSIONS_10)
+    conn.execute(f"INSERT INTO extensions_10 ({_KEPT_10}) SELECT {_KEPT_10} FROM extensions")
+    conn.execute("DROP TABLE extensions")
+    conn.execute("ALTER TABLE extensions_10 RENAME TO extensions")
+
+
 # Each entry migrates the schema from version i to i + 1: SQL statements, or a function of the
 # connection and the scope root (the directory of state.db). Never edit a released step; append
 # (and raise pkgmgr.store.checks.SCHEMA_VERSION with it).
@@ -237,7 +312,11 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     DROP TABLE host_extensions;
     ALTER TABLE extensions_9 RENAME TO extensions;
     """,
-    # 10: an install keeps the one it replaced (`previous`: its row, as JSON, naming its kept tree) for
+    # 10: one record of what a writer is changing, for every host (SPEC 4, 13: `store.pending`): a folder
+    # host's switch recorded in `pending_trees` like the scope store's trees, no longer in a column of
+    # its install's row; a first install no longer leaves a placeholder row
+    _one_pending_record,
+    # 11: an install keeps the one it replaced (`previous`: its row, as JSON, naming its kept tree) for
     # `ext rollback`, and a development link names the folder its host loads (`linked`); an activation
     # keeps the network requirement last confirmed (`confirmed_requirement`, JSON), which an update
     # that changes the requirement leaves, so that `bundle show` says what changed since
@@ -278,6 +357,7 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         conn.execute(f"PRAGMA synchronous = {'FULL' if DURABLE else 'NORMAL'}")
         conn.execute("PRAGMA foreign_keys = ON")
         _migrate(conn, path.parent)
+        _check_tables(conn)
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
     return conn
@@ -321,9 +401,20 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
                               "directory that cannot be written does not allow", code=Code.IO_ERROR,
                               details={"errno": "EROFS", "os_message": "not writable"}, path=str(path),
                               hint="run any pkgmgr command once where the store can be written")
+        _check_tables(conn)
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
     return conn
+
+
+def _check_tables(conn: sqlite3.Connection) -> None:
+    """A database of the current schema holds every table of it: one dropped by hand (or by a
+    damaged file) is `state_inconsistent` where it is opened, never an error of the first query."""
+    have = {row[0] for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    missing = [table for table in ROW_RULES if table not in have]
+    if missing:
+        conn.close()
+        raise sqlite3.DatabaseError(f"table {', '.join(missing)} is missing")
 
 
 def _configure(conn: sqlite3.Connection) -> None:

@@ -19,9 +19,9 @@ class Installed:
     `path` is where the host loads it from: relative to the scope root for the scope store's own
     installs (`extensions/<name>/<version>`), absolute for a host that loads extensions from a folder
     of its own. `grants` is what it is granted (Compozy's permissions) or asks for (another host's
-    capabilities). `pending` is the row a writer of a folder host is moving to (SPEC 4): set while
-    its tree moves, cleared by the commit or by the next writer's recovery. `notes` and `trust` are
-    not stored: what the last change calls for (a host's trust step), for the operator."""
+    capabilities). What a writer is changing is not here but in `pending_trees` (`store.pending`).
+    `notes` and `trust` are not stored: what the last change calls for (a host's trust step), for the
+    operator."""
 
     name: str
     version: str
@@ -49,7 +49,6 @@ class Installed:
     host: str = STORE_HOST
     layout: str = "directory"  # directory | script (a single-file extension)
     disabled_path: str | None = None  # where a disabled install waits, for a host that moves it away
-    pending: dict[str, Any] | None = None
     previous: dict[str, Any] | None = None  # the row of the install this one replaced, its tree kept (`ext rollback`)
     linked: str | None = None  # the folder a development link makes its host load (`ext link`)
     notes: tuple[str, ...] = field(default=(), compare=False)
@@ -70,7 +69,6 @@ class Installed:
         if not all(isinstance(g, str) for g in grants):
             raise damaged_row("extensions", key, "grants", "grants that are not text")
         path = check_path(row)
-        pending = json_column(row, "pending", dict) if row["pending"] is not None else None
         keys = row.keys()
         previous = json_column(row, "previous", dict) if "previous" in keys and row["previous"] is not None else None
         linked = row["linked"] if "linked" in keys else None
@@ -103,7 +101,6 @@ class Installed:
             host=row["host"],
             layout=row["layout"],
             disabled_path=row["disabled_path"],
-            pending=pending,
             previous=previous,
             linked=linked,
         )
@@ -183,7 +180,6 @@ class Installed:
             "network_digest": self.network_digest, "grants": json.dumps(list(self.grants)),
             "max_scope": self.max_scope, "installed_at": self.installed_at, "installed_by": self.installed_by,
             "layout": self.layout, "disabled_path": self.disabled_path,
-            "pending": json.dumps(self.pending, sort_keys=True) if self.pending is not None else None,
             "previous": json.dumps(self.previous, sort_keys=True) if self.previous is not None else None,
             "linked": self.linked,
         }
@@ -201,7 +197,7 @@ class Installed:
     def as_previous(self) -> dict[str, Any]:
         """This install as the row a switch keeps of it (`previous`): its own kept install left out,
         so that one previous install is kept per extension."""
-        return {**self.to_row(), "previous": None, "pending": None, "linked": None}
+        return {**self.to_row(), "previous": None, "linked": None}
 
 
 def row_key(row: sqlite3.Row | Any) -> str:
@@ -229,9 +225,9 @@ def check_path(row: sqlite3.Row | Any, table: str = "extensions") -> str:
     from pkgmgr.store.db import damaged_row
 
     name, version, path = row["name"], row["version"], row["path"]
-    if table == "extensions" and "host" in row.keys() and row["host"] != STORE_HOST:
+    if "host" in row.keys() and row["host"] != STORE_HOST:
         if not os.path.isabs(path):
-            raise damaged_row(table, row_key(row), "path", "not an absolute path")
+            raise damaged_row(table, row_key(row) if table == "extensions" else path, "path", "not an absolute path")
         return str(path)
     problem = install_path_problem(name, version, path)
     if problem is not None:

@@ -21,7 +21,7 @@ from typing import TypeVar
 import pkgmgr.store.db as dbmod
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError, io_error
-from pkgmgr.fsutil import private_dir, refuse_links, remove_tree, secure_dirs
+from pkgmgr.fsutil import EarlyWriteback, private_dir, refuse_links, remove_tree, secure_dirs
 from pkgmgr.store.checks import has_trees
 
 WORKSPACE_MANIFEST = "pkgmgr.toml"
@@ -41,6 +41,7 @@ class Scope:
     _conn: sqlite3.Connection | None = field(default=None, repr=False)
     _read_conn: sqlite3.Connection | None = field(default=None, repr=False)
     last_cleanup: list[str] = field(default_factory=list, repr=False)
+    _writeback: EarlyWriteback | None = field(default=None, repr=False)  # while the writer lock is held
 
     @property
     def name(self) -> str:
@@ -185,6 +186,9 @@ class Scope:
                 raise
             raise disk from exc
         finally:
+            if self._writeback is not None:
+                self._writeback.stop()
+                self._writeback = None
             lock.release()
 
     def each_under_writer(self, items: Iterable[T], action: Callable[[T], R], timeout: float = 30.0,
@@ -209,8 +213,14 @@ class Scope:
         return path
 
     def new_staging(self) -> Path:
-        """A fresh private directory under `.staging/` (only while holding the writer lock)."""
-        return private_dir(self.ensure_dir(".staging"), "tx-")
+        """A fresh private directory under `.staging/` (only while holding the writer lock). The
+        first one starts flushing the filesystem in the background until the lock is released
+        (`fsutil.EarlyWriteback`): what the command stages reaches the disk while it is still
+        extracting and checking, and its one `syncfs` before the renames (SPEC 4) waits less."""
+        staging = private_dir(self.ensure_dir(".staging"), "tx-")
+        if self._writeback is None:
+            self._writeback = EarlyWriteback(self.staging_dir)
+        return staging
 
     def discard(self, path: Path) -> None:
         remove_tree(path)

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, ExitStack
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -235,11 +236,35 @@ def commit(scope: Scope, prepared: Staged, options: SwitchOptions,
 
 @dataclass
 class Switch:
-    """One ref of a batch `commit_all` switches to."""
+    """One ref of a batch `commit_all` switches to (`index`: its place in the command's batch, for
+    `BatchRefused`; by default its place among the switches)."""
 
     prepared: Staged
     announce: Callable[[dict[str, Any]], None] | None = None
     on_switch: OnSwitch | None = None
+    index: int | None = None
+
+
+class Part(Protocol):
+    """A change of another host's install that commits in the scope's one transaction beside the
+    scope store's trees (a folder host's switch: `hosts.folder.FolderSwitch`), in the one protocol
+    (`store.pending`): its `intents` recorded with the batch's before anything moves, its host's
+    lock taken (`hold`) before the first tree of the batch moves and kept until its host's records
+    are written (`finish`), its tree moved in (`move_in`, returning the directories whose entries
+    must be durable before the commit), its row written in the transaction (`write`); what the
+    batch raises before the commit is undone (`undo`: the old install stands); once the commit is
+    durable, `finish` and then, locks released, `cleanup`. `index` is its place in the command's
+    batch (`BatchRefused` names it)."""
+
+    @property
+    def index(self) -> int: ...
+    def intents(self) -> list[pending.Intent]: ...
+    def hold(self) -> AbstractContextManager[object]: ...
+    def move_in(self) -> list[Path]: ...
+    def write(self, conn: sqlite3.Connection) -> None: ...
+    def undo(self) -> None: ...
+    def finish(self) -> None: ...
+    def cleanup(self) -> None: ...
 
 
 class BatchRefused(Exception):  # noqa: N818 - carries the PkgmgrError of the ref that refused
@@ -260,12 +285,16 @@ class _Move:
     dropped: list[Installed] = field(default_factory=list)  # kept installs whose trees the switch stops naming
 
 
-def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions) -> list[Outcome]:
-    """Switch to every tree of a batch at once (writer lock held; names distinct): each tree is
-    renamed in (after the batch's flush), then ONE transaction writes every row and runs every
-    `on_switch`, then, the commit durable, the old trees go. What one ref raises (before the first
-    rename, or in the transaction) removes every renamed tree: the old state stands for every ref,
-    and `BatchRefused` names the ref."""
+def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions, parts: Sequence[Part] = (),
+               ) -> list[Outcome]:
+    """Switch to every tree of a batch at once (writer lock held; names distinct), with the `parts`
+    other hosts' destinations hand in (the one protocol: `store.pending`): every change is recorded
+    as pending, every host lock taken, each tree renamed in (after the batch's flush), then ONE
+    transaction writes every row, runs every `on_switch` and flips every intent; then, the commit
+    durable, each part's host records are written and the old trees go. What one ref raises
+    (before the first rename, or in the transaction) puts every moved tree back: the old state
+    stands for every ref, and `BatchRefused` names the ref. Returns the switches' outcomes (the
+    parts keep theirs)."""
     from pkgmgr.versions import same_version  # here: `ext list` imports this module, not packaging
 
     moves: list[_Move] = []
@@ -276,7 +305,8 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             if current is not None and check_replace(current, switch.prepared, options):
                 unchanged[index] = current
         except PkgmgrError as error:
-            raise BatchRefused(index, error) from None
+            _undo_quietly(scope, [], list(parts))  # nothing moved yet: the parts' staging goes
+            raise BatchRefused(_ref(switches, index), error) from None
         moves.append(_Move(switch, current))
     for index, move in enumerate(moves):
         if index not in unchanged and move.switch.announce is not None:
@@ -287,19 +317,29 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
     conn = scope.db
     failed = -1
     moving = [index for index in range(len(moves)) if index not in unchanged]
+    moved: list[Part] = []  # the parts whose trees moved: undone when the batch fails before its commit
+    held = ExitStack()
     try:
         for index in moving:
-            failed = index
+            failed = _ref(switches, index)
             _keep_previous(moves[index])
             moves[index].rel = _free_place(scope, moves[index].switch.prepared, moves[index].current,
                                            {gone.path for gone in moves[index].dropped})
         failed = -1
-        # SPEC 4: each tree is recorded as pending before it is renamed in, so that only what this
-        # command moved is ever taken for its leftover
-        pending.record_moving_in(scope, [_tree(moves[i].rel, moves[i].switch.prepared) for i in moving], now_utc())
+        # SPEC 4: each change is recorded as pending before anything moves, so that only what this
+        # command moved is ever taken for its leftover, and a kill is undone or finished as a whole
+        batch = new_batch()
+        intents = [pending.Intent(moves[i].rel, moves[i].switch.prepared.name, moves[i].switch.prepared.version,
+                                  batch=batch) for i in moving]
+        for part in parts:
+            intents.extend(replace(intent, batch=batch) for intent in part.intents())
+        pending.begin(scope, intents, now_utc())
         crashpoint("install.after_pending")
+        for part in parts:  # every host's own lock before the first tree moves (SPEC 13: never while the host holds it)
+            failed = part.index
+            held.enter_context(part.hold())
         for index in moving:
-            failed = index
+            failed = _ref(switches, index)
             move = moves[index]
             prepared, rel = move.switch.prepared, move.rel
             parent, _, leaf = rel.rpartition("/")
@@ -320,16 +360,20 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
             if first_of_name:  # and the directories made for it
                 touched.update({target.parent.parent: None, scope.root: None})
             crashpoint("install.after_rename")
+        for part in parts:
+            failed = part.index
+            moved.append(part)
+            touched.update(dict.fromkeys(part.move_in()))
         # every rename on disk before the commit that names it: one journal commit for the batch
         # (the first fsync), not one a rename
         fsync_dirs(*touched)
         activations: dict[int, list[dict[str, Any]]] = {}
         installed: dict[int, Installed] = {}
-        if len(unchanged) == len(moves) and all(c.pinned == options.pin for c in unchanged.values()):
+        if not parts and len(unchanged) == len(moves) and all(c.pinned == options.pin for c in unchanged.values()):
             return [Outcome("unchanged", c, c.version) for c in _drop_staging(moves, unchanged)]
         with transaction(conn):
             for index, move in enumerate(moves):
-                failed = index
+                failed = _ref(switches, index)
                 name = move.switch.prepared.name
                 if index in unchanged:
                     current = unchanged[index]
@@ -347,23 +391,37 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions)
                 installed[index] = new
                 on_switch = move.switch.on_switch
                 activations[index] = on_switch(conn, new) if on_switch is not None else []
+            for part in parts:
+                failed = part.index
+                part.write(conn)
             failed = -1
             pending.drop(conn, [moves[i].rel for i in moving])
-            pending.record(conn, _replaced(moves, moving), pending.OUT, now_utc())
+            pending.record(conn, _replaced(moves, moving), pending.OUT, now_utc(), batch)
+            pending.commit(conn, [intent.path for part in parts for intent in part.intents()])
             crashpoint("install.before_commit")
     except BaseException as exc:
         # rolled back (e.g. extension_has_active_bundles): the old state stands, so the renamed
         # trees are leftovers; remove them now rather than leave them to the next writer (which
         # removes them, recorded as pending, when the disk refuses now: the first error is the one
-        # the command reports)
+        # the command reports), and every other host's tree goes back
         _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
         for away, target in set_aside:  # the kept trees the old rows still name go back
             if not os.path.lexists(target):
-                os.rename(away, target)
+                try:
+                    os.rename(away, target)
+                except OSError:
+                    pass  # left in .staging/: the kept install is gone, the next writer removes it
+        _undo_quietly(scope, reversed(moved), [p for p in parts if p not in moved])
+        held.close()
         if isinstance(exc, PkgmgrError):
             raise BatchRefused(max(failed, 0), exc) from None
         raise
     crashpoint("install.after_commit")
+    with held:  # the commit is durable: each host's own records follow it, under its lock
+        for part in parts:
+            part.finish()
+    for part in parts:
+        part.cleanup()
     # the commit is durable here (synchronous = FULL, store/db.py): only now may the old trees go
     outcomes: list[Outcome] = []
     for index, move in enumerate(moves):
@@ -457,6 +515,35 @@ def _remove_quietly(scope: Scope, paths: list[str], renamed: list[Path]) -> None
         pending.settle(scope, paths)
     except (PkgmgrError, sqlite3.Error, OSError):
         pass
+
+
+def _undo_quietly(scope: Scope, moved: Iterable[Part], untouched: list[Part]) -> None:
+    """Put back what the parts of a refused batch moved and forget the intents of all of them; a
+    disk that fails here leaves them to the next writer's recovery (recorded as pending)."""
+    done: list[str] = []
+    for part in [*moved, *untouched]:
+        try:
+            part.undo()
+            done.extend(intent.path for intent in part.intents())
+        except (PkgmgrError, sqlite3.Error, OSError):
+            pass
+    try:
+        pending.settle(scope, done)
+    except (PkgmgrError, sqlite3.Error, OSError):
+        pass
+
+
+def _ref(switches: Sequence[Switch], index: int) -> int:
+    """The place in the command's batch of the switch at `index`."""
+    own = switches[index].index
+    return own if own is not None else index
+
+
+def new_batch() -> str:
+    """A name for one command's batch of changes (every intent of one commit carries it)."""
+    import secrets
+
+    return f"b-{secrets.token_hex(8)}"
 
 
 def _drop_staging(moves: list[_Move], unchanged: dict[int, Installed]) -> list[Installed]:

@@ -380,7 +380,7 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
         from pkgmgr.lifecycle import Change, remove_records
 
         change = Change(deactivate=True, approve_host_trust=options.install.approve_host_trust,
-                        lock_timeout=lock_timeout)
+                        approve_host_trust_all=options.install.approve_host_trust_all, lock_timeout=lock_timeout)
         done = remove_records(ws.scope, plan.remove, change)
         result.removed.extend(gone.entry() for gone in done.changed)
         result.activations.extend(done.deactivated)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from pkgmgr.archive.names import NameRefused, NameTable, split_member_name
+from pkgmgr.archive.names import NameRefused, NameTable, file_path, split_member_name
 
 
 @pytest.mark.parametrize("name, is_dir, parts", [
@@ -49,8 +51,36 @@ def test_refused_names(name: str, reason: str) -> None:
     assert caught.value.member == name
 
 
-def _add(table: NameTable, name: str) -> None:
+def _outcome(call, name: str) -> str:
+    try:
+        return "ok " + call(name)
+    except NameRefused as refused:
+        return f"refused {refused.member!r}: {refused.reason}"
+
+
+# names built from what the rules look at: separators, dots, a drive colon, backslashes, control
+# characters, spaces, non-ASCII, lone surrogates, long runs
+_PIECES = st.sampled_from(["a", "B", "z", ".", "..", "/", "//", "./", ":", "\\", " ", "\0", "\n", "\x7f", "\x85",
+                           "\u00e9", "\udcff", "-", "_", "~", "x" * 254, "y" * 300, "C:", "9"])
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.lists(_PIECES, max_size=12).map("".join))
+def test_the_plain_name_path_is_the_full_rules(name: str) -> None:
+    """`file_path` decides a common name with one match: exactly what the full rules decide."""
+    assert _outcome(file_path, name) == _outcome(lambda n: "/".join(split_member_name(n, is_dir=False)), name)
+
+
+@pytest.mark.parametrize("name", ["a/b.txt", "..a/b..", "a b/c d", "ab:c", ".hidden/.x", "x" * 255, "~/-_.txt"])
+def test_plain_names_are_themselves(name: str) -> None:
+    assert file_path(name) == name == "/".join(split_member_name(name, is_dir=False))
+
+
+def _add(table: NameTable, name: str, *, by_path: bool = False) -> None:
     is_dir = name.endswith("/")
+    if by_path and not is_dir:
+        table.add_file(file_path(name), name)
+        return
     table.add(split_member_name(name, is_dir=is_dir), is_dir=is_dir, member=name)
 
 
@@ -67,12 +97,13 @@ def _add(table: NameTable, name: str) -> None:
     (["a", "a/"], "both a file and a directory"),
     (["x/a", "X/a/b"], "case-insensitively"),
 ])
-def test_table_refuses_clashes(names: list[str], reason: str) -> None:
+@pytest.mark.parametrize("by_path", [False, True], ids=["parts", "add_file"])
+def test_table_refuses_clashes(names: list[str], reason: str, by_path: bool) -> None:
     table = NameTable()
     for name in names[:-1]:
-        _add(table, name)
+        _add(table, name, by_path=by_path)
     with pytest.raises(NameRefused) as caught:
-        _add(table, names[-1])
+        _add(table, names[-1], by_path=by_path)
     assert reason in caught.value.reason
 
 

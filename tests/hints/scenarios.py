@@ -1106,6 +1106,38 @@ def new_eva_extension_and_its_readme(h: H) -> None:
     h.ok("ext", "install", root / "my-notes-0.1.0.tar.gz", *UNVERIFIED)
 
 
+def eva_project_folder_holds_a_foreign_script(h: H) -> None:
+    """A repository committed a script to .eva/extensions: --approve-host-trust refuses to approve
+    it unnamed (the hint says to review it and name every file with --approve-host-trust=all); an
+    install without the option says the same in its note. Run as printed, the approval covers the
+    files the message lists."""
+    ws = h.declare("")
+    folder = ws / ".eva" / "extensions"
+    folder.mkdir(parents=True)
+    module = "defmodule Eva.Extension.{} do\n  use Eva.Core.Extension\n\n  def setup(_ctx), do: {{:ok, %Eva.Core.Extension.Spec{{}}}}\nend\n"
+    (folder / "backdoor.exs").write_text(module.format("Backdoor"), encoding="utf-8")
+    scripts = h.tmp / "scripts"
+    scripts.mkdir()
+    for name in ("notes", "tasks"):
+        (scripts / f"{name}.exs").write_text(module.format(name.capitalize()), encoding="utf-8")
+    install = ("--scope", "workspace", "ext", "install", scripts / "notes.exs", *UNVERIFIED)
+    refused = h.run(*install, "--approve-host-trust", code=4, cwd=ws)
+    assert "hint: review it; then run the same command with --approve-host-trust=all" in refused.stderr, refused
+    assert "backdoor.exs" in refused.stderr and not (folder / "notes.exs").exists()
+    trust = h.tmp / "user-home" / ".eva" / "trust.json"
+    assert not trust.exists()
+    done = h.ok(*install, "--approve-host-trust=all", cwd=ws)
+    assert "covering backdoor.exs, notes.exs" in done.stdout
+    assert "approved as you named them (--approve-host-trust=all), not installed by pkgmgr: backdoor.exs" in done.stdout
+    first = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][str(folder)]["content_hash"]
+    second = h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED, cwd=ws)
+    assert "it holds scripts pkgmgr did not install (backdoor.exs): review them, then run the command again with " \
+           "--approve-host-trust=all" in second.stdout, second
+    h.ok("--scope", "workspace", "ext", "install", scripts / "tasks.exs", *UNVERIFIED, "--force",
+         "--approve-host-trust=all", cwd=ws)
+    assert json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][str(folder)]["content_hash"] != first
+
+
 def eva_project_folder_changed(h: H) -> None:
     """A project install changes the content hash Eva approved: pkgmgr shows it, and records
     Eva's new approval only with --approve-host-trust."""
@@ -1170,6 +1202,38 @@ def link_then_unlink(h: H) -> None:
     h.ok("ext", "link", work)
     unlinked = h.follow(linked, "pkgmgr ext unlink")
     assert "restored 0.2.0" in unlinked.stdout
+
+
+def doctor_sees_a_host_tree_modified_and_missing(h: H) -> None:
+    """`doctor --check` of a host's install whose tree changed (`ext verify` names the file), then
+    whose tree is gone (`ext remove` forgets it)."""
+    import shutil
+
+    h.ok("ext", "install", _terva_extension(h.tmp / "src" / "hello"), *UNVERIFIED)
+    folder = _host_folder(h, "terva")
+    (folder / "hello" / "run.sh").write_text("#!/bin/sh\nprintf changed\n", encoding="utf-8")
+    verified = h.follow(h.run("doctor", "--check", code=4), "pkgmgr ext verify", code=None)
+    assert "run.sh" in verified.stdout + verified.stderr, verified
+    shutil.rmtree(folder / "hello")
+    h.follow(h.run("doctor", "--check", code=4), "pkgmgr ext remove")
+    h.ok("doctor", "--check")
+
+
+def doctor_reclaims_a_stale_vera_lock(h: H) -> None:
+    """A lock of Vera's records whose process is gone: named by `doctor --check`, removed by `doctor`."""
+    import subprocess
+    import sys
+
+    from tests.hosts.helpers import vera_extension
+
+    h.ok("ext", "install", vera_extension(h.tmp / "src" / "ctx"), *UNVERIFIED)
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    lock = _host_folder(h, "vera").parent / "extensions.json.lock"
+    lock.write_text(f'{{"pid":{int(gone.stdout)}}}\n', encoding="utf-8")
+    h.follow(h.run("doctor", "--check", code=4), "pkgmgr doctor")
+    assert not lock.exists()
+    h.ok("doctor", "--check")
 
 
 def adopt_a_linked_gemini_extension(h: H) -> None:

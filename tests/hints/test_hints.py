@@ -330,15 +330,32 @@ entry("hosts/detect.py", "no extension manifest of {} here (--host {}; found: {}
       Runs(s.a_tree_with_the_manifests_of_two_hosts, ("ext validate", "ext pack", "ext install")))
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); pass --approve-host-trust "
       "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update")))
-entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust)", Text("what --approve-host-trust did"))
+entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust), covering {}",
+      Text("what --approve-host-trust did"))
+entry("hosts/eva.py", "  approved as you named them (--approve-host-trust=all), not installed by pkgmgr: {}",
+      Text("what --approve-host-trust=all approved"))
+entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); it holds scripts pkgmgr did "
+      "not install ({}): review them, then run the command again with --approve-host-trust=all to record the new hash "
+      "in ~/.eva/trust.json", Runs(s.eva_project_folder_holds_a_foreign_script, ("ext install", "ext update")))
+entry("hosts/approval.py", "review {}; then run the same command with --approve-host-trust=all to approve every file "
+      "listed, or without --approve-host-trust to leave {}'s approval as it is",
+      Runs(s.eva_project_folder_holds_a_foreign_script,
+           ("ext install", "ext update", "ext remove", "ext enable", "ext disable")))
+entry("hosts/folder.py", "{}: its tree differs from the installed one (run 'pkgmgr ext verify {} --host {}' for the files)",
+      Runs(s.doctor_sees_a_host_tree_modified_and_missing))
+entry("hosts/folder.py", "{}: {} is missing (install it again, or forget it: 'pkgmgr ext remove {} --host {}')",
+      Runs(s.doctor_sees_a_host_tree_modified_and_missing))
+entry("hosts/vera.py", "{} is a stale lock of Vera's records ({}): 'pkgmgr doctor' removes it",
+      Runs(s.doctor_reclaims_a_stale_vera_lock))
 entry("hosts/facts.py", "{}: {} archive names its version in its top directory (<name>-<version>/, as "
       "'pkgmgr ext pack --release VERSION' writes it)", Mention("how such an archive is made"))
 entry("hosts/folder.py", "'pkgmgr adopt --host {} {}' takes it under management; --force replaces it",
       Runs(s.install_over_a_hand_installed_extension, ("ext install",)))
+entry("hosts/folder.py", "remove it, or move the extension out of the host's folder and install it with "
+      "'pkgmgr ext install'", Mention("what to use for a tree adopt refuses (a FIFO, a link out, another user's "
+                                      "file): its path is the user's to give; tests/hosts/test_host_attacks.py"))
 entry("hosts/folder.py", "pass --force to replace it",
       Runs(s.reinstall_changed_content_of_a_host_extension, ("ext install", "sync")))
-entry("hosts/vera.py", "'pkgmgr ext install' it again with --force",
-      Mention("Vera's records lost under a managed install: a fault tests/hosts/test_vera.py makes"))
 entry("hosts/vera.py", "reinstall it, or pass --force to adopt it as it is",
       Static("Vera's own records of a hand install, changed since: tests/hosts/test_vera.py writes them", ("adopt",)))
 entry("hosts/gemini.py", "'gemini extensions uninstall {}', then 'pkgmgr ext install {} --allow-unverified' installs a copy "

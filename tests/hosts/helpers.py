@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
@@ -138,3 +139,31 @@ def tree(root: Path) -> dict[str, bytes]:
     if root.is_file():
         return {root.name: root.read_bytes()}
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def trust_ex_hash(folder: Path) -> str:
+    """trust.ex content_hash/1, written out independently: sha256 over `relative <> contents`
+    of every non-hidden `**/*.exs`, sorted by path."""
+    files = sorted(p for p in folder.rglob("*.exs")
+                   if not any(part.startswith(".") for part in p.relative_to(folder).parts))
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def entries(*roots: Path) -> dict[str, Any]:
+    """Every entry under `roots` (files by content, links by target, directories and the rest by
+    kind): what a refused command must leave as it was."""
+    seen: dict[str, Any] = {}
+    for root in roots:
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames + filenames:
+                path = Path(dirpath) / name
+                if path.is_symlink():
+                    seen[str(path)] = ("link", os.readlink(path))
+                elif path.is_file():
+                    seen[str(path)] = path.read_bytes()
+                else:
+                    seen[str(path)] = "dir" if path.is_dir() else "special"
+    return seen

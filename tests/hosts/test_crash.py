@@ -38,6 +38,8 @@ class Case:
     setup: Callable[[Path], None]
     command: Callable[[Path], list[str]]
     labels: tuple[str, ...]
+    records: bool = False  # what the host sees includes the enabled state of its own records (Vera's markers)
+    batch: bool = False  # several hosts: between two hosts' renames a kill leaves a mix, which `doctor` settles
 
 
 def _terva_src(tmp: Path, version: str = "0.1.0") -> Path:
@@ -97,6 +99,17 @@ def _eva_installed(tmp: Path) -> None:
     ok("ext", "install", eva_script(tmp / "src", "notes"), *UNVERIFIED)
 
 
+def _eva_changed(tmp: Path) -> Path:
+    script = eva_script(tmp / "src", "notes")
+    script.write_text(script.read_text() + "# changed\n")
+    return script
+
+
+def _three_hosts_installed(tmp: Path) -> None:
+    ok("ext", "install", _terva_src(tmp), eva_script(tmp / "src", "notes"), vera_extension(tmp / "src" / "ctx"),
+       *UNVERIFIED)
+
+
 INSTALL = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
 CASES = [
     Case("terva-install", _nothing, _install(_terva_src), INSTALL),
@@ -115,6 +128,20 @@ CASES = [
     Case("vera-remove", _vera_installed, lambda tmp: ["ext", "remove", "acme.context-tools"],
          ("host.remove.after_rename", "host.remove.after_commit")),
     Case("eva-disable", _eva_installed, lambda tmp: ["ext", "disable", "notes"], ("host.enable.after_move",)),
+    # the enabled state written in place, in the host's own files (issue 27: killed after the host's
+    # file changed and before pkgmgr's row, the host said disabled while `ext list` said enabled)
+    Case("terva-disable", _terva_installed, lambda tmp: ["ext", "disable", "hello"], ("host.enable.after_host_files",)),
+    # one batch across hosts (SPEC 4: one transaction; issue 27 found terva at the new generation and
+    # the others at the old after a kill): every tree in, ONE commit, then the hosts' own records
+    Case("three-hosts", _three_hosts_installed,
+         lambda tmp: ["ext", "install", str(_terva_src(tmp, "0.2.0")),
+                      str(_eva_changed(tmp)),
+                      str(vera_extension(tmp / "src" / "ctx", version="1.1.0")), *UNVERIFIED, "--force"],
+         ("install.after_pending", "host.install.after_pending", "host.install.after_rename",
+          "install.before_commit", "install.after_commit", "host.install.after_commit",
+          "host.install.after_host_records"), batch=True),
+    Case("vera-disable", _vera_installed, lambda tmp: ["ext", "disable", "acme.context-tools"],
+         ("host.enable.after_host_files",), records=True),
     Case("gemini-install", _nothing, _install(_gemini_src),
          ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
           "host.install.after_commit")),
@@ -131,12 +158,21 @@ CASES = [
 POINTS = [(case, label) for case in CASES for label in case.labels]
 
 
-def visible(homes: Homes) -> dict[str, Any]:
-    """What each host loads: the files of its folders (pkgmgr's own staging left out)."""
+def _as_terva_reads(raw: bytes) -> dict[str, Any]:
+    document = json.loads(raw)
+    document["enabled"] = document.get("enabled") is not False  # absent or null: enabled (IsEnabled)
+    return document
+
+
+def visible(homes: Homes, records: bool = False) -> dict[str, Any]:
+    """What each host loads: the files of its folders (pkgmgr's own staging left out; a terva
+    manifest as terva decodes it: `terva ext disable` rewrites it in its own layout), and with
+    `records` the enabled state Vera reads from its records."""
     seen: dict[str, Any] = {}
     for name, folder in (("terva", homes.terva / "extensions"), ("eva", homes.eva / "extensions"),
                          ("eva-disabled", homes.eva / ".pkgmgr-disabled"), ("vera", homes.vera / "extensions")):
-        seen[name] = {k: v for k, v in tree(folder).items() if not k.startswith(".managed/")} if folder.exists() else {}
+        seen[name] = {k: _as_terva_reads(v) if name == "terva" and k.endswith("/extension.json") else v
+                      for k, v in tree(folder).items() if not k.startswith(".managed/")} if folder.exists() else {}
     gemini = homes.gemini_extensions
     seen["gemini"] = {k: v for k, v in tree(gemini).items() if "/" in k} if gemini.exists() else {}
     enablement = gemini / "extension-enablement.json"
@@ -152,6 +188,14 @@ def visible(homes: Homes) -> dict[str, Any]:
     seen["claude-installed"] = {i: [(e["scope"], e["installPath"], e["version"]) for e in entries[i]] for i in entries}
     settings = homes.claude / "settings.json"
     seen["claude-enabled"] = json.loads(settings.read_text()).get("enabledPlugins", {}) if settings.exists() else {}
+    if not records:
+        return seen
+    markers = homes.vera / "extensions" / ".managed"
+    registry = homes.vera / "extensions.json"
+    if registry.exists():  # the enabled state Vera reads: its marker's, for each id its registry names
+        named = {r["id"] for r in json.loads(registry.read_text())["extensions"]}
+        seen["vera-enabled"] = {p.stem: json.loads(p.read_text())["enabled"] for p in markers.glob("*.json")
+                                if p.stem in named}
     return seen
 
 
@@ -191,39 +235,46 @@ def test_every_host_crash_point_is_exercised() -> None:
     found = set()
     for path in (REPO / "pkgmgr" / "hosts").rglob("*.py"):
         found.update(re.findall(r'crashpoint\("([a-z_.]+)"\)', path.read_text(encoding="utf-8")))
-    assert found == {label for _, label in POINTS}
+    assert found == {label for _, label in POINTS if label.startswith("host.")}
 
 
 @pytest.mark.parametrize("case, label", POINTS, ids=[f"{c.name}@{label}" for c, label in POINTS])
 def test_a_kill_leaves_the_old_or_the_new_install(tmp_path: Path, homes: Homes, case: Case, label: str) -> None:
     case.setup(tmp_path)
-    old = visible(homes)
+    old = visible(homes, case.records)
     saved = save(tmp_path)
     ok(*case.command(tmp_path))  # the reference: the new state
-    new = visible(homes)
+    new = visible(homes, case.records)
     assert new != old
     restore(tmp_path, saved)
-    assert visible(homes) == old
+    assert visible(homes, case.records) == old
 
     killed = run_subprocess(case.command(tmp_path), env={"PKGMGR_TEST_CRASH_AT": label})
     assert killed.code == -9, killed  # it reached the point and died there
-    mid = visible(homes)
-    assert mid in (old, new)
+    mid = visible(homes, case.records)
+    assert case.batch or mid in (old, new)
 
     # the next writer settles what the killed one left: the same command again while the old state
-    # is what the host sees, else another writer of that host
+    # is what the host sees, else another writer of that host, which finishes a change that was
+    # committed and undoes one that was not (`store.pending`): the old or the new state, never a mix
     if mid == old:
         ok(*case.command(tmp_path))
     else:
-        ok("adopt", "--host", case.name.split("-")[0])
-    assert visible(homes) == new
+        ok(*(["doctor"] if case.batch else ["adopt", "--host", case.name.split("-")[0]]))
+        settled = visible(homes, case.records)
+        assert settled in (old, new)
+        records_agree(homes)
+        if settled == old:  # undone (killed before its commit): the command again
+            ok(*case.command(tmp_path))
+    assert visible(homes, case.records) == new
     records_agree(homes)
 
 
 @pytest.mark.parametrize("label", INSTALL)
 def test_doctor_lists_and_settles_a_killed_host_switch(tmp_path: Path, homes: Homes, label: str) -> None:
-    """SPEC 4: what a killed writer left (a pending row, its transaction directory) is a leftover
-    `doctor --check` lists without touching, and `doctor` settles it to the old or the new install."""
+    """SPEC 4: what a killed writer left (a pending intent, its transaction directory) is a leftover
+    `doctor --check` lists without touching, and `doctor` settles it to the old install (killed
+    before the commit) or the new one (after it)."""
     from tests.hosts.helpers import fail
 
     _terva_installed_then_raised(tmp_path)
@@ -238,6 +289,8 @@ def test_doctor_lists_and_settles_a_killed_host_switch(tmp_path: Path, homes: Ho
     assert tree(homes.terva) == before
     repaired = ok("doctor")
     assert repaired["ok"] is True and repaired["repaired"], repaired
-    assert visible(homes) == mid and mid != {} and (mid == old or label != "host.install.after_pending")
+    # a switch killed before its commit is undone (the old install), one killed after it finished
+    assert visible(homes) == (mid if label == "host.install.after_commit" else old)
+    assert mid == old or label != "host.install.after_pending"
     assert ok("doctor", "--check")["ok"] is True
     records_agree(homes)

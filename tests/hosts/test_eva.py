@@ -4,7 +4,6 @@ install shows the content hash of trust.ex and changes Eva's approval only when 
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -19,23 +18,13 @@ from tests.hosts.helpers import (
     human,
     ok,
     tree,
+    trust_ex_hash,
 )
 
 
 def eva_loads(folder: Path) -> list[str]:
     """The names Eva's loader would find in `folder` (loader.ex candidates_in_dir)."""
     return [found.name for found in Eva().scan(folder)]
-
-
-def trust_ex_hash(folder: Path) -> str:
-    """trust.ex content_hash/1, written out independently: sha256 over `relative <> contents`
-    of every non-hidden `**/*.exs`, sorted by path."""
-    files = sorted(p for p in folder.rglob("*.exs")
-                   if not any(part.startswith(".") for part in p.relative_to(folder).parts))
-    digest = hashlib.sha256()
-    for path in files:
-        digest.update(path.relative_to(folder).as_posix().encode() + path.read_bytes())
-    return digest.hexdigest()
 
 
 def test_a_script_installs_as_name_exs(tmp_path: Path, homes: Homes) -> None:
@@ -106,7 +95,8 @@ def test_project_install_shows_the_trust_hash_and_leaves_approval_alone(tmp_path
     assert installed["path"] == str(folder / "notes.exs")
     trust = installed["trust"]
     assert trust == {"folder": str(folder), "approved_hash": None, "content_hash": trust_ex_hash(folder),
-                     "approved": False, "updated": False}
+                     "approved": False, "updated": False, "covers": ["notes.exs"], "not_installed_by_pkgmgr": [],
+                     "unhashed": [], "unreadable": [], "refused": None}
     assert content_hash(folder) == trust_ex_hash(folder)
     assert not (homes.eva / "trust.json").exists()  # never approved without --approve-host-trust
     result = human("--scope", "workspace", "ext", "disable", "notes", cwd=project)

@@ -42,7 +42,7 @@ def full_manifest() -> dict[str, Any]:
                 {"name": "ready", "event": "session.post_create", "mode": "async", "command": "/usr/bin/env",
                  "args": ["bash", "{{config_dir}}/hooks/run.sh"], "env": {"LEVEL": "info"}},
                 {"name": "patch", "event": "prompt.post_assemble", "mode": "sync", "required": True,
-                 "priority": 5, "timeout": "1.5s", "matcher": {"tool_name": "Bash"},
+                 "priority": 5, "timeout": "1.5s", "matcher": {"input_class": "user"},
                  "executor": {"kind": "subprocess", "command": "./hooks/run.sh", "args": ["hook"],
                               "secret_env": {"API_TOKEN": "env:FULL_TOKEN"}}},
             ],

@@ -202,7 +202,7 @@ def test_toml_datetime_is_a_type_problem(tmp_path: Path) -> None:
 
 def test_values_json_cannot_carry_are_rejected_even_in_free_form_tables(tmp_path: Path) -> None:
     text = ('name = "demo-ext"\nversion = "0.1.0"\nmin_compozy_version = "0.5.0"\n'
-            "[resources.tools.search]\nhandler = \"search\"\nbackend = { kind = \"mcp\", server = \"s\", tool = \"t\" }\n"
+            "[resources.tools.search]\nhandler = \"search\"\nbackend = { kind = \"extension_host\" }\n"
             "when = 1979-05-27T07:32:00Z\nlimit = nan\nratio = -inf\n")
     found = read_problems(write_extension(tmp_path / "ext", text))
     assert [(p.key, p.message) for p in found] == [

@@ -45,7 +45,7 @@ def test_full_manifest_values() -> None:
     assert (first.name, first.mode, first.required, first.priority, first.timeout) == ("ready", "async", False, 0, None)
     assert first.executor == Command("/usr/bin/env", ("bash", "{{config_dir}}/hooks/run.sh"), (("LEVEL", "info"),))
     assert (second.required, second.priority, second.timeout, second.matcher, second.executor_kind) == (
-        True, 5, 1.5, (("tool_name", "Bash"),), "subprocess")
+        True, 5, 1.5, (("input_class", "user"),), "subprocess")
     assert second.executor.secret_env == (("API_TOKEN", "env:FULL_TOKEN"),)
     assert [name for name, _ in manifest.mcp_servers] == ["git", "local"]
     assert manifest.publish_families == ("window_layouts", "hooks") and manifest.publish_max_scope == "workspace"

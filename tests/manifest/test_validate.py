@@ -60,14 +60,14 @@ VALID = {
     "hook executor at top level": with_hook(args=["a"], env={"LEVEL": "x"}, secret_env={"API_KEY": "env:K"}),
     "hook executor table": with_hook(command=DROP, executor={"kind": "subprocess", "command": "run"}),
     "hook executor table without kind": with_hook(command=DROP, executor={"command": "run"}),
-    "hook options": with_hook(mode="sync", required=True, priority=-3, timeout="250ms", matcher={"tool_name": "Bash", "tool_read_only": False}),
+    "hook options": with_hook(mode="sync", required=True, priority=-3, timeout="250ms", matcher={"agent_name": "coder", "session_type": "chat"}),
     "hook integral float priority": with_hook(priority=2.0),
     "mcp server with templates": with_server(args=["{{config_dir}}/x", "{{env:A}}"], env={"ROOT": "{{env:ROOT}}"}),
     "secret-like key that names a place": with_server(env={"TOKEN_FILE": "/run/t", "api_token_url": "https://x"}),
     "tool with unknown keys (warned)": minimal(resources={"tools": {"search": {
         "handler": "search", "backend": {"kind": "extension_host"}, "any": {"thing": [1, None]}}}}),
-    "mcp tool with its own id": minimal(resources={"tools": {"Search Docs": {
-        "id": "ext__demo_ext__docs", "backend": {"kind": "mcp", "server": "docs", "tool": "search"}, "risk": "read",
+    "tool with its own id": minimal(resources={"tools": {"Search Docs": {
+        "id": "ext__demo_ext__docs", "backend": {"kind": "extension_host", "handler": "search"}, "risk": "read",
         "read_only": True}}}),  # manifestToolRisk: read risk requires read_only
     "publish with default scope": minimal(resources={"publish": {"families": ["hooks", "tools"]}}),
     "every family": minimal(resources={"publish": {"families": [
@@ -255,6 +255,20 @@ def test_invalid(data: dict[str, Any], key: str, message: str) -> None:
     found = problems(data)
     assert all(problem.code == "invalid_manifest" and problem.file == "extension.toml" for problem in found)
     assert any(problem.key == key and message in problem.message for problem in found), found
+
+
+@pytest.mark.parametrize("generation", ["v0.2", "v0.3-beta.3", "v0.3"])
+def test_mcp_backed_tool_loads_from_v03_only(generation: str) -> None:
+    """Recorded running (manifest_cases.toml recorded-man-tool-backend-mcp): before v0.3 the mcp
+    BackendRef carries no handler and the runtime descriptor refuses it; 96a771efa loads it."""
+    data = minimal(resources={"tools": {"s": {"backend": {"kind": "mcp", "server": "docs", "tool": "t"}}}})
+    if generation == "v0.3":
+        assert isinstance(parse_manifest(data, file="extension.toml", root=None, generation=generation), Manifest)
+        return
+    with pytest.raises(ValidationFailed) as caught:
+        parse_manifest(data, file="extension.toml", root=None, generation=generation)
+    assert [(p.key, p.message.split(" (")[0]) for p in caught.value.problems] == [
+        ("resources.tools.s.backend.kind", "Compozy before v0.3 refuses a manifest tool with an mcp backend")]
 
 
 def test_spec_example_message() -> None:

@@ -6,11 +6,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
+import tomllib
+from pathlib import Path
 
 import pytest
 
+from pkgmgr import __version__
 from pkgmgr.cli import commands
 from pkgmgr.cli.app import UsageError, build_parser, parse
 from tests.cli.test_contract import walk
@@ -91,6 +96,42 @@ def test_version_imports_nothing_else() -> None:
     version, loaded = proc.stdout.splitlines()
     assert version.startswith("pkgmgr ")
     assert json.loads(loaded.replace("'", '"')) == ["pkgmgr", "pkgmgr.cli"]
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _imported(*args: str) -> set[str]:
+    """The modules a fresh interpreter running `args` imports (`-X importtime`, which names each
+    module whatever its cache holds)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    proc = subprocess.run([sys.executable, "-X", "importtime", *args], capture_output=True, text=True, env=env,
+                          check=True, cwd=ROOT)
+    return {line.rpartition("|")[2].strip() for line in proc.stderr.splitlines()
+            if line.startswith("import time:") and not line.rstrip().endswith("imported package")}
+
+
+def test_the_command_imports_nothing_before_pkgmgr() -> None:
+    """The installed `pkgmgr` is `scripts/pkgmgr` (SPEC 12: `--version` <= 1.5x `python -c pass`):
+    beyond what the interpreter imports for `pass`, it loads pkgmgr's two modules and nothing else
+    (an installer's generated entry-point script imports `re` first, ~60 % of that start-up)."""
+    script = ROOT / "scripts" / "pkgmgr"
+    assert _imported(str(script), "--version") - _imported("-c", "pass") == {"pkgmgr", "pkgmgr.cli"}
+    proc = subprocess.run([sys.executable, str(script), "--version"], capture_output=True, text=True, check=True,
+                          cwd=ROOT)
+    assert proc.stdout == f"pkgmgr {__version__}\n" and proc.stderr == ""
+
+
+def test_the_wheel_installs_that_script_and_no_generated_one() -> None:
+    """An entry point under `[project.scripts]` would make the installer write its own `pkgmgr`
+    over ours; hatchling rewrites the script's python shebang to `#!python`, which the
+    installer replaces with its interpreter."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "scripts" not in project["project"] and "gui-scripts" not in project["project"]
+    assert project["tool"]["hatch"]["build"]["targets"]["wheel"]["shared-scripts"] == {"scripts/pkgmgr": "pkgmgr"}
+    assert "scripts" in project["tool"]["hatch"]["build"]["targets"]["sdist"]["include"]
+    first = (ROOT / "scripts" / "pkgmgr").read_text(encoding="utf-8").splitlines()[0]
+    assert re.fullmatch(r"#!.*python3?", first)
 
 
 def test_version_anywhere_else_still_goes_through_argparse() -> None:

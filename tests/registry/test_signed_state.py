@@ -120,3 +120,42 @@ def test_a_metadata_bomb_from_the_registry_is_refused_before_it_is_parsed(client
     index.put("timestamp.json", b"[" * 15_000 + b"]" * 1_000)  # under the 16 KiB cap, deeper than any metadata
     doc = client.refused("registry_signature_invalid", "ext", "install", "review-pack")
     assert "nested deeper" in doc["error"]["message"]
+
+
+def test_every_trusted_metadata_file_is_durable_before_the_command_reports(client: Client, index: SignedIndex,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27: a power cut a few seconds after `registry add --root` left all five metadata files
+    0 bytes (written without fsync), and every install then failed. Every file ngclient keeps —
+    each role, `root_history/` (`_persist_file`), the `root.json` link — reaches its name by a
+    rename of a file fsynced before it, and the directory is fsynced after it; a root that is
+    trusted already is not written again."""
+    client.ok("registry", "remove", "acme")
+    folder = trusted(client)
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        events.append(("replace", f"{os.fspath(src)} -> {os.fspath(dst)}"))
+        real_replace(src, dst)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    client.ok("registry", "add", "acme", client.url, "--root", index.root_file)
+    client.ok("registry", "refresh")
+    moves = [(i, what) for i, (kind, what) in enumerate(events) if kind == "replace" and str(folder) in what]
+    written = {Path(what.split(" -> ")[1]).relative_to(folder).as_posix() for _, what in moves}
+    assert {"root.json", "timestamp.json", "snapshot.json", "targets.json"} <= written, written
+    assert any(name.startswith("root_history/") for name in written), written
+    for index, what in moves:
+        source, target = what.split(" -> ")
+        if not target.endswith("root.json") or "root_history" in target:
+            assert ("fsync", source) in events[:index], what  # the data on disk before its name
+        assert ("fsync", str(Path(target).parent)) in events[index:], what  # the name on disk after
+    events.clear()
+    client.ok("registry", "refresh")
+    rewritten = [what for kind, what in events if kind == "replace" and "root" in what and str(folder) in what]
+    assert rewritten == []  # the trusted root, persisted again by every operation, is not rewritten

@@ -12,6 +12,7 @@ import pytest
 from pkgmgr.archive import tree_checksum
 from pkgmgr.errors import PkgmgrError
 from pkgmgr.store import db as dbmod
+from pkgmgr.store import pending
 from tests.cli.helpers import FIXTURES, fail, install, ok, tree
 from tests.support.builders import format1_tree_checksum
 
@@ -62,6 +63,7 @@ def test_each_step_applies_on_top_of_the_previous(tmp_path: Path) -> None:
             else:
                 conn.executescript(migration)
         conn.execute(f"PRAGMA user_version = {start}")
+        conn.commit()  # a step that writes rows (migration 10's) opened a transaction: kept, not rolled back
         conn.close()
         migrated = dbmod.connect(path)
         assert dbmod.schema_version(migrated) == LATEST
@@ -319,7 +321,83 @@ def test_schema_9_merges_the_host_installs_into_extensions_and_a_kill_leaves_sch
     demo, hello = records.list_rows(scope)
     assert (demo.host, demo.in_store, demo.directory) == ("compozy", True, tmp_path / "extensions/demo-ext/0.1.0")
     assert (hello.host, hello.grants, hello.place) == ("terva", ("connector",), tmp_path / "terva/extensions/hello")
-    assert hello.pending is not None
-    moving_to = records.row_from_pending(hello.pending["row"], scope)  # written by a writer of schema 8
-    assert (moving_to.version, moving_to.grants, moving_to.network_digest) == ("0.2.0", ("connector",), "")
+    [intent] = pending.intents(scope.db, "terva")  # the switch a writer of schema 8 left, moved by migration 10
+    assert (intent.path, intent.version, intent.pending, intent.action) == (
+        str(tmp_path / "terva/extensions/hello"), "0.2.0", "in", "install")
+    assert intent.tx == str(tmp_path / "terva" / ".pkgmgr-staging" / "tx-1")
+    scope.close()
+
+
+def _rows_of_schema_9(path: Path, folder: Path) -> None:
+    """A store of schema 9: a terva update under way (its `pending` column), a first Vera install
+    under way (its placeholder row), a Compozy tree being moved in (`pending_trees`)."""
+    conn = _database_at(path, 9)
+    conn.execute(
+        "INSERT INTO extensions (host, name, version, path, enabled, pinned, source_kind, source, verified, "
+        "allow_unverified, tree_sha256, tree_listing, manifest, network_digest, grants, installed_at, installed_by) "
+        f"VALUES ('compozy', 'demo-ext', '0.1.0', 'extensions/demo-ext/0.1.0', 1, 0, 'path', '/src', 0, 1, '{_TREE}', "
+        "'{}', '{}', '', '[]', '2024-01-01T00:00:00Z', 'me')")
+    conn.execute("INSERT INTO pending_trees VALUES ('extensions/demo-ext/0.2.0', 'demo-ext', '0.2.0', 'in', "
+                 "'2024-01-01T00:00:00Z')")
+    for host, name, version, checksum, record in (
+            ("terva", "hello", "0.1.0", _TREE, {"row": {"host": "terva", "name": "hello", "version": "0.2.0"},
+                                               "tx": str(folder / ".pkgmgr-staging" / "tx-1"),
+                                               "place": str(folder / "extensions" / "hello"), "action": "install"}),
+            ("vera", "acme.ctx", "1.0.0", "sha256-2:" + "0" * 64,
+             {"row": {"host": "vera", "name": "acme.ctx", "version": "1.0.0"}, "tx": "/v/.pkgmgr-staging/tx-2",
+              "place": "/v/extensions/acme.ctx", "action": "install"}),
+            ("eva", "notes", "", _TREE, "not JSON")):
+        conn.execute(
+            "INSERT INTO extensions (host, name, version, path, enabled, pinned, source_kind, source, verified, "
+            "allow_unverified, tree_sha256, tree_listing, manifest, network_digest, grants, installed_at, installed_by, "
+            "pending) VALUES (?, ?, ?, ?, 1, 0, 'path', '/src', 0, 1, ?, '{}', '{}', '', '[]', "
+            "'2024-01-01T00:00:00Z', 'me', ?)",
+            (host, name, version, f"/{host}/extensions/{name}", checksum,
+             json.dumps(record) if isinstance(record, dict) else record))
+    conn.commit()
+    conn.close()
+
+
+def test_schema_10_moves_every_pending_change_to_one_table_and_a_kill_leaves_schema_9(tmp_path: Path) -> None:
+    """Migration 10 (one pending record for every host) is one transaction: SIGKILL before its
+    commit leaves the store of schema 9 exactly as it was; the next open moves each folder host's
+    `pending` column into `pending_trees` (phase `in`: its commit never happened), drops a first
+    install's placeholder row and the column, and keeps the scope store's pending trees."""
+    import signal
+    import subprocess
+    import sys
+
+    from pkgmgr.store import records
+    from pkgmgr.store.scope import global_scope
+
+    path = tmp_path / "state.db"
+    _rows_of_schema_9(path, tmp_path / "terva")
+    before = sqlite3.connect(path)
+    dump = list(before.iterdump())
+    before.close()
+    killed = subprocess.run([sys.executable, "-c", f"from pathlib import Path; from pkgmgr.store import db; db.connect(Path({str(path)!r}))"],
+                            env={**__import__("os").environ, "PKGMGR_TEST_CRASH_AT": "db.migrate.before_commit"},
+                            capture_output=True, check=False, timeout=60)
+    assert killed.returncode == -signal.SIGKILL
+    raw = sqlite3.connect(path)
+    assert raw.execute("PRAGMA user_version").fetchone()[0] == 9
+    assert [line for line in raw.iterdump() if "journal_mode" not in line] == dump  # exactly as it was
+    raw.close()
+
+    conn = dbmod.connect(path)
+    assert dbmod.schema_version(conn) == LATEST
+    assert "pending" not in {row[1] for row in conn.execute("PRAGMA table_info(extensions)")}
+    conn.close()
+    scope = global_scope(tmp_path)
+    assert [(r.host, r.name) for r in records.list_rows(scope)] == [("compozy", "demo-ext"), ("eva", "notes"),
+                                                                     ("terva", "hello")]  # the placeholder is gone
+    found = {(i.host, i.name): i for i in pending.intents(scope.db)}
+    assert set(found) == {("compozy", "demo-ext"), ("terva", "hello"), ("vera", "acme.ctx")}  # eva's did not parse
+    assert (found["compozy", "demo-ext"].path, found["compozy", "demo-ext"].action) == ("extensions/demo-ext/0.2.0", "tree")
+    hello = found["terva", "hello"]
+    assert (hello.path, hello.version, hello.pending, hello.action, hello.tx) == (
+        str(tmp_path / "terva" / "extensions" / "hello"), "0.2.0", "in", "install",
+        str(tmp_path / "terva" / ".pkgmgr-staging" / "tx-1"))
+    assert hello.row == {"row": {"host": "terva", "name": "hello", "version": "0.2.0"}}
+    assert list(pending.recorded(scope.db)) == ["extensions/demo-ext/0.2.0"]  # the store's own, as before
     scope.close()

@@ -322,3 +322,45 @@ def test_each_under_writer_runs_every_item_and_keeps_the_first_failure(tmp_path:
     assert (done, seen) == (["A", "B"], ["a", "bad1", "b", "bad2"])
     assert error is not None and error.message == "bad1 failed"
     assert scope.each_under_writer([], action) == ([], None)
+
+
+def _writebacks() -> list[str]:
+    import threading
+
+    return [t.name for t in threading.enumerate() if t.name == "pkgmgr-writeback"]
+
+
+def test_staging_is_flushed_in_the_background_while_the_writer_holds_the_lock(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first staging directory of a writer starts `syncfs` of the store's filesystem from a
+    thread of its own (issue 30: the flush before the renames then waits less); releasing the lock
+    stops it, a failure included."""
+    from pkgmgr import fsutil
+
+    flushed: list[Path] = []
+    monkeypatch.setattr(fsutil.EarlyWriteback, "INTERVAL", 0.001)
+    monkeypatch.setattr(fsutil, "syncfs", lambda path: flushed.append(path) or True)
+    scope = global_scope(tmp_path / "home")
+    with scope.writer():
+        assert _writebacks() == []
+        first = scope.new_staging()
+        second = scope.new_staging()
+        assert _writebacks() == ["pkgmgr-writeback"] and first != second
+    assert _writebacks() == []
+    with pytest.raises(RuntimeError), scope.writer():
+        scope.new_staging()
+        raise RuntimeError("a bug while staging")
+    assert _writebacks() == []
+    assert set(flushed) <= {scope.staging_dir}
+    scope.close()
+
+
+def test_no_background_flush_with_the_durability_steps_off(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr import fsutil
+
+    monkeypatch.setattr(fsutil, "DURABLE", False)
+    scope = global_scope(tmp_path / "home")
+    with scope.writer():
+        scope.new_staging()
+        assert _writebacks() == []
+    scope.close()
