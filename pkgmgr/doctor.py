@@ -25,7 +25,33 @@ def check_scope(scope: Scope, *, config: Config, verify_trees: bool = True) -> l
     def activations(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
         return check_activations(scope, conn, config)
 
-    return check_store(scope, verify_trees=verify_trees, row_checks=(activations, _interrupted, _host_health))
+    checks = ((activations, _interrupted, _host_health, _kept) if verify_trees
+              else (activations, _interrupted, _host_health))
+    return check_store(scope, verify_trees=verify_trees, row_checks=checks)
+
+
+def _kept(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
+    """Each install kept for `ext rollback` can be rolled back to: its tree is there, as it was
+    when it was replaced (`doctor` forgets one that is not: `repair_kept`)."""
+    from pkgmgr.lifecycle import kept_problem
+    from pkgmgr.store import records
+    from pkgmgr.store.pending import intents
+
+    changing = {(intent.host, intent.name) for intent in intents(conn)}  # a killed writer's: `interrupted` lists it
+    found = [kept_problem(row) for row in records.installed(scope)
+             if row.previous is not None and (row.host, row.name) not in changing]
+    return [Problem.invariant(scope.kind, "kept", f"{message} (a repair stops keeping it)", True)
+            for message in found if message is not None]
+
+
+def repair_kept(scope: Scope, timeout: float) -> list[Problem]:
+    """`doctor`'s repair of the installs kept for a rollback: one that cannot be rolled back to any
+    more is forgotten, and what is left of its tree removed."""
+    from pkgmgr.lifecycle import forget_kept
+
+    return [Problem.invariant(scope.kind, "kept", f"stopped keeping {item.name} {item.version or '-'} for a rollback "
+                              f"({item.place})", True) for item in forget_kept(scope, broken_only=True,
+                                                                               lock_timeout=timeout)]
 
 
 def _interrupted(scope: Scope, conn: sqlite3.Connection) -> list[Problem]:
@@ -112,6 +138,7 @@ def run_doctor(home: Path, workspace: Path, *, config: Config, check: bool = Fal
         if not check:
             repaired.extend(repair_scope(scope, lock_timeout))
             repaired.extend(repair_hosts(scope, lock_timeout))
+            repaired.extend(repair_kept(scope, lock_timeout))
         found = check_scope(scope, config=config)
         findings.extend(found)
         labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))

@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Done", "adopt", "find", "find_one", "health", "hosts_overview", "interrupted", "listed", "new", "observed",
            "pack", "plan_remove", "remove_records",
-           "recover", "remove", "set_enabled", "status", "validate", "verify"]
+           "recover", "remove", "rollback", "set_pinned", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
+           "validate", "verify"]
 
 
 NO_CHANGE = Change()
@@ -129,8 +130,14 @@ def verify(records: Sequence[Installed]) -> tuple[list[dict[str, Any]], PkgmgrEr
         place = item.directory
         return host_of(item).checksum(place) if os.path.lexists(place) else None
 
-    return verify_installed(records, checksum=checksum, fields=lambda item: item.located(),
-                            label=lambda item: item.label)
+    trees = [item for item in records if item.linked is None]
+    results, error = verify_installed(trees, checksum=checksum, fields=lambda item: item.located(),
+                                      label=lambda item: item.label)
+    checked = iter(results)
+    # a development link is the user's working folder: nothing was installed to compare it with
+    return [next(checked) if item.linked is None else
+            {"name": item.name, "version": item.version or None, **item.located(), "ok": True, "skipped": "linked",
+             "linked": item.linked} for item in records], error
 
 
 def hosts_overview(global_scope: Scope, workspace_scope: Scope | None, project: Path | None) -> list[dict[str, Any]]:
@@ -197,10 +204,97 @@ def set_enabled(scope: Scope, names: Sequence[str], enabled: bool, *, host: str 
     """`ext enable|disable`: each install enabled or disabled its host's way (disabling is refused
     while activations of it exist, unless `change.deactivate`)."""
     def action(item: Installed) -> tuple[Installed, list[dict[str, Any]]]:
+        if item.linked is not None:  # the host loads the user's folder as it is: pkgmgr writes nothing there
+            from pkgmgr.store.switch import linked_error
+
+            raise linked_error(item, f"{'enable' if enabled else 'disable'} it")
         changed = host_of(item).set_enabled(scope, item, enabled, change)
         return changed.installed, changed.deactivated
 
     return _each(scope, names, host, change.lock_timeout, action)
+
+
+def set_pinned(scope: Scope, items: Sequence[Installed], pinned: bool, *, lock_timeout: float = 30.0,
+               ) -> list[Installed]:
+    """Pin or release each of `items` (installs of `scope`: `ext update --unpin`), under one hold of
+    the writer lock; the installs as they are now."""
+    from pkgmgr.store import records
+
+    if not items:
+        return []
+    changed = []
+    with scope.writer(lock_timeout):
+        for item in items:
+            current = records.get(scope, item.host, item.name, writer=True)
+            if current is not None and current.pinned != pinned:
+                current = current.with_changes(pinned=pinned)
+                records.save(scope, current)
+                changed.append(current)
+    return changed
+
+
+def kept_problem(record: Installed) -> str | None:
+    """Why the install `record` keeps for `ext rollback` cannot be rolled back to (its tree is
+    gone or changed since it was replaced); None when it can, or when nothing is kept. Reads only."""
+    kept = record.kept()
+    if kept is None:
+        return None
+    if not os.path.lexists(kept.place):
+        return f"{record.label}: the tree of {kept.version or '-'} kept for a rollback is missing ({kept.place})"
+    if host_of(record).checksum(kept.place)[0] != kept.tree_sha256:
+        return (f"{record.label}: the tree of {kept.version or '-'} kept for a rollback changed since it was "
+                f"replaced ({kept.place})")
+    return None
+
+
+def forget_kept(scope: Scope, *, broken_only: bool = False, older_than: float | None = None,
+                lock_timeout: float = 30.0) -> list[Installed]:
+    """Stop keeping the installs `scope`'s installs keep for a rollback, and delete their trees
+    (`cache clean`; `doctor`, with `broken_only`: only those `kept_problem` finds; `older_than`:
+    only those replaced that many days ago or more). Each goes its destination's way: the scope
+    store's through its pending trees, a folder host's row first (what a kill leaves in its
+    `.pkgmgr-previous` the next writer removes). Returns the kept installs that went."""
+    import time
+    from datetime import datetime
+
+    from pkgmgr.fsutil import remove_tree
+    from pkgmgr.store import records
+    from pkgmgr.store.recovery import damaged_rows, database_problem
+    from pkgmgr.store.switch import forget_previous
+
+    if not scope.exists() or scope.layout_problem() is not None or database_problem(scope) is not None:
+        return []  # nothing is forgotten on the word of a database that cannot be read
+    conn = scope.reader()
+    if conn is None or damaged_rows(scope, conn):
+        return []
+
+    def wanted(row: Installed) -> bool:
+        if row.previous is None:
+            return False
+        if older_than is not None:
+            try:
+                replaced = datetime.fromisoformat(row.installed_at.replace("Z", "+00:00")).timestamp()
+            except ValueError:
+                replaced = 0.0
+            if time.time() - replaced < older_than * 86400:
+                return False
+        return not broken_only or kept_problem(row) is not None
+
+    if not any(wanted(row) for row in records.installed(scope)):
+        return []
+    gone: list[Installed] = []
+    with scope.writer(lock_timeout):
+        rows = [row for row in records.installed(scope) if wanted(row)]
+        gone.extend(forget_previous(scope, [row.name for row in rows if row.in_store]))
+        for row in rows:
+            if row.in_store:
+                continue
+            kept = row.kept()
+            assert kept is not None
+            records.save(scope, row.with_changes(previous=None))
+            remove_tree(kept.place)
+            gone.append(kept)
+    return gone
 
 
 def plan_remove(scope: Scope, names: Sequence[str], *, host: str | None = None,
@@ -367,3 +461,194 @@ def new(name: str, *, host: str, template: str | None, target: Path) -> Created:
         if rel.endswith(".sh"):
             os.chmod(path, 0o755)
     return Created(name, chosen.name, template, target, sorted(files))
+
+
+# --- rollback, development links (SPEC 11) --------------------------------------------------------------
+
+
+def kept_plan(record: Installed) -> Any:
+    """The install plan that switches `record` back to the install it keeps (`Installed.kept`):
+    its kept tree, staged as it is, with the provenance it was installed with. Raises
+    `not_found` when nothing is kept (or the kept tree is gone) and `tree_modified` when the kept
+    tree changed since it was replaced."""
+    from pkgmgr.install.plan import Expectations, Fetched, Plan
+    from pkgmgr.refs import Ref
+
+    kept = record.kept()
+    where = f"the {record.scope} scope" if record.in_store else f"{record.host}'s {record.scope} folder"
+    if kept is None:
+        message = (f"{record.label} has no previous version to roll back to in {where}: none was replaced since it "
+                   "was installed (or 'cache clean' removed the one kept)")
+        if record.source_kind != "registry":  # no registry lists its versions: its source is where they are
+            raise PkgmgrError(f"{message}; install the version you want from its source to switch to it",
+                              code=Code.NOT_FOUND)
+        raise PkgmgrError(message, code=Code.NOT_FOUND, hint=f"'pkgmgr ext info {record.name}' lists the versions "
+                          f"a registry has; 'pkgmgr ext install {record.name}@VERSION --pin' installs one and holds it")
+    place = kept.place
+    if not os.path.lexists(place):
+        raise PkgmgrError(f"{record.label}: the tree of the version it keeps ({kept.version or '-'}) is gone from "
+                          f"{place}; there is nothing to roll back to", code=Code.NOT_FOUND, path=str(place))
+    if host_of(record).checksum(place)[0] != kept.tree_sha256:
+        raise PkgmgrError(f"{record.label}: the kept tree of {kept.version or '-'} at {place} changed since it was "
+                          "replaced; refusing to roll back to it", code=Code.TREE_MODIFIED, path=str(place))
+    directory = place if place.is_dir() and not place.is_symlink() else None
+    fetched = Fetched(kind=kept.source_kind, locator=kept.source, archive=None if directory else place,
+                      directory=directory, sha256=kept.sha256, source_url=kept.source_url, verified=kept.verified,
+                      tier=kept.tier, registry=kept.registry, label=f"{kept.name} {kept.version}".strip(),
+                      expects=Expectations(name=kept.name, host=kept.host, tree_sha256=kept.tree_sha256,
+                                           version=kept.version or None), exact=True)
+    ref = Ref("name", f"{kept.name}@{kept.version}" if kept.version else kept.name, name=kept.name,
+              spec=f"=={kept.version}" if kept.version else "", exact=kept.version or None)
+    # consented to when it was installed: restoring it asks nothing again
+    return Plan(ref, kept.source_kind, str(place), verified=True, tier=kept.tier, name=kept.name,
+                version=kept.version, fetch=lambda reporter: fetched)
+
+
+@dataclass
+class Switched:
+    """What `ext rollback`, `ext link` or `ext unlink` did: per name the install before and after
+    (None: it is gone), the activations the switch changed, and the first failure (its name's
+    entry is then absent)."""
+
+    before: list[Installed | None] = field(default_factory=list)
+    after: list[Installed | None] = field(default_factory=list)
+    activations: list[dict[str, Any]] = field(default_factory=list)
+    failed: list[tuple[str, PkgmgrError]] = field(default_factory=list)
+
+    @property
+    def error(self) -> PkgmgrError | None:
+        return self.failed[0][1] if self.failed else None
+
+
+def _switch(scope: Scope, plans: list[tuple[Installed, Any]], *, config: Config, options: Any, interactive: bool,
+            reporter: Any, lock_timeout: float, announce: Any, done: Switched) -> None:
+    """Commit `plans` (each a record and the plan that replaces it) through the install pipeline:
+    all or none (SPEC 4)."""
+    from pkgmgr.install.pipeline import InstallRequest, install
+
+    if not plans:
+        return
+    batch = install(InstallRequest(scope, config=config, options=options, planned=[plan for _, plan in plans],
+                                   interactive=interactive, reporter=reporter, lock_timeout=lock_timeout,
+                                   announce=announce, keep_going=False))
+    for (record, _), result in zip(plans, batch.results, strict=True):
+        if result.error is not None or result.outcome is None:
+            error = result.error or PkgmgrError(result.message or f"{record.name} was not changed", code=Code.USAGE)
+            done.failed.append((record.name, error))
+            continue
+        done.before.append(record)
+        done.after.append(result.outcome.installed)
+        done.activations.extend(result.outcome.activations)
+
+
+def rollback(scope: Scope, names: Sequence[str], *, host: str | None, config: Config, options: Any,
+             interactive: bool = False, reporter: Any = None, lock_timeout: float = 30.0,
+             announce: Any = None) -> Switched:
+    """`ext rollback`: switch each named install of `scope` back to the install it keeps, atomically
+    through the pipeline (the kept tree judged again by its host, and the host's records and trust
+    step as for any install), pinned so that `ext update` leaves it until `ext update NAME --unpin`.
+    Raises nothing for a name: its failure (`not_found`, `tree_modified`, a link's
+    `source_conflict`) is in the result."""
+    from dataclasses import replace as changed
+
+    from pkgmgr.store.switch import linked_error
+
+    done = Switched()
+    plans = []
+    for name, record in find([scope], names, host).items():
+        try:
+            if isinstance(record, PkgmgrError):
+                raise record
+            if record.linked is not None:
+                raise linked_error(record, "roll it back")
+            plans.append((record, kept_plan(record)))
+        except PkgmgrError as error:
+            done.failed.append((name, error))
+    if done.failed:
+        return done
+    # the kept install was consented to and granted when it was installed; a source other than
+    # the current one's replaces it (as the kept one was replaced)
+    options = changed(options, pin=True, force=True, allow_grants=True, allow_unverified=True, link=False)
+    _switch(scope, plans, config=config, options=options, interactive=interactive, reporter=reporter,
+            lock_timeout=lock_timeout, announce=announce, done=done)
+    return done
+
+
+def link(scope: Scope, path: Path, *, shown: str, host: str | None, config: Config, options: Any,
+         lock_timeout: float = 30.0, announce: Any = None) -> Switched:
+    """`ext link PATH`: the extension in the working folder `path` (a directory, or a single-file
+    extension), judged as an install judges it, made what its host loads — through the host's
+    link (`Host.make_link`: a symbolic link by default) — in place of the install of its name, which
+    is kept for `ext unlink`. Raises `not_found`, `usage` (an archive) and what the host's rules
+    raise."""
+    from dataclasses import replace as changed
+
+    from pkgmgr.hosts import script_host
+    from pkgmgr.install.plan import plan_path
+    from pkgmgr.refs import Ref
+
+    if not os.path.lexists(path):
+        raise PkgmgrError(f"{shown}: no such file or directory", code=Code.NOT_FOUND)
+    if not path.is_dir() and script_host(path) is None:
+        raise PkgmgrError(f"{shown}: not a directory: a development link makes the host load a working folder "
+                          "(or a single-file extension) as it is, not an archive", code=Code.USAGE)
+    plan = plan_path(Ref("path", shown, path=path.absolute()))
+    plan = changed(plan, verified=True)  # the user's own folder, named by the user: nothing to consent to
+    options = changed(options, link=True, pin=False, host=host)
+    done = Switched()
+    _switch(scope, [(_placeholder(path), plan)], config=config, options=options, interactive=False,
+            reporter=None, lock_timeout=lock_timeout, announce=announce, done=done)
+    if done.after:  # `before`: the install the link keeps, which `ext unlink` restores (None: none)
+        now = done.after[0]
+        done.before[0] = now.kept() if now is not None else None
+    return done
+
+
+def _placeholder(path: Path) -> Installed:
+    """A stand-in record for what `ext link` replaces, until the switch says what it was."""
+    from pkgmgr.store.installed import Installed
+
+    return Installed(name=path.name, version="", path=str(path.absolute()), enabled=True, pinned=False,
+                     source_kind="path", source=str(path), registry=None, source_url=None, sha256=None, verified=False,
+                     allow_unverified=False, tier=None, tree_sha256="", tree_listing={}, manifest={},
+                     network_digest="", grants=(), max_scope=None, installed_at="", installed_by="")
+
+
+def unlink(scope: Scope, names: Sequence[str], *, host: str | None, config: Config, options: Any,
+           lock_timeout: float = 30.0, announce: Any = None) -> Switched:
+    """`ext unlink NAME`: the development link of each name removed — never the folder it names —
+    and the install it replaced restored from its kept tree (as it was: not pinned unless it was);
+    with none kept, the name is no longer installed. Raises nothing for a name: `not_found`, or
+    `usage` for a name that is not linked, is in the result."""
+    from dataclasses import replace as changed
+
+    done = Switched()
+    restores, removals = [], []
+    for name, record in find([scope], names, host).items():
+        if isinstance(record, PkgmgrError):
+            done.failed.append((name, record))
+        elif record.linked is None:
+            done.failed.append((name, PkgmgrError(f"{record.label} is not linked: it is installed ({record.where})",
+                                                  code=Code.USAGE)))
+        elif record.kept() is not None:
+            try:
+                restores.append((record, kept_plan(record)))
+            except PkgmgrError as error:
+                done.failed.append((name, error))
+        else:
+            removals.append(record)
+    if done.failed:
+        return done
+    if restores:
+        pinned = all(record.kept().pinned for record, _ in restores)  # type: ignore[union-attr]
+        restore = changed(options, pin=pinned, force=True, allow_grants=True, allow_unverified=True, link=False)
+        _switch(scope, restores, config=config, options=restore, interactive=False, reporter=None,
+                lock_timeout=lock_timeout, announce=announce, done=done)
+    if removals and not done.failed:
+        removed = remove_records(scope, removals, Change(lock_timeout=lock_timeout))
+        for gone in removed.changed:
+            done.before.append(gone)
+            done.after.append(None)
+        if removed.error is not None:
+            done.failed.append(("", removed.error))
+    return done

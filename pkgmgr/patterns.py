@@ -13,6 +13,9 @@ if TYPE_CHECKING:
 
 # an extension name (SPEC 2): lowercase letter, then letters, digits and '-', 2 to 64 characters
 EXTENSION_NAME = re.compile(r"^[a-z][a-z0-9-]{1,63}$")
+# an extension id of a host that allows dots (`acme.word`: lower-case, dotted or dashed), which
+# pkgmgr.toml may declare with a path or github source (a registry names extensions as above)
+DOTTED_ID = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
 # a registry's name in config.toml, pkgmgr.toml and `registry add`
 REGISTRY_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
 

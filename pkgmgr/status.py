@@ -29,7 +29,20 @@ def status_document(item: Installed, scope: Scope, *, config: Config, home: Path
 
     data = get(item.host).status(item, scope, config=config, resolved=resolved, environ=environ, warn=warn)
     data["provenance"] = {**data["provenance"], **signature(item, config=config, home=home)}
+    data["linked"] = item.linked
+    data["previous"] = kept_document(item)
     return data
+
+
+def kept_document(item: Installed) -> dict[str, Any] | None:
+    """The install `item` keeps for `ext rollback` (its version, where its tree is kept, where it
+    came from), or None."""
+    kept = item.kept()
+    if kept is None:
+        return None
+    return {"version": kept.version or None, "path": str(kept.place), "source": kept.source_kind,
+            "locator": kept.source, "registry": kept.registry, "tree_sha256": kept.tree_sha256,
+            "installed_at": kept.installed_at}
 
 
 def signature(item: Installed, *, config: Config, home: Path) -> dict[str, Any]:

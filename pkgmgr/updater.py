@@ -67,6 +67,7 @@ class UpdateItem:
 class UpdateReport:
     items: list[UpdateItem] = field(default_factory=list)
     activations: list[dict[str, Any]] = field(default_factory=list)
+    unpinned: list[str] = field(default_factory=list)  # --unpin: the names whose pin was released
 
     @property
     def first_error(self) -> PkgmgrError | None:
@@ -78,19 +79,20 @@ class UpdateReport:
 
 class Updater:
     def __init__(self, session: "Session", scope: "Scope", *, options: InstallOptions, asset: str | None = None,
-                 registry: str | None = None) -> None:
+                 registry: str | None = None, unpin: bool = False) -> None:
         self.session = session
         self.scope = scope
         self.options = options
         self.asset = asset
         self.registry = registry  # --registry: registry installs move to this registry's versions
+        self.unpin = unpin  # --unpin: a pinned install is released and updated like the others
 
     # --- deciding -------------------------------------------------------------------------
 
     def decide(self, installed: "Installed", reporter: "Reporter", *, check: bool) -> tuple[UpdateItem, "Plan | None"]:
         """What to do with one installed extension (raises the errors of its source)."""
         item = UpdateItem(installed.name, installed.version, "unchanged", source=installed.source_kind)
-        if installed.pinned:
+        if installed.pinned and not self.unpin:
             item.status, item.reason = "pinned", f"pinned at {installed.version}"
             return item, None
         kind = installed.source_kind
@@ -189,6 +191,11 @@ class Updater:
                     report.items.append(UpdateItem(name, None, "failed", error=installed))
                 else:
                     targets.append(installed)
+        if self.unpin and not check and not self.options.dry_run:
+            from pkgmgr.lifecycle import set_pinned
+
+            report.unpinned = [item.name for item in set_pinned(self.scope, [t for t in targets if t.pinned], False,
+                                                                  lock_timeout=lock_timeout)]
         self._prefetch(targets)
         plans: list[tuple[UpdateItem, Plan]] = []
         for installed in targets:
@@ -211,7 +218,7 @@ class Updater:
         (`Registry.prefetch`: the checks, and any error, still come per extension, in order)."""
         by_registry: dict[str, list[str]] = {}
         for installed in targets:
-            if installed.source_kind == "registry" and not installed.pinned:
+            if installed.source_kind == "registry" and (self.unpin or not installed.pinned):
                 by_registry.setdefault(self.registry or installed.registry or installed.source,
                                        []).append(installed.name)
         for name, names in by_registry.items():

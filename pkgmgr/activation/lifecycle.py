@@ -284,6 +284,7 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
             "confirmed_digest": network if records_confirmation else None,
             "confirmed_at": now if records_confirmation else None,
             "confirmed_by": (confirmed_by or login_user()) if records_confirmation else None,
+            "confirmed_requirement": confirmed_requirement(resolved.installed) if records_confirmation else None,
             "created_at": now, "updated_at": now,
         }
         with transaction(conn):
@@ -294,6 +295,18 @@ def activate(scope: Scope, target: Target, *, config: Config, confirm_digest: st
             crashpoint("activate.before_commit")
         crashpoint("activate.after_commit")
         return activation_json(row), resources_of(conn, projection.activation_id, scope.kind)
+
+
+def confirmed_requirement(installed: Any) -> str | None:
+    """The network requirement being confirmed, as `activations.confirmed_requirement` keeps it
+    (an update that changes the requirement withdraws the confirmation but leaves this, for
+    `bundle show` to compare: `preview.review`)."""
+    import json
+
+    from pkgmgr.manifest.network import declared_requirement
+
+    requirement = declared_requirement(installed.manifest)
+    return json.dumps(requirement, sort_keys=True) if requirement is not None else None
 
 
 def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: str | None, config: Config,
@@ -330,8 +343,9 @@ def confirm(scope: Scope, act_id: str, *, expected_version: int, confirmed_by: s
         with transaction(conn):
             conn.execute(
                 "UPDATE activations SET status = ?, confirmed_version = ?, confirmed_digest = ?, confirmed_at = ?, "
-                "confirmed_by = ?, updated_at = ? WHERE id = ?",
-                (ACTIVE, row["version"], row["network_digest"], now, confirmed_by or login_user(), now, row["id"]))
+                "confirmed_by = ?, confirmed_requirement = ?, updated_at = ? WHERE id = ?",
+                (ACTIVE, row["version"], row["network_digest"], now, confirmed_by or login_user(),
+                 confirmed_requirement(resolved.installed), now, row["id"]))
             _project(conn, projection)
             crashpoint("confirm.before_commit")
         crashpoint("confirm.after_commit")

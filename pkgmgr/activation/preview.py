@@ -85,11 +85,9 @@ def inventory(profile: Profile) -> dict[str, Any]:
 def network_requirement(installed: Any) -> dict[str, Any] | None:
     """The network requirement (`{"required","mode","channel_scopes"}`, normalised) the installed
     extension declares; None when it declares none."""
-    from pkgmgr.manifest.keys import as_read
-    from pkgmgr.manifest.network import normalize_network
+    from pkgmgr.manifest.network import declared_requirement
 
-    network, _ = normalize_network(as_read(installed.manifest).get("network_participation"))
-    return network if network and network.get("required") else None
+    return declared_requirement(installed.manifest)
 
 
 def review(scope: Scope, activation: dict[str, Any]) -> dict[str, Any]:
@@ -117,4 +115,34 @@ def review(scope: Scope, activation: dict[str, Any]) -> dict[str, Any]:
     else:
         state = {"state": "changed", "changed_at_version": activation["version"],
                  "extension_version": activation.get("extension_version")}
+        before = _confirmed_before(scope, activation["id"])
+        if before is not None:
+            state["since_confirmed"] = requirement_change(before, requirement)
     return {"network_requirement": requirement, "confirmation": state}
+
+
+def _confirmed_before(scope: Scope, act_id: str) -> dict[str, Any] | None:
+    """The network requirement last confirmed for the activation (None: never, or not kept)."""
+    from pkgmgr.store.checks import json_value
+
+    conn = scope.reader()
+    if conn is None:
+        return None
+    row = conn.execute("SELECT confirmed_requirement FROM activations WHERE id = ?", (act_id,)).fetchone()
+    value = json_value(row[0], dict) if row is not None and row[0] is not None else None
+    if value is None or not isinstance(value.get("channel_scopes", []), list):
+        return None
+    return value
+
+
+def requirement_change(before: dict[str, Any], now: dict[str, Any] | None) -> dict[str, Any]:
+    """What changed in a network requirement since it was confirmed: the channel scopes added and
+    removed, and the mode (with the one confirmed) when it changed."""
+    old_scopes = [str(s) for s in before.get("channel_scopes") or []]
+    new_scopes = [str(s) for s in (now or {}).get("channel_scopes") or []]
+    change: dict[str, Any] = {"scopes_added": [s for s in new_scopes if s not in old_scopes],
+                              "scopes_removed": [s for s in old_scopes if s not in new_scopes]}
+    old_mode, new_mode = before.get("mode"), (now or {}).get("mode")
+    if old_mode != new_mode:
+        change["mode"] = {"confirmed": old_mode, "now": new_mode}
+    return change

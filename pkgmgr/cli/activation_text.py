@@ -8,8 +8,14 @@ from typing import Any, Iterable
 from pkgmgr.activation.confirmation import confirm_command
 
 
-def activation_lines(activations: Iterable[dict[str, Any]]) -> list[str]:
-    """One line per activation touched by an install, update or removal."""
+def activation_lines(activations: Iterable[dict[str, Any]], *, error: Any = None) -> list[str]:
+    """One line per activation touched by an install, update or removal; an activation awaiting
+    confirmation names the command that confirms it, unless `error` (the command's exit-8
+    error, printed after) names it already: the command is printed once."""
+    from pkgmgr.errors import Code
+
+    told = set(error.details.get("commands", ())) if error is not None and error.code == Code.CONFIRMATION_REQUIRED \
+        else set()
     lines = []
     for a in activations:
         change = a.get("change")
@@ -17,7 +23,8 @@ def activation_lines(activations: Iterable[dict[str, Any]]) -> list[str]:
         line = (f"activation {a['id']} {a['extension']}:{a['bundle']}/{a['profile']} "
                 f"v{a['version']} {a['status']}{suffix}")
         if a["status"] == "awaiting_confirmation":
-            line += f"; to confirm: {confirm_command(a)}"
+            command = confirm_command(a)
+            line += f"; to confirm: {command}" if command not in told else "; the error below says how to confirm it"
         lines.append(line)
     return lines
 
@@ -54,6 +61,16 @@ def review_pairs(review: dict[str, Any]) -> list[tuple[str, Any]]:
         pairs.append(("since confirmed", f"unchanged since version {state['confirmed_version']} was confirmed"))
     elif kind == "never_confirmed":
         pairs.append(("since confirmed", "nothing was confirmed before: all of the requirement above is new"))
+    elif kind == "changed" and "since_confirmed" in state:
+        change = state["since_confirmed"]
+        parts = [f"channel scopes added: {', '.join(change['scopes_added']) or '(none)'}",
+                 f"removed: {', '.join(change['scopes_removed']) or '(none)'}"]
+        if "mode" in change:
+            parts.append(f"mode {change['mode']['confirmed']} -> {change['mode']['now']}")
+        else:
+            parts.append("mode unchanged")
+        pairs.append(("since confirmed", f"changed at version {state['changed_at_version']} (extension "
+                      f"{state['extension_version']}): {'; '.join(parts)}"))
     elif kind == "changed":
         pairs.append(("since confirmed", f"changed at version {state['changed_at_version']} (extension "
                       f"{state['extension_version']}): the update withdrew any earlier confirmation, whose "

@@ -24,7 +24,9 @@ def register(commands: Commands) -> None:
                   "pkgmgr cache list\npkgmgr cache list -o json")
     p = group.command("clean", cmd_clean, "remove cached archives and registry files",
                       "Remove every cached archive and registry file, or with --older-than only those unused for "
-                      "that many days. Installed extensions are not affected; the next install downloads again.",
+                      "that many days, and the previous versions kept for 'ext rollback' (with --older-than, "
+                      "those replaced that many days ago). Installed extensions are not affected; the next "
+                      "install downloads again.",
                       "pkgmgr cache clean\npkgmgr cache clean --older-than 30")
     p.add_argument("--older-than", type=non_negative("days"), metavar="DAYS", help="only what was not used for DAYS days")
 
@@ -54,9 +56,18 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
 
 def cmd_clean(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.caches import clean_caches
+    from pkgmgr.cli.context import visible_scopes
+    from pkgmgr.lifecycle import forget_kept
 
     removed = clean_caches(ctx.home, ctx.config.registries, args.older_than)
+    kept = [item for scope in visible_scopes(ctx)
+            for item in forget_kept(scope, older_than=args.older_than, lock_timeout=ctx.lock_timeout)]
+    removed["kept_versions"] = len(kept)
     age = "" if args.older_than is None else f" unused for {args.older_than:g} day(s)"
     text = (f"removed {removed['downloads']} cached archive(s) and {removed['registry_files']} registry file(s)"
             f"{age} ({removed['bytes']} bytes)")
-    return Output({"removed": removed}, lambda p: p.done([text]))
+    lines = [text] + ([f"stopped keeping {', '.join(f'{k.name} {k.version or chr(45)}' for k in kept)} for a rollback"]
+                      if kept else [])
+    return Output({"removed": removed, "kept_removed": [{"name": k.name, "version": k.version or None,
+                                                         "host": k.host, "path": str(k.place)} for k in kept]},
+                  lambda p: p.done(lines))

@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
 
 # the modules in registration order (that order is the order of the top-level help)
-ORDER = ("ext_cmds", "ext_remote_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds",
+ORDER = ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds", "registry_cmds", "bundle_cmds", "workspace_cmds", "doctor_cmds",
          "cache_cmds", "completion_cmds", "host_cmds", "help_cmds")
 # top-level command -> the modules that declare it (tests/perf checks it against ORDER)
 MODULES = {
-    "ext": ("ext_cmds", "ext_remote_cmds"),
+    "ext": ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds"),
     "registry": ("registry_cmds",),
     "bundle": ("bundle_cmds",),
     "resources": ("bundle_cmds",),
@@ -79,7 +79,7 @@ def register_all(commands: "Commands", only: str | None = None) -> None:
         if name not in wanted:
             continue
         module = importlib.import_module(f"pkgmgr.cli.{name}")
-        if name == "ext_remote_cmds":
+        if name in ("ext_remote_cmds", "ext_switch_cmds"):
             module.register(ext)  # extends the ext group
         elif name == "ext_cmds":
             ext = module.register(commands)

@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from pkgmgr.cli.app import Commands
 
 # commands whose NAME arguments are installed extensions
-NAMED = frozenset({"status", "verify", "enable", "disable", "remove", "uninstall", "rm", "update", "upgrade"})
+NAMED = frozenset({"status", "verify", "enable", "disable", "remove", "uninstall", "rm", "update", "upgrade",
+                   "rollback", "unlink"})
 # a name a shell reads back as itself, expanded or not: the only names completion offers
 _SHELL_WORD = re.compile(r"[A-Za-z0-9_][A-Za-z0-9._+@-]*")
 

@@ -172,7 +172,8 @@ def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
             "files": created.files}
 
     def human(p: Printer) -> None:
-        p.line(f"created {created.template} extension {created.name} in {created.path}")
+        what = created.template if created.template != "extension" else created.host  # a host's only template
+        p.line(f"created {what} extension {created.name} in {created.path}")
         p.lines(f"  {rel}" for rel in created.files)
         p.line(f"next: pkgmgr ext validate {created.path}")
 
@@ -313,7 +314,7 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
         if data["activations"]:
             from pkgmgr.cli.activation_text import activation_lines
 
-            p.lines(activation_lines(data["activations"]))
+            p.lines(activation_lines(data["activations"], error=error))
         failed = [r for r in batch.results if r.status == "failed"]
         if len(batch.results) > 1 and failed:
             for result in failed:
@@ -342,7 +343,8 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
             return
         p.table(["NAME", "VERSION", "HOST", "SCOPE", "ENABLED", "SOURCE", "VERIFIED"],
                 [(i.name, (i.version or "-") + (" (pinned)" if i.pinned else ""), i.host, i.scope,
-                  "yes" if i.enabled else "no", i.source_kind, "yes" if i.verified else "no") for i in items])
+                  "yes" if i.enabled else "no", "linked" if i.linked else i.source_kind,
+                  "yes" if i.verified else "no") for i in items])
 
     return Output(data, human)
 
@@ -371,6 +373,8 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("grants" if item.in_store else "capabilities", ", ".join(item.grants) or "(none)"),
             ("missing env", ", ".join(data["missing_env"]) or "(none)"),
             ("installed", f"{item.installed_at} by {item.installed_by}"),
+            *([("linked", f"{item.linked} (the host loads this folder as it is)")] if item.linked else []),
+            ("previous", _kept_line(data["previous"])),
             *([("skills", ", ".join(data["skills"]))] if data.get("skills") else []),
             *([("approved hash", data["trust"]["approved_hash"] or "(none)"),
                ("content hash", data["trust"]["content_hash"])] if "trust" in data else []),
@@ -397,6 +401,13 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
     return Output(data, human)
 
 
+def _kept_line(kept: dict[str, Any] | None) -> str:
+    """`ext status`'s line about the install kept for `ext rollback`."""
+    if kept is None:
+        return "(none kept)"
+    return f"{kept['version'] or '-'} ({kept['source']}, kept at {kept['path']})"
+
+
 def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
     from pkgmgr.lifecycle import find_one, listed, verify
 
@@ -415,6 +426,9 @@ def cmd_verify(ctx: Context, args: argparse.Namespace) -> Output:
 
     def human(p: Printer) -> None:
         for item, r in zip(items, results, strict=True):
+            if r.get("skipped") == "linked":
+                p.line(f"{item.label}: skipped (linked to {item.linked}, which the host loads as it is)")
+                continue
             print_tree_report(p, item.label, r, "its directory is gone")
             if not r.get("missing") and not r["ok"] and not (r["added"] or r["removed"] or r["modified"]):
                 p.line(f"  tree checksum {r['tree_sha256']}, recorded {r['recorded_tree_sha256']}")

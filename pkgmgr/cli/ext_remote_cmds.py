@@ -36,6 +36,8 @@ def register(ext: "Commands") -> None:
     p.add_argument("--all", action="store_true", help="update every installed extension of the scope")
     p.add_argument("--check", action="store_true", help="report available updates; change nothing")
     p.add_argument("--exit-code", action="store_true", help="with --check: exit 10 when updates are available")
+    p.add_argument("--unpin", action="store_true",
+                   help="release the pin of each named extension ('ext install --pin', 'ext rollback') and update it")
     p.add_argument("--asset", metavar="NAME", help="GitHub release asset to install (exact name)")
     add_install_options(p)
     add_registry_option(p, "take registry installs' versions from this registry")
@@ -96,7 +98,7 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
         if args.registry:
             session.registries.get(args.registry)  # an unknown name is refused before anything is decided
         updater = Updater(session, scope, options=install_options(ctx, args), asset=args.asset,
-                          registry=args.registry)
+                          registry=args.registry, unpin=bool(getattr(args, "unpin", False)))
         report = updater.run(args.names, all_=args.all, check=args.check, config=ctx.config,
                              interactive=ctx.interactive, confirm=confirm_for(ctx), reporter=reporter_for(ctx),
                              lock_timeout=ctx.lock_timeout, announce=announce_for(ctx))
@@ -114,7 +116,7 @@ def cmd_update(ctx: Context, args: argparse.Namespace) -> Output:
 
 def outdated(ctx: Context) -> Output:
     """`ext list --outdated`: the table of `ext update --all --check`."""
-    args = argparse.Namespace(names=[], all=True, check=True, exit_code=False, asset=None, registry=None,
+    args = argparse.Namespace(names=[], all=True, check=True, exit_code=False, asset=None, registry=None, unpin=False,
                               allow_expired=False, allow_unverified=False, force=False, pre=False, allow_grants=False,
                               deactivate_missing=False, dry_run=False, outdated=True)
     return cmd_update(ctx, args)
@@ -123,6 +125,8 @@ def outdated(ctx: Context) -> Output:
 def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "nothing installed to update") -> Output:
     data: dict[str, Any] = {status: [i.to_json() for i in report.by_status(status)]
                             for status in ("updated", "unchanged", "pinned", "failed")}
+    if report.unpinned:
+        data["unpinned"] = report.unpinned
     if report.by_status("skipped"):  # held by another update's failure: nothing was committed
         data["skipped"] = [i.to_json() for i in report.by_status("skipped")]
     if check:
@@ -149,6 +153,8 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
                 status = "update available" if item.status == "available" else \
                     "would update" if item.status == "planned" else item.status
                 rows.append((item.name, item.version or "-", item.target or "-", status, item.reason))
+        if report.unpinned:
+            p.line(f"unpinned {', '.join(report.unpinned)}")
         if not rows:
             p.line(empty)
             return
@@ -163,7 +169,7 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
         if report.activations:
             from pkgmgr.cli.activation_text import activation_lines
 
-            p.lines(activation_lines(report.activations))
+            p.lines(activation_lines(report.activations, error=error))
 
     return Output(data, human, error)
 
@@ -200,9 +206,10 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
               ("registry", f"{registry.name} ({registry.source})"), ("signed", signed),
               ("latest", entry.latest or "-")])
         p.line()
-        p.table(["VERSION", "SIZE", "YANKED", "MIN HOST", "PERMISSIONS", "NETWORK DIGEST"],
+        minimum = entry.host == "compozy"  # only Compozy's manifests name a minimum host version
+        p.table(["VERSION", "SIZE", "YANKED", *(["MIN HOST"] if minimum else []), "PERMISSIONS", "NETWORK DIGEST"],
                 [(v["version"] + (" (pre)" if v["prerelease"] else ""), v["size"], "yes" if v["yanked"] else "",
-                  v["min_compozy_version"] + ("" if v["compatible"] else " (too new)"),
+                  *([v["min_compozy_version"] + ("" if v["compatible"] else " (too new)")] if minimum else []),
                   ", ".join(v["permissions"]) or "-", v["network_digest"][:16] or "-") for v in versions])
         for version in vanished:
             p.line(f"{version}: vanished from the registry (treated as yanked)")

@@ -202,6 +202,8 @@ def _installed(home: str) -> list[dict[str, object]] | None:
             items.append({"name": name, "version": version, "scope": "global", "enabled": bool(row["enabled"]),
                           "source": row["source_kind"], "verified": bool(row["verified"]),
                           "path": os.path.join(home, path), "pinned": bool(row["pinned"]), "host": "compozy"})
+            if row["linked"] is not None:
+                return None  # a development link: the full command line lists it, as linked
         if conn.execute("SELECT 1 FROM extensions WHERE host != ? LIMIT 1", (STORE_HOST,)).fetchone():
             return None  # installs in the folders of other hosts: store.records
     finally:

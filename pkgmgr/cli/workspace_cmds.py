@@ -134,7 +134,8 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     extensions = []
     for declared in ws.manifest.extensions:
         locked = ws.lock.get(declared.name) if ws.lock else None
-        item: dict[str, Any] = {"name": declared.name, "source": declared.kind,
+        item: dict[str, Any] = {"name": declared.name, "host": _declared_host(ws, declared, locked),
+                                "source": declared.kind,
                                 "locked_version": locked.version if locked else None,
                                 "locked_source": locked.source if locked else None,
                                 "network_digest": locked.network_digest if locked else None}
@@ -176,6 +177,24 @@ def _summary(ctx: Context, ws: Any, state: Any) -> dict[str, Any]:
     }
 
 
+def _declared_host(ws: Any, declared: Any, locked: Any) -> str | None:
+    """The host a declared extension is for: its `host = "..."`, the lock's, or for a path the
+    host whose manifest the folder holds (None: not known until it is installed)."""
+    from pkgmgr.hosts.detect import detect
+    from pkgmgr.store.checks import STORE_HOST
+
+    if declared.host:
+        return str(declared.host)
+    if locked is not None:
+        return str(locked.host or STORE_HOST)
+    if declared.kind == "path":
+        try:
+            return detect(ws.root / (declared.path or ""))
+        except PkgmgrError:
+            return None
+    return None
+
+
 def _render_summary(p: Printer, data: dict[str, Any]) -> None:
     p.kv([("workspace", data["workspace"]), ("digest", data["digest"]),
           ("approved", "yes" if data["approved"] else "no"),
@@ -201,9 +220,9 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
                       "github": f"github {e.get('repository')}@{e.get('tag') or 'latest'}",
                       "path": f"path {e.get('path')}"}[e["source"]]
             permissions = (", ".join(e["permissions"]) or "none") if "permissions" in e else "read-only at most"
-            rows.append((e["name"], source, e.get("locked_version") or e.get("version") or "-", permissions,
-                         e.get("subprocess") or "-", e.get("network_digest") or "-"))
-        p.table(["EXTENSION", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK DIGEST"], rows)
+            rows.append((e["name"], e.get("host") or "-", source, e.get("locked_version") or e.get("version") or "-",
+                         permissions, e.get("subprocess") or "-", e.get("network_digest") or "-"))
+        p.table(["EXTENSION", "HOST", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK DIGEST"], rows)
     if data["activations"]:
         p.line()
         p.table(["ACTIVATE", "BUNDLE", "PROFILE", "CONFIRMS"],

@@ -361,7 +361,8 @@ class FolderHost(HostRules, Host):
         judged = judge_path(path, self.name, limits=config.limits)
         assert judged is not None  # a folder host's tree is judged by it
         what = f"{judged.name} {judged.version}".strip()
-        lines = [f"{shown}: {what} is a valid {judged.host} extension ({judged.kind})"]
+        kind = f" ({judged.kind})" if judged.kind != "extension" else ""  # a Vera extension is of no kind but that
+        lines = [f"{shown}: {what} is a valid {judged.host} extension{kind}"]
         if judged.capabilities:
             lines.append(f"  capabilities: {', '.join(judged.capabilities)}")
         if judged.entry:

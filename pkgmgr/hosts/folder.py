@@ -24,9 +24,10 @@ import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
+from pkgmgr.hosts.mechanics import PREVIOUS as KEPT_DIR
 from pkgmgr.hosts.mechanics import STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
 from pkgmgr.hosts.port import Announce, Change, Options, Prepared, Source
-from pkgmgr.store import records
+from pkgmgr.store import previous, records
 from pkgmgr.store.db import transaction
 from pkgmgr.store.installed import Installed
 
@@ -114,6 +115,8 @@ def _check_expected(host: FolderHost, fetched: Source, judged: Judged) -> Judged
                               "manifest: " + "; ".join(differences), code=Code.METADATA_MISMATCH,
                               details={"differences": differences})
     fetched.expects.check_name(fetched.label or fetched.locator, judged.name, what=f"the {judged.host} extension")
+    if expected is None and not host.versions_itself and fetched.expects.version:
+        judged = replace(judged, version=fetched.expects.version)  # a kept install's, restored by a rollback
     return judged
 
 
@@ -160,8 +163,12 @@ def check(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: O
     host.check_neighbours(folder, judged, known | set(others), scope.kind)
     if options.approve_host_trust or options.approve_host_trust_all:
         _check_approval(scope, host, prepared, options.approve_host_trust_all, current, others, target)
-    if current is None:
+    if current is None or prepared.linked is not None:  # a link replaces whatever is installed
         return False
+    if current.linked is not None and not options.force:
+        from pkgmgr.store.switch import linked_error
+
+        raise linked_error(current, "replace it")
     from_same_source = check_source(current, fetched, name, force=options.force)
     if not same_version(current.version, judged.version):
         return False
@@ -220,6 +227,10 @@ class FolderSwitch:
     moved: bool = False
     notes: tuple[list[str], dict[str, Any] | None] = ([], None)
     approve_all: bool = False
+    kept_place: Path | None = None  # where the install it replaces is kept for `ext rollback`
+    dropped: tuple[Installed, ...] = ()  # the kept installs it stops keeping (their trees go with `tx`)
+    old: Path | None = None  # where the replaced tree waits in `tx` once the new one is in
+    ignore: tuple[str, ...] = ()  # the note that suggests keeping the host's project folder out of git
 
     @property
     def folder(self) -> Path:
@@ -242,17 +253,26 @@ class FolderSwitch:
         touched = [self.place.parent, self.tx]
         self.moved = True
         replacing = self.current is not None
-        self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
-                                 replacing=replacing)
-        switch_in(self.staged, self.place, self.tx / PREVIOUS)
+        linked = self.new.linked is not None
+        if not linked:  # a development link: the host loads the folder as it is, none of its records names it
+            self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
+                                     replacing=replacing)
+        for index, gone in enumerate(self.dropped):  # the kept trees no longer kept: into `tx`, gone with it
+            if os.path.lexists(gone.place):
+                os.rename(gone.place, self.tx / f"{DROPPED}{index}")
+                touched.append(gone.place.parent)
+        self.old = switch_in(self.staged, self.place, self.tx / PREVIOUS)
         current = self.current
         if current is not None and current.directory != self.place and os.path.lexists(current.directory):
-            # a single file that became a directory, or the reverse: the old one leaves the host's
-            # folder right after the new one is in (two names cannot switch in one step), into the
-            # transaction directory, so that no kill after this leaves the host a tree no row names
+            # a single file that became a directory, or the reverse, or a disabled install a link
+            # replaces: the old one leaves the host's folder right after the new one is in (two names
+            # cannot switch in one step), into the transaction directory, so that no kill after this
+            # leaves the host a tree no row names
             os.rename(current.directory, self.tx / REPLACED)
+            self.old = self.tx / REPLACED
             touched.append(current.directory.parent)
-        self.host.record_switched(self.folder, self.judged, enabled=self.new.enabled, replacing=replacing)
+        if not linked:
+            self.host.record_switched(self.folder, self.judged, enabled=self.new.enabled, replacing=replacing)
         crashpoint("host.install.after_rename")
         return touched
 
@@ -262,18 +282,21 @@ class FolderSwitch:
     def undo(self) -> None:
         if self.moved:
             undo_install(self.host, self.intent, self.current)
+            _restore_kept(self.current, self.tx)
         remove_tree(self.tx)
 
     def finish(self) -> None:
         crashpoint("host.install.after_commit")
-        self.host.settle(self.host.folder_of(self.scope), self.new, self.new.name, self.host_records)
+        keep_replaced(self.new, self.tx, self.old)
+        self.host.settle(self.host.folder_of(self.scope), hosted(self.new), self.new.name, self.host_records)
         crashpoint("host.install.after_host_records")
 
     def cleanup(self) -> None:
         remove_tree(self.tx)
         pending.settle(self.scope, [self.intent.path])
-        self.notes = trust_after(self.scope, self.host, self.host.folder_of(self.scope), self.approve,
-                                 self.approve_all)
+        notes, trust = trust_after(self.scope, self.host, self.host.folder_of(self.scope), self.approve,
+                                   self.approve_all)
+        self.notes = ([*notes, *self.ignore], trust)
 
     def outcome(self) -> Outcome:
         from pkgmgr.store.switch import Outcome
@@ -289,6 +312,30 @@ class FolderSwitch:
 
 
 PREVIOUS, REPLACED, REMOVED, UNDONE = "previous", "replaced", "removed", "undone"  # in a transaction directory
+DROPPED = "dropped-"  # a kept tree a switch or a removal stops keeping, in its transaction directory
+
+
+def hosted(item: Installed | None) -> Installed | None:
+    """What the host's own records are to say of `item` (`settle`): nothing for a development link,
+    which the host loads as it is."""
+    return item if item is None or item.linked is None else None
+
+
+def keep_replaced(new: Installed, tx: Path, old: Path | None = None) -> None:
+    """Once a switch is committed, the tree it replaced (waiting in `tx`: `old`, else where the
+    switch parks it) goes where `new` keeps it for `ext rollback`, when it keeps one there and
+    nothing is there yet; what is left in `tx` goes with it."""
+    kept = new.kept()
+    if kept is None or os.path.lexists(kept.place):
+        return
+    script = kept.layout == "script"  # a script parked under its own name in `previous/` (`switch_in`)
+    parked = [tx / PREVIOUS / Path(kept.place).name] if script else [tx / PREVIOUS]
+    found = old if old is not None and os.path.lexists(old) else next(
+        (p for p in [*parked, tx / REPLACED] if os.path.lexists(p) and os.path.isdir(p) != script), None)
+    if found is None:
+        return
+    os.rename(found, kept.place)
+    fsync_dir(Path(kept.place).parent)
 
 
 def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options, index: int = 0,
@@ -319,7 +366,9 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
         return Outcome("unchanged", current.with_changes(notes=tuple(notes), trust=trust), current.version)
     if announce is not None:
         announce(prepared.summary())
-    enabled = current.enabled if current is not None else prepared.enabled
+    ignore = _ignore_note(scope, folder)  # before anything is created there
+    linked = prepared.linked
+    enabled = True if linked is not None else current.enabled if current is not None else prepared.enabled
     place = target
     disabled_path = None
     if not enabled:
@@ -333,12 +382,24 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
     staged = tx / place.name
     try:
         _move_in(prepared.root, staged)
-        host.prepare_staged(staged, judged, enabled=enabled)
+        if linked is None:  # a link's folder is the user's: nothing is written into it
+            host.prepare_staged(staged, judged, enabled=enabled)
         sync_tree(tx)
         source = str(fetched.directory or fetched.archive or fetched.locator)
-        host_records = host.records_of(folder, judged, os.path.abspath(source), staged, enabled=enabled,
-                                       current=current)
+        if fetched.exact and os.path.isabs(fetched.locator):  # a rollback: where it first came from
+            source = fetched.locator
+        host_records = None if linked is not None else host.records_of(
+            folder, judged, os.path.abspath(source), staged, enabled=enabled, current=current)
         host.check_trust(scope, folder)
+        kept_place = None
+        kept: dict[str, Any] | None
+        if previous.keeps(current, judged.version, linked, prepared.tree_sha256):
+            assert current is not None
+            kept_place = ensure_dirs(folder.parent, KEPT_DIR, mode=host.folder_mode) / current.directory.name
+            kept = current.with_changes(path=str(kept_place), disabled_path=None, enabled=True).as_previous()
+        else:
+            kept = previous.carried(current, judged.version, prepared.tree_sha256, linked)
+        dropped = tuple(previous.replaced_trees(current, kept))
     except BaseException:
         remove_tree(tx)
         raise
@@ -349,11 +410,39 @@ def switch_part(scope: Scope, host: FolderHost, prepared: Prepared[Judged], opti
         allow_unverified=options.allow_unverified and not fetched.verified, tier=fetched.tier,
         tree_sha256=prepared.tree_sha256, tree_listing=prepared.listing, manifest=dict(prepared.document),
         network_digest="", grants=prepared.grants, max_scope=None, installed_at=now_utc(),
-        installed_by=login_user(), scope=scope.kind, root=scope.root,
+        installed_by=login_user(), scope=scope.kind, root=scope.root, previous=kept, linked=linked,
     )
     return FolderSwitch(scope, host, index, current, new, place, tx, staged, host_records, options.lock_timeout,
                         options.approve_host_trust, judged, os.path.abspath(source),
-                        approve_all=options.approve_host_trust_all)
+                        approve_all=options.approve_host_trust_all, kept_place=kept_place, dropped=dropped,
+                        ignore=tuple(ignore))
+
+
+def _ignore_note(scope: Scope, folder: Path) -> list[str]:
+    """The note that suggests keeping the host's project folder out of git, when this install is
+    about to create it in a git work tree (once: the folder exists from then on)."""
+    if scope.workspace is None:
+        return []
+    top = folder.parent  # `.terva`, `.eva`: what pkgmgr creates in the work tree
+    workspace = Path(scope.workspace)
+    if os.path.lexists(top) or top.parent != workspace:
+        return []
+    if not any(os.path.lexists(parent / ".git") for parent in (workspace, *workspace.parents)):
+        return []
+    return [f"created {top.name}/ in {workspace} for installed extensions: add '{top.name}/' to .gitignore to keep "
+            "them out of git"]
+
+
+def _restore_kept(stands: Installed | None, tx: Path) -> None:
+    """Put back the kept tree a switch or a removal that did not happen had moved into its
+    transaction directory, when the install that stands still keeps it."""
+    kept = stands.kept() if stands is not None else None
+    if kept is None or os.path.lexists(kept.place):
+        return
+    for leftover in sorted(tx.glob(f"{DROPPED}*")) if tx.is_dir() else []:
+        os.rename(leftover, kept.place)
+        fsync_dir(Path(kept.place).parent)
+        return
 
 
 def commit(scope: Scope, host: FolderHost, prepared: Prepared[Judged], options: Options,
@@ -497,8 +586,11 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
             moved = False
             try:
                 if os.path.lexists(place):
-                    os.rename(place, tx / REMOVED)
+                    os.rename(place, tx / REMOVED)  # a development link's own link: the folder it names stays
                     moved = True
+                kept = current.kept()
+                if kept is not None and os.path.lexists(kept.place):  # the install it kept goes with it
+                    os.rename(kept.place, tx / f"{DROPPED}0")
                 host.forget(folder, current.name)  # what the host must not read once the tree is gone
                 fsync_dir(place.parent)
                 crashpoint("host.remove.after_rename")
@@ -508,6 +600,7 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
             except BaseException:
                 if moved and not os.path.lexists(place):
                     os.rename(tx / REMOVED, place)
+                _restore_kept(current, tx)
                 raise
             crashpoint("host.remove.after_commit")
             host.settle(folder, None, current.name)
@@ -735,6 +828,22 @@ def recover(scope: Scope, host: FolderHost, timeout: float = 0.0) -> list[str]:
     if staging.is_dir() and not os.path.islink(staging):
         for leftover in staging.iterdir():
             remove_tree(leftover)
+    done.extend(_drop_unkept(scope, host, folder))
+    return done
+
+
+def _drop_unkept(scope: Scope, host: FolderHost, folder: Path) -> list[str]:
+    """Remove what lies among the kept trees (`.pkgmgr-previous`, pkgmgr's own) that no install of
+    `host` keeps any more: what a killed writer or a removal left."""
+    kept_dir = folder.parent / KEPT_DIR
+    if not kept_dir.is_dir() or os.path.islink(kept_dir):
+        return []
+    named = {str(item.place) for row in records.list_rows(scope, host.name) if (item := row.kept()) is not None}
+    done = []
+    for leftover in sorted(kept_dir.iterdir()):
+        if str(leftover) not in named:
+            remove_tree(leftover)
+            done.append(f"removed {leftover}, which no install keeps any more")
     return done
 
 
@@ -745,11 +854,15 @@ def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending
     if intent.pending == pending.IN:  # the commit did not happen: the old install stands
         if intent.action == "install":
             line = undo_install(host, intent, standing)
+            if tx is not None:
+                _restore_kept(standing, tx)
         elif intent.action == "remove":
             if standing is not None and tx is not None and not os.path.lexists(standing.directory) \
                     and os.path.lexists(tx / REMOVED):
                 os.rename(tx / REMOVED, standing.directory)
                 fsync_dir(standing.directory.parent)
+            if tx is not None:
+                _restore_kept(standing, tx)
             line = f"kept {intent.name} (its removal was interrupted before its commit)"
         elif intent.action == "move":
             moved = Path(intent.path)
@@ -763,10 +876,12 @@ def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending
         if intent.action == "install" and standing is not None and (intent.row or {}).get("row", {}).get(
                 "tree_sha256") == standing.tree_sha256:
             hint = (intent.row or {}).get("host")
+            if tx is not None:
+                keep_replaced(standing, tx)
         line = (f"finished removing {intent.name}" if standing is None
                 else f"finished installing {standing.label}" if intent.action == "install"
                 else f"finished {intent.action} of {standing.label}")
-    host.settle(folder, standing, intent.name, hint)
+    host.settle(folder, hosted(standing), intent.name, hint)
     if tx is not None:
         remove_tree(tx)
     pending.settle(scope, [intent.path])
@@ -786,6 +901,11 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
         if row.name in changing:  # a killed writer's change: listed by `interrupted`, settled by `recover`
             continue
         place = row.place if row.enabled or not row.disabled_path else Path(row.disabled_path)
+        if row.linked is not None:  # a development link: the working folder changes as the author edits it
+            if host.link_source(place) != row.linked:
+                found.append(("install", f"{row.label}: {place} no longer links to {row.linked}, the folder it was linked to",
+                              False))
+            continue
         if not os.path.lexists(place):
             found.append(("install", f"{row.label}: {place} is missing (install it again, or forget it: "
                                      f"'pkgmgr ext remove {row.name} --host {host.name}')", False))
@@ -794,7 +914,8 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
                                      f"{row.name} --host {host.name}' for the files)", False))
     folder = host.folder_of(scope)
     try:
-        found.extend(("host_records", problem, False) for problem in host.record_problems(folder, rows))
+        hosted_rows = [row for row in rows if row.linked is None]  # none of the host's records names a link
+        found.extend(("host_records", problem, False) for problem in host.record_problems(folder, hosted_rows))
     except PkgmgrError as error:
         found.append(("host_records", error.message, False))
     stale = host.lock_problem()

@@ -16,6 +16,7 @@ from pkgmgr.errors import Code, PkgmgrError
 
 STAGING = ".pkgmgr-staging"  # beside the scanned folder: same filesystem, never scanned
 DISABLED = ".pkgmgr-disabled"  # where a disabled extension waits, outside the scanned folder
+PREVIOUS = ".pkgmgr-previous"  # where the install an update replaced is kept for `ext rollback`, outside it too
 
 
 # --- the tree checksum of an install ---------------------------------------------------------------

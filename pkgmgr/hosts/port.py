@@ -14,6 +14,7 @@ that nothing here imports them.
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager
@@ -66,6 +67,8 @@ class Promises(Protocol):
     def name(self) -> str | None: ...
     @property
     def host(self) -> str | None: ...
+    @property
+    def version(self) -> str | None: ...
 
     def check_name(self, source: str, name: str, *, what: str = ...) -> None: ...
     def check_tree(self, label: str, tree_sha256: str) -> None: ...
@@ -83,6 +86,8 @@ class Source(switch.Source, Protocol):
     def label(self) -> str: ...
     @property
     def expects(self) -> Promises: ...
+    @property
+    def exact(self) -> bool: ...  # an installed tree staged as it is (`ext rollback`): `locator` is where it first came from
 
 
 class Options(switch.SwitchOptions, Protocol):
@@ -156,6 +161,7 @@ class Prepared(Generic[J]):
     max_scope: str | None = None
     enabled: bool = True  # the state a first install starts in (the manifest's own, where it has one)
     durable: bool = False  # its files are on disk already (`make_durable`): the switch need not flush
+    linked: str | None = None  # a development link (`ext link`): `root` is what makes the host load this folder
 
     def summary(self) -> dict[str, Any]:
         return dict(self.shown)
@@ -323,6 +329,18 @@ class Host(ABC):
     def is_script(self, path: Path) -> bool:
         """Whether the file `path` is one of this host's extensions by itself (no archive)."""
         return False
+
+    def make_link(self, source: Path, dest: Path) -> None:
+        """Make `dest` (in staging) what makes this host load the working folder (or single-file
+        extension) `source` directly once it is switched in, for `ext link`: a symbolic link by
+        default; a host with a development mechanism of its own makes that instead. Never writes
+        into `source`."""
+        os.symlink(source, dest)
+
+    def link_source(self, place: Path) -> str | None:
+        """The folder `make_link` made `place` load, or None when `place` is no such link (what
+        the recovery of an interrupted `ext link` looks at)."""
+        return os.readlink(place) if os.path.islink(place) else None
 
     def copy_source(self, source: Path, dest: Path) -> Path:
         """Copy an extension's source directory into `dest` (staging) as an install of it does:

@@ -298,6 +298,26 @@ class Terva(FolderHost):
             overrides[MANIFEST] = canonical_without_enabled(raw)
         return tree_checksum(path, overrides)
 
+    def make_link(self, source: Path, dest: Path) -> None:
+        """terva's discovery skips a link to a folder (`os.ReadDir`'s `IsDir` is false for a link),
+        and its development mechanism (`terva --ext PATH`) lasts one run: a development link is a
+        folder of links, one to each top-level entry of the working folder. terva reads the
+        manifest and starts `exec` in that folder (`cmd.Dir`), where every relative path reaches the
+        working folder's file through its link; an entry added at the top later needs `ext link`
+        again."""
+        if source.is_file():
+            super().make_link(source, dest)
+            return
+        os.mkdir(dest, 0o755)
+        for entry in sorted(os.listdir(source)):
+            os.symlink(source / entry, dest / entry)
+
+    def link_source(self, place: Path) -> str | None:
+        if os.path.islink(place) or not os.path.isdir(place):
+            return super().link_source(place)
+        manifest = place / MANIFEST
+        return os.path.dirname(os.readlink(manifest)) if os.path.islink(manifest) else None
+
     def prepare_staged(self, staged: Path, judged: Judged, *, enabled: bool) -> None:
         if judged.details.get("enabled", True) != enabled:
             set_enabled(staged, enabled, temp_dir=staged.parent)

@@ -36,6 +36,7 @@ from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.port import Claim
+from pkgmgr.patterns import DOTTED_ID
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -51,7 +52,7 @@ SDK = "1"
 REGISTRY = "extensions.json"
 MANAGED = ".managed"
 SCHEMA_VERSION = 1
-_ID = re.compile(r"[a-z0-9]+(?:[._-][a-z0-9]+)*")
+_ID = DOTTED_ID
 _SOURCE_FAMILY = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 _DIGEST = re.compile(r"sha256:[0-9a-f]{64}")
 # contributions.ts as of its newest commit (docs/hosts.md): `skills` joined watches and sidecars
@@ -723,16 +724,19 @@ def read_records(folder: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     central = read_central() or []
     markers = read_markers(folder, repair=repair)
     records = []
+    missing = []
     for item in central:
         marker = markers.pop(item["id"], None)
         if marker is None:
             if repair:
-                write_marker(folder, item)
+                missing.append(item)  # written as one batch below
             records.append(item)
             continue
         if marker["directory"] != item["directory"] or marker["source"]["path"] != item["source"]["path"]:
             raise _records_error(registry_path(), f"disagree with the marker of {item['id']}")
         records.append({**item, "enabled": marker["enabled"]})
+    if missing:
+        write_markers(folder, missing)
     records.extend(markers.values())
     return sorted(records, key=lambda r: locale_key(r["id"]))
 
@@ -766,6 +770,48 @@ def write_marker(folder: Path, item: dict[str, Any]) -> None:
     if os.path.islink(path):
         raise _records_error(path, "marker is a symbolic link")
     _write_json(path, item)
+
+
+def write_markers(folder: Path, items: list[dict[str, Any]]) -> None:
+    """The markers Vera backfills for records that have none, written as one batch: each file
+    written beside its place, one flush of the filesystem for all of them (`syncfs`; an fsync
+    each where there is none), then each renamed in and the folder flushed once. 20,000 records
+    without markers cost 20,000 fsyncs, one by one, before (issue 29)."""
+    if len(items) < 2:
+        for item in items:
+            write_marker(folder, item)
+        return
+    from pkgmgr.fsutil import DURABLE, fsync_dir, syncfs
+
+    state = folder / MANAGED
+    if os.path.islink(state):
+        raise _records_error(state, "directory is a symbolic link")
+    state.mkdir(mode=0o700, parents=True, exist_ok=True)
+    written: list[tuple[Path, Path]] = []
+    try:
+        for item in items:
+            path = state / f"{item['id']}.json"
+            if os.path.islink(path):
+                raise _records_error(path, "marker is a symbolic link")
+            tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
+            written.append((tmp, path))
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(jsonfmt.js_stringify(item) + "\n")
+        if DURABLE and not syncfs(state):
+            for tmp, _ in written:
+                fd = os.open(tmp, os.O_RDONLY)
+                try:
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+        for tmp, path in written:
+            os.rename(tmp, path)
+    except BaseException:
+        for tmp, _ in written:
+            tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(state)
 
 
 def remove_marker(folder: Path, ext_id: str) -> None:

@@ -25,7 +25,7 @@ def list_entry(row: Installed) -> dict[str, Any]:
     """An install as `ext list` shows it (SPEC 11's shape, with its host)."""
     return {"name": row.name, "version": row.version or None, "scope": row.scope, "enabled": row.enabled,
             "source": row.source_kind, "verified": row.verified, "path": str(row.directory), "pinned": row.pinned,
-            "host": row.host}
+            "host": row.host, **({"linked": row.linked} if row.linked is not None else {})}  # a development link
 
 
 def judge_path(path: Path, forced: str | None, *, limits: Limits) -> Judged | None:

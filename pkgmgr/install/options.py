@@ -21,3 +21,4 @@ class InstallOptions:
     approve_host_trust: bool = False  # --approve-host-trust: record the host's new approval of a project folder
     approve_host_trust_all: bool = False  # --approve-host-trust=all: ... naming every file its hash covers
     lock_timeout: float = 30.0  # how long a lock the host itself holds is waited for
+    link: bool = False  # `ext link`: the host loads the source folder itself, through a link (`Host.make_link`)

@@ -46,6 +46,7 @@ class Expectations:
     tree_sha256: str | None = None  # a lock's tree checksum: checksum_mismatch
     name: str | None = None  # the name a declaration gave a direct source: invalid_config
     host: str | None = None  # the host a declaration names (`host = "..."`, SPEC 13): whose rules judge it
+    version: str | None = None  # the version recorded for a host whose format carries none (a kept install's)
 
     def check_name(self, source: str, name: str, *, what: str = "the extension") -> None:
         """The archive of `source` holds `name`: the name a declaration gave it, if any. Raises
@@ -64,7 +65,8 @@ class Expectations:
     def combined(self, other: Expectations) -> Expectations:
         """These expectations, with `other`'s filling what these leave unset."""
         return Expectations(entry=self.entry or other.entry, tree_sha256=self.tree_sha256 or other.tree_sha256,
-                            name=self.name or other.name, host=self.host or other.host)
+                            name=self.name or other.name, host=self.host or other.host,
+                            version=self.version or other.version)
 
 
 class NameMismatch(PkgmgrError):
@@ -94,6 +96,7 @@ class Fetched:
     registry: str | None = None
     label: str = ""  # how the user named it (for messages)
     expects: Expectations = Expectations()
+    exact: bool = False  # `directory` is an installed tree (`ext rollback`): staged as it is, every file kept
 
     @property
     def direct(self) -> bool:

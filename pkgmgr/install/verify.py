@@ -37,7 +37,14 @@ def prepare(fetched: Fetched, staging: Path, *, config: Config, options: Install
 
     fetched, root, record = stage(fetched, staging, config=config, options=options)
     host = get(staged_host(fetched, root, options))
-    return host.prepare(fetched, root, staging, config=config, options=options, record=record)
+    prepared = host.prepare(fetched, root, staging, config=config, options=options, record=record)
+    if options.link:  # judged as a copy, switched in as a link to the folder itself (`ext link`)
+        source = fetched.directory or fetched.archive
+        assert source is not None
+        link = staging / "link"
+        host.make_link(Path(source).absolute(), link)
+        prepared.root, prepared.linked, prepared.durable = link, str(Path(source).absolute()), True
+    return prepared
 
 
 def stage(fetched: Fetched, staging: Path, *, config: Config,
@@ -61,6 +68,10 @@ def stage(fetched: Fetched, staging: Path, *, config: Config,
                                manifests=manifest_patterns())
         if digest is not None:
             fetched = replace(fetched, sha256=digest.hexdigest())
+    elif fetched.directory is not None and fetched.exact:
+        import shutil
+
+        root = Path(shutil.copytree(fetched.directory, staging / "tree", symlinks=True, copy_function=shutil.copy2))
     elif fetched.directory is not None:
         from pkgmgr.hosts.detect import source_host
 

@@ -121,3 +121,12 @@ def _payload(normalised: Mapping[str, Any] | None) -> str | None:
 def digest_of_normalised(normalised: Mapping[str, Any] | None) -> str:
     payload = _payload(normalised)
     return "" if payload is None else sha256_hex(payload)
+
+
+def declared_requirement(manifest: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The network requirement (`{"required","mode","channel_scopes"}`, normalised) a recorded
+    manifest declares; None when it declares none."""
+    from pkgmgr.manifest.keys import as_read
+
+    network, _ = normalize_network(as_read(manifest).get("network_participation"))
+    return network if network and network.get("required") else None

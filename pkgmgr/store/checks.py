@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     Rule = Callable[[Any], bool]
 
 # the schema version this pkgmgr writes: len(pkgmgr.store.db.MIGRATIONS) (tests/store check it)
-SCHEMA_VERSION = 10
+SCHEMA_VERSION = 11
 # the host whose installs are the scope store's own trees (`extensions/<name>/<version>`, SPEC 4);
 # every other host's are in a folder of that host, named by an absolute path (SPEC 13)
 STORE_HOST = "compozy"
@@ -40,7 +40,7 @@ def decode_text(raw: bytes) -> str:
 _UNDECODED = re.compile("[\udc80-\udcff]")  # the bytes `decode_text` could not decode
 _CONTROL = re.compile("[\x00-\x1f]")
 _SUSPECT = re.compile("[\x00-\x1f\udc80-\udcff]")  # either: one search of a sound text instead of two
-_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path", "tx"})  # may name any file
+_FREE_TEXT = frozenset({"source", "source_url", "path", "workspace", "source_path", "disabled_path", "tx", "linked"})  # may name any file
 _HEX64 = HEX64
 _TREE_SHA = re.compile(r"(?:[a-z0-9-]{1,16}:)?[0-9a-f]{64}")  # sha256 hex, or a prefixed format's
 _ACT_ID = re.compile(r"act_[0-9a-f]{16}")

@@ -316,7 +316,22 @@ MIGRATIONS: tuple[str | Callable[[sqlite3.Connection, Path], None], ...] = (
     # host's switch recorded in `pending_trees` like the scope store's trees, no longer in a column of
     # its install's row; a first install no longer leaves a placeholder row
     _one_pending_record,
+    # 11: an install keeps the one it replaced (`previous`: its row, as JSON, naming its kept tree) for
+    # `ext rollback`, and a development link names the folder its host loads (`linked`); an activation
+    # keeps the network requirement last confirmed (`confirmed_requirement`, JSON), which an update
+    # that changes the requirement leaves, so that `bundle show` says what changed since
+    lambda conn, root: _add_columns(conn, {"extensions": ("previous", "linked"),
+                                           "activations": ("confirmed_requirement",)}),
 )
+
+
+def _add_columns(conn: sqlite3.Connection, columns: dict[str, tuple[str, ...]]) -> None:
+    """Add each TEXT column its table lacks (a column already there is left as it is)."""
+    for table, names in columns.items():
+        present = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}  # the names are ours
+        for name in names:
+            if name not in present:
+                conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} TEXT")
 
 
 def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) -> sqlite3.Connection:

@@ -49,6 +49,8 @@ class Installed:
     host: str = STORE_HOST
     layout: str = "directory"  # directory | script (a single-file extension)
     disabled_path: str | None = None  # where a disabled install waits, for a host that moves it away
+    previous: dict[str, Any] | None = None  # the row of the install this one replaced, its tree kept (`ext rollback`)
+    linked: str | None = None  # the folder a development link makes its host load (`ext link`)
     notes: tuple[str, ...] = field(default=(), compare=False)
     trust: dict[str, Any] | None = field(default=None, compare=False)
 
@@ -67,6 +69,11 @@ class Installed:
         if not all(isinstance(g, str) for g in grants):
             raise damaged_row("extensions", key, "grants", "grants that are not text")
         path = check_path(row)
+        keys = row.keys()
+        previous = json_column(row, "previous", dict) if "previous" in keys and row["previous"] is not None else None
+        linked = row["linked"] if "linked" in keys else None
+        if linked is not None and not (isinstance(linked, str) and os.path.isabs(linked)):
+            raise damaged_row("extensions", key, "linked", "not an absolute path")
         return cls(
             name=row["name"],
             version=row["version"],
@@ -94,6 +101,8 @@ class Installed:
             host=row["host"],
             layout=row["layout"],
             disabled_path=row["disabled_path"],
+            previous=previous,
+            linked=linked,
         )
 
     @property
@@ -171,10 +180,24 @@ class Installed:
             "network_digest": self.network_digest, "grants": json.dumps(list(self.grants)),
             "max_scope": self.max_scope, "installed_at": self.installed_at, "installed_by": self.installed_by,
             "layout": self.layout, "disabled_path": self.disabled_path,
+            "previous": json.dumps(self.previous, sort_keys=True) if self.previous is not None else None,
+            "linked": self.linked,
         }
 
     def with_changes(self, **changes: Any) -> Installed:
         return replace(self, **changes)
+
+    def kept(self) -> Installed | None:
+        """The install this one replaced, whose tree is kept for `ext rollback` (None: none is)."""
+        if self.previous is None:
+            return None
+        root: Any = self.root  # a folder host's row names an absolute path: no root is needed to read it
+        return Installed.from_row(dict(self.previous), self.scope, root)  # read as its row is read
+
+    def as_previous(self) -> dict[str, Any]:
+        """This install as the row a switch keeps of it (`previous`): its own kept install left out,
+        so that one previous install is kept per extension."""
+        return {**self.to_row(), "previous": None, "linked": None}
 
 
 def row_key(row: sqlite3.Row | Any) -> str:

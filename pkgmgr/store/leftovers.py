@@ -16,6 +16,8 @@ from pkgmgr.crash import crashpoint
 from pkgmgr.fsutil import fsync_dirs, remove_tree
 
 if TYPE_CHECKING:
+    import sqlite3
+
     from pkgmgr.store.scope import Scope
 
 
@@ -46,6 +48,7 @@ def survey(scope: "Scope") -> Survey:
     if conn is not None:
         referenced = {check_path(row) for row in rows(conn, "extensions", "SELECT name, version, path FROM extensions "
                                                                           "WHERE host = ?", (STORE_HOST,))}
+        referenced |= kept_paths(conn)
         pending = set(recorded(conn))
         found.pending_rows = sorted(pending)
     if not scope.extensions_dir.is_dir():
@@ -64,6 +67,20 @@ def survey(scope: "Scope") -> Survey:
             elif rel not in referenced:
                 found.unrecorded.append(tree)
     return found
+
+
+def kept_paths(conn: "sqlite3.Connection") -> set[str]:
+    """The trees the scope store keeps for a rollback (`extensions.previous`, SPEC 11)."""
+    from pkgmgr.store.checks import STORE_HOST, install_path_problem, json_value
+
+    kept = set()
+    for (text,) in conn.execute("SELECT previous FROM extensions WHERE host = ? AND previous IS NOT NULL",
+                                (STORE_HOST,)):
+        row = json_value(text, dict)
+        if row is not None and isinstance(row.get("path"), str) and install_path_problem(
+                str(row.get("name")), str(row.get("version")), row["path"]) is None:
+            kept.add(row["path"])
+    return kept
 
 
 def orphans(scope: "Scope") -> list[Path]:

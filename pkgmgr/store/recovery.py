@@ -137,10 +137,11 @@ def _check_installs(scope: "Scope", conn: sqlite3.Connection, verify_trees: bool
     for item in list_installed(scope):
         label = f"{item.name} {item.version}"
         if not item.directory.is_dir():
-            findings.append(Problem.invariant(scope.kind, "install", f"{label}: {item.path} is missing",
+            what = f"the folder it is linked to ({item.linked})" if item.linked else item.path
+            findings.append(Problem.invariant(scope.kind, "install", f"{label}: {what} is missing",
                                               name=item.name))
             continue
-        if verify_trees:
+        if verify_trees and item.linked is None:  # a development link: the user's working folder
             findings.extend(Problem.invariant(scope.kind, "install", f"{label}: {problem}", name=item.name)
                             for problem in _tree_problems(item))
     return findings
@@ -371,6 +372,7 @@ class _Adopted:
     grants: tuple[str, ...]
     max_scope: str | None
     durable: bool = True  # found on disk, never renamed: nothing to flush
+    linked: str | None = None
 
     def summary(self) -> dict[str, Any]:
         return {"name": self.name, "version": self.version}

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, ExitStack
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -84,6 +84,8 @@ class Staged(Protocol):
     def version(self) -> str: ...
     @property
     def durable(self) -> bool: ...  # its files are on disk already (`make_durable`): `commit` need not flush
+    @property
+    def linked(self) -> str | None: ...  # a development link: `root` is the link to this folder (`ext link`)
     def summary(self) -> dict[str, Any]: ...
 
 
@@ -175,6 +177,10 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
 
     fetched = prepared.fetched
     name, version = prepared.name, prepared.version
+    if prepared.linked is not None:
+        return False  # a link replaces whatever is installed; `ext unlink` restores it
+    if current.linked is not None and not options.force:
+        raise linked_error(current, "replace it")
     from_same_source = check_source(current, fetched, name, force=options.force)
     if not same_version(current.version, version):
         return False
@@ -192,6 +198,16 @@ def check_replace(current: Installed, prepared: Staged, options: SwitchOptions) 
             hint="pass --force to replace it",
         )
     return False
+
+
+def linked_error(current: Installed, what: str) -> PkgmgrError:
+    """The refusal to change an install that is a development link (`ext link`) otherwise than by
+    `ext unlink` (or `--force`, which replaces the link)."""
+    kept = current.kept()
+    restores = f" and restores {kept.version or 'the version it replaced'}" if kept is not None else ""
+    return PkgmgrError(f"{current.name} is linked to {current.linked} (a development link): refusing to {what}",
+                       code=Code.SOURCE_CONFLICT, details={"linked": current.linked},
+                       hint=f"'pkgmgr ext unlink {current.name}' removes the link{restores}")
 
 
 def make_durable(scope: Scope, prepared: Sequence[Flushable]) -> None:
@@ -265,6 +281,8 @@ class _Move:
     current: Installed | None
     rel: str = ""
     target: Path | None = None
+    previous: dict[str, Any] | None = None  # the install the new row keeps for a rollback (`store.previous`)
+    dropped: list[Installed] = field(default_factory=list)  # kept installs whose trees the switch stops naming
 
 
 def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions, parts: Sequence[Part] = (),
@@ -294,6 +312,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
         if index not in unchanged and move.switch.announce is not None:
             move.switch.announce(move.switch.prepared.summary())
     renamed: list[Path] = []
+    set_aside: list[tuple[Path, Path]] = []  # (kept tree moved out of a new tree's way, where it was)
     touched: dict[Path, None] = {}  # the directories the renames changed, fsynced once each after them
     conn = scope.db
     failed = -1
@@ -303,7 +322,9 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
     try:
         for index in moving:
             failed = _ref(switches, index)
-            moves[index].rel = _free_place(scope, moves[index].switch.prepared, moves[index].current)
+            _keep_previous(moves[index])
+            moves[index].rel = _free_place(scope, moves[index].switch.prepared, moves[index].current,
+                                           {gone.path for gone in moves[index].dropped})
         failed = -1
         # SPEC 4: each change is recorded as pending before anything moves, so that only what this
         # command moved is ever taken for its leftover, and a kill is undone or finished as a whole
@@ -324,7 +345,13 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
             parent, _, leaf = rel.rpartition("/")
             first_of_name = not (scope.root / parent).is_dir()
             target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
-            if not prepared.durable:
+            if os.path.lexists(target):  # a kept tree this switch drops: out of the way, deleted after the commit
+                from pkgmgr.fsutil import private_dir
+
+                away = private_dir(scope.staging_dir, "dropped-") / leaf
+                os.rename(target, away)
+                set_aside.append((away, target))
+            if not prepared.durable and prepared.linked is None:
                 durable_tree(prepared.root)  # the tree's data on disk before any name points at it
             os.rename(prepared.root, target)
             renamed.append(target)
@@ -354,7 +381,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
                         conn.execute("UPDATE extensions SET pinned = ? WHERE host = ? AND name = ?",
                                      (int(options.pin), STORE_HOST, name))
                     continue
-                row = _row(move.switch.prepared, move.rel, options, move.current)
+                row = _row(move.switch.prepared, move.rel, options, move.current, move.previous)
                 columns = ", ".join(row)
                 placeholders = ", ".join("?" for _ in row)
                 conn.execute(f"INSERT OR REPLACE INTO extensions ({columns}) VALUES ({placeholders})",
@@ -369,8 +396,7 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
                 part.write(conn)
             failed = -1
             pending.drop(conn, [moves[i].rel for i in moving])
-            pending.record(conn, [_tree(old.path, old) for old in _replaced(moves, moving)], pending.OUT, now_utc(),
-                           batch)
+            pending.record(conn, _replaced(moves, moving), pending.OUT, now_utc(), batch)
             pending.commit(conn, [intent.path for part in parts for intent in part.intents()])
             crashpoint("install.before_commit")
     except BaseException as exc:
@@ -379,6 +405,12 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
         # removes them, recorded as pending, when the disk refuses now: the first error is the one
         # the command reports), and every other host's tree goes back
         _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
+        for away, target in set_aside:  # the kept trees the old rows still name go back
+            if not os.path.lexists(target):
+                try:
+                    os.rename(away, target)
+                except OSError:
+                    pass  # left in .staging/: the kept install is gone, the next writer removes it
         _undo_quietly(scope, reversed(moved), [p for p in parts if p not in moved])
         held.close()
         if isinstance(exc, PkgmgrError):
@@ -400,8 +432,9 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
             assert now is not None
             outcomes.append(Outcome("unchanged", now, now.version))
             continue
-        if current is not None and current.path != move.rel:
-            remove_tree(scope.root / current.path)
+        for path, _, _ in _replaced(moves, [index]):
+            remove_tree(scope.root / path)
+        if current is not None:  # the trees it stops naming are gone (none when it keeps the one it replaced)
             crashpoint("install.after_old_removed")
         remove_tree(prepared.staging)
         if current is None:
@@ -411,24 +444,28 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
         else:
             action = "switched"
         outcomes.append(Outcome(action, installed[index], current.version if current else None, activations[index]))
+    for away, _ in set_aside:
+        remove_tree(away.parent)
     replaced = _replaced(moves, moving)
     if replaced:
-        fsync_dirs(*{(scope.root / old.path).parent for old in replaced})  # gone on disk before their rows go
-        pending.settle(scope, [old.path for old in replaced])
+        fsync_dirs(*{(scope.root / path).parent for path, _, _ in replaced})  # gone on disk before their rows go
+        pending.settle(scope, [path for path, _, _ in replaced])
     return outcomes
 
 
-def _free_place(scope: Scope, prepared: Staged, current: Installed | None) -> str:
+def _free_place(scope: Scope, prepared: Staged, current: Installed | None, dropped: Collection[str] = ()) -> str:
     """Where a tree is renamed to: `extensions/<name>/<version>`, or that with `~<tree prefix>`
     when the first is the current install's directory (a forced reinstall of the same version)
-    or is taken by a tree state.db does not name, which is never replaced (SPEC 4). Raises
+    or is taken by a tree state.db does not name, which is never replaced (SPEC 4); a kept tree
+    the switch drops (`dropped`) makes way (a rollback lands where the kept version was). Raises
     `state_inconsistent` when both are taken."""
     from pkgmgr.archive.checksum import checksum_hex
 
     rel = f"extensions/{prepared.name}/{prepared.version}"
     candidates = (rel, f"{rel}~{checksum_hex(prepared.tree_sha256)[:12]}")
     for candidate in candidates:
-        if (current is None or current.path != candidate) and not os.path.lexists(scope.root / candidate):
+        if (current is None or current.path != candidate) and (
+                candidate in dropped or not os.path.lexists(scope.root / candidate)):
             return candidate
     raise PkgmgrError(
         f"{prepared.name} {prepared.version}: {' and '.join(str(scope.root / c) for c in candidates)} are taken by "
@@ -441,9 +478,31 @@ def _tree(path: str, item: Staged | Installed) -> tuple[str, str, str]:
     return path, item.name, item.version
 
 
-def _replaced(moves: Sequence[_Move], moving: Sequence[int]) -> list[Installed]:
-    """The current installs whose trees the switch stops naming."""
-    return [old for old, rel in ((moves[i].current, moves[i].rel) for i in moving) if old is not None and old.path != rel]
+def _keep_previous(move: _Move) -> None:
+    """What the new row keeps for a rollback, and the kept trees it stops naming (`store.previous`);
+    a kept install of the scope store stays where it is, at `extensions/<name>/<version>`."""
+    from pkgmgr.store import previous
+
+    prepared, current = move.switch.prepared, move.current
+    if current is not None and previous.keeps(current, prepared.version, prepared.linked):
+        move.previous = current.as_previous()
+    else:
+        move.previous = previous.carried(current, prepared.version, prepared.tree_sha256, prepared.linked)
+    move.dropped = previous.replaced_trees(current, move.previous)
+
+
+def _replaced(moves: Sequence[_Move], moving: Sequence[int]) -> list[tuple[str, str, str]]:
+    """The trees (path, name, version) the switch stops naming: each current install's that is
+    not kept, and each kept install's that is kept no more."""
+    trees = []
+    for index in moving:
+        move = moves[index]
+        old = move.current
+        kept = move.previous.get("path") if move.previous is not None else None
+        if old is not None and old.path not in (move.rel, kept):
+            trees.append(_tree(old.path, old))
+        trees.extend(_tree(gone.path, gone) for gone in move.dropped if gone.path != move.rel)
+    return trees
 
 
 def _remove_quietly(scope: Scope, paths: list[str], renamed: list[Path]) -> None:
@@ -500,14 +559,16 @@ def tree_is_intact(installed: Installed) -> bool:
     return installed.directory.is_dir() and tree_checksum(installed.directory) == installed.tree_sha256
 
 
-def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed | None) -> dict[str, Any]:
+def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed | None,
+         previous: dict[str, Any] | None = None) -> dict[str, Any]:
     fetched = prepared.fetched
+    linked = prepared.linked
     return {
         "host": STORE_HOST,
         "name": prepared.name,
         "version": prepared.version,
         "path": rel,
-        "enabled": int(current.enabled) if current is not None else 1,
+        "enabled": int(current.enabled) if current is not None and linked is None else 1,
         "pinned": int(options.pin),
         "source_kind": fetched.kind,
         "source": fetched.locator,
@@ -525,6 +586,8 @@ def _row(prepared: Staged, rel: str, options: SwitchOptions, current: Installed 
         "max_scope": prepared.max_scope,
         "installed_at": now_utc(),
         "installed_by": login_user(),
+        "previous": json.dumps(previous, sort_keys=True) if previous is not None else None,
+        "linked": linked,
     }
 
 
@@ -563,20 +626,46 @@ def remove(scope: Scope, name: str, *, before_delete: BeforeDelete | None = None
     if current is None:
         raise PkgmgrError(f"{name} is not installed in the {scope.kind} scope", code=Code.NOT_FOUND)
     conn = scope.db
+    kept = current.kept()
+    trees = [_tree(item.path, item) for item in (current, kept) if item is not None]
     with transaction(conn):
         deactivated = before_delete(conn, current) if before_delete is not None else []
         conn.execute("DELETE FROM extensions WHERE host = ? AND name = ?", (STORE_HOST, name))
-        pending.record(conn, [_tree(current.path, current)], pending.OUT, now_utc())
+        pending.record(conn, trees, pending.OUT, now_utc())
         crashpoint("remove.before_commit")
     crashpoint("remove.after_commit")
-    remove_tree(scope.root / current.path)
-    crashpoint("remove.after_tree_removed")
+    for path, _, _ in trees:
+        remove_tree(scope.root / path)  # a development link's own link, never the folder it names
+        crashpoint("remove.after_tree_removed")
     name_dir = scope.extensions_dir / name
     if name_dir.is_dir() and not any(name_dir.iterdir()):
         name_dir.rmdir()
     fsync_dirs(scope.extensions_dir if not name_dir.is_dir() else name_dir)
-    pending.settle(scope, [current.path])
+    pending.settle(scope, [path for path, _, _ in trees])
     return current, deactivated
+
+
+def forget_previous(scope: Scope, names: Sequence[str]) -> list[Installed]:
+    """Stop keeping the previous install of each of `names` (the scope store's own; writer lock
+    held): one transaction clears their `previous` and records their trees as pending, then the
+    trees go (a crash leaves them to the next writer, as any pending tree). Returns what went."""
+    gone: list[Installed] = []
+    for name in names:
+        current = get_installed(scope, name)
+        kept = current.kept() if current is not None else None
+        if kept is not None:
+            gone.append(kept)
+    if not gone:
+        return []
+    with transaction(scope.db) as conn:
+        conn.executemany("UPDATE extensions SET previous = NULL WHERE host = ? AND name = ?",
+                         [(STORE_HOST, item.name) for item in gone])
+        pending.record(conn, [_tree(item.path, item) for item in gone], pending.OUT, now_utc())
+    for item in gone:
+        remove_tree(scope.root / item.path)
+    fsync_dirs(*{(scope.root / item.path).parent for item in gone})
+    pending.settle(scope, [item.path for item in gone])
+    return gone
 
 
 def set_enabled(scope: Scope, name: str, enabled: bool, *, before_disable: BeforeDelete | None = None,

@@ -16,8 +16,8 @@ from typing import Any, Callable, Iterator
 from pkgmgr.config import RegistryConfig
 from pkgmgr.errors import Code, PkgmgrError, Problem, ProblemSink, ValidationFailed
 from pkgmgr.fsutil import NotRegularFile, read_regular
+from pkgmgr.patterns import DOTTED_ID, GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
 from pkgmgr.patterns import EXTENSION_NAME as NAME_RE
-from pkgmgr.patterns import GITHUB_OWNER, GITHUB_REPO, HEX64, REGISTRY_NAME
 
 MANIFEST = "pkgmgr.toml"
 MAX_BYTES = 1024 * 1024
@@ -192,11 +192,16 @@ def _extensions(table: dict, root: Path, sink: ProblemSink) -> tuple[Declared, .
     from pkgmgr.versions import bare_version, parse_specifier
 
     out = []
-    names = _named(table, "extensions", lambda name: bool(NAME_RE.fullmatch(name)) and name != "marketplace",
-                   "not an extension name (^[a-z][a-z0-9-]{1,63}$)", sink)
+    names = _named(table, "extensions", lambda name: name != "marketplace" and (
+                   bool(NAME_RE.fullmatch(name)) or (len(name) <= 201 and DOTTED_ID.fullmatch(name) is not None)),
+                   "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a dotted id such as acme.word)", sink)
     for name, key, value in names:
         spec = {"version": value} if isinstance(value, str) else value
         host = spec.get("host")
+        if not NAME_RE.fullmatch(name) and not ("path" in spec or "github" in spec):
+            sink.add(key, f"{name!r} is a dotted id (a host's own), which no registry lists: declare it with a path or github source "
+                          f"({name!r} = {{ path = \"...\" }})")
+            continue
         kinds = [k for k in ("path", "github") if k in spec]
         if len(kinds) > 1 or (kinds and ("version" in spec or "registry" in spec)):
             sink.add(key, "use one source: a version (with an optional registry), a path, or a github repository")

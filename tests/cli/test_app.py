@@ -369,7 +369,7 @@ def test_a_groups_help_lists_the_first_example_of_each_command() -> None:
     examples = _examples(ext)
     commands = {line.split()[2] for line in examples}
     assert commands == {"new", "validate", "pack", "install", "list", "status", "verify", "enable", "disable", "remove",
-                        "update", "info", "search"}  # those ext_remote_cmds adds to the group too
+                        "update", "info", "search", "rollback", "link", "unlink"}  # ext_remote_cmds, ext_switch_cmds add theirs
     assert "pkgmgr ext update --all --check" in examples
     assert len(examples) == len(commands)  # one each
 

@@ -38,15 +38,15 @@ def imported(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 @pytest.mark.parametrize("argv, modules", [
-    (["ext", "list"], ("ext_cmds", "ext_remote_cmds")),
-    (["-o", "json", "--home", "ext", "ext", "search", "x"], ("ext_cmds", "ext_remote_cmds")),
+    (["ext", "list"], ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds")),
+    (["-o", "json", "--home", "ext", "ext", "search", "x"], ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds")),
     (["registry", "list"], ("registry_cmds",)),
     (["bundle", "list"], ("bundle_cmds",)),
     (["resources", "list", "--kind", "agent"], ("bundle_cmds",)),
     (["doctor", "--check"], ("doctor_cmds",)),
     (["--workspace", "nowhere", "trust", "--show"], ("workspace_cmds",)),
-    (["ext", "list", "--help"], ("ext_cmds", "ext_remote_cmds")),  # a command's help: its own parser
-    (["ext", "--help"], ("ext_cmds", "ext_remote_cmds")),  # a group's help: the group's modules
+    (["ext", "list", "--help"], ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds")),  # a command's help: its own parser
+    (["ext", "--help"], ("ext_cmds", "ext_remote_cmds", "ext_switch_cmds")),  # a group's help: the group's modules
 ])
 def test_only_the_named_commands_modules_are_registered(argv: list[str], modules: tuple[str, ...],
                                                         imported: list[str]) -> None:
@@ -158,4 +158,4 @@ def test_a_fresh_interpreter_imports_only_what_the_command_needs(tmp_path: Path)
                           cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     lines = [line for line in proc.stdout.splitlines() if line.startswith("[")]
-    assert lines == ["['doctor_cmds']", "['doctor_cmds', 'ext_cmds', 'ext_remote_cmds']"]
+    assert lines == ["['doctor_cmds']", "['doctor_cmds', 'ext_cmds', 'ext_remote_cmds', 'ext_switch_cmds']"]

@@ -98,8 +98,10 @@ def test_activations_awaiting_confirmation_make_it_exit_8() -> None:
     assert output.data["activations"] == [ACTIVATION]
     assert output.error is not None and output.error.code == "confirmation_required"
     assert output.error.details["commands"] == ["pkgmgr bundle confirm act_0123456789abcdef --expected-version 2"]
-    assert render(output)[-1].startswith("activation act_0123456789abcdef a-ext:a-ext/default v2 "
-                                         "awaiting_confirmation; to confirm: pkgmgr bundle confirm")
+    # the confirm command is printed once: in the error, not in the activation line too
+    assert render(output)[-1] == ("activation act_0123456789abcdef a-ext:a-ext/default v2 awaiting_confirmation; "
+                                  "the error below says how to confirm it")
+    assert "pkgmgr bundle confirm act_0123456789abcdef --expected-version 2" in output.error.message
 
 
 def test_a_failure_comes_before_a_confirmation() -> None:

@@ -136,9 +136,10 @@ def test_trust_show_renders_what_it_covers(ws: Path) -> None:
     assert lines[:4] == [f"workspace: {ws}", f"digest:    {digest}", "approved:  no",
                          f"store:     {store_root(ws)} (not created yet)"]
     table = [line.split() for line in lines]
-    assert ["EXTENSION", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK", "DIGEST"] in table
-    assert ["local-tool", "path", "tools/local-tool", "0.1.0", "session.read", "./bin/serve", "--stdio", "-"] in table
-    assert ["crew-ext", "path", "tools/crew", "0.1.0", "none", "-", "-"] in table
+    assert ["EXTENSION", "HOST", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK", "DIGEST"] in table
+    assert ["local-tool", "compozy", "path", "tools/local-tool", "0.1.0", "session.read", "./bin/serve", "--stdio",
+            "-"] in table
+    assert ["crew-ext", "compozy", "path", "tools/crew", "0.1.0", "none", "-", "-"] in table
     assert ["ACTIVATE", "BUNDLE", "PROFILE", "CONFIRMS"] in table
     assert ["crew-ext", "(only", "bundle)", "default", "-"] in table
     assert lines[-1] == f"approve exactly this with: pkgmgr trust --digest {digest}"

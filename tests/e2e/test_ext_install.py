@@ -81,17 +81,18 @@ def test_another_source_is_a_source_conflict_unless_forced(tmp_path: Path) -> No
     fail("source_conflict", "ext", "install", other, *UNVERIFIED)
 
 
-def test_another_version_switches_and_removes_the_old_tree(tmp_path: Path, home: Path) -> None:
+def test_another_version_switches_and_keeps_only_the_one_it_replaced(tmp_path: Path, home: Path) -> None:
     source = make(tmp_path / "src")
     install(source)
     make(source, "0.2.0")
     [entry] = install(source)["installed"]
     assert (entry["version"], entry["action"], entry["previous_version"]) == ("0.2.0", "switched", "0.1.0")
-    assert versions(home) == ["0.2.0"]
+    assert versions(home) == ["0.1.0", "0.2.0"]  # 0.1.0 kept for `ext rollback`
     assert [(e["name"], e["version"]) for e in ok("ext", "list")["extensions"]] == [("demo-ext", "0.2.0")]
-    make(source, "0.1.0")  # a downgrade is a switch too
+    make(source, "0.1.0")  # a downgrade is a switch too: it lands where the kept 0.1.0 was
     assert install(source)["installed"][0]["action"] == "switched"
-    assert versions(home) == ["0.1.0"]
+    assert versions(home) == ["0.1.0", "0.2.0"]
+    assert ok("ext", "status", "demo-ext")["previous"]["version"] == "0.2.0"
     result = human("ext", "install", make(source, "0.3.0"), *UNVERIFIED)
     assert result.stderr.startswith("installing demo-ext 0.3.0 (resource extension, source path, unverified)\n")
     assert result.stdout.startswith("switched demo-ext from 0.1.0 to 0.3.0")

@@ -177,10 +177,17 @@ def test_show_after_an_update_that_changed_the_requirement(home: Path, tmp_path:
     document = ok("bundle", "show", "act_712b93dfeb2df097")
     assert document["activation"]["status"] == "awaiting_confirmation"
     assert document["network_requirement"]["channel_scopes"] == ["builders", "deploy", "release"]
-    assert document["confirmation"] == {"state": "changed", "changed_at_version": 2, "extension_version": "0.2.0"}
+    # what changed since the confirmation: kept when the update withdrew it
+    assert document["confirmation"] == {"state": "changed", "changed_at_version": 2, "extension_version": "0.2.0",
+                                        "since_confirmed": {"scopes_added": ["deploy"], "scopes_removed": []}}
     shown = human("bundle", "show", "act_712b93dfeb2df097").stdout
     assert "channel scopes:    builders, deploy, release" in shown
-    assert "since confirmed:   changed at version 2 (extension 0.2.0)" in shown
+    assert ("since confirmed:   changed at version 2 (extension 0.2.0): channel scopes added: deploy; "
+            "removed: (none); mode unchanged") in shown
+    ok("bundle", "confirm", "act_712b93dfeb2df097", "--expected-version", "2")
+    human("ext", "install", _marketing(tmp_path, "0.3.0", ["builders"]), "--allow-unverified", "--yes", code=8)
+    third = ok("bundle", "show", "act_712b93dfeb2df097")["confirmation"]  # compared with the last confirmed
+    assert third["since_confirmed"] == {"scopes_added": [], "scopes_removed": ["deploy", "release"]}
     assert "pkgmgr bundle confirm act_712b93dfeb2df097 --expected-version 2" in shown
 
 

@@ -1160,6 +1160,50 @@ def eva_project_folder_changed(h: H) -> None:
     assert str(ws / ".eva" / "extensions") in approved
 
 
+def rollback_then_unpin(h: H) -> None:
+    """A rollback pins the version it restores and says how to release it: `update --all` leaves
+    it, the printed `ext update NAME --unpin` moves it on again."""
+    h.ok("ext", "install", "review-pack@0.1.0")
+    h.ok("ext", "update", "review-pack")
+    rolled = h.ok("ext", "rollback", "review-pack")
+    assert "review-pack  0.1.0 (pinned)" in h.ok("ext", "list").stdout
+    h.ok("ext", "update", "--all")
+    assert "review-pack  0.1.0 (pinned)" in h.ok("ext", "list").stdout
+    h.follow(rolled, "pkgmgr ext update review-pack --unpin")
+    assert "review-pack  0.2.0 " in h.ok("ext", "list").stdout + " "
+
+
+def rollback_with_nothing_kept(h: H) -> None:
+    """Nothing replaced yet: not_found, naming `ext info` (the versions) and `ext install
+    NAME@VERSION --pin`, which installs one and holds it."""
+    h.ok("ext", "install", "review-pack@0.2.0")
+    refused = h.run("ext", "rollback", "review-pack", code=5)
+    assert "no previous version to roll back to" in refused.stderr
+    info = h.follow(refused, "pkgmgr ext info")
+    assert "0.1.0" in info.stdout
+    h.follow(refused, "pkgmgr ext install", replace={"VERSION": "0.1.0"})
+    assert "review-pack  0.1.0 (pinned)" in h.ok("ext", "list").stdout
+    h.ok("ext", "update", "--all")
+    assert "review-pack  0.1.0 (pinned)" in h.ok("ext", "list").stdout
+
+
+def link_then_unlink(h: H) -> None:
+    """A link says `ext unlink NAME` restores the install it replaced; a change other than unlink
+    is refused with the same command."""
+    h.ok("ext", "install", "review-pack@0.2.0")
+    work = h.fixture("review-pack")
+    linked = h.ok("ext", "link", work)
+    assert "'pkgmgr ext unlink review-pack' restores 0.2.0" in linked.stdout
+    refused = h.run("ext", "disable", "review-pack", code=6)
+    h.follow(refused, "pkgmgr ext unlink")
+    listed = h.ok("ext", "list").stdout
+    assert "review-pack  0.2.0" in listed and "linked" not in listed
+    assert (work / "extension.toml").is_file()
+    h.ok("ext", "link", work)
+    unlinked = h.follow(linked, "pkgmgr ext unlink")
+    assert "restored 0.2.0" in unlinked.stdout
+
+
 def doctor_sees_a_host_tree_modified_and_missing(h: H) -> None:
     """`doctor --check` of a host's install whose tree changed (`ext verify` names the file), then
     whose tree is gone (`ext remove` forgets it)."""

@@ -107,6 +107,12 @@ entry("cli/context.py", "a workspace is a folder holding pkgmgr.toml: create one
       Runs(s.workspace_command_outside_a_workspace, ("bundle activate", "ext install")))
 entry("lifecycle.py", "'pkgmgr ext list' shows what is installed, 'pkgmgr ext search {}' what the registries offer",
       Runs(s.status_of_a_name_not_installed))
+entry("cli/ext_switch_cmds.py", "pinned at {}: 'pkgmgr ext update {} --unpin' lets updates move it again",
+      Runs(s.rollback_then_unpin))
+entry("lifecycle.py", "'pkgmgr ext info {}' lists the versions a registry has; 'pkgmgr ext install {}@VERSION --pin' "
+      "installs one and holds it", Runs(s.rollback_with_nothing_kept))
+entry("cli/ext_switch_cmds.py", "edits in {} show as they are; 'pkgmgr ext unlink {}' {}", Runs(s.link_then_unlink))
+entry("store/switch.py", "'pkgmgr ext unlink {}' removes the link{}", Runs(s.link_then_unlink))
 entry("cli/ext_cmds.py", "name the extensions to verify, or pass --all", Runs(s.verify_without_names, ("ext verify",)))
 entry("cli/ext_cmds.py", "pkgmgr.lock was not updated: the workspace holds declared extensions not installed yet; "
       "'pkgmgr sync' installs them and updates it", Runs(s.save_while_declared_extensions_are_not_installed))

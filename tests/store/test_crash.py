@@ -37,7 +37,8 @@ def test_crash_during_a_switch(point: str, committed: bool, tmp_path: Path, home
     assert ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
     install(FIXTURES / "prompt-enhancer")  # the next writer removes the leftovers
     assert ok("doctor", "--check")["ok"] is True
-    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == [version]
+    kept = ["0.1.0", "0.2.0"] if committed else ["0.1.0"]  # the switch keeps 0.1.0 for `ext rollback`
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == kept
 
 
 @pytest.mark.parametrize("point, committed", [("remove.before_commit", False), ("remove.after_commit", True)])
@@ -62,14 +63,17 @@ def test_a_kill_leaves_pending_trees_only_and_the_next_writer_spares_unrecorded_
     stranger = home / "extensions" / "review-pack" / "0.0.1"
     shutil.copytree(home / "extensions" / "review-pack" / "0.1.0", stranger)
     manifest = source / "extension.toml"
-    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
+    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.1.5"'))
+    install(source)  # 0.1.0 is kept for a rollback; the switch to 0.2.0 stops keeping it
+    manifest.write_text(manifest.read_text().replace('version = "0.1.5"', 'version = "0.2.0"'))
     crash("ext", "install", source, *UNVERIFIED, at=point)
     recorded = {path for path, _ in pending_rows(home)}
     assert "extensions/review-pack/0.0.1" not in recorded
     install(FIXTURES / "prompt-enhancer")  # the next writer
     assert pending_rows(home) == []
-    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == [
-        "0.0.1", "0.2.0" if point in ("install.after_commit", "install.after_old_removed") else "0.1.0"]
+    committed = point in ("install.after_commit", "install.after_old_removed")
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == (
+        ["0.0.1", "0.1.5", "0.2.0"] if committed else ["0.0.1", "0.1.0", "0.1.5"])
     assert stranger.is_dir() and ok("ext", "verify", "review-pack")["verified"][0]["ok"] is True
     [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
     assert problem["check"] == "unrecorded" and problem["message"].startswith("extensions/review-pack/0.0.1 ")

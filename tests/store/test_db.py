@@ -63,6 +63,7 @@ def test_each_step_applies_on_top_of_the_previous(tmp_path: Path) -> None:
             else:
                 conn.executescript(migration)
         conn.execute(f"PRAGMA user_version = {start}")
+        conn.commit()  # a step that writes rows (migration 10's) opened a transaction: kept, not rolled back
         conn.close()
         migrated = dbmod.connect(path)
         assert dbmod.schema_version(migrated) == LATEST

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import gc
+import re
 import shutil
 import sqlite3
 from pathlib import Path
@@ -192,7 +193,8 @@ def test_interrupted_install_between_rename_and_commit(home: Path) -> None:
 
 
 def test_interrupted_switch_after_commit(home: Path, tmp_path: Path) -> None:
-    """The transaction switched to the new version but the old tree was not removed yet."""
+    """The transaction switched to the new version but the tree it stopped naming (0.1.0, kept
+    until 0.3.0 replaced 0.2.0, which is kept now) was not removed yet."""
     source = tmp_path / "rp"
     shutil.copytree(FIXTURES / "review-pack", source)
     install(source)
@@ -200,14 +202,15 @@ def test_interrupted_switch_after_commit(home: Path, tmp_path: Path) -> None:
     kept = tmp_path / "kept-old"
     shutil.copytree(old, kept)
     manifest = source / "extension.toml"
-    manifest.write_text(manifest.read_text().replace('version = "0.1.0"', 'version = "0.2.0"'))
-    install(source)
+    for version in ("0.2.0", "0.3.0"):
+        manifest.write_text(re.sub(r'version = "[0-9.]+"', f'version = "{version}"', manifest.read_text(), count=1))
+        install(source)
     shutil.copytree(kept, old)  # as if the process died before removing it (and forgetting its row)
     record_pending(home, "extensions/review-pack/0.1.0", "out")
-    assert ok("ext", "status", "review-pack")["version"] == "0.2.0"
+    assert ok("ext", "status", "review-pack")["version"] == "0.3.0"
     fail("state_inconsistent", "doctor", "--check")
     install(FIXTURES / "prompt-enhancer")  # any writer
-    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.2.0"]
+    assert sorted(p.name for p in (home / "extensions" / "review-pack").iterdir()) == ["0.2.0", "0.3.0"]
 
 
 def test_an_install_beside_an_unrecorded_tree_of_its_version_goes_elsewhere(home: Path) -> None:

@@ -115,7 +115,18 @@ def test_schema_problems_name_the_key(tmp_path: Path, raw: bytes, key: str) -> N
 def test_a_name_with_a_trailing_newline_is_not_a_name(tmp_path: Path) -> None:
     # `$` matches before a final newline: a quoted key could pass for another extension's name
     assert problems(b'[extensions]\n"local-tool\\n" = "*"\n', tmp_path) == [
-        ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$)")]
+        ("extensions.local-tool\n", "not an extension name (^[a-z][a-z0-9-]{1,63}$, or a dotted id such as acme.word)")]
+
+
+def test_a_vera_id_is_declared_with_a_path_or_github_source(tmp_path: Path) -> None:
+    (tmp_path / "tools" / "word").mkdir(parents=True)
+    manifest = parse_workspace_manifest(b'[extensions]\n"acme.word" = { path = "tools/word", host = "vera" }\n'
+                                        b'"acme.tools" = { github = "acme/tools@v1" }\n', tmp_path)
+    assert [(d.name, d.kind) for d in manifest.extensions] == [("acme.word", "path"), ("acme.tools", "github")]
+    [(key, message)] = problems(b'[extensions]\n"acme.word" = "*"\n', tmp_path)
+    assert key == "extensions.acme.word" and "declare it with a path or github source" in message
+    [(key, _)] = problems(b'[extensions]\n"acme..word" = { path = "tools/word" }\n', tmp_path)
+    assert key == "extensions.acme..word"
 
 
 @pytest.mark.parametrize("raw", [b'[registries]\nteam = "   "\n', b'[registries]\nteam = { source = " " }\n'])

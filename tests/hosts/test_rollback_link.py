@@ -1,0 +1,212 @@
+"""`ext rollback`, `ext link` and `ext unlink` for every host, run as the user runs them: the
+install an update replaced is kept (one per extension), switched back to atomically and pinned;
+a development link makes the host load the working folder, is skipped by `verify`, and never
+takes the folder with it."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.hosts.helpers import UNVERIFIED, Homes, eva_script, fail, human, ok, terva_extension, tree, vera_extension
+from tests.support.builders import minimal_manifest, write_extension
+
+
+def _compozy(root: Path, version: str) -> Path:
+    return write_extension(root, minimal_manifest(name="demo-ext", version=version), files={"note.txt": version})
+
+
+def _terva(root: Path, version: str) -> Path:
+    return terva_extension(root, "hello", version)
+
+
+def _vera(root: Path, version: str) -> Path:
+    return vera_extension(root, "acme.word", version)
+
+
+def _eva(root: Path, version: str) -> Path:  # Eva's scripts carry no version: the content changes
+    script = eva_script(root, "notes")
+    script.write_text(script.read_text(encoding="utf-8") + f"# {version}\n", encoding="utf-8")
+    return script
+
+
+Make = Callable[[Path, str], Path]
+HOSTS: dict[str, tuple[str, Make, Callable[[Homes], Path]]] = {
+    "compozy": ("demo-ext", _compozy, lambda h: h.pkgmgr / "extensions" / "demo-ext"),
+    "terva": ("hello", _terva, lambda h: h.terva / "extensions"),
+    "eva": ("notes", _eva, lambda h: h.eva / "extensions"),
+    "vera": ("acme.word", _vera, lambda h: h.vera / "extensions"),
+}
+
+
+def _source(tmp_path: Path, host: str, version: str) -> Path:
+    name, make, _ = HOSTS[host]
+    return make(tmp_path / "src" / (name if host != "eva" else ""), version)
+
+
+def _version(host: str, entry: dict) -> str | None:
+    return entry["version"] if host != "eva" else entry["tree_sha256"]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_rollback_switches_back_pins_and_rolls_forward_again(host: str, tmp_path: Path, homes: Homes) -> None:
+    name = HOSTS[host][0]
+    source = _source(tmp_path, host, "1.0.0")
+    ok("ext", "install", source, *UNVERIFIED)
+    first = ok("ext", "status", name)
+    _source(tmp_path, host, "1.1.0")
+    ok("ext", "install", source, *UNVERIFIED, *(["--force"] if host == "eva" else []))
+    second = ok("ext", "status", name)
+    assert second["previous"]["version"] == first["version"] and second["previous"]["tree_sha256"] == first["tree_sha256"]
+    assert "previous:" in human("ext", "status", name).stdout
+
+    done = ok("ext", "rollback", name)
+    [entry] = done["rolled_back"]
+    assert (entry["name"], entry.get("host", "compozy"), entry["pinned"]) == (name, host, True)
+    assert (entry["version"], entry["previous_version"]) == (first["version"], second["version"] or None) or host == "eva"
+    now = ok("ext", "status", name)
+    assert now["tree_sha256"] == first["tree_sha256"] and now["provenance"]["pinned"] is True
+    assert now["previous"]["tree_sha256"] == second["tree_sha256"]  # one kept: the one rolled back from
+    assert [r["ok"] for r in ok("ext", "verify", name)["verified"]] == [True]
+    assert ok("doctor", "--check")["ok"] is True
+    assert ok("ext", "update", "--all")["pinned"][0]["name"] == name
+
+    again = ok("ext", "rollback", name)  # rolling back twice switches back again
+    assert again["rolled_back"][0]["pinned"] is True
+    assert ok("ext", "status", name)["tree_sha256"] == second["tree_sha256"]
+    assert ok("ext", "verify", name)["verified"][0]["ok"] is True
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_one_previous_install_is_kept_and_cache_clean_removes_it(host: str, tmp_path: Path, homes: Homes) -> None:
+    name, _, where = HOSTS[host]
+    source = _source(tmp_path, host, "1.0.0")
+    ok("ext", "install", source, *UNVERIFIED)
+    for version in ("1.1.0", "1.2.0", "1.3.0"):
+        _source(tmp_path, host, version)
+        ok("ext", "install", source, *UNVERIFIED, *(["--force"] if host == "eva" else []))
+    kept = ok("ext", "status", name)["previous"]
+    assert Path(kept["path"]).exists()
+    if host == "compozy":
+        assert sorted(p.name for p in where(homes).iterdir()) == ["1.2.0", "1.3.0"]
+    else:
+        assert [p.name for p in (where(homes).parent / ".pkgmgr-previous").iterdir()] == [Path(kept["path"]).name]
+    cleaned = ok("cache", "clean")
+    assert [(k["name"], k["host"]) for k in cleaned["kept_removed"]] == [(name, host)]
+    assert not Path(kept["path"]).exists() and ok("ext", "status", name)["previous"] is None
+    assert fail("not_found", "ext", "rollback", name)["error"]["message"].startswith(f"{name}")
+    assert ok("ext", "verify", name)["verified"][0]["ok"] is True
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_nothing_to_roll_back_to_is_not_found_and_changes_nothing(host: str, tmp_path: Path, homes: Homes) -> None:
+    name, _, where = HOSTS[host]
+    ok("ext", "install", _source(tmp_path, host, "1.0.0"), *UNVERIFIED)
+    before = tree(where(homes))
+    error = fail("not_found", "ext", "rollback", name)["error"]
+    assert "no previous version to roll back to" in error["message"]
+    assert "install the version you want from its source" in error["message"]  # a path install: no registry hint
+    assert tree(where(homes)) == before and ok("ext", "status", name)["provenance"]["pinned"] is False
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_a_changed_kept_tree_is_refused_and_doctor_forgets_it(host: str, tmp_path: Path, homes: Homes) -> None:
+    name = HOSTS[host][0]
+    source = _source(tmp_path, host, "1.0.0")
+    ok("ext", "install", source, *UNVERIFIED)
+    _source(tmp_path, host, "1.1.0")
+    ok("ext", "install", source, *UNVERIFIED, *(["--force"] if host == "eva" else []))
+    status = ok("ext", "status", name)
+    kept = Path(status["previous"]["path"])
+    victim = kept if kept.is_file() else next(p for p in sorted(kept.rglob("*")) if p.is_file())
+    victim.write_bytes(victim.read_bytes() + b"\n# changed\n")
+    fail("tree_modified", "ext", "rollback", name)
+    assert ok("ext", "status", name)["tree_sha256"] == status["tree_sha256"]  # nothing moved
+    [problem] = fail("state_inconsistent", "doctor", "--check")["problems"]
+    assert problem["check"] == "kept"
+    ok("doctor")
+    assert ok("ext", "status", name)["previous"] is None and not kept.exists()
+    assert ok("doctor", "--check")["ok"] is True
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_link_loads_the_working_folder_and_unlink_restores_the_install(host: str, tmp_path: Path,
+                                                                        homes: Homes) -> None:
+    name, make, where = HOSTS[host]
+    installed = _source(tmp_path, host, "1.0.0")
+    ok("ext", "install", installed, *UNVERIFIED)
+    work = make(tmp_path / "work" / (name if host != "eva" else ""), "2.0.0-dev")
+    before = tree(work)
+    [entry] = ok("ext", "link", work)["linked"]
+    assert (entry["name"], entry["linked_to"]) == (name, str(work.absolute()))
+    [listed] = ok("ext", "list")["extensions"]
+    assert listed["linked"] == str(work.absolute())
+    assert re.search(rf"^{re.escape(name)} .* linked ", human("ext", "list").stdout, re.M)
+    # the host loads the folder as it is: an edit shows without installing again
+    loaded = Path(listed["path"])
+    edited = work if work.is_file() else work / ("note.txt" if host == "compozy" else
+                                                  "run.sh" if host == "terva" else "extension.ts")
+    edited.write_text(edited.read_text(encoding="utf-8") + "\n// edited\n", encoding="utf-8")
+    seen = loaded if loaded.is_file() or loaded.is_symlink() and work.is_file() else loaded / edited.name
+    assert seen.read_text(encoding="utf-8").endswith("// edited\n")
+    [verified] = ok("ext", "verify", name)["verified"]
+    assert (verified["ok"], verified["skipped"]) == (True, "linked")
+    assert "skipped (linked to" in human("ext", "verify", name).stdout
+    assert ok("doctor", "--check")["ok"] is True
+
+    [unlinked] = ok("ext", "unlink", name)["unlinked"]
+    assert unlinked["restored"]["name"] == name and unlinked["linked_to"] == str(work.absolute())
+    now = ok("ext", "status", name)
+    assert now["linked"] is None and ok("ext", "verify", name)["verified"][0]["ok"] is True
+    restored = Path(now["path"]) if Path(now["path"]).is_file() else Path(now["path"]) / edited.name
+    assert "// edited" not in restored.read_text(encoding="utf-8")
+    assert tree(work) != before and work.exists()  # the user's folder stays, edits and all
+    if host == "vera":  # Vera's records name the restored install again
+        records = json.loads((homes.vera / "extensions.json").read_text(encoding="utf-8"))["extensions"]
+        assert [r["id"] for r in records] == [name]
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_remove_of_a_link_never_deletes_the_folder(host: str, tmp_path: Path, homes: Homes) -> None:
+    name, make, where = HOSTS[host]
+    work = make(tmp_path / "work" / (name if host != "eva" else ""), "1.0.0")
+    before = tree(work)
+    [entry] = ok("ext", "link", work)["linked"]
+    assert entry["kept_version"] is None
+    assert f"'pkgmgr ext unlink {name}' removes the link" in human("ext", "link", work).stdout
+    ok("ext", "remove", name)
+    assert tree(work) == before
+    assert ok("ext", "list")["extensions"] == []
+    assert ok("doctor", "--check")["ok"] is True
+
+
+@pytest.mark.parametrize("host", HOSTS)
+def test_unlink_without_an_install_removes_the_link_only(host: str, tmp_path: Path, homes: Homes) -> None:
+    name, make, _ = HOSTS[host]
+    work = make(tmp_path / "work" / (name if host != "eva" else ""), "1.0.0")
+    before = tree(work)
+    ok("ext", "link", work)
+    [unlinked] = ok("ext", "unlink", name)["unlinked"]
+    assert unlinked["restored"] is None
+    assert tree(work) == before and ok("ext", "list")["extensions"] == []
+
+
+def test_unlink_of_an_install_that_is_not_linked_is_refused(tmp_path: Path) -> None:
+    ok("ext", "install", _source(tmp_path, "terva", "1.0.0"), *UNVERIFIED)
+    error = fail("usage", "ext", "unlink", "hello")["error"]
+    assert error["message"].startswith("hello 1.0.0 (terva) is not linked")
+
+
+def test_a_link_is_not_replaced_by_an_install_without_force(tmp_path: Path) -> None:
+    ok("ext", "install", _source(tmp_path, "terva", "1.0.0"), *UNVERIFIED)
+    work = terva_extension(tmp_path / "work" / "hello", "hello", "2.0.0")
+    ok("ext", "link", work)
+    fail("source_conflict", "ext", "install", tmp_path / "src" / "hello", *UNVERIFIED)
+    refused = human("ext", "install", tmp_path / "src" / "hello", *UNVERIFIED).stderr
+    assert "hint: 'pkgmgr ext unlink hello' removes the link and restores 1.0.0" in refused
+    fail("source_conflict", "ext", "rollback", "hello")
+    assert ok("ext", "status", "hello")["linked"] == str(work)
