@@ -162,6 +162,23 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def write_through(path: Path, data: bytes, tmp: Path, *, mode: int) -> None:
+    """Write `data` to `path` the way a host writes its own file: through the temporary file
+    `tmp` beside it (the name the host itself uses), created exclusively (a link planted at the
+    name is never followed), fsynced, renamed over `path`, and the directory fsynced."""
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    fsync_dir(path.parent)
+
+
 def fsync_dirs(*paths: Path) -> None:
     """Make the entries of every directory in `paths` durable: the store's renames and removals
     that a later step relies on. One or two: `fsync_dir` each. More: one `syncfs(2)` of each

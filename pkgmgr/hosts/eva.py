@@ -644,23 +644,13 @@ def write_trust(data: bytes) -> None:
     command reports it (the data fsynced before the rename, the directory after it: a power cut
     leaves the old file or the new one, never an empty one). A link planted at the temporary name
     is removed, never followed."""
-    from pkgmgr.fsutil import fsync_dir
+    from pkgmgr.fsutil import write_through
 
     path = trust_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    write_through(path, data, tmp, mode=0o644)
 
 
 def trust_lines(report: dict[str, Any]) -> list[str]:

@@ -744,20 +744,10 @@ def read_records(folder: Path, *, repair: bool = False) -> list[dict[str, Any]]:
 def _write_json(path: Path, value: Any) -> None:
     """Vera's write: `<path>.<pid>.<uuid>.tmp` with mode 0600 (never following a link planted at
     that name: created exclusively), fsynced, then a rename and its directory fsynced."""
-    from pkgmgr.fsutil import fsync_dir
+    from pkgmgr.fsutil import write_through
 
     tmp = path.with_name(f"{path.name}.{os.getpid()}.{uuid.uuid4()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(jsonfmt.js_stringify(value) + "\n")
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.rename(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    fsync_dir(path.parent)
+    write_through(path, (jsonfmt.js_stringify(value) + "\n").encode("utf-8"), tmp, mode=0o600)
 
 
 def write_marker(folder: Path, item: dict[str, Any]) -> None:

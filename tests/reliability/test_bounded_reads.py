@@ -46,12 +46,11 @@ ALLOWED: dict[str, str] = {
     "archive.files:process_umask:open": "/proc/self/status: the kernel's, not a file anyone plants",
     "hosts.vera:copy_source.walk:os.open": "the O_NOFOLLOW directory walk of a Vera source (directories only)",
     "hosts.vera:copy_source:os.open": "the source directory, O_DIRECTORY | O_NOFOLLOW",
-    "hosts.vera:_write_json:os.open": WRITE,
+    "fsutil:write_through:os.open": WRITE,
     "hosts.vera:write_markers:os.open": "each marker created exclusively (O_EXCL) to write it, and opened again only to "
                                         "fsync it where there is no syncfs",
     "hosts.vera:_take:os.open": "Vera's lock file, created exclusively (O_EXCL) to take the lock",
     "hosts.vera:boot_time:open": "/proc/stat: the kernel's, not a file anyone plants",
-    "hosts.eva:write_trust:os.open": WRITE,
     "hosts.mechanics:sync_tree:os.open": "fsync of the tree pkgmgr staged (extraction refuses FIFOs and devices)",
     # pkgmgr's own files
     "store.lock:open_lock_file:os.open": "pkgmgr's writer lock: O_NOFOLLOW, created by pkgmgr",
