@@ -299,10 +299,10 @@ def search(registry: "Registry", term: str) -> list[IndexExtension]:
         try:
             return index.search(term)
         except sqlite3.Error as exc:
-            index.close()
-            _rebuilt_or_raise(registry, index.path, exc, attempt)
+            error = exc
         finally:
-            index.close()
+            index.close()  # before a damaged index is removed
+        _rebuilt_or_raise(registry, index.path, error, attempt)
     raise AssertionError("unreachable")  # pragma: no cover
 
 
