@@ -190,13 +190,11 @@ class Eva(FolderHost):
         return trust_lines(report)
 
     def check_trust(self, scope: Scope, folder: Path) -> None:
-        """The trust step of a project folder runs after the switch: whatever makes it fail (Eva's
-        trust.json unreadable, a directory link loop, a fan-out past the walk's bound) fails now,
-        before anything moves."""
+        """The trust step of a project folder runs after the switch: what makes it fail (Eva's
+        trust.json unreadable: invalid_config) fails now, before anything moves. The hash walk
+        cannot fail it: `inventory` reports a link loop or a fan-out past its bound as unreadable."""
         if scope.kind == "workspace":
-            approved_hash(folder)  # trust.json as Eva reads it: unreadable is invalid_config now
-            if folder.is_dir():
-                content_hash(folder)
+            approved_hash(folder)
 
     def trust_status(self, record: Installed) -> dict[str, Any] | None:
         if record.scope != "workspace":
