@@ -142,12 +142,18 @@ def storage_section(rows: list[dict[str, Any]]) -> str:
             + table(["fault", "runs", "detected", "clean", "anomalies"], body))
 
 
+def _grouped(rows: list[dict[str, Any]], kind: str, key: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The records of `kind`, and the same by their `key` (in the order first seen)."""
+    found = [r for r in rows if r["kind"] == kind]
+    groups: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for row in found:
+        groups[row[key]].append(row)
+    return found, groups
+
+
 def registry_crash_section(rows: list[dict[str, Any]]) -> str:
     """tests/reliability/test_registry_crash.py: signed publishing killed at each step of its switch."""
-    kills = [r for r in rows if r["kind"] == "registry_crash"]
-    by_scenario: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for row in kills:
-        by_scenario[row["scenario"]].append(row)
+    kills, by_scenario = _grouped(rows, "registry_crash", "scenario")
     head = (f"**{len(kills)} SIGKILLs** at the steps of signed publishing's switch (tests/reliability/"
             "test_registry_crash.py: the first staged file, the journal, every rename, the end), each followed by "
             "`registry doctor`: the index is then the old one or the new one, byte for byte but for the signed "
@@ -159,10 +165,7 @@ def registry_crash_section(rows: list[dict[str, Any]]) -> str:
 
 def host_crash_section(rows: list[dict[str, Any]]) -> str:
     """tests/hosts/test_crash.py and test_crash_windows.py: the folder hosts killed at their crash points."""
-    kills = [r for r in rows if r["kind"] == "host_crash"]
-    by_case: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
-    for row in kills:
-        by_case[row["case"]].append(row)
+    kills, by_case = _grouped(rows, "host_crash", "case")
     head = (f"**{len(kills)} SIGKILLs at the host crash points** (tests/hosts/test_crash.py, test_crash_windows.py): "
             "after each, what every host loads is compared with the state before and after a reference run, then "
             "the next writer (the same command, `adopt --host H` or `doctor`) settles it and `ext verify --all` "

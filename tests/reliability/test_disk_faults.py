@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,18 +221,25 @@ def _raised(source: Path) -> Path:
 def _stopped_then_failed(disk: Any, home: Path, label: str, *args: Any) -> Result:
     """Run pkgmgr until it reaches crash point `label` (PKGMGR_TEST_STOP_AT: it stops itself),
     shut the disk down while it waits, then let it go on against the failed device."""
+    return _child(disk, args, {"PKGMGR_HOME": str(home)}, label)
+
+
+def _child(disk: Any, args: Sequence[Any], env: dict[str, str], stop_at: str | None) -> Result:
+    """`python -m pkgmgr ARGS -o json` with `env`; with `stop_at`, stopped there while the disk
+    fails under it, then let go on."""
     import signal
     import tempfile
 
+    env = {**os.environ, **env, **({"PKGMGR_TEST_STOP_AT": stop_at} if stop_at else {})}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child = subprocess.Popen([sys.executable, "-m", "pkgmgr", *map(str, args), "-o", "json"], stdout=out,
-                                 stderr=err, env={**os.environ, "PKGMGR_HOME": str(home),
-                                                  "PKGMGR_TEST_STOP_AT": label}, cwd=disk.image.parent)
+                                 stderr=err, env=env, cwd=disk.image.parent)
         try:
-            _, status = os.waitpid(child.pid, os.WUNTRACED)
-            assert os.WIFSTOPPED(status), f"{label} was not reached (status {status})"
-            disk.fail()
-            os.kill(child.pid, signal.SIGCONT)
+            if stop_at is not None:
+                _, status = os.waitpid(child.pid, os.WUNTRACED)
+                assert os.WIFSTOPPED(status), f"{stop_at} was not reached (status {status})"
+                disk.fail()
+                os.kill(child.pid, signal.SIGCONT)
             child.wait(timeout=120)
         finally:
             if child.poll() is None:
@@ -299,28 +306,8 @@ def _vera_env(disk: Any) -> dict[str, str]:
 
 def _vera_run(disk: Any, *args: Any, stop_at: str | None = None) -> Result:
     """pkgmgr with its home and Vera's on the failing disk; with `stop_at`, stopped there while the
-    disk fails under it (`_stopped_then_failed`)."""
-    import signal
-    import tempfile
-
-    env = {**os.environ, **_vera_env(disk), **({"PKGMGR_TEST_STOP_AT": stop_at} if stop_at else {})}
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen([sys.executable, "-m", "pkgmgr", *map(str, args), "-o", "json"], stdout=out,
-                                 stderr=err, env=env, cwd=disk.image.parent)
-        try:
-            if stop_at is not None:
-                _, status = os.waitpid(child.pid, os.WUNTRACED)
-                assert os.WIFSTOPPED(status), f"{stop_at} was not reached (status {status})"
-                disk.fail()
-                os.kill(child.pid, signal.SIGCONT)
-            child.wait(timeout=120)
-        finally:
-            if child.poll() is None:
-                child.kill()
-                child.wait()
-        out.seek(0)
-        err.seek(0)
-        return Result(child.returncode, out.read(), err.read())
+    disk fails under it."""
+    return _child(disk, args, _vera_env(disk), stop_at)
 
 
 def _vera_seen(disk: Any) -> dict[str, Any]:
