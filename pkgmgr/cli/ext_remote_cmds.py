@@ -178,11 +178,17 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
 
 
 def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.client import NotListed
+    from pkgmgr.registry.plan import suggest_listed
     from pkgmgr.registry.resolve import find_entry, host_compatible
 
     session = _session(ctx, args)
     try:
-        registry, entry = find_entry(session.registries, args.name, registry=args.registry)
+        try:
+            registry, entry = find_entry(session.registries, args.name, registry=args.registry)
+        except NotListed as error:
+            suggest_listed(error, session.registries.ordered, args.name)
+            raise
         registry.remember()
     finally:
         session.close()
