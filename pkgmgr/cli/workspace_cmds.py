@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
-from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for
+from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for, trust_option
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import Code, PkgmgrError
 
@@ -32,6 +32,7 @@ def register(commands: "Commands") -> None:
     mode.add_argument("--upgrade", nargs="*", metavar="NAME", default=None,
                       help="re-resolve these extensions (all when no name is given) to the newest allowed version")
     add_install_options(p)
+    trust_option(p)
 
     p = commands.command(
         "trust", cmd_trust, "approve a workspace's pkgmgr.toml, lock and path extensions",
@@ -111,7 +112,8 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
                for item in data["installed"])
         p.done(" ".join(str(part) for part in ("removed", item["name"], item["version"]) if part)
                for item in result.removed)
-        p.lines(note for item in [*data["installed"], *result.removed] for note in item.get("notes", ()))
+        p.lines(note for item in [*data["installed"], *result.removed, *result.host_trust]
+                for note in item.get("notes", ()))
         p.done(f"{a.get('change') or a.get('status')} {a['id']} ({a['extension']}:{a['bundle']}/{a['profile']})"
                for a in result.activations)
         if result.lock_written:

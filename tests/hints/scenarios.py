@@ -1252,3 +1252,48 @@ def adopt_a_linked_gemini_extension(h: H) -> None:
     shutil.rmtree(linked)  # what `gemini extensions uninstall hello` does to a link
     h.follow(result, "pkgmgr ext install", answer="y")
     assert json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)["host"] == "gemini"
+
+
+def vera_in_a_workspace(h: H) -> None:
+    """Vera has no project scope: `--scope workspace ext install` says to run it without, which
+    installs it where Vera loads it."""
+    from tests.hosts.helpers import vera_extension
+
+    source = vera_extension(h.tmp / "src" / "ctx")
+    ws = h.declare("")
+    refused = h.run("--scope", "workspace", "ext", "install", source, *UNVERIFIED, code=2, cwd=ws)
+    assert "Vera extensions are global: run the command without --scope workspace" in refused.stderr
+    h.ok("ext", "install", source, *UNVERIFIED, cwd=ws)
+    assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
+
+
+def sync_of_a_declared_vera_extension(h: H) -> None:
+    """A Vera extension declared in pkgmgr.toml is refused by `sync` before anything moves (a
+    declared terva extension is not installed either), and the command the hint names installs
+    it where Vera loads it."""
+    from tests.hosts.helpers import vera_extension
+
+    ws = h.ws
+    vera_extension(ws / "tools" / "ctx")
+    _terva_extension(ws / "tools" / "hello")
+    h.declare('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
+              '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n')
+    refused = h.run("sync", code=2, cwd=ws)
+    assert "declares acme.context-tools for Vera, which has no project scope" in refused.stderr
+    assert not (ws / ".terva").exists() and not (ws / "pkgmgr.lock").exists()
+    h.follow(refused, "pkgmgr ext install", cwd=h.tmp, answer="y")  # at a terminal, asked to confirm
+    assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
+
+
+def offline_with_nothing_cached(h: H) -> None:
+    """`--offline` before a registry was ever read: the command, run without --offline as the
+    hint says, fills the cache, after which --offline answers."""
+    from tests.support.servers import StaticFileServer
+
+    registry = _registry(h)
+    with StaticFileServer(registry.root) as server:
+        h.ok("registry", "add", "acme", server.url + "/", "--no-check")
+        result = h.run("--offline", "ext", "info", "acme-tool", code=7)
+        assert "without --offline" in result.stderr
+        h.ok("ext", "info", "acme-tool")
+    h.ok("--offline", "ext", "info", "acme-tool")

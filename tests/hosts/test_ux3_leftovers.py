@@ -1,9 +1,11 @@
-"""Leftovers of the user-experience round of issue 29, each run the way the user ran it: `ext
-enable` of an Eva script whose module another extension claimed while it was away, Vera's records
-behind a loop of links, the bound on Vera's `.managed/` listing."""
+"""Leftovers of the user-experience round of issue 29, each run the way the user ran it: `sync
+--approve-host-trust` (with install's rule), `ext enable` of an Eva script whose module another
+extension claimed while it was away, Vera's records behind a loop of links, the bound on Vera's
+`.managed/` listing, and Vera declared in a workspace."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -13,15 +15,72 @@ from pkgmgr.hosts import vera
 from tests.hosts.helpers import (
     UNVERIFIED,
     Homes,
+    eva_directory,
     eva_module,
     eva_script,
     fail,
     human,
     ok,
+    terva_extension,
     tree,
     vera_extension,
 )
 from tests.hosts.test_eva import eva_loads
+
+
+def _workspace(tmp_path: Path, declaration: str) -> Path:
+    ws = tmp_path / "user-home" / "project"
+    ws.mkdir(parents=True, exist_ok=True)
+    (ws / "pkgmgr.toml").write_text(declaration, encoding="utf-8")
+    ok("trust", cwd=ws)
+    return ws
+
+
+# --- sync --approve-host-trust ----------------------------------------------------------------------
+
+
+def test_sync_records_evas_approval_when_asked_as_its_note_says(tmp_path: Path, homes: Homes) -> None:
+    """The user's case: sync's note says "pass --approve-host-trust"; sync has it, and run again
+    with it (nothing else to do) records Eva's approval of the folder as it is."""
+    eva_directory(tmp_path / "user-home" / "project" / "tools" / "tasks", "tasks")
+    ws = _workspace(tmp_path, '[extensions]\ntasks = { path = "tools/tasks", host = "eva" }\n')
+    first = human("sync", cwd=ws)
+    assert first.code == 0, first
+    assert "pass --approve-host-trust to record the new hash" in first.stdout
+    trust = homes.eva / "trust.json"
+    assert not trust.exists()
+    again = human("sync", "--approve-host-trust", cwd=ws)
+    assert again.code == 0, again
+    assert "updated Eva's approval in" in again.stdout
+    folder = str(ws / ".eva" / "extensions")
+    approved = json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][folder]
+    document = ok("sync", "--approve-host-trust", cwd=ws)  # approved already: nothing to record
+    assert document["host_trust"][0]["approved"] is True and document["host_trust"][0]["updated"] is False
+    assert json.loads(trust.read_text(encoding="utf-8"))["extension_dirs"][folder] == approved
+
+
+def test_sync_approves_in_the_same_step_as_it_installs(tmp_path: Path, homes: Homes) -> None:
+    eva_directory(tmp_path / "user-home" / "project" / "tools" / "tasks", "tasks")
+    ws = _workspace(tmp_path, '[extensions]\ntasks = { path = "tools/tasks", host = "eva" }\n')
+    [installed] = ok("sync", "--approve-host-trust", cwd=ws)["installed"]
+    assert installed["trust"]["updated"] is True
+    assert str(ws / ".eva" / "extensions") in json.loads((homes.eva / "trust.json").read_text())["extension_dirs"]
+
+
+def test_sync_never_approves_a_script_it_did_not_install_unnamed(tmp_path: Path, homes: Homes) -> None:
+    """Install's rule: a folder holding a script pkgmgr did not install is approved only with
+    =all, after the user saw the list."""
+    eva_directory(tmp_path / "user-home" / "project" / "tools" / "tasks", "tasks")
+    ws = _workspace(tmp_path, '[extensions]\ntasks = { path = "tools/tasks", host = "eva" }\n')
+    ok("sync", cwd=ws)
+    (ws / ".eva" / "extensions" / "backdoor.exs").write_text(eva_module("backdoor"), encoding="utf-8")
+    refused = ok("sync", "--approve-host-trust", cwd=ws)["host_trust"][0]
+    assert refused["updated"] is False and refused["not_installed_by_pkgmgr"] == ["backdoor.exs"]
+    assert not (homes.eva / "trust.json").exists()
+    named = ok("sync", "--approve-host-trust=all", cwd=ws)["host_trust"][0]
+    assert named["updated"] is True
+    assert (homes.eva / "trust.json").is_file()
+
 
 # --- ext enable and Eva's modules ---------------------------------------------------------------------
 
@@ -111,3 +170,26 @@ def test_the_markers_listing_is_bounded(tmp_path: Path, homes: Homes, monkeypatc
         vera.read_markers(folder)
     assert raised.value.code == "invalid_config" and "more than 5 entries" in raised.value.message
     assert len(read) == 6
+
+
+# --- Vera declared in a workspace ------------------------------------------------------------------
+
+
+def test_sync_refuses_a_declared_vera_extension_before_anything_moves(tmp_path: Path, homes: Homes) -> None:
+    """Vera has no project scope: sync says so before it installs, removes or locks anything, and
+    its hint names a command that exists (`ext install`, not an option sync lacks)."""
+    ws = tmp_path / "user-home" / "project"
+    terva_extension(ws / "tools" / "hello")
+    vera_extension(ws / "tools" / "ctx")
+    ws = _workspace(tmp_path, '[extensions]\nhello = { path = "tools/hello", host = "terva" }\n')
+    ok("sync", cwd=ws)
+    (ws / "pkgmgr.toml").write_text('[extensions]\n"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n',
+                                    encoding="utf-8")
+    ok("trust", cwd=ws)
+    before = tree(ws)
+    error = fail("usage", "sync", cwd=ws)["error"]
+    assert "declares acme.context-tools for Vera, which has no project scope" in error["message"]
+    hint = human("sync", cwd=ws).stderr.split("hint: ", 1)[1]
+    assert "--scope" not in hint and f"'pkgmgr ext install {ws / 'tools' / 'ctx'} --allow-unverified'" in hint
+    assert tree(ws) == before  # hello is still installed, the lock unchanged
+    assert not homes.vera.exists()
