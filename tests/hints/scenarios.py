@@ -1297,3 +1297,28 @@ def offline_with_nothing_cached(h: H) -> None:
         assert "without --offline" in result.stderr
         h.ok("ext", "info", "acme-tool")
     h.ok("--offline", "ext", "info", "acme-tool")
+
+
+def every_hosts_scaffold_readme_runs_as_written(h: H) -> None:
+    """`ext new --host H`'s README names the next commands, for every host: run from the new
+    folder as written (the install answered at a terminal), they validate, pack, install and
+    publish it into the registry index beside it."""
+    import shlex
+
+    author = h.tmp / "author"
+    h.ok("registry", "init", author / "my-registry", "--name", "mine")
+    for host, name in (("terva", "hi-terva"), ("eva", "hi-eva"), ("vera", "hi-vera"), ("gemini", "hi-gemini"),
+                       ("claude", "hello-plugin")):
+        h.ok("ext", "new", name, "--host", host, cwd=author)
+        readme = (author / name / "README.md").read_text(encoding="utf-8")
+        commands = [shlex.split(line) for line in readme.splitlines() if line.startswith("    pkgmgr ")]
+        assert [words[1:3] for words in commands] == [["ext", "validate"], ["ext", "pack"], ["ext", "install"],
+                                                      ["registry", "publish"]], (host, readme)
+        for words in commands:
+            h.run(*words[1:], code=0, cwd=author / name, answer="y" if words[2] == "install" else None)
+        listed = json.loads(h.ok("ext", "list", "--host", host, "-o", "json").stdout)["extensions"]
+        assert [e["name"] for e in listed] == [name], host
+    assert json.loads(h.ok("registry", "validate", author / "my-registry", "-o", "json").stdout)["valid"] is True
+    h.ok("registry", "add", "mine", author / "my-registry")
+    found = json.loads(h.ok("ext", "search", "--registry", "mine", "-o", "json").stdout)["results"]
+    assert sorted(r["name"] for r in found) == ["hello-plugin", "hi-eva", "hi-gemini", "hi-terva", "hi-vera"]

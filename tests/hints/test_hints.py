@@ -298,6 +298,8 @@ entry("hosts/compozy_templates.py", next(t for m, t in sites() if m == "pkgmgr/h
 entry("hosts/eva.py", "# {}\n\nAn Eva extension: 'pkgmgr ext pack . --release 0.1.0' makes its archive.\n",
       Runs(s.new_eva_extension_and_its_readme))
 entry("cli/help_cmds.py", "run 'pkgmgr help --man' for the whole page", Runs(s.help_man_with_a_command))
+entry("lifecycle.py", next(t for m, t in sites() if m == "pkgmgr/lifecycle.py" and t.startswith("\nNext, from this folder")),
+      Runs(s.every_hosts_scaffold_readme_runs_as_written))
 # --- doctor and the state of the scopes ---
 entry("doctor.py", "'pkgmgr ext install", Mention("the start of store.verify's reinstall hint, which doctor_finds_a_"
                                                   "modified_tree runs"))
