@@ -123,7 +123,7 @@ entry("cli/ext_remote_cmds.py", "name extensions or pass --all, not both", Runs(
 entry("cli/ext_remote_cmds.py", "name the extensions to update, or pass --all", Runs(s.update_usage, ("ext update",)))
 entry("cli/ext_remote_cmds.py", "pkgmgr ext update --all --check", Runs(s.update_usage))
 entry("cli/ext_remote_cmds.py", "pkgmgr ext update --all --check --exit-code", Runs(s.update_usage))
-entry("cli/workspace_cmds.py", "approve exactly this with: pkgmgr trust --digest {}", Runs(s.trust_show_then_digest))
+entry("cli/workspace_cmds.py", "pkgmgr trust --digest {}", Runs(s.trust_show_then_digest))
 entry("cli/workspace_cmds.py", "review them again with 'pkgmgr trust --show'", Runs(s.trust_with_a_digest_that_changed))
 entry("cli/workspace_registries.py", "the registries declared in {} are not used until you approve them "
       "('pkgmgr trust --show')", Runs(s.declared_registries_before_trust))
@@ -214,9 +214,9 @@ entry("net/http.py", "use https://, or add the registry with --insecure",
 # --- maintaining an index ---
 entry("cli/registry_cmds.py", "--keys, --timestamp-expiry and --expiry apply with --sign",
       Runs(s.init_sign_then_add_and_publish, ("registry init",)))
-entry("cli/registry_cmds.py", "  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {}",
+entry("cli/registry_cmds.py", "pkgmgr registry add NAME SOURCE --root-sha256 {}",
       Runs(s.init_sign_then_add_and_publish))
-entry("cli/registry_cmds.py", "next: pkgmgr registry publish ARCHIVE --index {}{}", Runs(s.init_sign_then_add_and_publish))
+entry("cli/registry_cmds.py", "pkgmgr registry publish ARCHIVE --index {}{}", Runs(s.init_sign_then_add_and_publish))
 entry("cli/registry_cmds.py", "an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
       "empty DIR, to publish the archives into", Runs(s.sign_an_unsigned_index))
 entry("registry/signing.py", "an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "

@@ -193,3 +193,27 @@ def test_sync_refuses_a_declared_vera_extension_before_anything_moves(tmp_path: 
     assert "--scope" not in hint and f"'pkgmgr ext install {ws / 'tools' / 'ctx'} --allow-unverified'" in hint
     assert tree(ws) == before  # hello is still installed, the lock unchanged
     assert not homes.vera.exists()
+
+
+# --- every host's provenance from a signed registry ------------------------------------------------------
+
+
+def test_status_and_info_of_a_host_extension_from_a_signed_registry_show_its_root(tmp_path: Path,
+                                                                                  homes: Homes) -> None:
+    """The author's case: a Vera (and a terva) extension published to a signed registry of their
+    own shows `signed: yes` and the root, as a Compozy one does; the source names its registry once."""
+    from tests.support.signed import signed_index
+
+    index = signed_index(tmp_path / "index")
+    for source in (vera_extension(tmp_path / "src" / "ctx", "ctx-tools"), terva_extension(tmp_path / "src" / "hi")):
+        index.publish(Path(ok("ext", "pack", source, "--output", f"{tmp_path / 'dist'}/")["path"]))
+    ok("registry", "add", "acme", index.path, "--root", index.root_file)
+    root = index.root_sha256()
+    for name in ("ctx-tools", "hello"):
+        ok("ext", "install", name, "--yes")
+        assert ok("ext", "status", name)["provenance"]["signed"] is True
+        shown = human("ext", "status", name).stdout.splitlines()
+        assert "signed:         yes" in shown and f"root sha256:    {root}" in shown
+        assert "source:         registry acme" in shown  # not "registry acme (registry acme)"
+        info = human("ext", "info", name).stdout.splitlines()
+        assert f"root sha256: {root}" in info and any(line.startswith("signed:      yes (expires ") for line in info)
