@@ -217,3 +217,19 @@ def test_status_and_info_of_a_host_extension_from_a_signed_registry_show_its_roo
         assert "source:         registry acme" in shown  # not "registry acme (registry acme)"
         info = human("ext", "info", name).stdout.splitlines()
         assert f"root sha256: {root}" in info and any(line.startswith("signed:      yes (expires ") for line in info)
+
+
+def test_a_dotted_vera_id_is_refused_by_registry_publish_saying_why(tmp_path: Path) -> None:
+    """The author's case: a Vera id such as acme.word can be installed but no registry index can
+    list it: publish says so (no "internal:" message) and the index is left as it was."""
+    from tests.publish.helpers import snapshot
+
+    index = tmp_path / "index"
+    ok("registry", "init", index, "--name", "mine")
+    archive = ok("ext", "pack", vera_extension(tmp_path / "src" / "word", "acme.word"), "--output",
+                 f"{tmp_path / 'dist'}/")["path"]
+    before = snapshot(index)
+    error = fail("invalid_index", "registry", "publish", archive, "--index", index)["error"]
+    assert error["message"].startswith("acme.word: a registry index lists extensions by a name of lower-case")
+    assert "internal" not in error["message"] and snapshot(index) == before
+    ok("ext", "install", archive, *UNVERIFIED)  # what the message says works
