@@ -241,7 +241,7 @@ def kept_problem(record: Installed) -> str | None:
         return None
     if not os.path.lexists(kept.place):
         return f"{record.label}: the tree of {kept.version or '-'} kept for a rollback is missing ({kept.place})"
-    if host_of(record).checksum(kept.place)[0] != kept.tree_sha256:
+    if host_of(record).installed_checksum(kept.place) != kept.tree_sha256:
         return (f"{record.label}: the tree of {kept.version or '-'} kept for a rollback changed since it was "
                 f"replaced ({kept.place})")
     return None
@@ -488,7 +488,7 @@ def kept_plan(record: Installed) -> Any:
     if not os.path.lexists(place):
         raise PkgmgrError(f"{record.label}: the tree of the version it keeps ({kept.version or '-'}) is gone from "
                           f"{place}; there is nothing to roll back to", code=Code.NOT_FOUND, path=str(place))
-    if host_of(record).checksum(place)[0] != kept.tree_sha256:
+    if host_of(record).installed_checksum(place) != kept.tree_sha256:
         raise PkgmgrError(f"{record.label}: the kept tree of {kept.version or '-'} at {place} changed since it was "
                           "replaced; refusing to roll back to it", code=Code.TREE_MODIFIED, path=str(place))
     directory = place if place.is_dir() and not place.is_symlink() else None

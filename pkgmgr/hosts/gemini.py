@@ -30,7 +30,7 @@ from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
-from pkgmgr.hosts.port import Claim
+from pkgmgr.hosts.port import Change, Changed, Claim
 
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
@@ -502,6 +502,30 @@ def install_record(target: Path) -> bytes:
     return json.dumps({"source": str(target), "type": "local"}, indent=2, ensure_ascii=False).encode("utf-8")
 
 
+def link_record(source: Path) -> bytes:
+    """`.gemini-extension-install.json` as `gemini extensions link PATH` writes it: the absolute
+    path of the working folder and the type `link` (`JSON.stringify(installMetadata, null, 2)`)."""
+    import json
+
+    return json.dumps({"source": str(source), "type": "link"}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def linked_source(folder: Path) -> str | None:
+    """The working folder a folder of the extensions folder links to (its install record of type
+    `link`), None when it is no link."""
+    import json
+
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        record = json.loads(read_regular(folder / INSTALL_RECORD, limit=64 * 1024))
+    except (OSError, ValueError):
+        return None
+    if isinstance(record, dict) and record.get("type") == "link" and isinstance(record.get("source"), str):
+        return str(record["source"])
+    return None
+
+
 def _is_own_record(folder: Path) -> bool:
     from pkgmgr.fsutil import read_regular
 
@@ -513,16 +537,8 @@ def _is_own_record(folder: Path) -> bool:
 
 def _refuse_link(found: Found) -> None:
     """A linked extension (`gemini extensions link`) has no tree of its own to take."""
-    import json
-
-    from pkgmgr.fsutil import read_regular
-
-    try:
-        record = json.loads(read_regular(found.path / INSTALL_RECORD, limit=64 * 1024))
-    except (OSError, ValueError):
-        return
-    if isinstance(record, dict) and record.get("type") == "link":
-        source = record.get("source")
+    source = linked_source(found.path)
+    if source is not None:
         raise PkgmgrError(f"{found.path} is a link Gemini CLI made to {source}: pkgmgr cannot own a tree that lives "
                           "elsewhere", code=Code.USAGE,
                           hint=f"'gemini extensions uninstall {found.name}', then "
@@ -553,6 +569,8 @@ class Gemini(FolderHost):
     manifest_files = (MANIFEST,)
     templates = ("extension",)
     entry_label = "context"
+    runtime_files = (SETTINGS_VALUES, INSTALL_RECORD)
+    enables_per_folder = True  # `gemini extensions enable|disable --scope workspace`
 
     def home(self) -> Path:
         return Path(os.path.abspath(gemini_home() / ".gemini"))
@@ -602,6 +620,20 @@ class Gemini(FolderHost):
                               "installed extension: it is not part of an extension", code=Code.INVALID_ARCHIVE,
                               hint=f"install from the extension's source, or remove {INSTALL_RECORD} from it")
         return prepared
+
+    def make_link(self, source: Path, dest: Path) -> None:
+        """`gemini extensions link PATH`: a folder of the extensions folder holding only Gemini's
+        install record of type `link`, naming the working folder, which Gemini loads in its place
+        (`_buildExtension`: `effectiveExtensionPath = installMetadata.source`). Nothing is copied,
+        nothing written into the working folder."""
+        os.mkdir(dest, 0o755)
+        (dest / INSTALL_RECORD).write_bytes(link_record(source))
+        os.chmod(dest / INSTALL_RECORD, 0o644)
+
+    def link_source(self, place: Path) -> str | None:
+        if os.path.islink(place) or not os.path.isdir(place):
+            return super().link_source(place)
+        return linked_source(place)
 
     def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
         """The tree without what Gemini writes into an installed folder: its settings values
@@ -662,9 +694,20 @@ class Gemini(FolderHost):
         if not rules or is_enabled(rules, home_text()) != record.enabled:  # as its install writes them
             set_rules(folder, name, enabled=record.enabled, scope_path=home_text())
 
-    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        """`gemini extensions enable|disable NAME`: the user-scope rule (`<home>/*`, `!<home>/*`)."""
-        set_rules(folder, record.name, enabled=enabled, scope_path=home_text())
+    def set_enabled_in(self, scope: Scope, record: Installed, enabled: bool, folder: Path, change: Change) -> Changed:
+        """`gemini extensions enable|disable NAME --scope workspace` run in `folder`: the rule for
+        `<folder>/*` appended (conflicting and child rules dropped), every other entry kept byte for
+        byte; one atomic write of the enablement file (nothing else changes, so nothing to recover).
+        The install's user-scope state, its row's, stays."""
+        path = str(Path(os.path.abspath(folder)))
+        extensions = self.folder_of(scope)
+        set_rules(extensions, record.name, enabled=enabled, scope_path=path)
+        state = "enabled" if enabled else "disabled"
+        elsewhere = "enabled" if self.observed(record).enabled else "disabled"
+        note = (f"{state} for {path} and the folders below it only (Gemini CLI's workspace scope, in "
+                f"{extensions / ENABLEMENT}); elsewhere it stays {elsewhere}")
+        return Changed(record.with_changes(enabled=is_enabled(rules_of(read_enablement(extensions), record.name), path),
+                                           notes=(note,)))
 
     def observed(self, record: Installed) -> Installed:
         """`gemini extensions enable|disable` change the rules: what they say for the user scope wins."""
