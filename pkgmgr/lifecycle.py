@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Done", "adopt", "find", "find_one", "health", "hosts_overview", "interrupted", "listed", "new", "observed",
            "pack", "plan_remove", "remove_records",
-           "recover", "remove", "rollback", "set_pinned", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
+           "recover", "remove", "rollback", "set_pinned", "per_folder", "set_enabled_in", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
            "validate", "verify"]
 
 
@@ -209,6 +209,28 @@ def set_enabled(scope: Scope, names: Sequence[str], enabled: bool, *, host: str 
 
             raise linked_error(item, f"{'enable' if enabled else 'disable'} it")
         changed = host_of(item).set_enabled(scope, item, enabled, change)
+        return changed.installed, changed.deactivated
+
+    return _each(scope, names, host, change.lock_timeout, action)
+
+
+def per_folder(scope: Scope, global_scope: Scope, names: Sequence[str], host: str | None) -> bool:
+    """Whether `--scope workspace ext enable|disable NAMES` means the per-folder rule of installs of
+    the global scope (`set_enabled_in`): the workspace scope holds none of them, and the global one
+    holds each, of a host that keeps such a rule (`Host.enables_per_folder`). Reads only."""
+    if scope.exists() and any(not isinstance(item, PkgmgrError) for item in find([scope], names, host).values()):
+        return False
+    found = find([global_scope], names, host).values()
+    return all(not isinstance(item, PkgmgrError) and host_of(item).enables_per_folder for item in found)
+
+
+def set_enabled_in(scope: Scope, names: Sequence[str], enabled: bool, *, folder: Path, host: str | None = None,
+                   change: Change = NO_CHANGE) -> Done:
+    """`--scope workspace ext enable|disable` of installs of the global `scope` whose host turns an
+    extension on or off per project folder itself (its own workspace scope): the host's rule for
+    `folder`, written its way (`Host.set_enabled_in`); the install's own state stays."""
+    def action(item: Installed) -> tuple[Installed, list[dict[str, Any]]]:
+        changed = host_of(item).set_enabled_in(scope, item, enabled, folder, change)
         return changed.installed, changed.deactivated
 
     return _each(scope, names, host, change.lock_timeout, action)

@@ -556,6 +556,97 @@ def manifest_name(folder: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
+# --- Gemini's own trust: its allow-list of extension sources (its signed integrity records: docs/hosts.md) ---
+
+SETTINGS = "settings.json"
+SETTINGS_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound on Gemini's settings files
+
+
+def _strip_json_comments(text: str) -> str:
+    """strip-json-comments (what Gemini CLI's settings loader runs before JSON.parse): `//` and
+    `/* */` comments outside strings replaced by spaces."""
+    out, index, size = [], 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == '"':
+            end = index + 1
+            while end < size and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[index:end + 1])
+            index = end + 1
+        elif text.startswith("//", index):
+            end = text.find("\n", index)
+            end = size if end < 0 else end
+            out.append(" " * (end - index))
+            index = end
+        elif text.startswith("/*", index):
+            end = text.find("*/", index + 2)
+            end = size if end < 0 else end + 2
+            out.append(re.sub(r"[^\r\n]", " ", text[index:end]))
+            index = end
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _json_file(path: Path, *, comments: bool = False) -> Any:
+    """A JSON file of Gemini's, bounded; None when it is missing or cannot be read as JSON (Gemini
+    reports such a file and goes on without it)."""
+    from pkgmgr.documents import MAX_DEPTH, DocumentError, parse_json
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        text = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_symlinks=True).decode("utf-8")  # as Gemini reads it
+        return parse_json(_strip_json_comments(text) if comments else text, max_depth=MAX_DEPTH)
+    except (OSError, ValueError, DocumentError):
+        return None
+
+
+def settings_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Gemini CLI's settings files that can set a security setting, the one that wins first
+    (settings.ts `mergeSettings`: system settings over the user's over the system defaults; a
+    workspace's own settings, read only in the folder Gemini runs in, left out)."""
+    environ = os.environ if environ is None else environ
+    system = Path(environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json")
+    defaults = Path(environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json")
+    return [system, gemini_home(environ) / ".gemini" / SETTINGS, defaults]
+
+
+def allowed_extensions(environ: Mapping[str, str] | None = None) -> tuple[list[str], Path] | None:
+    """`security.allowedExtensions` as Gemini CLI merges it (a list replaces the one below it) and
+    the file that sets it; None when no file does."""
+    for path in settings_paths(environ):
+        document = _json_file(path, comments=True)
+        security = document.get("security") if isinstance(document, dict) else None
+        if isinstance(security, dict) and isinstance(security.get("allowedExtensions"), list):
+            return [p for p in security["allowedExtensions"] if isinstance(p, str)], path
+    return None
+
+
+def check_allowed(name: str, source: Path, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse an install Gemini CLI would not load: with a non-empty `security.allowedExtensions`,
+    Gemini loads an extension only when one pattern (a regular expression) matches the real path of
+    its install record's `source` — for pkgmgr's installs the installed folder itself, for a link
+    the working folder (extension-manager.ts `_buildExtension`). A pattern Python cannot read as a
+    regular expression is not judged (JavaScript's syntax differs)."""
+    found = allowed_extensions(environ)
+    if found is None or not found[0]:
+        return
+    patterns, path = found
+    real = os.path.realpath(source)
+    for pattern in patterns:
+        try:
+            if re.search(pattern, real):
+                return
+        except re.error:
+            return  # not a pattern pkgmgr can judge: Gemini decides
+    raise PkgmgrError(f"Gemini CLI would not load {name} from {real}: the security setting allowedExtensions in {path} "
+                      f"allows only extensions whose source matches {', '.join(repr(p) for p in patterns)}; add a "
+                      f"pattern matching {real} there (or ask whoever manages that file) and run the command again",
+                      code=Code.INCOMPATIBLE_HOST, path=str(path), key="security.allowedExtensions")
+
+
 # --- the host -----------------------------------------------------------------------------------------
 
 
@@ -615,6 +706,9 @@ class Gemini(FolderHost):
     def prepare(self, fetched: Source, root: Path | None, staging: Path, *, config: Config, options: Options,
                 record: TreeRecord | None = None) -> Prepared[Any]:
         prepared = super().prepare(fetched, root, staging, config=config, options=options, record=record)
+        linked = options.link and fetched.directory is not None  # `ext link`: Gemini reads the working folder
+        check_allowed(prepared.name, Path(os.path.abspath(fetched.directory)) if linked and fetched.directory
+                      else Path(os.path.abspath(self.folder("global", None) / prepared.name)))
         if os.path.lexists(prepared.root / INSTALL_RECORD):
             raise PkgmgrError(f"{prepared.name} carries {INSTALL_RECORD}, the record Gemini CLI writes into an "
                               "installed extension: it is not part of an extension", code=Code.INVALID_ARCHIVE,
