@@ -303,6 +303,16 @@ def test_a_gemini_scaffold_passes_geminis_validate_and_loads(gemini_cli: Path, t
         "validate": "ok", "warnings": [], "install": "ok", "listed": True}
 
 
+def _claude_listed(cli: Path, tmp_path: Path, cwd: Path) -> list[dict[str, Any]]:
+    """`claude plugin list --json` in `cwd` with the config folder tests/hosts/conftest.py gives
+    pkgmgr, Claude's built-in plugins left out."""
+    result = realcli.run(cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
+                         env=realcli.claude_env(tmp_path / "claude-config"))
+    assert result.code == 0, result.out
+    value = realcli._json_array(result.out) or []
+    return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+
 def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
         claude_cli: Path, tmp_path: Path) -> None:
     """`claude plugin list` after each pkgmgr command: installed from pkgmgr's marketplace, enabled
@@ -313,11 +323,7 @@ def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
     work.mkdir()
 
     def listed() -> list[dict[str, Any]]:
-        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=work,
-                             env=realcli.claude_env(config))
-        assert result.code == 0, result.out
-        value = realcli._json_array(result.out) or []
-        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+        return _claude_listed(claude_cli, tmp_path, work)
 
     source = build(tmp_path / "src" / "hello", {
         ".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0","description":"says hello"}\n',
@@ -360,7 +366,6 @@ def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli
     """`pkgmgr sync` of a workspace declaring a Claude Code plugin: `claude plugin list` in the
     project shows it enabled at the local scope with no load error, elsewhere not enabled; after
     the entry is dropped and synced again, Claude lists nothing."""
-    config = tmp_path / "claude-config"
     ws = tmp_path / "ws"
     build(ws / "tools" / "standup", {".claude-plugin/plugin.json": '{"name":"standup","version":"1.0.0"}\n',
                                      "commands/standup.md": "---\ndescription: Stand-up\n---\n\nDraft it.\n"})
@@ -371,11 +376,7 @@ def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli
     elsewhere.mkdir()
 
     def listed(cwd: Path) -> list[dict[str, Any]]:
-        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
-                             env=realcli.claude_env(config))
-        assert result.code == 0, result.out
-        value = realcli._json_array(result.out) or []
-        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+        return _claude_listed(claude_cli, tmp_path, cwd)
 
     [seen] = listed(ws)
     assert seen["id"].startswith("standup@pkgmgr-") and (seen["scope"], seen["enabled"]) == ("local", True)
@@ -525,16 +526,11 @@ def test_claude_sees_rollback_link_and_unlink(claude_cli: Path, tmp_path: Path) 
     """After `ext rollback` Claude lists the old version enabled with no load error; after `ext link`
     it reads the plugin from the working folder (pkgmgr's marketplace folder a link to it); after
     `ext unlink` the installed version is back."""
-    config = tmp_path / "claude-config"
     work = tmp_path / "work"
     work.mkdir()
 
     def listed() -> list[dict[str, Any]]:
-        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=work,
-                             env=realcli.claude_env(config))
-        assert result.code == 0, result.out
-        value = realcli._json_array(result.out) or []
-        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+        return _claude_listed(claude_cli, tmp_path, work)
 
     def manifest(version: str) -> dict[str, str]:
         return {".claude-plugin/plugin.json": json.dumps({"name": "hello", "version": version}),
