@@ -454,6 +454,8 @@ def new(name: str, *, host: str, template: str | None, target: Path) -> Created:
         raise PkgmgrError(f"{target} exists and is not empty; nothing was written", code=Code.USAGE,
                           hint="choose another NAME or --path DIR")
     files = chosen.scaffold(name, template)
+    if "ext validate ." not in files.get("README.md", "ext validate ."):  # its own README names them already
+        files["README.md"] += _next_steps(name, chosen.title, versions_itself=getattr(chosen, "versions_itself", True))
     for rel, text in files.items():
         path = target / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -461,6 +463,17 @@ def new(name: str, *, host: str, template: str | None, target: Path) -> Created:
         if rel.endswith(".sh"):
             os.chmod(path, 0o755)
     return Created(name, chosen.name, template, target, sorted(files))
+
+
+def _next_steps(name: str, title: str, *, versions_itself: bool) -> str:
+    """The commands a scaffold's README names after its host's own words: check, pack, try, publish."""
+    release = "" if versions_itself else " --release 0.1.0"
+    archive = f"./dist/{name}-0.1.0.tar.gz"
+    return (f"\nNext, from this folder (pkgmgr's docs/authoring.md has a section on {title}):\n\n"
+            f"    pkgmgr ext validate .\n"
+            f"    pkgmgr ext pack . --output dist/{release}\n"
+            f"    pkgmgr ext install {archive} --allow-unverified\n"
+            f"    pkgmgr registry publish {archive} --index ../my-registry\n")
 
 
 # --- rollback, development links (SPEC 11) --------------------------------------------------------------

@@ -29,6 +29,17 @@ def activation_lines(activations: Iterable[dict[str, Any]], *, error: Any = None
     return lines
 
 
+def print_activations(p: Any, activations: Iterable[dict[str, Any]], *, error: Any = None) -> None:
+    """`activation_lines` on the printer `p`: a line that names the confirm command too wide for
+    the terminal says what it is, then the command on lines of its own (`Printer.suggest`)."""
+    for line in activation_lines(activations, error=error):
+        head, told, command = line.partition("; to confirm: ")
+        if told:
+            p.suggest(f"{head}; to confirm:", command)
+        else:
+            p.prose(line)
+
+
 def confirmation_text(a: dict[str, Any]) -> str:
     """Who confirmed which network digest when, or why nothing needs confirming."""
     if a.get("confirmed_at"):

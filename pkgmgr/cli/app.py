@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 from pkgmgr import __version__
 from pkgmgr.cli.context import Context, default_home
 from pkgmgr.cli.output import Output, Printer, error_document, print_error, scrub_secrets, write_json
+from pkgmgr.cli.shellwrap import example_lines
 from pkgmgr.errors import Code, PkgmgrError, io_error, path_error
 from pkgmgr.fsutil import user_path
 
@@ -65,44 +66,6 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
     def _split_lines(self, text: str, width: int) -> list[str]:
         return textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
-
-
-def example_lines(line: str, width: int) -> list[str]:
-    """An indented example command in lines of at most `width` columns where its words allow:
-    broken between words with ` \\` (continued four columns deeper), its `# comment` on a line of
-    its own above it when the line does not fit."""
-    if len(line) <= width:
-        return [line]
-    margin = line[: len(line) - len(line.lstrip())]
-    command, hash_, comment = line.strip().partition("  #")
-    out = [f"{margin}#{comment}".rstrip()] if hash_ else []
-    words = shell_words(command)
-    current = margin + words[0]
-    for word in words[1:]:
-        if len(current) + 1 + len(word) + 2 > width:
-            out.append(current + " \\")
-            current = margin + "    " + word
-        else:
-            current += " " + word
-    out.append(current)
-    return out
-
-
-def shell_words(command: str) -> list[str]:
-    """`command` split at the spaces outside quotes, each word as written (quotes kept)."""
-    words, current, quote = [], "", ""
-    for char in command:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == " ":
-            if current:
-                words.append(current)
-            current = ""
-            continue
-        current += char
-    return [*words, current] if current else words
 
 
 def non_negative(unit: str) -> Callable[[str], float]:
@@ -209,10 +172,10 @@ def build_parser(only: str | None = None, then: str | None = None) -> Parser:
         epilog=textwrap.dedent(
             """\
             examples:
-              pkgmgr ext install marketing-linear      install from the configured registries
-              pkgmgr ext list                          what is installed in the global scope
-              pkgmgr bundle preview marketing-linear   what activating its bundle would project
-              pkgmgr sync                              bring a workspace to its pkgmgr.toml
+              pkgmgr ext install marketing-linear      # install from the configured registries
+              pkgmgr ext list                          # what is installed in the global scope
+              pkgmgr bundle preview marketing-linear   # what activating its bundle would project
+              pkgmgr sync                              # bring a workspace to its pkgmgr.toml
 
             Run 'pkgmgr COMMAND --help' for the options of a command."""
         ),

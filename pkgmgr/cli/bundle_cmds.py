@@ -140,8 +140,8 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
         requirement = data["network_requirement"]
         if needs_confirmation:
             scopes = ", ".join(requirement.get("channel_scopes", [])) if requirement else ""
-            p.line(f"confirmation required: this profile needs live network participation "
-                   f"(channel scopes: {scopes or 'none'}); review it, then confirm digest {projection.network_digest}")
+            p.prose(f"confirmation required: this profile needs live network participation "
+                    f"(channel scopes: {scopes or 'none'}); review it, then confirm digest {projection.network_digest}")
         elif existing is not None:
             p.line(f"no confirmation needed: it is {existing['status']}")
         else:
@@ -151,7 +151,7 @@ def cmd_preview(ctx: Context, args: argparse.Namespace) -> Output:
         elif findings:
             p.line("activation would fail until the conflicts above are resolved")
         elif needs_confirmation:
-            p.line(f"to activate and confirm: {command} --confirm-network-requirement {projection.network_digest}")
+            p.suggest("to activate and confirm:", f"{command} --confirm-network-requirement {projection.network_digest}")
         else:
             p.line(f"to activate: {command}")
 
@@ -250,9 +250,9 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
         if not items:
             p.line("no activations")
             return
-        p.table(["ID", "EXTENSION", "BUNDLE/PROFILE", "SCOPE", "VERSION", "STATUS", "CONFIRMED"],
-                [(a["id"], f"{a['extension']} {a['extension_version']}", f"{a['bundle']}/{a['profile']}", a["scope"],
-                  a["version"], a["status"], _confirmed_cell(a)) for a in items])
+        p.records(["ID", "EXTENSION", "BUNDLE/PROFILE", "SCOPE", "VERSION", "STATUS", "CONFIRMED"],
+                  [(a["id"], f"{a['extension']} {a['extension_version']}", f"{a['bundle']}/{a['profile']}", a["scope"],
+                    a["version"], a["status"], _confirmed_cell(a)) for a in items])
 
     return Output({"activations": items}, human)
 

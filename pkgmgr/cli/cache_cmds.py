@@ -44,12 +44,12 @@ def cmd_list(ctx: Context, args: argparse.Namespace) -> Output:
             p.line(f"the cache is empty ({ctx.home / 'cache'})")
             return
         if downloads:
-            p.table(["SHA256", "SIZE", "LAST USED"], [(d["sha256"], d["size"], d["last_used"]) for d in downloads])
+            p.records(["SHA256", "SIZE", "LAST USED"], [(d["sha256"], d["size"], d["last_used"]) for d in downloads])
         if registries:
             if downloads:
                 p.line()
-            p.table(["REGISTRY", "FILES", "SIZE", "DIRECTORY"],
-                    [(r["name"] or "(not configured)", r["files"], r["size"], r["directory"]) for r in registries])
+            p.records(["REGISTRY", "FILES", "SIZE", "DIRECTORY"],
+                      [(r["name"] or "(not configured)", r["files"], r["size"], r["directory"]) for r in registries])
 
     return Output(data, human)
 

@@ -160,7 +160,15 @@ def cmd_validate(ctx: Context, args: argparse.Namespace) -> Output:
     validation = validate(user_path(args.path), args.host, config=ctx.config, shown=args.path)
     for warning in validation.warnings:
         ctx.warn(warning)
-    return Output(validation.data, lambda p: p.lines(validation.lines))
+
+    def human(p: Printer) -> None:
+        for line in validation.lines:  # a verdict is prose, wrapped on a terminal; its details are lines
+            if line.startswith(" "):
+                p.line(line)
+            else:
+                p.prose(line)
+
+    return Output(validation.data, human)
 
 
 def cmd_new(ctx: Context, args: argparse.Namespace) -> Output:
@@ -310,11 +318,11 @@ def install_output(ctx: Context, batch: Any, scope_kind: str) -> Output:
                     "unchanged": f"already installed: {label}"}[outcome.action]
             p.done([f"{what} ({inst.where}, {inst.source_kind}, "
                     f"{'verified' if inst.verified else 'unverified'})"])  # its summary came before
-            p.lines(inst.notes)
+            p.notes(inst.notes)
         if data["activations"]:
-            from pkgmgr.cli.activation_text import activation_lines
+            from pkgmgr.cli.activation_text import print_activations
 
-            p.lines(activation_lines(data["activations"], error=error))
+            print_activations(p, data["activations"], error=error)
         failed = [r for r in batch.results if r.status == "failed"]
         if len(batch.results) > 1 and failed:
             for result in failed:
@@ -364,9 +372,11 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             ("scope", item.scope), ("enabled", "yes" if item.enabled else "no"), ("kind", data["kind"]),
             *([("compozy", ", ".join(data["generations"]))] if "generations" in data else []),
             ("path", item.directory),
-            ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"] else "")),
+            ("source", f"{prov['source']} {prov['locator']}" + (f" (registry {prov['registry']})" if prov["registry"]
+                                                                  and prov["registry"] != prov["locator"] else "")),
             ("verified", "yes" if item.verified else "no"),
-            ("signed", f"yes (root {prov['root_sha256']})" if prov["signed"] else "no"),
+            ("signed", "yes" if prov["signed"] else "no"),
+            *([("root sha256", prov["root_sha256"])] if prov["signed"] else []),
             ("sha256", item.sha256 or "-"),
             ("tree sha256", item.tree_sha256),
             ("network digest", item.network_digest or "(none)"),
@@ -393,10 +403,10 @@ def cmd_status(ctx: Context, args: argparse.Namespace) -> Output:
             p.line()
             p.table(["KEY", "COMMAND"], [(c["key"], " ".join([c["command"], *c["args"]])) for c in data["commands"]])
         if data["activations"]:
-            from pkgmgr.cli.activation_text import activation_lines
+            from pkgmgr.cli.activation_text import print_activations
 
             p.line()
-            p.lines(activation_lines(data["activations"]))
+            print_activations(p, data["activations"])
 
     return Output(data, human)
 
@@ -460,7 +470,7 @@ def _done_output(verb: str, done: Done) -> Output:
     def human(p: Printer) -> None:
         p.done([f"{verb} {_named(i)} ({i.where})" for i in done.changed]
                + [f"deactivated {a['id']}" for a in done.deactivated])
-        p.lines(line for item in done.changed for line in item.notes)
+        p.notes(line for item in done.changed for line in item.notes)
 
     return Output(data, human, done.error)
 

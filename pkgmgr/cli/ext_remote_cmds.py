@@ -167,9 +167,9 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
             for item in planned:
                 p.lines(summary_lines(item.summary))
         if report.activations:
-            from pkgmgr.cli.activation_text import activation_lines
+            from pkgmgr.cli.activation_text import print_activations
 
-            p.lines(activation_lines(report.activations, error=error))
+            print_activations(p, report.activations, error=error)
 
     return Output(data, human, error)
 
@@ -178,11 +178,17 @@ def update_output(report: Any, *, check: bool, dry_run: bool, empty: str = "noth
 
 
 def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
+    from pkgmgr.registry.client import NotListed
+    from pkgmgr.registry.plan import suggest_listed
     from pkgmgr.registry.resolve import find_entry, host_compatible
 
     session = _session(ctx, args)
     try:
-        registry, entry = find_entry(session.registries, args.name, registry=args.registry)
+        try:
+            registry, entry = find_entry(session.registries, args.name, registry=args.registry)
+        except NotListed as error:
+            suggest_listed(error, session.registries.ordered, args.name)
+            raise
         registry.remember()
     finally:
         session.close()
@@ -198,12 +204,13 @@ def cmd_info(ctx: Context, args: argparse.Namespace) -> Output:
         data["shipped"] = True
 
     def human(p: Printer) -> None:
-        signed = (f"yes (root {data['root_sha256']}, expires {data['expires'] or '-'})" if data["signed"]
+        signed = (f"yes (expires {data['expires'] or '-'})" if data["signed"]
                   else "no (shipped with pkgmgr)" if registry.exempt else "no")
         p.kv([("name", entry.name), ("description", entry.description or "-"),
               ("repository", entry.repository or "-"), ("tier", entry.tier),
               *([("host", entry.host)] if entry.host != "compozy" else []),
               ("registry", f"{registry.name} ({registry.source})"), ("signed", signed),
+              *([("root sha256", data["root_sha256"])] if data["signed"] else []),
               ("latest", entry.latest or "-")])
         p.line()
         minimum = entry.host == "compozy"  # only Compozy's manifests name a minimum host version

@@ -76,9 +76,9 @@ def _failed(done: Switched) -> list[dict[str, Any]]:
 
 def _activations(p: Printer, done: Switched) -> None:
     if done.activations:
-        from pkgmgr.cli.activation_text import activation_lines
+        from pkgmgr.cli.activation_text import print_activations
 
-        p.lines(activation_lines(done.activations))
+        print_activations(p, done.activations)
 
 
 def _version(item: Installed | None) -> str:
@@ -106,7 +106,7 @@ def cmd_rollback(ctx: Context, args: argparse.Namespace) -> Output:
         for before, after in pairs:
             p.done([f"rolled back {after.name} from {_version(before)} to {_version(after)} ({after.where}); "
                     f"{_version(before)} is kept for another rollback"])
-            p.lines(after.notes)
+            p.notes(after.notes)
             p.line(f"pinned at {_version(after)}: 'pkgmgr ext update {after.name} --unpin' lets updates move it again")
         _activations(p, done)
 
@@ -128,7 +128,7 @@ def cmd_link(ctx: Context, args: argparse.Namespace) -> Output:
     def human(p: Printer) -> None:
         for kept, now in linked:
             p.done([f"linked {now.name} {_version(now)} ({now.where}) to {now.linked}"])
-            p.lines(now.notes)
+            p.notes(now.notes)
             restores = f"restores {_version(kept)}" if kept is not None else "removes the link"
             p.line(f"edits in {now.linked} show as they are; 'pkgmgr ext unlink {now.name}' {restores}")
         _activations(p, done)
@@ -153,7 +153,7 @@ def cmd_unlink(ctx: Context, args: argparse.Namespace) -> Output:
         for before, after in pairs:
             if after is not None:
                 p.done([f"unlinked {after.name}: restored {_version(after)} ({after.where})"])
-                p.lines(after.notes)
+                p.notes(after.notes)
             elif before is not None:
                 p.done([f"unlinked {before.name}: removed the link to {before.linked} (the folder stays)"])
         _activations(p, done)

@@ -48,9 +48,9 @@ def cmd_hosts(ctx: Context, args: argparse.Namespace) -> Output:
                            project)
 
     def human(p: Printer) -> None:
-        p.table(["HOST", "GLOBAL", "PROJECT", "MANAGED", "UNMANAGED"],
-                [(h["name"], h["homes"]["global"], h["homes"]["project"] or "-", h["managed"], h["unmanaged"])
-                 for h in hosts])
+        p.records(["HOST", "GLOBAL", "PROJECT", "MANAGED", "UNMANAGED"],
+                  [(h["name"], h["homes"]["global"], h["homes"]["project"] or "-", h["managed"], h["unmanaged"])
+                   for h in hosts])
 
     return Output({"hosts": hosts}, human)
 

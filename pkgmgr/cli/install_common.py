@@ -101,7 +101,7 @@ def announce_for(ctx: Context) -> Any:
 
     def announce(summary: dict[str, Any]) -> None:
         lines = summary_lines(summary)
-        printer.lines([f"installing {lines[0]}", *lines[1:]])
+        printer.notes([f"installing {lines[0]}", *lines[1:]])  # wrapped between words on a terminal
         printer.stream.flush()
 
     return announce

@@ -68,6 +68,19 @@ class Printer:
                   for i, column in enumerate(columns)]
         return sum(widths) + 2 * (len(widths) - 1) <= width
 
+    def records(self, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+        """`table(columns, rows)` where it fits the terminal; else one block per row, its first
+        cell on a line of its own and the others below it as `key: value` lines (`kv`), so that no
+        identifier is folded and no line is wider than the terminal where its values allow."""
+        rows = list(rows)
+        if self.fits(columns, rows):
+            self.table(columns, rows)
+            return
+        for row in rows:
+            self.line(terminal_text("" if row[0] is None else str(row[0])))
+            self.kv([(f"  {column.lower()}", "-" if cell is None or cell == "" else terminal_text(str(cell)))
+                     for column, cell in zip(columns[1:], row[1:])])
+
     def line(self, text: str = "") -> None:
         self.stream.write(terminal_text(text) + "\n")  # a hostile name from a host's folder stays inert
 
@@ -76,14 +89,66 @@ class Printer:
             self.line(text)
 
     def done(self, texts: Iterable[str]) -> None:
-        """Lines saying what a command did (installed, removed, ...): `-q` drops them."""
+        """Lines saying what a command did (installed, removed, ...), each wrapped as `prose` on a
+        terminal: `-q` drops them."""
         if not self.quiet:
-            self.lines(texts)
+            self.notes(texts)
+
+    def suggest(self, lead: str, command: str) -> None:
+        """`lead` followed by a command to run: on one line when it fits the terminal (always, off
+        a terminal), else the command on lines of its own below `lead`, continued with ` \\`
+        between words (`cli.shellwrap`), so that it still runs as printed."""
+        width = self.width
+        line = f"{lead} {command}"
+        if width is None or len(line) <= width:
+            self.line(line)
+            return
+        from pkgmgr.cli.shellwrap import example_lines
+
+        margin = " " * (len(lead) - len(lead.lstrip()) + 2)
+        self.prose(lead)
+        self.lines(example_lines(f"{margin}{command}", width))
+
+    def prose(self, text: str) -> None:
+        """A sentence, wrapped between words to the terminal's width (whole off a terminal), its
+        continuation under its first word: a word (a digest, a path) is never broken."""
+        width = self.width
+        if width is None or len(text) <= width:
+            self.line(text)
+            return
+        import textwrap
+
+        margin = text[: len(text) - len(text.lstrip())]
+        self.lines(textwrap.wrap(text, width, subsequent_indent=margin, break_long_words=False,
+                                 break_on_hyphens=False))
+
+    def notes(self, texts: Iterable[str]) -> None:
+        """Notes for the operator (a host's trust step): prose, each wrapped as `prose`."""
+        for text in texts:
+            self.prose(text)
 
     def kv(self, pairs: Sequence[tuple[str, Any]]) -> None:
+        """`key: value` lines, the values aligned. On a terminal too narrow for a line, a value of
+        one word (a digest, a path) goes whole on a line of its own below its key, and prose is
+        wrapped between words under its column; off a terminal every line is whole."""
         width = max((len(k) for k, _ in pairs), default=0)
+        columns = self.width
         for key, value in pairs:
-            self.line(f"{key + ':':<{width + 1}} {'' if value is None else value}")
+            head = f"{key + ':':<{width + 1}} "
+            text = "" if value is None else str(value)
+            if columns is None or len(head) + len(text) <= columns:
+                self.line(head + text)
+            elif " " not in text:
+                if len(text) + 2 <= columns:
+                    self.lines([f"{key}:", f"  {text}"])
+                else:
+                    self.line(head + text)  # wider than any line: whole, where a terminal can fold it
+            else:
+                import textwrap
+
+                parts = textwrap.wrap(text, max(columns - len(head), 20), break_long_words=False,
+                                      break_on_hyphens=False)
+                self.lines([head + parts[0], *(" " * len(head) + part for part in parts[1:])])
 
     def table(self, columns: Sequence[str], rows: Iterable[Sequence[Any]], *, title: str | None = None) -> None:
         """A table whose identifiers are never folded (SPEC 11): every column but the free

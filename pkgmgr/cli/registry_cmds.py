@@ -483,11 +483,13 @@ def cmd_init(ctx: Context, args: argparse.Namespace) -> Output:
         p.line(f"initialized registry {result.name} in {result.path} (serial 0)")
         p.lines(f"  {f}" for f in result.files)
         if signing is not None:
-            p.line(f"signed with TUF metadata in {result.path}/metadata (root sha256 {signing['root_sha256']})")
-            p.line(f"  keys in {signing['keys']} (keep them out of the index; back up root.key offline)")
-            p.line(f"  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
+            p.line(f"signed with TUF metadata in {result.path}/metadata")
+            p.line(f"  root sha256: {signing['root_sha256']}")
+            p.line(f"  keys in {signing['keys']}")
+            p.line("  (keep them out of the index; back up root.key offline)")
+            p.suggest("  clients add it with:", f"pkgmgr registry add NAME SOURCE --root-sha256 {signing['root_sha256']}")
         keys = f" --keys {shlex.quote(str(signing['keys']))}" if signing is not None else ""
-        p.line(f"next: pkgmgr registry publish ARCHIVE --index {shlex.quote(str(result.path))}{keys}")
+        p.suggest("next:", f"pkgmgr registry publish ARCHIVE --index {shlex.quote(str(result.path))}{keys}")
 
     data = result.to_json()
     if signing is not None:

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.cli.context import Context, warn_legacy_store, workspace_dir
-from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for
+from pkgmgr.cli.install_common import add_install_options, announce_for, install_options, reporter_for, trust_option
 from pkgmgr.cli.output import Output, Printer
 from pkgmgr.errors import Code, PkgmgrError
 
@@ -32,6 +32,7 @@ def register(commands: "Commands") -> None:
     mode.add_argument("--upgrade", nargs="*", metavar="NAME", default=None,
                       help="re-resolve these extensions (all when no name is given) to the newest allowed version")
     add_install_options(p)
+    trust_option(p)
 
     p = commands.command(
         "trust", cmd_trust, "approve a workspace's pkgmgr.toml, lock and path extensions",
@@ -111,7 +112,8 @@ def cmd_sync(ctx: Context, args: argparse.Namespace) -> Output:
                for item in data["installed"])
         p.done(" ".join(str(part) for part in ("removed", item["name"], item["version"]) if part)
                for item in result.removed)
-        p.lines(note for item in [*data["installed"], *result.removed] for note in item.get("notes", ()))
+        p.notes(note for item in [*data["installed"], *result.removed, *result.host_trust]
+                for note in item.get("notes", ()))
         p.done(f"{a.get('change') or a.get('status')} {a['id']} ({a['extension']}:{a['bundle']}/{a['profile']})"
                for a in result.activations)
         if result.lock_written:
@@ -205,8 +207,9 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
                 [(r["name"], r["source"], r["priority"], "yes" if r.get("root_sha256") else "no")
                  for r in data["registries"]])
         for r in data["registries"]:
-            if r.get("root_sha256"):
-                p.line(f"registry {r['name']}: read only through TUF, with the root whose sha256 is {r['root_sha256']}")
+            if r.get("root_sha256"):  # the digest on its own line: 80 columns hold it whole
+                p.line(f"registry {r['name']}: read only through TUF, with the root whose sha256 is")
+                p.line(f"  {r['root_sha256']}")
             if r.get("tree_sha256"):
                 p.line(f"registry {r['name']}: a directory inside the workspace, covered whole (every file of it "
                        "counts; its entries count at most as tier community)")
@@ -222,7 +225,7 @@ def _render_summary(p: Printer, data: dict[str, Any]) -> None:
             permissions = (", ".join(e["permissions"]) or "none") if "permissions" in e else "read-only at most"
             rows.append((e["name"], e.get("host") or "-", source, e.get("locked_version") or e.get("version") or "-",
                          permissions, e.get("subprocess") or "-", e.get("network_digest") or "-"))
-        p.table(["EXTENSION", "HOST", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK DIGEST"], rows)
+        p.records(["EXTENSION", "HOST", "SOURCE", "VERSION", "PERMISSIONS", "SUBPROCESS", "NETWORK DIGEST"], rows)
     if data["activations"]:
         p.line()
         p.table(["ACTIVATE", "BUNDLE", "PROFILE", "CONFIRMS"],
@@ -246,7 +249,7 @@ def cmd_trust(ctx: Context, args: argparse.Namespace) -> Output:
         def render_show(printer: Printer) -> None:
             _render_summary(printer, summary)
             printer.line()
-            printer.line(f"approve exactly this with: pkgmgr trust --digest {state.digest}")
+            printer.suggest("approve exactly this with:", f"pkgmgr trust --digest {state.digest}")
 
         return Output(summary, render_show)
     if args.digest is not None and args.digest.strip().lower() != state.digest:

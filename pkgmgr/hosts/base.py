@@ -107,7 +107,7 @@ class FolderHost(HostRules, Host):
             if root is None:
                 raise PkgmgrError(f"{self.name} has no project scope: it loads extensions only from "
                                   f"{self.home() / 'extensions'}", code=Code.USAGE,
-                                  hint="install it without --scope workspace")
+                                  hint=f"{self.title} extensions are global: run the command without --scope workspace")
             return root / "extensions"
         return self.home() / "extensions"
 

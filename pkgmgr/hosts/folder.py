@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pkgmgr.store.pending as pending
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, ValidationFailed
 from pkgmgr.fsutil import fsync_dir, private_dir, remove_tree
 from pkgmgr.hosts.mechanics import PREVIOUS as KEPT_DIR
 from pkgmgr.hosts.mechanics import STAGING, check_dirs, ensure_dirs, switch_in, sync_tree
@@ -664,6 +664,8 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         source, dest = (current.place, away) if not enabled else (Path(current.disabled_path or away), current.place)
         if os.path.lexists(dest):
             raise conflict_error(host, current.name, [dest])
+        if enabled:  # what was installed while it was away may claim what it brings back (Eva: its module)
+            _check_neighbours_of(host, folder, source, current, scope.kind)
         ensure_dirs(dest.parent.parent, dest.parent.name)
         updated = updated.with_changes(disabled_path=None if enabled else str(away))
         intent = pending.Intent(str(dest), current.name, current.version, pending.IN, host=host.name, action="move",
@@ -697,6 +699,17 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         raise
     notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+def _check_neighbours_of(host: FolderHost, folder: Path, source: Path, current: Installed, scope: str) -> None:
+    """`host.check_neighbours` for the disabled tree `source` an enable moves back into `folder`;
+    a tree the host's rules no longer accept (changed by hand while away) is `ext verify`'s to
+    report, not this check's."""
+    try:
+        judged = host.judge(source, name_hint=current.name, layout=current.layout)
+    except ValidationFailed:
+        return
+    host.check_neighbours(folder, judged, {current.place}, scope)
 
 
 def _now() -> str:

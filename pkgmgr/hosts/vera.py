@@ -41,11 +41,15 @@ from pkgmgr.patterns import DOTTED_ID
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
+    from pkgmgr.fsutil import NotRegularFile
     from pkgmgr.store.installed import Installed
 
 MANIFEST = "vera.extension.json"
 MANIFEST_MAX_BYTES = 1024 * 1024  # pkgmgr's bound
 RECORDS_MAX_BYTES = 16 * 1024 * 1024  # pkgmgr's bound on extensions.json (and 1 MiB for a marker)
+# pkgmgr's bound on the entries of `.managed/` it lists (one marker per record: extensions.json's
+# 16 MiB holds fewer records than that, each being more than 100 bytes)
+MARKERS_MAX_ENTRIES = 200_000
 LOCK_MAX_BYTES = 4096  # extensions.json.lock holds {"pid":N}
 DIGEST_FILE_MAX_BYTES = 500 * 1024 * 1024  # pkgmgr's bound on one file it digests (SPEC 3: what an archive unpacks to)
 SDK = "1"
@@ -634,10 +638,19 @@ def _date_ok(text: str) -> bool:
     return True
 
 
-def _records_error(path: Path, why: str) -> PkgmgrError:
+def _records_error(path: Path, why: str, *,
+                   hint: str = "repair or move the file (Vera's own 'vera ext' commands refuse it too)") -> PkgmgrError:
     return PkgmgrError(f"{path}: Vera's extension records {why}; pkgmgr does not write over records it cannot "
-                       "read", code=Code.INVALID_CONFIG, path=str(path),
-                       hint="repair or move the file (Vera's own 'vera ext' commands refuse it too)")
+                       "read", code=Code.INVALID_CONFIG, path=str(path), hint=hint)
+
+
+def _not_regular(path: Path, exc: "NotRegularFile") -> PkgmgrError:
+    """The error for records that are no regular file; a link refused on the way to them (a loop of
+    links above the file, where no final link is) is said as such, not as a link in their place."""
+    if exc.kind == "a symbolic link" and not os.path.islink(path):
+        return _records_error(path, "cannot be reached: the symbolic links on the way to them loop",
+                              hint="check VERA_HOME and the links that lead to it")
+    return _records_error(path, f"file is {exc.kind}")
 
 
 def read_central() -> list[dict[str, Any]] | None:
@@ -652,7 +665,7 @@ def read_central() -> list[dict[str, Any]] | None:
     except FileNotFoundError:
         return None
     except NotRegularFile as exc:
-        raise _records_error(path, f"file is {exc.kind}") from None
+        raise _not_regular(path, exc) from None
     if len(raw) > RECORDS_MAX_BYTES:
         raise _records_error(path, f"file is larger than {RECORDS_MAX_BYTES // (1024 * 1024)} MiB (pkgmgr's bound)")
     try:
@@ -679,7 +692,7 @@ def read_markers(folder: Path, *, repair: bool = False) -> dict[str, dict[str, A
     if os.path.islink(state):
         raise _records_error(state, "directory is a symbolic link")
     try:
-        names = sorted(os.listdir(state))
+        names = sorted(_bounded_listing(state, MARKERS_MAX_ENTRIES))
     except FileNotFoundError:
         return {}
     markers: dict[str, dict[str, Any]] = {}
@@ -706,6 +719,18 @@ def read_markers(folder: Path, *, repair: bool = False) -> dict[str, dict[str, A
             raise _records_error(path, "marker has an invalid shape")
         markers[value["id"]] = value
     return markers
+
+
+def _bounded_listing(directory: Path, limit: int) -> list[str]:
+    """The names in `directory`, refused (`invalid_config`) past `limit` entries: read one by
+    one, never more than `limit` + 1 of them."""
+    names: list[str] = []
+    with os.scandir(directory) as listing:
+        for entry in listing:
+            if len(names) == limit:
+                raise _records_error(directory, f"directory holds more than {limit} entries (pkgmgr's bound)")
+            names.append(entry.name)
+    return names
 
 
 def _temp_of_dead_process(name: str) -> bool:

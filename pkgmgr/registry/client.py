@@ -329,6 +329,17 @@ class Registry:
             return None
         return [ext for ext in summary.extensions if not term or term in ext.name or term in ext.description.lower()]
 
+    def names_near(self, word: str) -> list[str]:
+        """The names this registry lists that may be a misspelling of `word` away from it (for "did
+        you mean"): every name of a format-1 registry's index.json, a format-2 registry's nearest in
+        its local search index (registry/search_index.py); none when it has no summary."""
+        if self.meta().format >= 2:
+            from pkgmgr.registry.search_index import names_near
+
+            return names_near(self, word)
+        summary = self.index()
+        return [] if summary is None else [ext.name for ext in summary.extensions]
+
     def locate(self, version: VersionEntry) -> Location:
         """Where the archive of `version` is; an http:// url needs a loopback host or --insecure."""
         if self.signed:

@@ -85,7 +85,7 @@ class RemotePlanner:
         try:
             resolved = resolve(registries, ref.name, request, registry=self.registry, record=self._record)
         except NotListed as error:
-            suggest_close(error, ref.name, _listed_names(registries.ordered))
+            suggest_listed(error, registries.ordered, ref.name)
             raise
         except VersionNotFound as error:
             assert error.registry is not None
@@ -107,17 +107,16 @@ class RemotePlanner:
             registry.remember()
 
 
-def _listed_names(ordered: list[Registry]) -> list[str]:
-    """Every name the readable registries' index.json lists (for "did you mean")."""
+def suggest_listed(error: PkgmgrError, ordered: list[Registry], word: str) -> None:
+    """Did you mean (SPEC 11) for a name no registry lists: the closest names the readable
+    registries list (`Registry.names_near` of each, one that cannot be read skipped)."""
     names: list[str] = []
     for registry in ordered:
         try:
-            index = registry.index()
+            names += registry.names_near(word)
         except PkgmgrError:
             continue
-        if index is not None:
-            names += [ext.name for ext in index.extensions]
-    return names
+    suggest_close(error, word, names)
 
 
 def _name_other_registry(error: PkgmgrError, ordered: list[Registry], chosen: Registry, ref: Ref,

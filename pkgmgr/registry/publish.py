@@ -46,6 +46,7 @@ from pkgmgr.registry.index_format import (
     entry_path,
     format_datetime,
     index_document,
+    is_extension_name,
     parse_entry,
     parse_registry,
     read_capped,
@@ -373,6 +374,10 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
     `repository`, when it names another GitHub repository than `repository` ->
     `invalid_index`. Also raises `not_found`, `locked`, `usage` and `ValidationFailed`."""
     root = Path(root)
+    if not is_extension_name(facts.name):  # a host's own name (a dotted Vera id) no index can list
+        raise PkgmgrError(f"{facts.name}: a registry index lists extensions by a name of lower-case letters, digits "
+                          "and dashes (at most 64); nothing was published. Install this one from its archive, folder "
+                          "or GitHub release", code=Code.INVALID_INDEX, details={"name": facts.name, "host": facts.host})
     if tier is not None and tier not in TIERS:
         raise PkgmgrError(f"--tier {tier!r}: expected one of {', '.join(TIERS)}", code=Code.USAGE)
     if url is not None:

@@ -18,7 +18,7 @@ import json
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.index_format import IndexExtension, IndexVersion
@@ -38,6 +38,7 @@ from pkgmgr.registry.summary import Change, ShardList, parse_chunk, parse_shard,
 if TYPE_CHECKING:
     from pkgmgr.registry.client import Registry
 
+T = TypeVar("T")
 DB_FILE = "search.sqlite"
 SCHEMA_VERSION = 1
 _SCHEMA = """
@@ -59,6 +60,8 @@ _TRIGGERS = (
        INSERT INTO ext_fts(ext_fts, rowid, hay) VALUES ('delete', old.id, old.hay);
        INSERT INTO ext_fts(rowid, hay) VALUES (new.id, new.hay); END""",
 )
+NEAR_LIMIT = 200  # the candidates "did you mean" ranks (registry/plan.py)
+NEAR_GRAMS = 32  # the pieces of a (long) misspelt name that count
 _GLOB_SPECIAL = str.maketrans({"*": "[*]", "?": "[?]", "[": "[[]"})
 
 
@@ -210,6 +213,23 @@ class SearchIndex:
             raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
 
+    def names_near(self, word: str, limit: int = NEAR_LIMIT) -> list[str]:
+        """The names that may be a misspelling of `word` away from it, for "did you mean" to rank:
+        of a length difflib's 0.7 cutoff allows (half to twice `word`'s), the `limit` sharing the
+        most of its three-letter pieces. One pass over the name index; raises as `search`."""
+        grams = sorted({word[i:i + 3] for i in range(len(word) - 2)} or {word})[:NEAR_GRAMS]
+        shared = " + ".join("(instr(name, ?) > 0)" for _ in grams)
+        try:
+            rows = self.db.execute(f"SELECT name FROM (SELECT name, {shared} AS shared FROM ext "
+                                   "WHERE length(name) BETWEEN ? AND ?) WHERE shared > 0 "
+                                   "ORDER BY shared DESC, name LIMIT ?",
+                                   (*grams, (len(word) + 1) // 2, 2 * len(word), limit)).fetchall()
+        except sqlite3.OperationalError:
+            raise
+        except sqlite3.DatabaseError as exc:
+            raise Damaged(str(exc)) from None
+        return [name for (name,) in rows]
+
 
 class Damaged(sqlite3.DatabaseError):
     """The local index holds what pkgmgr did not write (a damaged page, a changed row)."""
@@ -294,10 +314,19 @@ def search(registry: "Registry", term: str) -> list[IndexExtension]:
     """`SearchIndex.search` of the registry's local index, brought up to date first. An index
     found damaged (by `sync` or while searching) is a cache lost: it is removed and rebuilt from
     the registry once, with a warning; any other failure of it is an `io_error` (or `locked`)."""
+    return _query(registry, lambda index: index.search(term))
+
+
+def names_near(registry: "Registry", word: str) -> list[str]:
+    """`SearchIndex.names_near` of the registry's local index, brought up to date first (as `search`)."""
+    return _query(registry, lambda index: index.names_near(word))
+
+
+def _query(registry: "Registry", ask: Callable[[SearchIndex], T]) -> T:
     for attempt in (1, 2):
         index, _ = sync(registry)
         try:
-            return index.search(term)
+            return ask(index)
         except sqlite3.Error as exc:
             error = exc
         finally:

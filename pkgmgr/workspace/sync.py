@@ -19,6 +19,7 @@ is left alone (only the path extensions' trees are hashed, once, for the trust d
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
@@ -78,6 +79,8 @@ class SyncResult:
     activations: list[dict[str, Any]] = field(default_factory=list)
     lock_written: bool = False
     error: PkgmgrError | None = None
+    # --approve-host-trust on project folders this sync did not change: the notes and the report of each
+    host_trust: list[dict[str, Any]] = field(default_factory=list)
 
     def installed_rows(self) -> list[dict[str, Any]]:
         """One row per extension installed or switched, of any host, as `sync -o json` reports it
@@ -104,6 +107,7 @@ class SyncResult:
             "failed": self.failed_rows(),
             "activations": self.activations,
             "lock": {"path": str(root / LOCK), "written": self.lock_written},
+            **({"host_trust": self.host_trust} if self.host_trust else {}),
         }
 
     def final_error(self) -> PkgmgrError | None:
@@ -190,6 +194,8 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
     if options.locked:
         _check_locked(ws, items)
     for item in items:
+        _check_project_scope(ws, item)
+    for item in items:
         item.current = installed.get(item.name)
         if item.current is not None and _matches(item, item.current, ws, resolver):
             assert item.entry is not None
@@ -225,6 +231,37 @@ def make_plan(ws: Workspace, resolver: Resolver, options: SyncOptions) -> SyncPl
         raise PkgmgrError(f"{LOCK} would be rewritten (it is not as pkgmgr writes it)", code=Code.LOCK_OUTDATED,
                           details={"extensions": []}, hint="run 'pkgmgr sync' to update the lock")
     return plan
+
+
+def _check_project_scope(ws: Workspace, item: Item) -> None:
+    """A declaration for a host without a project scope is refused before anything is done:
+    such a host loads extensions only from its global folder, which a workspace never writes."""
+    from pkgmgr.hosts import get
+
+    name = (item.declared.host or (item.entry.host if item.entry is not None else None)
+            or (item.plan.expects.host if item.plan is not None else None))
+    if not name:
+        return
+    host = get(name)
+    homes = host.homes(ws.scope.root, ws.scope.root, ws.root)
+    if homes["project"] is not None:
+        return
+    declared = item.declared
+    if declared.kind == "path":
+        path = str(ws.root / (declared.path or "."))
+        shown = path if shlex.quote(path) == path else f'"{path}"'  # the hint quotes its command with '...'
+        ref = f"{shown} --allow-unverified"
+    elif declared.kind == "github":
+        ref = f"github:{declared.github}" + (f"@{declared.tag}" if declared.tag else "") + " --allow-unverified"
+    else:
+        own = {registry.name for registry in ws.manifest.registries}  # a global command never reads them
+        ref = item.name + (f" --registry {declared.registry}" if declared.registry and declared.registry not in own
+                           else "")
+    raise PkgmgrError(f"{MANIFEST} declares {item.name} for {host.title}, which has no project scope: "
+                      f"{host.title} loads extensions only from {homes['global']}; nothing was changed",
+                      code=Code.USAGE, details={"key": f"extensions.{item.name}", "host": host.name},
+                      hint=f"remove {item.name} from [extensions] in {MANIFEST}; 'pkgmgr ext install {ref}' "
+                           f"installs it where {host.title} loads it, for every project")
 
 
 def _render_lock(plan: SyncPlan) -> bytes:
@@ -396,6 +433,32 @@ def _apply(ws: Workspace, resolver: Resolver, plan: SyncPlan, result: SyncResult
     if not options.frozen:
         result.lock_written = _write_lock(ws, plan)
     _activate(ws, result, config=config, lock_timeout=lock_timeout)
+    if options.install.approve_host_trust or options.install.approve_host_trust_all:
+        _approve_unchanged_folders(ws, result, options, lock_timeout)
+
+
+def _approve_unchanged_folders(ws: Workspace, result: SyncResult, options: SyncOptions, lock_timeout: float) -> None:
+    """`sync --approve-host-trust` (as `ext install`'s): the host's approval of each project folder
+    of the workspace this sync did not change — one an earlier sync changed, whose note asked for
+    the option — recorded by the same rule (`hosts.approval.step`: only what pkgmgr installed, or
+    every file with `=all`); a folder this sync changed had it recorded with the change."""
+    from pkgmgr.hosts import get, names
+    from pkgmgr.hosts.base import FolderHost
+    from pkgmgr.hosts.folder import trust_after
+    from pkgmgr.store import records
+
+    changed = {row.get("host") for row in [*result.installed_rows(), *result.removed]}
+    if not ws.scope.exists():
+        return
+    with ws.scope.writer(lock_timeout):
+        for name in names():
+            host = get(name)
+            if name in changed or not isinstance(host, FolderHost) or not records.list_rows(ws.scope, name):
+                continue
+            notes, report = trust_after(ws.scope, host, host.folder_of(ws.scope), options.install.approve_host_trust,
+                                        options.install.approve_host_trust_all)
+            if report is not None:  # a host that keeps its own approval of the folder
+                result.host_trust.append({"host": name, "notes": notes, **report})
 
 
 def _install(resolver: Resolver, pending: list[Item], result: SyncResult, *, config: Any, options: SyncOptions,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import ast
 import re
+import shlex
 import shutil
 import subprocess
 from pathlib import Path
@@ -99,6 +100,26 @@ def test_help_fits_the_terminal_and_never_breaks_a_word(columns: int, monkeypatc
         for word in " ".join(prose).split():
             if "%(" not in word:
                 assert word in words or word.rstrip(".,;:)") in " ".join(words), (path, word)
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_every_example_as_printed_runs_as_a_shell_reads_it(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The examples of every help, the top level's too, read from the printed help as a shell
+    reads them (a ` \\` continues the line, `#` starts a comment): each is a command that parses
+    (at 80 columns the top level's were once printed as `pkgmgr sync bring a workspace to ...`)."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    full = build_parser()
+    for path, parser in parsers():
+        text = parser.format_help()
+        if "\nexamples:\n" not in text:
+            continue
+        block = text.split("\nexamples:\n", 1)[1].split("\n\n", 1)[0].replace("\\\n", " ")
+        commands = [shlex.split(line, comments=True) for line in block.splitlines()]
+        commands = [words for words in commands if words]
+        assert commands, path
+        for words in commands:
+            assert words[0] == "pkgmgr", (path, words)
+            assert full.parse_args(words[1:]).handler is not None, (path, words)
 
 
 def test_a_long_description_is_wrapped_where_it_was_not(monkeypatch: pytest.MonkeyPatch) -> None:

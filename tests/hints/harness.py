@@ -50,6 +50,7 @@ class H:
                 result = run_cli([str(a) for a in args], cwd=cwd, env=env, stdin=answer + "\n")
             assert "[y/N]" in result.stderr, result  # it did ask
         assert "Traceback" not in result.stderr, result
+        assert_suggested_options_exist([str(a) for a in args], result)
         if code is not None:
             assert result.code == code, result
         return result
@@ -89,3 +90,45 @@ class H:
         argv = shlex.split(command)
         assert argv[0] == "pkgmgr", command
         return self.run(*argv[1:], code=code, cwd=cwd, answer=answer)
+
+
+# --- an option a message suggests on its own is one of the command that printed it ----------------
+
+SUGGESTED = re.compile(r"(?:\bpass |\bwith |\bwithout |\bor |'|\()(--[a-z][a-z0-9-]*(?:=[a-z]+)?)")
+# a command a message names is checked by parsing it (tests/hints/test_hints.py), not here
+NAMED_COMMAND = re.compile(r"(?<![A-Za-z])'(?:pkgmgr|[a-z]+) [^']*'|`[^`]*`|\bpkgmgr [^'\n]*")
+
+
+def parser_of_run(argv: list[str]) -> Any:
+    """The parser of the command `argv` runs (its deepest subcommand), global options skipped."""
+    from pkgmgr.cli.app import _subparsers, build_parser, expand_aliases
+    from pkgmgr.cli.commands import VALUE_OPTIONS
+
+    parser, skip = build_parser(), False
+    for word in expand_aliases(argv):
+        if skip or word.startswith("-"):
+            skip = not skip and word in VALUE_OPTIONS
+            continue
+        children = _subparsers(parser)
+        if word not in children:
+            break
+        parser = children[word]
+    return parser
+
+
+def suggested_options(text: str) -> set[str]:
+    """The options `text` suggests on their own ("pass --x", "without --x", "'--x'"), outside the
+    commands it names."""
+    return set(SUGGESTED.findall(NAMED_COMMAND.sub("", text)))
+
+
+def assert_suggested_options_exist(argv: list[str], result: Result) -> None:
+    """No message suggests an option the command that printed it lacks (SPEC 11: a hint names no
+    option the command does not have)."""
+    if "--help" in argv or "-h" in argv or (argv and argv[0] == "help"):
+        return
+    known = parser_of_run(argv)._option_string_actions
+    for option in sorted(suggested_options(result.stderr + result.stdout)):
+        bare = option.partition("=")[0]  # --x=VALUE: an option taking a value
+        assert option in known or (bare in known and known[bare].nargs != 0), (
+            f"pkgmgr {shlex.join(argv)} suggests {option}, an option it does not have:\n{result.stderr}")

@@ -1252,3 +1252,73 @@ def adopt_a_linked_gemini_extension(h: H) -> None:
     shutil.rmtree(linked)  # what `gemini extensions uninstall hello` does to a link
     h.follow(result, "pkgmgr ext install", answer="y")
     assert json.loads(h.ok("ext", "status", "hello", "-o", "json").stdout)["host"] == "gemini"
+
+
+def vera_in_a_workspace(h: H) -> None:
+    """Vera has no project scope: `--scope workspace ext install` says to run it without, which
+    installs it where Vera loads it."""
+    from tests.hosts.helpers import vera_extension
+
+    source = vera_extension(h.tmp / "src" / "ctx")
+    ws = h.declare("")
+    refused = h.run("--scope", "workspace", "ext", "install", source, *UNVERIFIED, code=2, cwd=ws)
+    assert "Vera extensions are global: run the command without --scope workspace" in refused.stderr
+    h.ok("ext", "install", source, *UNVERIFIED, cwd=ws)
+    assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
+
+
+def sync_of_a_declared_vera_extension(h: H) -> None:
+    """A Vera extension declared in pkgmgr.toml is refused by `sync` before anything moves (a
+    declared terva extension is not installed either), and the command the hint names installs
+    it where Vera loads it."""
+    from tests.hosts.helpers import vera_extension
+
+    ws = h.ws
+    vera_extension(ws / "tools" / "ctx")
+    _terva_extension(ws / "tools" / "hello")
+    h.declare('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
+              '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n')
+    refused = h.run("sync", code=2, cwd=ws)
+    assert "declares acme.context-tools for Vera, which has no project scope" in refused.stderr
+    assert not (ws / ".terva").exists() and not (ws / "pkgmgr.lock").exists()
+    h.follow(refused, "pkgmgr ext install", cwd=h.tmp, answer="y")  # at a terminal, asked to confirm
+    assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
+
+
+def offline_with_nothing_cached(h: H) -> None:
+    """`--offline` before a registry was ever read: the command, run without --offline as the
+    hint says, fills the cache, after which --offline answers."""
+    from tests.support.servers import StaticFileServer
+
+    registry = _registry(h)
+    with StaticFileServer(registry.root) as server:
+        h.ok("registry", "add", "acme", server.url + "/", "--no-check")
+        result = h.run("--offline", "ext", "info", "acme-tool", code=7)
+        assert "without --offline" in result.stderr
+        h.ok("ext", "info", "acme-tool")
+    h.ok("--offline", "ext", "info", "acme-tool")
+
+
+def every_hosts_scaffold_readme_runs_as_written(h: H) -> None:
+    """`ext new --host H`'s README names the next commands, for every host: run from the new
+    folder as written (the install answered at a terminal), they validate, pack, install and
+    publish it into the registry index beside it."""
+    import shlex
+
+    author = h.tmp / "author"
+    h.ok("registry", "init", author / "my-registry", "--name", "mine")
+    for host, name in (("terva", "hi-terva"), ("eva", "hi-eva"), ("vera", "hi-vera"), ("gemini", "hi-gemini"),
+                       ("claude", "hello-plugin")):
+        h.ok("ext", "new", name, "--host", host, cwd=author)
+        readme = (author / name / "README.md").read_text(encoding="utf-8")
+        commands = [shlex.split(line) for line in readme.splitlines() if line.startswith("    pkgmgr ")]
+        assert [words[1:3] for words in commands] == [["ext", "validate"], ["ext", "pack"], ["ext", "install"],
+                                                      ["registry", "publish"]], (host, readme)
+        for words in commands:
+            h.run(*words[1:], code=0, cwd=author / name, answer="y" if words[2] == "install" else None)
+        listed = json.loads(h.ok("ext", "list", "--host", host, "-o", "json").stdout)["extensions"]
+        assert [e["name"] for e in listed] == [name], host
+    assert json.loads(h.ok("registry", "validate", author / "my-registry", "-o", "json").stdout)["valid"] is True
+    h.ok("registry", "add", "mine", author / "my-registry")
+    found = json.loads(h.ok("ext", "search", "--registry", "mine", "-o", "json").stdout)["results"]
+    assert sorted(r["name"] for r in found) == ["hello-plugin", "hi-eva", "hi-gemini", "hi-terva", "hi-vera"]

@@ -5,7 +5,7 @@ fails `tests/hints/test_hints.py`.
 A site is one string literal (an f-string's expressions read as `{}`) outside docstrings and the
 parsers' own help (`commands.command`, `add_argument`: `tests/cli/test_app.py` parses every example
 there), that names a pkgmgr command (`pkgmgr [{}] [GLOBAL OPTION...] COMMAND`) or suggests an option
-(`pass --X`, `with --X`, `'--X'`). Its key is (module, template): a changed wording is a new site, to
+(`pass --X`, `with --X`, `without --X`, `'--X'`). Its key is (module, template): a changed wording is a new site, to
 be tried again.
 """
 
@@ -22,7 +22,7 @@ TOP = ("ext", "registry", "bundle", "resources", "sync", "trust", "doctor", "cac
        "help", "install", "uninstall", "update", "list")
 COMMAND = re.compile(r"pkgmgr(?:\{\})?(?: --?[a-z][\w-]*(?: (?!(?:" + "|".join(TOP) + r")\b)[^\s']+)?)* (?:"
                      + "|".join(TOP) + r")\b|'pkgmgr \{\}'|'\{\} --help'")
-OPTION = re.compile(r"(?:\bpass |\bwith |\bor |'|\()--[a-z][a-z-]+")
+OPTION = re.compile(r"(?:\bpass |\bwith |\bwithout |\bor |'|\()--[a-z][a-z-]+")
 HELP_CALLS = frozenset({"command", "group", "add_argument", "add_parser", "add_mutually_exclusive_group"})
 
 

@@ -4,7 +4,9 @@ catalogue below, found from the code (`tests.hints.sites`: a new hint without an
 
 - every command a hint names parses with pkgmgr's own parser: the command exists and takes the
   options shown (placeholders such as NAME filled in);
-- an option a hint suggests on its own exists on every command that prints the hint;
+- an option a hint suggests on its own ("pass --x", "without --x") exists on every command that
+  prints the hint: the commands its entry names, and every command a scenario runs, whatever it
+  prints (`tests.hints.harness.assert_suggested_options_exist`, on each run);
 - a hint with a scenario is printed in the state the scenario makes, and the command it names,
   run exactly as printed, does what the hint says (`tests/hints/scenarios.py`).
 
@@ -121,7 +123,7 @@ entry("cli/ext_remote_cmds.py", "name extensions or pass --all, not both", Runs(
 entry("cli/ext_remote_cmds.py", "name the extensions to update, or pass --all", Runs(s.update_usage, ("ext update",)))
 entry("cli/ext_remote_cmds.py", "pkgmgr ext update --all --check", Runs(s.update_usage))
 entry("cli/ext_remote_cmds.py", "pkgmgr ext update --all --check --exit-code", Runs(s.update_usage))
-entry("cli/workspace_cmds.py", "approve exactly this with: pkgmgr trust --digest {}", Runs(s.trust_show_then_digest))
+entry("cli/workspace_cmds.py", "pkgmgr trust --digest {}", Runs(s.trust_show_then_digest))
 entry("cli/workspace_cmds.py", "review them again with 'pkgmgr trust --show'", Runs(s.trust_with_a_digest_that_changed))
 entry("cli/workspace_registries.py", "the registries declared in {} are not used until you approve them "
       "('pkgmgr trust --show')", Runs(s.declared_registries_before_trust))
@@ -212,9 +214,9 @@ entry("net/http.py", "use https://, or add the registry with --insecure",
 # --- maintaining an index ---
 entry("cli/registry_cmds.py", "--keys, --timestamp-expiry and --expiry apply with --sign",
       Runs(s.init_sign_then_add_and_publish, ("registry init",)))
-entry("cli/registry_cmds.py", "  clients add it with: pkgmgr registry add NAME SOURCE --root-sha256 {}",
+entry("cli/registry_cmds.py", "pkgmgr registry add NAME SOURCE --root-sha256 {}",
       Runs(s.init_sign_then_add_and_publish))
-entry("cli/registry_cmds.py", "next: pkgmgr registry publish ARCHIVE --index {}{}", Runs(s.init_sign_then_add_and_publish))
+entry("cli/registry_cmds.py", "pkgmgr registry publish ARCHIVE --index {}{}", Runs(s.init_sign_then_add_and_publish))
 entry("cli/registry_cmds.py", "an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
       "empty DIR, to publish the archives into", Runs(s.sign_an_unsigned_index))
 entry("registry/signing.py", "an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
@@ -296,6 +298,8 @@ entry("hosts/compozy_templates.py", next(t for m, t in sites() if m == "pkgmgr/h
 entry("hosts/eva.py", "# {}\n\nAn Eva extension: 'pkgmgr ext pack . --release 0.1.0' makes its archive.\n",
       Runs(s.new_eva_extension_and_its_readme))
 entry("cli/help_cmds.py", "run 'pkgmgr help --man' for the whole page", Runs(s.help_man_with_a_command))
+entry("lifecycle.py", next(t for m, t in sites() if m == "pkgmgr/lifecycle.py" and t.startswith("\nNext, from this folder")),
+      Runs(s.every_hosts_scaffold_readme_runs_as_written))
 # --- doctor and the state of the scopes ---
 entry("doctor.py", "'pkgmgr ext install", Mention("the start of store.verify's reinstall hint, which doctor_finds_a_"
                                                   "modified_tree runs"))
@@ -329,18 +333,20 @@ entry("hosts/detect.py", "holds the manifests of two hosts: {}; pass --host to p
 entry("hosts/detect.py", "no extension manifest of {} here (--host {}; found: {})",
       Runs(s.a_tree_with_the_manifests_of_two_hosts, ("ext validate", "ext pack", "ext install")))
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); pass --approve-host-trust "
-      "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update")))
+      "to record the new hash in ~/.eva/trust.json", Runs(s.eva_project_folder_changed, ("ext install", "ext update",
+                                                                                   "sync", "ext remove")))
 entry("hosts/eva.py", "updated Eva's approval in {} (--approve-host-trust), covering {}",
       Text("what --approve-host-trust did"))
 entry("hosts/eva.py", "  approved as you named them (--approve-host-trust=all), not installed by pkgmgr: {}",
       Text("what --approve-host-trust=all approved"))
 entry("hosts/eva.py", "Eva will ask again before loading this folder (/trust-extensions); it holds scripts pkgmgr did "
       "not install ({}): review them, then run the command again with --approve-host-trust=all to record the new hash "
-      "in ~/.eva/trust.json", Runs(s.eva_project_folder_holds_a_foreign_script, ("ext install", "ext update")))
+      "in ~/.eva/trust.json", Runs(s.eva_project_folder_holds_a_foreign_script, ("ext install", "ext update",
+                                                                                     "sync")))
 entry("hosts/approval.py", "review {}; then run the same command with --approve-host-trust=all to approve every file "
       "listed, or without --approve-host-trust to leave {}'s approval as it is",
       Runs(s.eva_project_folder_holds_a_foreign_script,
-           ("ext install", "ext update", "ext remove", "ext enable", "ext disable")))
+           ("ext install", "ext update", "ext remove", "ext enable", "ext disable", "sync")))
 entry("hosts/folder.py", "{}: its tree differs from the installed one (run 'pkgmgr ext verify {} --host {}' for the files)",
       Runs(s.doctor_sees_a_host_tree_modified_and_missing))
 entry("hosts/folder.py", "{}: {} is missing (install it again, or forget it: 'pkgmgr ext remove {} --host {}')",
@@ -363,6 +369,20 @@ entry("hosts/gemini.py", "'gemini extensions uninstall {}', then 'pkgmgr ext ins
       Runs(s.adopt_a_linked_gemini_extension))
 entry("hosts/views.py", "{}: {} extension carries no version; pass --release VERSION to name the archive's version",
       Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
+entry("hosts/base.py", "{} extensions are global: run the command without --scope workspace",
+      Runs(s.vera_in_a_workspace, ("ext install", "ext link", "adopt")))
+entry("workspace/sync.py", "remove {} from [extensions] in {}; 'pkgmgr ext install {}' installs it where {} loads it, "
+      "for every project", Runs(s.sync_of_a_declared_vera_extension))
+entry("hosts/approval.py", "remove or rename them; or run the command without --approve-host-trust, and approve the "
+      "folder in {} itself", Static("a project folder holding a file Eva's hash cannot cover (a dot-named script, an "
+                                    "unreadable one): tests/hosts/test_eva.py",
+                                    ("ext install", "ext update", "ext remove", "ext enable", "ext disable", "sync")))
+entry("net/http.py", "run without --offline", Runs(s.offline_with_nothing_cached,
+                                                   ("ext install", "ext info", "ext search", "sync")))
+entry("registry/readers.py", "run the command once without --offline to fill the cache",
+      Runs(s.offline_with_nothing_cached, ("ext install", "ext info", "ext search", "sync")))
+entry("registry/publish.py", "must be absolute; without --url the archive is copied into archives/ and recorded by a "
+      "relative url", Static("a problem of registry publish's --url: tests/publish", ("registry publish",)))
 
 
 # --- the tests --------------------------------------------------------------------------------------
@@ -442,7 +462,7 @@ def test_every_command_a_hint_names_exists_with_the_options_shown(key: tuple[str
         assert args.handler is not None, command
     if isinstance(value, Mention):
         assert any(_names_a_command(command) for command in commands_in(key[1])), key[1]
-    options = re.findall(r"(?:\bpass |\bwith |\bor |'|\()(--[a-z][a-z0-9-]+)", key[1])
+    options = re.findall(r"(?:\bpass |\bwith |\bwithout |\bor |'|\()(--[a-z][a-z0-9-]+)", key[1])
     for name in getattr(value, "commands", ()):
         known = _parser_of(name)._option_string_actions
         for option in options:
@@ -458,3 +478,22 @@ SCENARIOS = sorted({value.scenario for value in CATALOGUE.values() if isinstance
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[f.__name__ for f in SCENARIOS])
 def test_each_hint_does_what_it_says(scenario: Callable[[H], None], home: Path, tmp_path: Path) -> None:
     scenario(H(home, tmp_path))
+
+
+def test_the_run_check_finds_an_option_the_command_lacks() -> None:
+    """What `H.run` checks on every command a scenario runs: the known leftover (sync's hint once
+    said "install it without --scope workspace", and Eva's note "pass --approve-host-trust" before
+    sync had it) is caught; an option named inside a suggested command is that command's."""
+    from tests.hints.harness import assert_suggested_options_exist
+    from tests.support.cli import Result
+
+    def printed(stderr: str) -> Result:
+        return Result(code=2, stdout="", stderr=stderr)
+
+    assert_suggested_options_exist(["sync"], printed("hint: pass --approve-host-trust to record the new hash"))
+    assert_suggested_options_exist(["sync"], printed("hint: run 'pkgmgr ext install x --pin --save' first"))
+    for argv, text in ((["sync"], "hint: run it with --pin"), (["ext", "list"], "hint: pass --force to replace it"),
+                       (["-q", "ext", "remove", "x"], "hint: or '--allow-grants'"),
+                       (["sync"], "hint: install it without --asset")):
+        with pytest.raises(AssertionError, match="an option it does not have"):
+            assert_suggested_options_exist(argv, printed(text))

@@ -192,3 +192,38 @@ def test_a_local_index_that_cannot_be_opened_is_an_io_error(tmp_path: Path, home
     db.mkdir()  # not a file SQLite can open, nor remove
     doc = fail("io_error", "ext", "search", "review", "--registry", "acme")
     assert "search.sqlite" in doc["error"]["message"]
+
+
+# --- did you mean (SPEC 11), from the local index ----------------------------------------------------
+
+
+def test_a_misspelt_name_gets_did_you_mean_from_a_format_2_registry(tmp_path: Path, home: Path,
+                                                                   index2: Path) -> None:
+    """The user's case was `ext remove revew-pack`; a name no registry lists gets the closest names
+    a format-2 registry lists (from its local index), on install and on info."""
+    for name in ("acme-linter", "acme-lint-rules", "other-pack"):
+        publish(tmp_path, index2, name)
+    ok("registry", "add", "acme", index2)
+    for command in (["ext", "install", "acme-lintr"], ["ext", "info", "acme-lintr"]):
+        result = run_cli(command)
+        assert result.code == 5, result
+        assert "did you mean acme-linter or acme-lint-rules?" in result.stderr, result
+        assert run_cli([*command, "-o", "json"]).json["error"]["details"]["suggestions"] == ["acme-linter",
+                                                                                            "acme-lint-rules"]
+    assert "did you mean" not in run_cli(["ext", "info", "zzzzzzzz"]).stderr
+
+
+def test_names_near_ranks_the_names_sharing_most_pieces_among_many(tmp_path: Path) -> None:
+    """The candidates "did you mean" ranks: one pass over the names, at most NEAR_LIMIT, those
+    sharing the most three-letter pieces first; lengths difflib's cutoff rules out left out."""
+    from pkgmgr.registry.search_index import NEAR_LIMIT, SearchIndex
+
+    index = SearchIndex(tmp_path / "search.sqlite", "source")
+    names = [f"ext-{i:05d}-tools" for i in range(5000)] + ["review-pack", "review-packs", "r", "x" * 40]
+    index.db.executemany("INSERT INTO ext (name, shard, hay, record) VALUES (?, '00', ?, '{}')",
+                         [(name, name) for name in names])
+    near = index.names_near("revew-pack")
+    assert near[:2] == ["review-pack", "review-packs"] and len(near) <= NEAR_LIMIT
+    assert "r" not in near and "x" * 40 not in near
+    assert index.names_near("zzzz") == []
+    index.close()

@@ -108,7 +108,7 @@ def test_trust_show_prints_the_pin_and_the_digest_covers_it(ws: Path, index: Sig
     shown = ok("trust", "--show", cwd=ws)
     assert shown["registries"][0]["root_sha256"] == pin
     text = human("trust", "--show", cwd=ws).stdout
-    assert f"registry team: read only through TUF, with the root whose sha256 is {pin}" in text
+    assert f"registry team: read only through TUF, with the root whose sha256 is\n  {pin}\n" in text
     assert "REGISTRY  SOURCE" in text and "SIGNED" in text
     ok("trust", cwd=ws)
     declare(ws, server.url + "/", "1" * 64)  # another pin is another approval
