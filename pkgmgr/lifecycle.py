@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Change", "Done", "adopt", "find", "find_one", "health", "hosts_overview", "interrupted", "listed", "new", "observed",
            "pack", "plan_remove", "remove_records",
-           "recover", "remove", "rollback", "set_pinned", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
+           "recover", "remove", "rollback", "set_pinned", "per_folder", "set_enabled_in", "forget_kept", "kept_problem", "link", "unlink", "kept_plan", "Switched", "set_enabled", "status",
            "validate", "verify"]
 
 
@@ -214,6 +214,28 @@ def set_enabled(scope: Scope, names: Sequence[str], enabled: bool, *, host: str 
     return _each(scope, names, host, change.lock_timeout, action)
 
 
+def per_folder(scope: Scope, global_scope: Scope, names: Sequence[str], host: str | None) -> bool:
+    """Whether `--scope workspace ext enable|disable NAMES` means the per-folder rule of installs of
+    the global scope (`set_enabled_in`): the workspace scope holds none of them, and the global one
+    holds each, of a host that keeps such a rule (`Host.enables_per_folder`). Reads only."""
+    if scope.exists() and any(not isinstance(item, PkgmgrError) for item in find([scope], names, host).values()):
+        return False
+    found = find([global_scope], names, host).values()
+    return all(not isinstance(item, PkgmgrError) and host_of(item).enables_per_folder for item in found)
+
+
+def set_enabled_in(scope: Scope, names: Sequence[str], enabled: bool, *, folder: Path, host: str | None = None,
+                   change: Change = NO_CHANGE) -> Done:
+    """`--scope workspace ext enable|disable` of installs of the global `scope` whose host turns an
+    extension on or off per project folder itself (its own workspace scope): the host's rule for
+    `folder`, written its way (`Host.set_enabled_in`); the install's own state stays."""
+    def action(item: Installed) -> tuple[Installed, list[dict[str, Any]]]:
+        changed = host_of(item).set_enabled_in(scope, item, enabled, folder, change)
+        return changed.installed, changed.deactivated
+
+    return _each(scope, names, host, change.lock_timeout, action)
+
+
 def set_pinned(scope: Scope, items: Sequence[Installed], pinned: bool, *, lock_timeout: float = 30.0,
                ) -> list[Installed]:
     """Pin or release each of `items` (installs of `scope`: `ext update --unpin`), under one hold of
@@ -241,7 +263,7 @@ def kept_problem(record: Installed) -> str | None:
         return None
     if not os.path.lexists(kept.place):
         return f"{record.label}: the tree of {kept.version or '-'} kept for a rollback is missing ({kept.place})"
-    if host_of(record).checksum(kept.place)[0] != kept.tree_sha256:
+    if host_of(record).installed_checksum(kept.place) != kept.tree_sha256:
         return (f"{record.label}: the tree of {kept.version or '-'} kept for a rollback changed since it was "
                 f"replaced ({kept.place})")
     return None
@@ -501,7 +523,7 @@ def kept_plan(record: Installed) -> Any:
     if not os.path.lexists(place):
         raise PkgmgrError(f"{record.label}: the tree of the version it keeps ({kept.version or '-'}) is gone from "
                           f"{place}; there is nothing to roll back to", code=Code.NOT_FOUND, path=str(place))
-    if host_of(record).checksum(place)[0] != kept.tree_sha256:
+    if host_of(record).installed_checksum(place) != kept.tree_sha256:
         raise PkgmgrError(f"{record.label}: the kept tree of {kept.version or '-'} at {place} changed since it was "
                           "replaced; refusing to roll back to it", code=Code.TREE_MODIFIED, path=str(place))
     directory = place if place.is_dir() and not place.is_symlink() else None

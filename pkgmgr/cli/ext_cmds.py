@@ -122,10 +122,13 @@ def register(commands: "Commands") -> "Commands":
 
     for name, enabled, text in (
             ("enable", True, ("Enable installed extensions that were disabled: their bundles can be activated "
-                              "again and the host loads them.")),
+                              "again and the host loads them. With --scope workspace, an install of the global scope whose "
+                              "host turns extensions on or off per folder itself is enabled for the workspace folder "
+                              "alone, as the host's own workspace scope does.")),
             ("disable", False, ("Disable installed extensions without removing them. Disabling is refused while "
                                 "activations of their bundles exist, unless --deactivate removes them in the same "
-                                "transaction."))):
+                                "transaction. With --scope workspace, an install of the global scope whose host turns "
+                                "extensions on or off per folder itself is disabled for the workspace folder alone."))):
         p = ext.command(name, cmd_enable if enabled else cmd_disable, f"{name} installed extensions", text,
                         f"pkgmgr ext {name} review-pack")
         p.add_argument("names", nargs="+", metavar="NAME")
@@ -476,8 +479,18 @@ def _done_output(verb: str, done: Done) -> Output:
 
 
 def _set_enabled(ctx: Context, args: argparse.Namespace, enabled: bool) -> Output:
-    from pkgmgr.lifecycle import set_enabled
+    from pkgmgr.lifecycle import per_folder, set_enabled, set_enabled_in
 
+    if ctx.scope == "workspace":  # an install of the global scope whose host enables it per folder
+        from pkgmgr.store.scope import global_scope
+
+        here = target_scope(ctx, read=True)
+        home = global_scope(ctx.home)
+        if per_folder(here, home, args.names, args.host):
+            assert here.workspace is not None
+            done = set_enabled_in(home, args.names, enabled, folder=here.workspace, host=args.host,
+                                  change=_change(ctx, args))
+            return _done_output("enabled" if enabled else "disabled", done)
     done = set_enabled(target_scope(ctx), args.names, enabled, host=args.host, change=_change(ctx, args))
     return _done_output("enabled" if enabled else "disabled", done)
 

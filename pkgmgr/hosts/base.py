@@ -87,6 +87,12 @@ class FolderHost(HostRules, Host):
     capabilities_are_permissions: ClassVar[bool] = False  # a registry entry's permissions list its capabilities
     entry_label: ClassVar[str] = "runs"  # how `ext validate` names what `Judged.entry` holds
     folder_mode: ClassVar[int] = 0o755  # the host's directories pkgmgr creates (Vera makes its own 0700)
+    # a removal drops the host's records of the install before its tree leaves the folder (a host that
+    # reports a record naming a missing tree as an error: Claude's uninstall); else after (Vera's order)
+    forgets_first: ClassVar[bool] = False
+    # a development link (`ext link`) is written into the host's own records as an install is (a host
+    # that loads nothing its records do not name: Claude's); else the host loads it as it is
+    link_records: ClassVar[bool] = False
 
     # --- where ------------------------------------------------------------------------------
 

@@ -815,6 +815,9 @@ class Claude(FolderHost):
     manifest_files = (MANIFEST,)
     templates = ("plugin",)
     entry_label = "brings"
+    runtime_files = RUNTIME
+    forgets_first = True  # its uninstall drops the records and leaves the folder: never a record of a missing one
+    link_records = True  # a plugin pkgmgr's marketplace does not list, with no install entry, is not loaded
 
     def __init__(self) -> None:
         self._places: dict[Path, Place] = {}
@@ -899,7 +902,7 @@ class Claude(FolderHost):
         """The tree without what Claude Code writes into a plugin folder while it runs."""
         from pkgmgr.hosts.mechanics import tree_checksum
 
-        return tree_checksum(path, leave_out=RUNTIME)
+        return tree_checksum(path, leave_out=self.runtime_files)
 
     # --- Claude's records ------------------------------------------------------------------------------
 
@@ -937,12 +940,6 @@ class Claude(FolderHost):
             return
         records.put(name, record.version, str(record.manifest.get("description") or ""), enabled=record.enabled,
                     update=True)
-
-    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        """`claude plugin enable|disable P@M --scope S`: the `enabledPlugins` member (and the other
-        records put back where Claude lost them: its `uninstall` drops the entry, never the folder)."""
-        Records(self.place(folder)).put(record.name, record.version, str(record.manifest.get("description") or ""),
-                                        enabled=enabled, update=True)
 
     def observed(self, record: Installed) -> Installed:
         """Claude's own `disable`, `enable` and `uninstall` change its records: enabled is what

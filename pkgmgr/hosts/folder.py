@@ -253,8 +253,10 @@ class FolderSwitch:
         touched = [self.place.parent, self.tx]
         self.moved = True
         replacing = self.current is not None
-        linked = self.new.linked is not None
-        if not linked:  # a development link: the host loads the folder as it is, none of its records names it
+        # a development link: the host loads the folder as it is, none of its records names it — unless
+        # the host loads nothing its records do not name (`link_records`: Claude's)
+        linked = self.new.linked is not None and not self.host.link_records
+        if not linked:
             self.host.record_install(self.folder, self.judged, self.source, self.staged, enabled=self.new.enabled,
                                      replacing=replacing)
         for index, gone in enumerate(self.dropped):  # the kept trees no longer kept: into `tx`, gone with it
@@ -471,7 +473,11 @@ def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed |
     tx = Path(intent.tx) if intent.tx else None
     new_tree = ((intent.row or {}).get("row") or {}).get("tree_sha256")
 
+    new_link = ((intent.row or {}).get("row") or {}).get("linked")
+
     def holds(path: Path, checksum: str | None) -> bool:
+        if checksum == new_tree and new_link and os.path.lexists(path):  # `ext link`'s: what it makes the host load
+            return host.link_source(path) == new_link
         return checksum is not None and os.path.lexists(path) and host.checksum(path)[0] == checksum
 
     if standing is not None and standing.directory == place:
@@ -585,13 +591,17 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
         with host.host_lock(change.lock_timeout):
             moved = False
             try:
+                if host.forgets_first:  # the host's records never name a tree that is gone (Claude's)
+                    host.forget(folder, current.name)
+                    crashpoint("host.remove.after_host_records")
                 if os.path.lexists(place):
                     os.rename(place, tx / REMOVED)  # a development link's own link: the folder it names stays
                     moved = True
                 kept = current.kept()
                 if kept is not None and os.path.lexists(kept.place):  # the install it kept goes with it
                     os.rename(kept.place, tx / f"{DROPPED}0")
-                host.forget(folder, current.name)  # what the host must not read once the tree is gone
+                if not host.forgets_first:
+                    host.forget(folder, current.name)  # what the host must not read once the tree is gone
                 fsync_dir(place.parent)
                 crashpoint("host.remove.after_rename")
                 with transaction(scope.db) as conn:
@@ -601,6 +611,10 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
                 if moved and not os.path.lexists(place):
                     os.rename(tx / REMOVED, place)
                 _restore_kept(current, tx)
+                try:
+                    host.settle(folder, hosted(current), current.name)  # the host's records: the install stands
+                except (PkgmgrError, OSError):
+                    pass  # the first failure is the one to report; `doctor --check` shows the host's records
                 raise
             crashpoint("host.remove.after_commit")
             host.settle(folder, None, current.name)

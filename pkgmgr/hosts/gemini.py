@@ -30,7 +30,7 @@ from pkgmgr.errors import Code, PkgmgrError, ProblemSink
 from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
-from pkgmgr.hosts.port import Claim
+from pkgmgr.hosts.port import Change, Changed, Claim
 
 if TYPE_CHECKING:
     from pkgmgr.archive import TreeRecord
@@ -502,6 +502,30 @@ def install_record(target: Path) -> bytes:
     return json.dumps({"source": str(target), "type": "local"}, indent=2, ensure_ascii=False).encode("utf-8")
 
 
+def link_record(source: Path) -> bytes:
+    """`.gemini-extension-install.json` as `gemini extensions link PATH` writes it: the absolute
+    path of the working folder and the type `link` (`JSON.stringify(installMetadata, null, 2)`)."""
+    import json
+
+    return json.dumps({"source": str(source), "type": "link"}, indent=2, ensure_ascii=False).encode("utf-8")
+
+
+def linked_source(folder: Path) -> str | None:
+    """The working folder a folder of the extensions folder links to (its install record of type
+    `link`), None when it is no link."""
+    import json
+
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        record = json.loads(read_regular(folder / INSTALL_RECORD, limit=64 * 1024))
+    except (OSError, ValueError):
+        return None
+    if isinstance(record, dict) and record.get("type") == "link" and isinstance(record.get("source"), str):
+        return str(record["source"])
+    return None
+
+
 def _is_own_record(folder: Path) -> bool:
     from pkgmgr.fsutil import read_regular
 
@@ -513,16 +537,8 @@ def _is_own_record(folder: Path) -> bool:
 
 def _refuse_link(found: Found) -> None:
     """A linked extension (`gemini extensions link`) has no tree of its own to take."""
-    import json
-
-    from pkgmgr.fsutil import read_regular
-
-    try:
-        record = json.loads(read_regular(found.path / INSTALL_RECORD, limit=64 * 1024))
-    except (OSError, ValueError):
-        return
-    if isinstance(record, dict) and record.get("type") == "link":
-        source = record.get("source")
+    source = linked_source(found.path)
+    if source is not None:
         raise PkgmgrError(f"{found.path} is a link Gemini CLI made to {source}: pkgmgr cannot own a tree that lives "
                           "elsewhere", code=Code.USAGE,
                           hint=f"'gemini extensions uninstall {found.name}', then "
@@ -540,6 +556,97 @@ def manifest_name(folder: Path) -> str | None:
     return name if isinstance(name, str) else None
 
 
+# --- Gemini's own trust: its allow-list of extension sources (its signed integrity records: docs/hosts.md) ---
+
+SETTINGS = "settings.json"
+SETTINGS_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound on Gemini's settings files
+
+
+def _strip_json_comments(text: str) -> str:
+    """strip-json-comments (what Gemini CLI's settings loader runs before JSON.parse): `//` and
+    `/* */` comments outside strings replaced by spaces."""
+    out, index, size = [], 0, len(text)
+    while index < size:
+        char = text[index]
+        if char == '"':
+            end = index + 1
+            while end < size and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            out.append(text[index:end + 1])
+            index = end + 1
+        elif text.startswith("//", index):
+            end = text.find("\n", index)
+            end = size if end < 0 else end
+            out.append(" " * (end - index))
+            index = end
+        elif text.startswith("/*", index):
+            end = text.find("*/", index + 2)
+            end = size if end < 0 else end + 2
+            out.append(re.sub(r"[^\r\n]", " ", text[index:end]))
+            index = end
+        else:
+            out.append(char)
+            index += 1
+    return "".join(out)
+
+
+def _json_file(path: Path, *, comments: bool = False) -> Any:
+    """A JSON file of Gemini's, bounded; None when it is missing or cannot be read as JSON (Gemini
+    reports such a file and goes on without it)."""
+    from pkgmgr.documents import MAX_DEPTH, DocumentError, parse_json
+    from pkgmgr.fsutil import read_regular
+
+    try:
+        text = read_regular(path, limit=SETTINGS_MAX_BYTES, follow_symlinks=True).decode("utf-8")  # as Gemini reads it
+        return parse_json(_strip_json_comments(text) if comments else text, max_depth=MAX_DEPTH)
+    except (OSError, ValueError, DocumentError):
+        return None
+
+
+def settings_paths(environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Gemini CLI's settings files that can set a security setting, the one that wins first
+    (settings.ts `mergeSettings`: system settings over the user's over the system defaults; a
+    workspace's own settings, read only in the folder Gemini runs in, left out)."""
+    environ = os.environ if environ is None else environ
+    system = Path(environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH") or "/etc/gemini-cli/settings.json")
+    defaults = Path(environ.get("GEMINI_CLI_SYSTEM_DEFAULTS_PATH") or system.parent / "system-defaults.json")
+    return [system, gemini_home(environ) / ".gemini" / SETTINGS, defaults]
+
+
+def allowed_extensions(environ: Mapping[str, str] | None = None) -> tuple[list[str], Path] | None:
+    """`security.allowedExtensions` as Gemini CLI merges it (a list replaces the one below it) and
+    the file that sets it; None when no file does."""
+    for path in settings_paths(environ):
+        document = _json_file(path, comments=True)
+        security = document.get("security") if isinstance(document, dict) else None
+        if isinstance(security, dict) and isinstance(security.get("allowedExtensions"), list):
+            return [p for p in security["allowedExtensions"] if isinstance(p, str)], path
+    return None
+
+
+def check_allowed(name: str, source: Path, environ: Mapping[str, str] | None = None) -> None:
+    """Refuse an install Gemini CLI would not load: with a non-empty `security.allowedExtensions`,
+    Gemini loads an extension only when one pattern (a regular expression) matches the real path of
+    its install record's `source` — for pkgmgr's installs the installed folder itself, for a link
+    the working folder (extension-manager.ts `_buildExtension`). A pattern Python cannot read as a
+    regular expression is not judged (JavaScript's syntax differs)."""
+    found = allowed_extensions(environ)
+    if found is None or not found[0]:
+        return
+    patterns, path = found
+    real = os.path.realpath(source)
+    for pattern in patterns:
+        try:
+            if re.search(pattern, real):
+                return
+        except re.error:
+            return  # not a pattern pkgmgr can judge: Gemini decides
+    raise PkgmgrError(f"Gemini CLI would not load {name} from {real}: the security setting allowedExtensions in {path} "
+                      f"allows only extensions whose source matches {', '.join(repr(p) for p in patterns)}; add a "
+                      f"pattern matching {real} there (or ask whoever manages that file) and run the command again",
+                      code=Code.INCOMPATIBLE_HOST, path=str(path), key="security.allowedExtensions")
+
+
 # --- the host -----------------------------------------------------------------------------------------
 
 
@@ -553,6 +660,8 @@ class Gemini(FolderHost):
     manifest_files = (MANIFEST,)
     templates = ("extension",)
     entry_label = "context"
+    runtime_files = (SETTINGS_VALUES, INSTALL_RECORD)
+    enables_per_folder = True  # `gemini extensions enable|disable --scope workspace`
 
     def home(self) -> Path:
         return Path(os.path.abspath(gemini_home() / ".gemini"))
@@ -597,11 +706,28 @@ class Gemini(FolderHost):
     def prepare(self, fetched: Source, root: Path | None, staging: Path, *, config: Config, options: Options,
                 record: TreeRecord | None = None) -> Prepared[Any]:
         prepared = super().prepare(fetched, root, staging, config=config, options=options, record=record)
+        linked = options.link and fetched.directory is not None  # `ext link`: Gemini reads the working folder
+        check_allowed(prepared.name, Path(os.path.abspath(fetched.directory)) if linked and fetched.directory
+                      else Path(os.path.abspath(self.folder("global", None) / prepared.name)))
         if os.path.lexists(prepared.root / INSTALL_RECORD):
             raise PkgmgrError(f"{prepared.name} carries {INSTALL_RECORD}, the record Gemini CLI writes into an "
                               "installed extension: it is not part of an extension", code=Code.INVALID_ARCHIVE,
                               hint=f"install from the extension's source, or remove {INSTALL_RECORD} from it")
         return prepared
+
+    def make_link(self, source: Path, dest: Path) -> None:
+        """`gemini extensions link PATH`: a folder of the extensions folder holding only Gemini's
+        install record of type `link`, naming the working folder, which Gemini loads in its place
+        (`_buildExtension`: `effectiveExtensionPath = installMetadata.source`). Nothing is copied,
+        nothing written into the working folder."""
+        os.mkdir(dest, 0o755)
+        (dest / INSTALL_RECORD).write_bytes(link_record(source))
+        os.chmod(dest / INSTALL_RECORD, 0o644)
+
+    def link_source(self, place: Path) -> str | None:
+        if os.path.islink(place) or not os.path.isdir(place):
+            return super().link_source(place)
+        return linked_source(place)
 
     def checksum(self, path: Path) -> tuple[str, dict[str, str]]:
         """The tree without what Gemini writes into an installed folder: its settings values
@@ -662,9 +788,20 @@ class Gemini(FolderHost):
         if not rules or is_enabled(rules, home_text()) != record.enabled:  # as its install writes them
             set_rules(folder, name, enabled=record.enabled, scope_path=home_text())
 
-    def write_enabled(self, folder: Path, record: Installed, enabled: bool, *, lock_timeout: float) -> None:
-        """`gemini extensions enable|disable NAME`: the user-scope rule (`<home>/*`, `!<home>/*`)."""
-        set_rules(folder, record.name, enabled=enabled, scope_path=home_text())
+    def set_enabled_in(self, scope: Scope, record: Installed, enabled: bool, folder: Path, change: Change) -> Changed:
+        """`gemini extensions enable|disable NAME --scope workspace` run in `folder`: the rule for
+        `<folder>/*` appended (conflicting and child rules dropped), every other entry kept byte for
+        byte; one atomic write of the enablement file (nothing else changes, so nothing to recover).
+        The install's user-scope state, its row's, stays."""
+        path = str(Path(os.path.abspath(folder)))
+        extensions = self.folder_of(scope)
+        set_rules(extensions, record.name, enabled=enabled, scope_path=path)
+        state = "enabled" if enabled else "disabled"
+        elsewhere = "enabled" if self.observed(record).enabled else "disabled"
+        note = (f"{state} for {path} and the folders below it only (Gemini CLI's workspace scope, in "
+                f"{extensions / ENABLEMENT}); elsewhere it stays {elsewhere}")
+        return Changed(record.with_changes(enabled=is_enabled(rules_of(read_enablement(extensions), record.name), path),
+                                           notes=(note,)))
 
     def observed(self, record: Installed) -> Installed:
         """`gemini extensions enable|disable` change the rules: what they say for the user scope wins."""

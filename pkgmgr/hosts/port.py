@@ -108,6 +108,8 @@ class Options(switch.SwitchOptions, Protocol):
     def lock_timeout(self) -> float: ...
     @property
     def host(self) -> str | None: ...
+    @property
+    def link(self) -> bool: ...  # `ext link`: the host is to load the source folder itself
 
 
 @dataclass(frozen=True)
@@ -308,6 +310,11 @@ class Host(ABC):
     in_scope_store: ClassVar[bool] = False  # its installs are trees of pkgmgr's scope store (else a folder of its own)
     templates: ClassVar[tuple[str, ...]] = ()  # what `ext new --template` offers; the first is the default
     read_only_grants: ClassVar[frozenset[str] | None] = None
+    # the names at the top of an install that the host itself writes there (its install record, what
+    # it writes while it runs): not installed content — `checksum` and `ext verify` leave them out,
+    # and an installed tree used as a source (`copy_installed`) is staged without them
+    runtime_files: ClassVar[tuple[str, ...]] = ()
+    enables_per_folder: ClassVar[bool] = False  # it turns an install on or off per project folder itself (`set_enabled_in`)
 
     @property
     def article(self) -> str:
@@ -341,6 +348,32 @@ class Host(ABC):
         """The folder `make_link` made `place` load, or None when `place` is no such link (what
         the recovery of an interrupted `ext link` looks at)."""
         return os.readlink(place) if os.path.islink(place) else None
+
+    def copy_installed(self, place: Path, dest: Path) -> Path:
+        """Copy an installed tree — the one kept for `ext rollback` and `ext unlink` — into `dest`
+        (staging) as the source of a switch back to it: every file as it is (links kept as links),
+        but the host's `runtime_files`, which name the place the tree was installed at and are
+        written again by the switch, as for any install (one rule for every host)."""
+        import shutil
+
+        runtime = set(self.runtime_files)
+        top = os.path.abspath(place)
+
+        def ignore(folder: str, names: list[str]) -> list[str]:
+            return [n for n in names if n in runtime] if os.path.abspath(folder) == top else []
+
+        return Path(shutil.copytree(place, dest, symlinks=True, copy_function=shutil.copy2, ignore=ignore))
+
+    def installed_checksum(self, place: Path) -> str:
+        """The tree checksum an installed tree has as a source (`copy_installed`'s copy): what its
+        record keeps, whatever install record of the host names another place in it."""
+        import tempfile
+
+        if not self.runtime_files or not os.path.isdir(place) or os.path.islink(place) \
+                or not any(os.path.lexists(os.path.join(place, name)) for name in self.runtime_files):
+            return self.checksum(place)[0]
+        with tempfile.TemporaryDirectory(prefix="pkgmgr-kept-") as tmp:
+            return self.checksum(self.copy_installed(place, Path(tmp) / "tree"))[0]
 
     def copy_source(self, source: Path, dest: Path) -> Path:
         """Copy an extension's source directory into `dest` (staging) as an install of it does:
@@ -388,6 +421,14 @@ class Host(ABC):
     def set_enabled(self, scope: Scope, record: Installed, enabled: bool, change: Change) -> Changed:
         """Enable or disable the install the host's way (writer lock held). Raises `not_found`,
         `extension_has_active_bundles` (disabling), `locked`."""
+
+    def set_enabled_in(self, scope: Scope, record: Installed, enabled: bool, folder: Path, change: Change) -> Changed:
+        """Enable or disable the install of the global `scope` for the project `folder` (and its
+        subfolders) only, where the host keeps such a rule itself (`enables_per_folder`: Gemini
+        CLI's workspace scope); the install's own state stays (writer lock held). Raises `usage`
+        for a host that keeps none."""
+        raise PkgmgrError(f"{self.title} has no per-folder enablement of its own: {record.label} is enabled or "
+                          "disabled where it is installed (leave out --scope workspace)", code=Code.USAGE)
 
     def plan_remove(self, scope: Scope, record: Installed) -> list[dict[str, Any]]:
         """The activations removing the install would deactivate (`ext remove --dry-run`). Reads only."""

@@ -8,11 +8,13 @@ declared name, the grant ceiling, the lock's tree checksum).
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.crash import crashpoint
+from pkgmgr.fsutil import remove_tree
 from pkgmgr.install.options import InstallOptions
 from pkgmgr.install.plan import Fetched
 
@@ -68,15 +70,23 @@ def stage(fetched: Fetched, staging: Path, *, config: Config,
                                manifests=manifest_patterns())
         if digest is not None:
             fetched = replace(fetched, sha256=digest.hexdigest())
-    elif fetched.directory is not None and fetched.exact:
-        import shutil
+    elif fetched.directory is not None and fetched.exact:  # an installed tree: without the host's runtime files
+        from pkgmgr.hosts import get
+        from pkgmgr.hosts.detect import source_host
 
-        root = Path(shutil.copytree(fetched.directory, staging / "tree", symlinks=True, copy_function=shutil.copy2))
+        host = get(fetched.expects.host) if fetched.expects.host else source_host(fetched, options)
+        root = host.copy_installed(Path(fetched.directory), staging / "tree")
     elif fetched.directory is not None:
         from pkgmgr.hosts.detect import source_host
 
         # copied as the host's own installer copies it (Host.copy_source)
-        root = source_host(fetched, options).copy_source(Path(fetched.directory), staging / "tree")
+        host = source_host(fetched, options)
+        root = host.copy_source(Path(fetched.directory), staging / "tree")
+        if options is not None and options.link:  # a working folder the host loads: what it wrote there is not
+            # the extension (`Host.runtime_files`), as for an installed tree
+            for name in host.runtime_files:
+                if os.path.lexists(root / name):
+                    remove_tree(root / name)
     elif fetched.archive is None:  # a bug in the caller
         raise RuntimeError("Fetched has neither an archive nor a directory")
     elif fetched.sha256 is None and fetched.kind == "archive":  # a single-file extension: hashed as it is

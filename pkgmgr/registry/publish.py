@@ -374,7 +374,7 @@ def publish(root: Path, archive: Path | None, facts: ArchiveFacts, *, url: str |
     `repository`, when it names another GitHub repository than `repository` ->
     `invalid_index`. Also raises `not_found`, `locked`, `usage` and `ValidationFailed`."""
     root = Path(root)
-    if not is_extension_name(facts.name):  # a host's own name (a dotted Vera id) no index can list
+    if not is_extension_name(facts.name):  # a host's own name (a dotted id) no index can list
         raise PkgmgrError(f"{facts.name}: a registry index lists extensions by a name of lower-case letters, digits "
                           "and dashes (at most 64); nothing was published. Install this one from its archive, folder "
                           "or GitHub release", code=Code.INVALID_INDEX, details={"name": facts.name, "host": facts.host})

@@ -17,6 +17,8 @@ def _host_homes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("VERA_HOME", str(tmp_path / "vera-home"))
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path / "gemini-home"))
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
+    # Gemini CLI's system settings (security.allowedExtensions) where the tests put them, not /etc's
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "gemini-system" / "settings.json"))
     for var in ("ZOT_HOME", "XDG_STATE_HOME"):
         monkeypatch.delenv(var, raising=False)
 

@@ -245,3 +245,28 @@ def test_a_plugin_whose_only_file_is_its_manifest_is_found(tmp_path: Path, homes
     assert packed["host"] == "claude"
     ok("ext", "install", tmp_path / "bare-1.0.0.tar.gz", *UNVERIFIED)
     assert tree(homes.pkgmgr / "claude" / "plugins" / "bare") == tree(source)
+
+
+def test_remove_drops_claudes_records_before_the_folder(tmp_path: Path, homes: Homes) -> None:
+    """Claude's own uninstall drops its records and leaves the folder; pkgmgr's removal does the
+    same first, so a kill after the records went and before the folder left leaves Claude no
+    record of a missing folder (a load error): it lists nothing, and `doctor` settles the
+    interrupted removal back to the install (records and all), which `ext remove` then takes."""
+    from tests.support.cli import run_subprocess
+
+    _install(tmp_path)
+    plugin = homes.pkgmgr / "claude" / "plugins" / "hello"
+    installed = homes.claude / "plugins" / "installed_plugins.json"
+    settings = homes.claude / "settings.json"
+    records_before = (installed.read_bytes(), _json(settings)["enabledPlugins"])
+    killed = run_subprocess(["ext", "remove", "hello"], env={"PKGMGR_TEST_CRASH_AT": "host.remove.after_host_records"})
+    assert killed.code == -9, killed
+    assert plugin.is_dir()  # the folder stays; no record names it
+    assert _json(installed)["plugins"] == {} and _json(settings)["enabledPlugins"] == {}
+    assert any(p["check"] == "leftover" for p in fail("state_inconsistent", "doctor", "--check")["problems"])
+    ok("doctor")
+    assert _json(installed)["plugins"]["hello@pkgmgr"][0]["installPath"] == str(plugin)
+    assert _json(settings)["enabledPlugins"] == records_before[1] == {"hello@pkgmgr": True}
+    assert ok("ext", "list")["extensions"][0]["enabled"] is True and ok("doctor", "--check")["ok"] is True
+    ok("ext", "remove", "hello")
+    assert not plugin.exists() and _json(installed)["plugins"] == {}

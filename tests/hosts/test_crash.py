@@ -152,8 +152,10 @@ CASES = [
          ("host.install.after_pending", "host.install.after_host_records", "host.install.after_rename",
           "host.install.after_commit")),
     Case("claude-update", _claude_installed_disabled_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    # Claude's records leave before the plugin folder (issue 31): a kill in between leaves Claude no
+    # record of a folder that is gone
     Case("claude-remove", _claude_installed, lambda tmp: ["ext", "remove", "hello"],
-         ("host.remove.after_rename", "host.remove.after_commit")),
+         ("host.remove.after_host_records", "host.remove.after_rename", "host.remove.after_commit")),
 ]
 POINTS = [(case, label) for case in CASES for label in case.labels]
 
@@ -182,9 +184,10 @@ def visible(homes: Homes, records: bool = False) -> dict[str, Any]:
     # what Claude Code loads: the plugin folders of pkgmgr's marketplace, the install entries and
     # the enabled states (a plugin the marketplace lists with no install entry is not loaded)
     plugins = homes.pkgmgr / "claude" / "plugins"
-    seen["claude"] = tree(plugins) if plugins.exists() else {}
     installed = homes.claude / "plugins" / "installed_plugins.json"
     entries = json.loads(installed.read_text())["plugins"] if installed.exists() else {}
+    loaded = {Path(e["installPath"]).name for i in entries for e in entries[i]}  # a folder no entry names: not loaded
+    seen["claude"] = {k: v for k, v in tree(plugins).items() if k.split("/")[0] in loaded} if plugins.exists() else {}
     seen["claude-installed"] = {i: [(e["scope"], e["installPath"], e["version"]) for e in entries[i]] for i in entries}
     settings = homes.claude / "settings.json"
     seen["claude-enabled"] = json.loads(settings.read_text()).get("enabledPlugins", {}) if settings.exists() else {}

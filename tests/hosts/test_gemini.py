@@ -10,9 +10,11 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.hosts.gemini import glob_to_regex, is_enabled, toggled
-from tests.hosts.helpers import UNVERIFIED, Homes, fail, gemini_extension, ok, tree
+from tests.hosts.helpers import UNVERIFIED, Homes, fail, gemini_extension, human, ok, tree
 
 
 def _install(tmp_path: Path, name: str = "hello", version: str = "1.0.0", **fields: object) -> Path:
@@ -219,3 +221,110 @@ def test_glob_to_regex_escapes_as_javascript_does() -> None:
     assert glob_to_regex("/a(b)/*").fullmatch("/a(b)/")
     assert glob_to_regex("/h/*").fullmatch("/h")  # `/*` is an optional group
     assert not glob_to_regex("/h/").fullmatch("/h/x/")
+
+
+# --- the workspace scope of `gemini extensions enable|disable` -----------------------------------------
+
+
+def test_workspace_disable_is_geminis_workspace_rule_for_that_folder(tmp_path: Path, homes: Homes) -> None:
+    """`pkgmgr --scope workspace ext disable NAME` of a Gemini extension (which has no project
+    folder of installs) is `gemini extensions disable NAME --scope workspace` run in the workspace:
+    `!<folder>/*` appended; the install stays enabled for the user scope, and `--scope workspace
+    ext enable` turns it on there again (Gemini's rule: the disabling rule replaced)."""
+    _install(tmp_path)
+    work = tmp_path / "project"
+    work.mkdir()
+    enablement = homes.gemini_extensions / "extension-enablement.json"
+    [entry] = ok("--scope", "workspace", "ext", "disable", "hello", cwd=work)["disabled"]
+    assert entry["enabled"] is False
+    assert enablement.read_bytes() == _stringify({"hello": {"overrides": [f"{homes.gemini}/*", f"!{work}/*"]}})
+    rules = json.loads(enablement.read_text())["hello"]["overrides"]
+    assert is_enabled(rules, str(work / "src")) is False and is_enabled(rules, str(homes.gemini / "w")) is True
+    assert ok("ext", "list")["extensions"][0]["enabled"] is True  # the user scope: unchanged
+    said = human("--scope", "workspace", "ext", "disable", "hello", cwd=work).stdout
+    assert f"disabled for {work} and the folders below it only" in said
+    ok("--scope", "workspace", "--workspace", work, "ext", "enable", "hello")
+    assert json.loads(enablement.read_text())["hello"]["overrides"] == [f"{homes.gemini}/*", f"{work}/*"]
+    assert ok("doctor", "--check")["ok"] is True
+
+
+def test_workspace_enable_of_a_host_without_folder_rules_is_not_found_in_the_workspace(
+        tmp_path: Path, homes: Homes) -> None:
+    from tests.hosts.helpers import terva_extension
+
+    ok("ext", "install", terva_extension(tmp_path / "src" / "tool", "tool"), *UNVERIFIED)
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "pkgmgr.toml").write_text("[extensions]\n")
+    before = tree(homes.terva)
+    fail("not_found", "--scope", "workspace", "ext", "disable", "tool", cwd=work)
+    assert tree(homes.terva) == before
+
+
+# --- Gemini's own trust: security.allowedExtensions -------------------------------------------------------
+
+
+def test_an_install_allowed_extensions_forbids_is_refused_naming_the_setting(
+        tmp_path: Path, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Gemini CLI loads an extension only when a pattern of `security.allowedExtensions` matches
+    the real path of its install record's source (for pkgmgr's install: the installed folder):
+    pkgmgr refuses what it would not load (`incompatible_host`, naming the setting and its file),
+    before anything moves; a settings file with comments is read as Gemini reads it."""
+    monkeypatch.setenv("GEMINI_CLI_SYSTEM_SETTINGS_PATH", str(tmp_path / "etc" / "settings.json"))
+    settings = homes.gemini / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text('{\n  // only the team\'s\n  "security": {"allowedExtensions": ["^/opt/team/"]}\n}\n')
+    source = gemini_extension(tmp_path / "src" / "hello")
+    error = fail("incompatible_host", "ext", "install", source, *UNVERIFIED)["error"]
+    assert "allowedExtensions" in error["message"] and str(settings) in error["message"]
+    assert str(homes.gemini_extensions / "hello") in error["message"]
+    assert not (homes.gemini_extensions / "hello").exists() and ok("ext", "list")["extensions"] == []
+    settings.write_text(json.dumps({"security": {"allowedExtensions": [f"^{homes.gemini}/"]}}))
+    ok("ext", "install", source, *UNVERIFIED)
+    # system settings win over the user's (settings.ts mergeSettings)
+    (tmp_path / "etc").mkdir()
+    (tmp_path / "etc" / "settings.json").write_text(json.dumps({"security": {"allowedExtensions": ["^/nowhere/"]}}))
+    fail("incompatible_host", "ext", "install", gemini_extension(tmp_path / "src" / "other", "other"), *UNVERIFIED)
+
+
+_JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+                     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+                     max_leaves=20)
+
+
+@given(_JSON, st.text(alphabet=st.characters(blacklist_characters="*\n"), max_size=20))
+@settings(max_examples=200, deadline=None)
+def test_comments_strip_to_the_same_json(value: object, comment: str) -> None:
+    """strip-json-comments as Gemini's settings loader runs it: a document with comments between
+    its tokens reads as the document without them; a string holding `//` or `/*` is left whole."""
+    from pkgmgr.hosts.gemini import _strip_json_comments
+
+    text = json.dumps(value, indent=1)
+    commented = "\n".join(f"{line} // {comment}" if i % 2 else f"/* {comment} */{line}"
+                          for i, line in enumerate(text.split("\n")))
+    assert json.loads(_strip_json_comments(commented)) == value
+    assert json.loads(_strip_json_comments(json.dumps({"a": "//x/*y*/", "b": value}))) == {"a": "//x/*y*/", "b": value}
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_comment_stripping_never_fails_and_keeps_lines(text: str) -> None:
+    from pkgmgr.hosts.gemini import _strip_json_comments
+
+    stripped = _strip_json_comments(text)
+    assert len(stripped) == len(text) and stripped.count("\n") == text.count("\n")
+
+
+@pytest.mark.parametrize("raw", [b"", b"{", b"\xff\xfe", b'{"security": {"allowedExtensions": "x"}}', b"[" * 100_000,
+                                 b'{"security": {"allowedExtensions": ["(", "^/"]}} // ok', b"/* unterminated"])
+def test_a_settings_file_gemini_could_not_use_sets_nothing_or_what_it_says(tmp_path: Path, raw: bytes) -> None:
+    """Adversarial settings files: pkgmgr reads them bounded and never fails on them; only a list
+    of allowedExtensions counts (a pattern Python cannot compile is left to Gemini)."""
+    from pkgmgr.hosts.gemini import allowed_extensions, check_allowed
+
+    environ = {"GEMINI_CLI_HOME": str(tmp_path), "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(tmp_path / "none.json")}
+    (tmp_path / ".gemini").mkdir()
+    (tmp_path / ".gemini" / "settings.json").write_bytes(raw)
+    found = allowed_extensions(environ)
+    assert found is None or found[0] == ["(", "^/"]
+    check_allowed("hello", tmp_path / "x", environ)  # nothing refused: no list, or `(` left to Gemini

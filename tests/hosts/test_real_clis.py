@@ -10,6 +10,7 @@ Without the CLIs (no npm, no network when CI installed them) every test here ski
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,16 @@ def test_a_gemini_scaffold_passes_geminis_validate_and_loads(gemini_cli: Path, t
         "validate": "ok", "warnings": [], "install": "ok", "listed": True}
 
 
+def _claude_listed(cli: Path, tmp_path: Path, cwd: Path) -> list[dict[str, Any]]:
+    """`claude plugin list --json` in `cwd` with the config folder tests/hosts/conftest.py gives
+    pkgmgr, Claude's built-in plugins left out."""
+    result = realcli.run(cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
+                         env=realcli.claude_env(tmp_path / "claude-config"))
+    assert result.code == 0, result.out
+    value = realcli._json_array(result.out) or []
+    return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+
+
 def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
         claude_cli: Path, tmp_path: Path) -> None:
     """`claude plugin list` after each pkgmgr command: installed from pkgmgr's marketplace, enabled
@@ -312,11 +323,7 @@ def test_claude_lists_pkgmgrs_install_disable_enable_and_remove_as_its_own(
     work.mkdir()
 
     def listed() -> list[dict[str, Any]]:
-        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=work,
-                             env=realcli.claude_env(config))
-        assert result.code == 0, result.out
-        value = realcli._json_array(result.out) or []
-        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+        return _claude_listed(claude_cli, tmp_path, work)
 
     source = build(tmp_path / "src" / "hello", {
         ".claude-plugin/plugin.json": '{"name":"hello","version":"1.0.0","description":"says hello"}\n',
@@ -359,7 +366,6 @@ def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli
     """`pkgmgr sync` of a workspace declaring a Claude Code plugin: `claude plugin list` in the
     project shows it enabled at the local scope with no load error, elsewhere not enabled; after
     the entry is dropped and synced again, Claude lists nothing."""
-    config = tmp_path / "claude-config"
     ws = tmp_path / "ws"
     build(ws / "tools" / "standup", {".claude-plugin/plugin.json": '{"name":"standup","version":"1.0.0"}\n',
                                      "commands/standup.md": "---\ndescription: Stand-up\n---\n\nDraft it.\n"})
@@ -370,11 +376,7 @@ def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli
     elsewhere.mkdir()
 
     def listed(cwd: Path) -> list[dict[str, Any]]:
-        result = realcli.run(claude_cli, ["plugin", "list", "--json"], home=tmp_path / "home", cwd=cwd,
-                             env=realcli.claude_env(config))
-        assert result.code == 0, result.out
-        value = realcli._json_array(result.out) or []
-        return [p for p in value if isinstance(p, dict) and not str(p.get("id", "")).endswith("@builtin")]
+        return _claude_listed(claude_cli, tmp_path, cwd)
 
     [seen] = listed(ws)
     assert seen["id"].startswith("standup@pkgmgr-") and (seen["scope"], seen["enabled"]) == ("local", True)
@@ -384,3 +386,174 @@ def test_claude_lists_a_workspaces_plugin_enabled_in_its_project_only(claude_cli
     _pkgmgr("trust", cwd=ws)
     _pkgmgr("sync", cwd=ws)
     assert listed(ws) == []
+
+
+# --- rollback, development links, the workspace scope, Gemini's own trust (issues 29 and 31) ---------------
+
+
+def _gemini_listed(cli: Path, tmp_path: Path, cwd: Path, gemini_home: Path) -> list[dict[str, Any]]:
+    result = realcli.run(cli, ["extensions", "list", "-o", "json"], home=tmp_path / "home", cwd=cwd,
+                         env={"GEMINI_CLI_HOME": str(gemini_home)})
+    assert result.code == 0, result.out
+    value = realcli._json_array(result.out)
+    return value if value is not None else []  # no extension: Gemini prints a sentence, not []
+
+
+def test_gemini_sees_rollback_link_and_unlink(gemini_cli: Path, tmp_path: Path) -> None:
+    """After `ext rollback` Gemini lists the old version active, from the folder's own local
+    install record; after `ext link` it loads the working folder through the record Gemini's own
+    `extensions link` writes (byte for byte); after `ext unlink` the installed version is back."""
+    gemini_home = tmp_path / "gemini-home"  # GEMINI_CLI_HOME, as tests/hosts/conftest.py sets it
+    work = gemini_home / "work"
+    folder = gemini_home / ".gemini" / "extensions" / "hello"
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n',
+                                                "GEMINI.md": "# hello\n"})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    build(source, {"gemini-extension.json": '{"name":"hello","version":"1.1.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    assert _gemini_listed(gemini_cli, tmp_path, work, gemini_home)[0]["version"] == "1.1.0"
+
+    _pkgmgr("ext", "rollback", "hello")
+    [seen] = _gemini_listed(gemini_cli, tmp_path, work, gemini_home)
+    assert (seen["version"], seen["isActive"]) == ("1.0.0", True)
+    assert seen["installMetadata"] == {"source": str(folder), "type": "local"}
+
+    dev = build(tmp_path / "dev" / "hello", {"gemini-extension.json": '{"name":"hello","version":"2.0.0-dev"}\n',
+                                             "GEMINI.md": "# hello, edited\n"})
+    _pkgmgr("ext", "link", dev)
+    [seen] = _gemini_listed(gemini_cli, tmp_path, work, gemini_home)
+    assert (seen["version"], seen["isActive"]) == ("2.0.0-dev", True)
+    assert seen["installMetadata"] == {"source": str(dev), "type": "link"}
+    own = tmp_path / "own-home"  # what Gemini's own link writes, in a home of its own
+    linked = realcli.run(gemini_cli, ["extensions", "link", str(dev), "--consent"], home=own, cwd=own / "work")
+    assert linked.code == 0, linked.out
+    theirs = own / ".gemini" / "extensions" / "hello"
+    assert sorted(p.name for p in theirs.iterdir()) == sorted(p.name for p in folder.iterdir()) == \
+        [".gemini-extension-install.json"]
+    assert (theirs / ".gemini-extension-install.json").read_bytes() == \
+        (folder / ".gemini-extension-install.json").read_bytes()
+
+    _pkgmgr("ext", "unlink", "hello")
+    [seen] = _gemini_listed(gemini_cli, tmp_path, work, gemini_home)
+    assert (seen["version"], seen["isActive"]) == ("1.0.0", True)
+    assert seen["installMetadata"] == {"source": str(folder), "type": "local"}
+    assert (dev / "gemini-extension.json").is_file()  # the working folder stays
+    _pkgmgr("ext", "remove", "hello")
+    assert _gemini_listed(gemini_cli, tmp_path, work, gemini_home) == []
+
+
+def test_gemini_workspace_disable_is_what_gemini_writes(gemini_cli: Path, tmp_path: Path) -> None:
+    """`pkgmgr --scope workspace ext disable` writes what `gemini extensions disable --scope
+    workspace` writes (byte for byte, run in a home of its own); Gemini lists the extension
+    inactive from that folder and active from another; `--scope workspace ext enable` likewise."""
+    gemini_home = tmp_path / "gemini-home"
+    project, elsewhere = tmp_path / "project", tmp_path / "elsewhere"
+    for made in (project, elsewhere):
+        made.mkdir()
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    _pkgmgr("--scope", "workspace", "ext", "disable", "hello", cwd=project)
+    assert _gemini_listed(gemini_cli, tmp_path, project, gemini_home)[0]["isActive"] is False
+    assert _gemini_listed(gemini_cli, tmp_path, elsewhere, gemini_home)[0]["isActive"] is True
+    assert _pkgmgr("ext", "list")["extensions"][0]["enabled"] is True  # the user scope is unchanged
+
+    # Gemini's own commands in a home of its own (GEMINI_CLI_HOME another folder): the same file
+    own = tmp_path / "own"
+    env = {"GEMINI_CLI_HOME": str(own)}
+    for args in (["install", str(source), "--consent", "--skip-settings"], ["disable", "--scope", "workspace", "hello"]):
+        result = realcli.run(gemini_cli, ["extensions", *args], home=tmp_path / "home", cwd=project, env=env)
+        assert result.code == 0, result.out
+    ours = gemini_home / ".gemini" / "extensions" / "extension-enablement.json"
+    theirs = own / ".gemini" / "extensions" / "extension-enablement.json"
+    assert ours.read_text().replace(str(gemini_home), "HOME") == theirs.read_text().replace(str(own), "HOME")
+
+    _pkgmgr("--scope", "workspace", "ext", "enable", "hello", cwd=project)
+    result = realcli.run(gemini_cli, ["extensions", "enable", "--scope", "workspace", "hello"], home=tmp_path / "home",
+                         cwd=project, env=env)
+    assert result.code == 0, result.out
+    assert ours.read_text().replace(str(gemini_home), "HOME") == theirs.read_text().replace(str(own), "HOME")
+    assert _gemini_listed(gemini_cli, tmp_path, project, gemini_home)[0]["isActive"] is True
+
+
+def test_gemini_allowed_extensions_is_the_rule_pkgmgr_refuses_by(gemini_cli: Path, tmp_path: Path) -> None:
+    """With `security.allowedExtensions` set, Gemini loads only an extension whose install record's
+    source matches a pattern: pkgmgr's install (whose source is its folder) is listed while a
+    pattern matches that folder and not once none does, and pkgmgr refuses to install what such a
+    setting forbids (`incompatible_host`)."""
+    gemini_home = tmp_path / "gemini-home"
+    work = tmp_path / "work"
+    settings = gemini_home / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"security": {"allowedExtensions": [f"^{gemini_home}/"]}}))
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    assert [e["name"] for e in _gemini_listed(gemini_cli, tmp_path, work, gemini_home)] == ["hello"]
+    settings.write_text(json.dumps({"security": {"allowedExtensions": ["^/opt/team/"]}}))
+    assert _gemini_listed(gemini_cli, tmp_path, work, gemini_home) == []
+    from tests.support.cli import run_cli
+
+    other = build(tmp_path / "src" / "other", {"gemini-extension.json": '{"name":"other","version":"1.0.0"}\n'})
+    refused = run_cli(["ext", "install", str(other), "--allow-unverified", "--yes", "-o", "json"])
+    assert refused.code != 0 and refused.json["error"]["code"] == "incompatible_host", refused
+
+
+def test_gemini_stale_integrity_record_is_harmless_to_pkgmgrs_install(gemini_cli: Path, tmp_path: Path) -> None:
+    """Gemini's uninstall keeps its signed integrity record, which no longer matches pkgmgr's install
+    record of that name. Gemini verifies a record only when its own `update` finds a newer source,
+    and the source of pkgmgr's install is the installed folder itself: Gemini lists and loads the
+    extension, says it is up to date, and pkgmgr leaves the signed file as it is."""
+    gemini_home = tmp_path / "gemini-home"
+    work = tmp_path / "work"
+    env = {"GEMINI_CLI_HOME": str(gemini_home)}
+    source = build(tmp_path / "src" / "hello", {"gemini-extension.json": '{"name":"hello","version":"1.0.0"}\n'})
+    for args in (["install", str(source), "--consent", "--skip-settings"], ["uninstall", "hello"]):
+        result = realcli.run(gemini_cli, ["extensions", *args], home=tmp_path / "home", cwd=work, env=env)
+        assert result.code == 0, result.out
+    integrity = gemini_home / ".gemini" / "extension_integrity.json"
+    before = integrity.read_bytes()
+    assert "hello" in json.loads(before)["store"]
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    build(source, {"gemini-extension.json": '{"name":"hello","version":"1.1.0"}\n'})
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    assert integrity.read_bytes() == before
+    [seen] = _gemini_listed(gemini_cli, tmp_path, work, gemini_home)
+    assert (seen["name"], seen["version"], seen["isActive"]) == ("hello", "1.1.0", True)
+    updated = realcli.run(gemini_cli, ["extensions", "update", "hello"], home=tmp_path / "home", cwd=work, env=env)
+    assert updated.code == 0 and "up to date" in updated.out, updated.out
+
+
+def test_claude_sees_rollback_link_and_unlink(claude_cli: Path, tmp_path: Path) -> None:
+    """After `ext rollback` Claude lists the old version enabled with no load error; after `ext link`
+    it reads the plugin from the working folder (pkgmgr's marketplace folder a link to it); after
+    `ext unlink` the installed version is back."""
+    work = tmp_path / "work"
+    work.mkdir()
+
+    def listed() -> list[dict[str, Any]]:
+        return _claude_listed(claude_cli, tmp_path, work)
+
+    def manifest(version: str) -> dict[str, str]:
+        return {".claude-plugin/plugin.json": json.dumps({"name": "hello", "version": version}),
+                "commands/hi.md": "---\ndescription: Say hi\n---\n\nSay hi.\n"}
+
+    source = build(tmp_path / "src" / "hello", manifest("1.0.0"))
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    build(source, manifest("1.1.0"))
+    _pkgmgr("ext", "install", source, "--allow-unverified", "--yes")
+    _pkgmgr("ext", "rollback", "hello")
+    [seen] = listed()
+    assert (seen["version"], seen["enabled"], seen.get("errors") or []) == ("1.0.0", True, [])
+
+    dev = build(tmp_path / "dev" / "hello", manifest("2.0.0-dev"))
+    _pkgmgr("ext", "link", dev)
+    [seen] = listed()
+    assert (seen["version"], seen["enabled"], seen.get("errors") or []) == ("2.0.0-dev", True, [])
+    folder = tmp_path / "pkgmgr-home" / "claude" / "plugins" / "hello"
+    assert os.path.realpath(seen["readFromFolder"]) == str(dev) and folder.is_symlink()
+
+    _pkgmgr("ext", "unlink", "hello")
+    [seen] = listed()
+    assert (seen["version"], seen["enabled"], seen.get("errors") or []) == ("1.0.0", True, [])
+    assert (dev / ".claude-plugin" / "plugin.json").is_file()
+    _pkgmgr("ext", "remove", "hello")
+    assert listed() == []

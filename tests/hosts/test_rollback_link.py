@@ -12,7 +12,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.hosts.helpers import UNVERIFIED, Homes, eva_script, fail, human, ok, terva_extension, tree, vera_extension
+from tests.hosts.helpers import (
+    UNVERIFIED,
+    Homes,
+    claude_plugin,
+    eva_script,
+    fail,
+    gemini_extension,
+    human,
+    ok,
+    terva_extension,
+    tree,
+    vera_extension,
+)
 from tests.support.builders import minimal_manifest, write_extension
 
 
@@ -34,13 +46,25 @@ def _eva(root: Path, version: str) -> Path:  # Eva's scripts carry no version: t
     return script
 
 
+def _gemini(root: Path, version: str) -> Path:
+    return gemini_extension(root, "hello", version)
+
+
+def _claude(root: Path, version: str) -> Path:
+    return claude_plugin(root, "hello", version)
+
+
 Make = Callable[[Path, str], Path]
 HOSTS: dict[str, tuple[str, Make, Callable[[Homes], Path]]] = {
     "compozy": ("demo-ext", _compozy, lambda h: h.pkgmgr / "extensions" / "demo-ext"),
     "terva": ("hello", _terva, lambda h: h.terva / "extensions"),
     "eva": ("notes", _eva, lambda h: h.eva / "extensions"),
     "vera": ("acme.word", _vera, lambda h: h.vera / "extensions"),
+    "gemini": ("hello", _gemini, lambda h: h.gemini_extensions),
+    "claude": ("hello", _claude, lambda h: h.pkgmgr / "claude" / "plugins"),
 }
+EDITED = {"compozy": "note.txt", "terva": "run.sh", "vera": "extension.ts", "gemini": "GEMINI.md",
+          "claude": "commands/hi.md"}  # a file of the working folder an author edits
 
 
 def _source(tmp_path: Path, host: str, version: str) -> Path:
@@ -122,7 +146,9 @@ def test_a_changed_kept_tree_is_refused_and_doctor_forgets_it(host: str, tmp_pat
     ok("ext", "install", source, *UNVERIFIED, *(["--force"] if host == "eva" else []))
     status = ok("ext", "status", name)
     kept = Path(status["previous"]["path"])
-    victim = kept if kept.is_file() else next(p for p in sorted(kept.rglob("*")) if p.is_file())
+    # a file of the extension (not one the host writes into an install itself: Gemini's install record)
+    victim = kept if kept.is_file() else next(p for p in sorted(kept.rglob("*")) if p.is_file()
+                                              and not p.name.startswith("."))
     victim.write_bytes(victim.read_bytes() + b"\n# changed\n")
     fail("tree_modified", "ext", "rollback", name)
     assert ok("ext", "status", name)["tree_sha256"] == status["tree_sha256"]  # nothing moved
@@ -148,10 +174,12 @@ def test_link_loads_the_working_folder_and_unlink_restores_the_install(host: str
     assert re.search(rf"^{re.escape(name)} .* linked ", human("ext", "list").stdout, re.M)
     # the host loads the folder as it is: an edit shows without installing again
     loaded = Path(listed["path"])
-    edited = work if work.is_file() else work / ("note.txt" if host == "compozy" else
-                                                  "run.sh" if host == "terva" else "extension.ts")
+    edited = work if work.is_file() else work / EDITED[host]
     edited.write_text(edited.read_text(encoding="utf-8") + "\n// edited\n", encoding="utf-8")
-    seen = loaded if loaded.is_file() or loaded.is_symlink() and work.is_file() else loaded / edited.name
+    if host == "gemini":  # Gemini's own link: its install record names the folder it loads instead
+        assert sorted(p.name for p in loaded.iterdir()) == [".gemini-extension-install.json"]
+        loaded = Path(json.loads((loaded / ".gemini-extension-install.json").read_text())["source"])
+    seen = loaded if loaded.is_file() or loaded.is_symlink() and work.is_file() else loaded / edited.relative_to(work)
     assert seen.read_text(encoding="utf-8").endswith("// edited\n")
     [verified] = ok("ext", "verify", name)["verified"]
     assert (verified["ok"], verified["skipped"]) == (True, "linked")
@@ -162,7 +190,7 @@ def test_link_loads_the_working_folder_and_unlink_restores_the_install(host: str
     assert unlinked["restored"]["name"] == name and unlinked["linked_to"] == str(work.absolute())
     now = ok("ext", "status", name)
     assert now["linked"] is None and ok("ext", "verify", name)["verified"][0]["ok"] is True
-    restored = Path(now["path"]) if Path(now["path"]).is_file() else Path(now["path"]) / edited.name
+    restored = Path(now["path"]) if Path(now["path"]).is_file() else Path(now["path"]) / edited.relative_to(work)
     assert "// edited" not in restored.read_text(encoding="utf-8")
     assert tree(work) != before and work.exists()  # the user's folder stays, edits and all
     if host == "vera":  # Vera's records name the restored install again
@@ -210,3 +238,65 @@ def test_a_link_is_not_replaced_by_an_install_without_force(tmp_path: Path) -> N
     assert "hint: 'pkgmgr ext unlink hello' removes the link and restores 1.0.0" in refused
     fail("source_conflict", "ext", "rollback", "hello")
     assert ok("ext", "status", "hello")["linked"] == str(work)
+
+
+def test_gemini_link_is_the_install_record_gemini_link_writes(tmp_path: Path, homes: Homes) -> None:
+    """`gemini extensions link PATH` makes `extensions/<name>/` holding only its install record,
+    `{"source": PATH, "type": "link"}` (JSON.stringify(v, null, 2)); pkgmgr writes the same bytes,
+    copies nothing, and its removal takes that folder only."""
+    ok("ext", "install", _gemini(tmp_path / "src" / "hello", "1.0.0"), *UNVERIFIED)
+    work = _gemini(tmp_path / "work" / "hello", "2.0.0-dev")
+    before = tree(work)
+    ok("ext", "link", work)
+    place = homes.gemini_extensions / "hello"
+    assert tree(place) == {".gemini-extension-install.json":
+                           json.dumps({"source": str(work), "type": "link"}, indent=2).encode()}
+    assert ok("ext", "list")["extensions"][0]["version"] == "2.0.0-dev"
+    ok("ext", "remove", "hello")
+    assert not place.exists() and tree(work) == before
+    assert not (homes.gemini / ".gemini" / ".pkgmgr-previous").exists() or \
+        not any((homes.gemini / ".gemini" / ".pkgmgr-previous").iterdir())
+
+
+def test_a_kept_tree_is_staged_without_the_hosts_runtime_files(tmp_path: Path, homes: Homes) -> None:
+    """Gemini's install record in the kept tree names the place it was installed at, and `.env`
+    holds the user's settings values: neither is part of what was installed, so neither makes
+    the kept tree `tree_modified`; the rollback writes the record for its place again and
+    carries the current settings values over, as an update does."""
+    source = _gemini(tmp_path / "src" / "hello", "1.0.0")
+    ok("ext", "install", source, *UNVERIFIED)
+    _gemini(source, "1.1.0")
+    ok("ext", "install", source, *UNVERIFIED)
+    place = homes.gemini_extensions / "hello"
+    (place / ".env").write_text("TOKEN=kept\n")
+    kept = Path(ok("ext", "status", "hello")["previous"]["path"])
+    assert json.loads((kept / ".gemini-extension-install.json").read_text())["source"] == str(place)
+    [entry] = ok("ext", "rollback", "hello")["rolled_back"]
+    assert entry["version"] == "1.0.0"
+    assert json.loads((place / "gemini-extension.json").read_text())["version"] == "1.0.0"
+    assert (place / ".gemini-extension-install.json").read_bytes() == \
+        json.dumps({"source": str(place), "type": "local"}, indent=2).encode()
+    assert (place / ".env").read_text() == "TOKEN=kept\n"
+    assert ok("ext", "verify", "hello")["verified"][0]["ok"] is True and ok("doctor", "--check")["ok"] is True
+
+
+def test_claude_link_is_recorded_where_claude_loads_plugins(tmp_path: Path, homes: Homes) -> None:
+    """Claude Code loads only what its records name: the link (pkgmgr's marketplace folder
+    `plugins/<name>` a symbolic link to the working folder) is listed in pkgmgr's marketplace,
+    recorded in installed_plugins.json and enabled; `ext remove` drops the records and the link,
+    never the folder."""
+    work = _claude(tmp_path / "work" / "hello", "2.0.0-dev")
+    before = tree(work)
+    ok("ext", "link", work)
+    plugin = homes.pkgmgr / "claude" / "plugins" / "hello"
+    assert plugin.is_symlink() and Path(plugin.readlink()) == work
+    installed = json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())
+    [entry] = installed["plugins"]["hello@pkgmgr"]
+    assert (entry["installPath"], entry["version"]) == (str(plugin), "2.0.0-dev")
+    assert json.loads((homes.claude / "settings.json").read_text())["enabledPlugins"] == {"hello@pkgmgr": True}
+    market = json.loads((homes.pkgmgr / "claude" / ".claude-plugin" / "marketplace.json").read_text())
+    assert [p["name"] for p in market["plugins"]] == ["hello"]
+    ok("ext", "remove", "hello")
+    assert not plugin.exists() and not plugin.is_symlink() and tree(work) == before
+    installed = json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())
+    assert installed["plugins"] == {}
