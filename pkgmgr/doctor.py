@@ -144,6 +144,10 @@ def run_doctor(home: Path, workspace: Path, *, config: Config, check: bool = Fal
         labels.extend([f"workspace {scope.workspace}" if scope.workspace else scope.kind] * len(found))
         fixes.extend(_reinstall_fixes(scope, found))
         scope.close()
+    roots = trusted_roots(home, config)
+    findings.extend(roots)
+    labels.extend(["registries"] * len(roots))
+    fixes.extend(_reestablish_fixes(config, roots))
     error = None
     if findings:
         error = PkgmgrError(
@@ -151,9 +155,39 @@ def run_doctor(home: Path, workspace: Path, *, config: Config, check: bool = Fal
             code=Code.STATE_INCONSISTENT,
             details={"problems": [f.to_json() for f in findings]},
             hint="; ".join(fixes + (["run 'pkgmgr doctor' to repair what can be repaired"]
-                                    if check and any(f.check != "install" for f in findings) else [])) or None,
+                                    if check and any(f.check not in ("install", "trusted_root") for f in findings)
+                                    else [])) or None,
         )
     return DoctorReport(scopes, legacy, findings, repaired, error)
+
+
+def trusted_roots(home: Path, config: Config) -> list[Problem]:
+    """Each configured signed registry's trusted root (SPEC 5.4a: its TUF metadata cache), as
+    ngclient would load it: one missing, unreadable, empty, truncated or not signed by its own
+    keys makes every install from the registry fail until it is re-established — not doctor's to
+    repair (it takes the registry's root again), so a finding naming the command. Reads only."""
+    signed = [registry for registry in config.registries if registry.root_sha256 is not None]
+    if not signed:
+        return []
+    from pkgmgr.registry.signed import trusted_root_problem
+
+    found = []
+    for registry in signed:
+        why = trusted_root_problem(home, registry.source)
+        if why is not None:
+            found.append(Problem.invariant(
+                "global", "trusted_root", f"registry {registry.name}: the trusted root recorded for {registry.source} "
+                f"{why}; every install from it fails (registry_signature_invalid) until it is re-established",
+                name=registry.name))
+    return found
+
+
+def _reestablish_fixes(config: Config, findings: list[Problem]) -> list[str]:
+    from pkgmgr.registry.configure import reestablish_command
+
+    named = {registry.name: registry for registry in config.registries}
+    return [f"registry {finding.name}: '{reestablish_command(named[finding.name])}' re-establishes its trusted root"
+            for finding in findings if finding.name in named]
 
 
 def _reinstall_fixes(scope: Scope, findings: list[Problem]) -> list[str]:

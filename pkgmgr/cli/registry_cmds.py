@@ -44,7 +44,9 @@ def register(commands: "Commands") -> "Commands":
         "The source's registry.toml is read once first: a source that cannot be read or parsed is refused "
         "and nothing is recorded (--no-check records it anyway; --offline records it without reading). A signed "
         "registry (TUF metadata in metadata/) is added with --root FILE or --root-sha256 HEX: its root is verified "
-        "and pinned, its metadata read at once, and every later read of it goes through TUF verification.",
+        "and pinned, its metadata read at once, and every later read of it goes through TUF verification. Added "
+        "again with the same source and root while its trusted root is damaged (as 'pkgmgr doctor' reports it), "
+        "it re-establishes that trust and changes nothing else.",
         "pkgmgr registry add acme github:acme/extension-index\n"
         "pkgmgr registry add acme github:acme/extension-index --root acme-root.json\n"
         "pkgmgr registry add mirror https://mirror.example.com/index/ --priority 50\n"
@@ -109,6 +111,9 @@ def cmd_add(ctx: Context, args: argparse.Namespace) -> Output:
     new = NewRegistry(args.name, args.source, priority=args.priority, insecure=bool(args.insecure),
                       check=not args.no_check, root=args.root, root_sha256=args.root_sha256)
     added = add_registry(ctx.home, ctx.config, new, offline=ctx.offline, warn=ctx.warn)
+    if added.get("reestablished"):
+        return Output({"added": added}, f"re-established the trusted root of registry {added['name']} "
+                                        f"({added['source']}, root {str(added['root_sha256'])[:12]})")
     return Output({"added": added}, f"added registry {added['name']} ({added['source']}, priority {added['priority']})")
 
 

@@ -285,6 +285,12 @@ class FolderHost(HostRules, Host):
         place. Idempotent: the one protocol calls it once a change is committed, and the recovery
         again for a change a killed writer left (host lock held). Nothing by default."""
 
+    def saved_state(self, item: Installed) -> dict[Path, bytes]:
+        """The host's own files that `settle` rewrites in place for `item`'s enabled state (terva's
+        manifest), with their bytes now, read bounded: saved before an enable/disable, so that one
+        undone puts them back byte for byte, not rewritten in the host's layout. Nothing by default."""
+        return {}
+
     def check_records(self, folder: Path) -> None:
         """Raise what the host would refuse of its own records of `folder` (`invalid_config`), before
         a change moves anything; nothing by default (a host that keeps none). Reads only."""

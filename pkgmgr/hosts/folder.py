@@ -290,6 +290,7 @@ class FolderSwitch:
     def finish(self) -> None:
         crashpoint("host.install.after_commit")
         keep_replaced(self.new, self.tx, self.old)
+        crashpoint("host.install.after_kept")
         self.host.settle(self.host.folder_of(self.scope), hosted(self.new), self.new.name, self.host_records)
         crashpoint("host.install.after_host_records")
 
@@ -684,10 +685,17 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
         updated = updated.with_changes(disabled_path=None if enabled else str(away))
         intent = pending.Intent(str(dest), current.name, current.version, pending.IN, host=host.name, action="move",
                                 row={"row": updated.to_row()})
-    else:
+    else:  # the host's files rewritten in place: saved first, so that an undone change puts them back as they were
+        tx = _transaction_dir(folder)
+        try:
+            saved = _save_files(tx, host.saved_state(current))
+        except BaseException:
+            remove_tree(tx)
+            raise
         intent = pending.Intent(str(current.place), current.name, current.version, pending.IN, host=host.name,
-                                action="enable", row={"row": updated.to_row()})
+                                action="enable", tx=str(tx), row={"row": updated.to_row(), SAVED: saved})
     pending.begin(scope, [intent], _now())
+    crashpoint("host.enable.after_pending")
     try:
         with host.host_lock(change.lock_timeout):
             if away is not None:
@@ -706,13 +714,68 @@ def set_enabled(scope: Scope, host: FolderHost, item: Installed, enabled: bool, 
                 os.rename(dest, source)
             elif away is None:
                 with host.host_lock(0.0):
+                    restore_saved(folder, intent)
                     host.settle(folder, current, current.name)  # back to what the row says
         except (PkgmgrError, OSError):
             raise  # what the host holds is unknown: the intent stays for the recovery
-        _forget_quietly(scope, intent, None)
+        _forget_quietly(scope, intent, Path(intent.tx) if intent.tx else None)
         raise
+    if intent.tx:
+        remove_tree(Path(intent.tx))
     notes, trust = trust_after(scope, host, folder, change.approve_host_trust, change.approve_host_trust_all)
     return updated.with_changes(notes=tuple(notes), trust=trust)
+
+
+SAVED = "saved"  # an enable/disable intent's files saved before the host's were rewritten: [[name in tx, path, mode]]
+SAVED_MAX_BYTES = 4 * 1024 * 1024  # pkgmgr's bound on a saved copy it reads back (a host file it saved: 1 MiB for terva)
+
+
+def _save_files(tx: Path, files: dict[Path, bytes]) -> list[list[Any]]:
+    """Copy each of the host's files (their bytes read by the host) into the transaction directory
+    `tx`, durably, before the host's files are rewritten; what the intent records of them."""
+    from pkgmgr.fsutil import atomic_write_bytes
+
+    saved: list[list[Any]] = []
+    for index, (path, data) in enumerate(files.items()):
+        name = f"{SAVED}-{index}"
+        atomic_write_bytes(tx / name, data, mode=0o600)
+        saved.append([name, str(path), os.lstat(path).st_mode & 0o7777])
+    return saved
+
+
+def restore_saved(folder: Path, intent: pending.Intent) -> list[str]:
+    """Put back, byte for byte, the host's files an enable/disable that did not happen had saved
+    (`_save_files`) before it rewrote them: each written through a temporary file in the host's
+    staging folder, outside the tree, where it differs. Only paths inside the host's home are
+    touched. Returns the paths put back."""
+    from pkgmgr.fsutil import atomic_write_bytes, read_regular
+
+    if not intent.tx or intent.action != "enable":
+        return []
+    tx, home = Path(intent.tx), folder.parent
+    restored = []
+    for entry in (intent.row or {}).get(SAVED) or []:
+        if not (isinstance(entry, list) and len(entry) == 3 and isinstance(entry[0], str)
+                and re.fullmatch(rf"{SAVED}-\d+", entry[0]) and isinstance(entry[1], str)
+                and isinstance(entry[2], int)):
+            continue  # not what `_save_files` records: nothing is written on its word
+        path = Path(entry[1])
+        if not path.is_absolute() or ".." in path.parts or not path.is_relative_to(home):
+            continue
+        try:
+            data = read_regular(tx / entry[0], limit=SAVED_MAX_BYTES)
+        except FileNotFoundError:
+            continue  # killed before it was saved: the host's file was not rewritten yet
+        if len(data) > SAVED_MAX_BYTES:
+            continue
+        try:
+            if read_regular(path, limit=SAVED_MAX_BYTES) == data:
+                continue
+        except OSError:
+            pass
+        atomic_write_bytes(path, data, mode=entry[2] & 0o777, temp_dir=ensure_dirs(home, STAGING))
+        restored.append(str(path))
+    return restored
 
 
 def _check_neighbours_of(host: FolderHost, folder: Path, source: Path, current: Installed, scope: str) -> None:
@@ -898,6 +961,7 @@ def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending
                 fsync_dir(standing.directory.parent)
             line = f"settled where {intent.name} is"
         else:
+            restore_saved(folder, intent)  # the host's files as they were, byte for byte
             line = f"kept {intent.name} {'enabled' if standing is None or standing.enabled else 'disabled'}"
     else:  # committed: finish it
         if intent.action == "install" and standing is not None and (intent.row or {}).get("row", {}).get(
@@ -941,7 +1005,9 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
                                      f"{row.name} --host {host.name}' for the files)", False))
     folder = host.folder_of(scope)
     try:
-        hosted_rows = [row for row in rows if row.linked is None]  # none of the host's records names a link
+        # none of the host's records names a link; one a killed writer was changing is settled by `recover`
+        # (listed by `interrupted`: repairable), so what its records say of it now is no finding
+        hosted_rows = [row for row in rows if row.linked is None and row.name not in changing]
         found.extend(("host_records", problem, False) for problem in host.record_problems(folder, hosted_rows))
     except PkgmgrError as error:
         found.append(("host_records", error.message, False))

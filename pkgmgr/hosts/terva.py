@@ -331,6 +331,17 @@ class Terva(FolderHost):
 
         set_enabled(item.place, item.enabled, temp_dir=ensure_dirs(folder.parent, STAGING))
 
+    def saved_state(self, item: Installed) -> dict[Path, bytes]:
+        """The manifest as it is, before `ext enable/disable` rewrites its `enabled` (not for a
+        development link, whose manifest is the author's file behind a link)."""
+        manifest = item.place / MANIFEST
+        if item.linked is not None or os.path.islink(manifest):
+            return {}
+        try:
+            return {manifest: _read_manifest(item.place)}
+        except PkgmgrError:
+            return {}  # unreadable: the rewrite refuses it before anything changes
+
     def observed(self, record: Installed) -> Installed:
         """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
         enabled = manifest_enabled(record.place)

@@ -64,16 +64,18 @@ def add_registry(home: Path, config: Config, new: NewRegistry, *, offline: bool 
         raise PkgmgrError("'default' is the registry shipped with pkgmgr; choose another name", code=Code.USAGE)
     spec = parse_source(new.source)
     check_source_allowed(spec, insecure=new.insecure)
-    for existing in config.registries:
-        if existing.name == name:
-            raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code=Code.USAGE,
-                              hint=f"'pkgmgr registry remove {name}' first to replace it")
-    priority = new.priority if new.priority is not None else DEFAULT_PRIORITY
-
     def session() -> Session:
         from pkgmgr.registry.session import Session
 
         return Session(home, config, offline=offline, warn=warn)
+
+    for existing in config.registries:
+        if existing.name == name:
+            if _reestablishing(home, existing, new, spec):
+                return _reestablish(home, config, existing, new, spec, session, offline=offline)
+            raise PkgmgrError(f"a registry named {name} already exists ({existing.source})", code=Code.USAGE,
+                              hint=f"'pkgmgr registry remove {name}' first to replace it")
+    priority = new.priority if new.priority is not None else DEFAULT_PRIORITY
 
     pinned = None
     if new.root or new.root_sha256:
@@ -112,6 +114,60 @@ def add_registry(home: Path, config: Config, new: NewRegistry, *, offline: bool 
 
         added["root_sha256"] = trusted_state(home, spec.text).root_sha256 or pinned
     return added
+
+
+def reestablish_command(registry: RegistryConfig) -> str:
+    """The command that re-establishes the trusted root of the signed registry `registry` as it is
+    configured (`registry add` with its name, source and pinned root: `_reestablish`)."""
+    import shlex
+
+    insecure = " --insecure" if registry.insecure else ""
+    return (f"pkgmgr registry add {registry.name} {shlex.quote(registry.source)} --root-sha256 "
+            f"{registry.root_sha256}{insecure}")
+
+
+def _reestablishing(home: Path, existing: RegistryConfig, new: NewRegistry, spec: SourceSpec) -> bool:
+    """`registry add` of a signed registry already configured under that name, from the same
+    source with a root, while its trusted root is damaged (missing, truncated, not signed by its
+    keys): it re-establishes the trust (`_reestablish`), nothing else."""
+    if existing.root_sha256 is None or existing.source != spec.text or not (new.root or new.root_sha256):
+        return False
+    from pkgmgr.registry.signed import trusted_root_problem
+
+    return trusted_root_problem(home, spec.text) is not None
+
+
+def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewRegistry, spec: SourceSpec,
+                 open_session: Callable[[], Session], *, offline: bool) -> dict[str, Any]:
+    """Trust again the root pinned when `existing` was added (`--root FILE` whose sha256 is that
+    pin, or `--root-sha256` the pin itself), verified as when it was added; config.toml is left
+    as it is. Raises `registry_signature_invalid` for another root (nothing recorded)."""
+    from dataclasses import replace
+
+    from pkgmgr.registry.signed import root_sha256
+
+    given = str(new.root_sha256 or "").strip().lower()
+    if new.root:
+        from pkgmgr.fsutil import read_regular
+
+        try:
+            given = root_sha256(read_regular(user_path(new.root), limit=4 * 1024 * 1024, follow_symlinks=True))
+        except OSError as exc:
+            raise PkgmgrError(f"--root {new.root}: cannot read: {exc.strerror or exc}", code=Code.NOT_FOUND) from None
+    if given != existing.root_sha256:
+        raise PkgmgrError(f"registry {existing.name} was added with the root {existing.root_sha256}, not {given}: "
+                          "pkgmgr re-establishes only the root it pinned", code=Code.REGISTRY_SIGNATURE_INVALID,
+                          details={"registry": existing.name, "expected": existing.root_sha256, "actual": given},
+                          hint=f"'{reestablish_command(existing)}' re-establishes it; to trust another root, "
+                               f"'pkgmgr registry remove {existing.name}' first")
+    others = replace(config, registries=tuple(r for r in config.registries if r.name != existing.name))
+    pinned = _pin_root(home, others, replace(new, insecure=new.insecure or existing.insecure), spec, open_session,
+                       offline=offline)
+    from pkgmgr.registry.trustroot import trusted_state
+
+    return {"name": existing.name, "source": spec.text, "priority": existing.priority, "insecure": existing.insecure,
+            "serial": None, "signed": True, "root_sha256": trusted_state(home, spec.text).root_sha256 or pinned,
+            "reestablished": True}
 
 
 def remove_registry(home: Path, config: Config, name: str, *, offline: bool = False,

@@ -511,6 +511,31 @@ def root_sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def trusted_root_problem(home: Path, source: str) -> str | None:
+    """What is wrong with the trusted root recorded for the signed registry `source` (in its
+    metadata directory): missing, unreadable, empty, not a TUF root (truncated, garbage), or not
+    signed by its own threshold of keys; None when it is sound. Every install from the registry
+    fails until it is re-established (`registry add` again). Reads only, bounded."""
+    try:
+        data = read_trusted(tuf_dir(home, source), "root.json")
+    except FileNotFoundError:
+        return "is missing"
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror or exc})"
+    if not data:
+        return "is empty (0 bytes)"
+    try:
+        _check_local_depth(data)
+        root = Metadata[Root].from_bytes(data)
+    except Exception as exc:  # noqa: BLE001 - whatever is wrong with it, it is not a trusted root
+        return f"is not a TUF root ({exc})"
+    try:
+        root.verify_delegate(Root.type, root)
+    except Exception as exc:  # noqa: BLE001
+        return f"is not signed by its own keys ({exc})"
+    return None
+
+
 def check_root(data: bytes, label: str) -> Metadata[Root]:
     """Parse a root metadata file and check it is signed by its own threshold of keys.
     Raises registry_signature_invalid."""

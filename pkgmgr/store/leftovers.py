@@ -8,6 +8,8 @@ row names is never deleted here: `pkgmgr.store.recovery` (doctor) reports and re
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -98,8 +100,8 @@ def remove_leftovers(scope: "Scope") -> list[str]:
     rows; returns what was removed."""
     from pkgmgr.store.pending import settle
 
+    removed = _put_back_set_aside(scope)
     found = survey(scope)
-    removed = []
     for path in found.leftovers:
         remove_tree(path)
         removed.append(scope_relative(scope, path))
@@ -112,3 +114,32 @@ def remove_leftovers(scope: "Scope") -> list[str]:
                      if path.is_dir()})
         settle(scope, found.pending_rows)
     return removed
+
+
+_SET_ASIDE = re.compile(r"\.staging/dropped-[A-Za-z0-9_]+/[^/]+")  # where `store.switch` sets a kept tree aside
+
+
+def _put_back_set_aside(scope: "Scope") -> list[str]:
+    """A kept tree a switch set aside in `.staging/` to put the new tree in its place (a rollback
+    lands where the kept version is), recorded as its intent's `tx` before it moved, goes back
+    when the switch did not commit (its intent is still `in`): the tree the killed switch renamed
+    there goes first. Returns what was put back."""
+    from pkgmgr.fsutil import fsync_dir
+    from pkgmgr.store.pending import IN, recorded
+
+    done = []
+    for rel, row in recorded(scope.db).items():
+        tx = row["tx"]
+        if row["pending"] != IN or not isinstance(tx, str) or _SET_ASIDE.fullmatch(tx) is None \
+                or tx.rpartition("/")[2] != rel.rpartition("/")[2]:
+            continue  # no kept tree set aside (or not where `store.switch` sets one): nothing is moved on its word
+        away, target = scope.root / tx, scope.root / rel
+        if not os.path.lexists(away) or os.path.islink(away) or not os.path.isdir(away):
+            continue
+        if os.path.lexists(target):
+            remove_tree(target)  # what the killed switch renamed in after setting the kept tree aside
+        scope.ensure_dir(rel.rpartition("/")[0])
+        os.rename(away, target)
+        fsync_dir(target.parent)
+        done.append(f"put back the kept tree {rel}")
+    return done

@@ -12,7 +12,8 @@ not happen: undo the move (the old install stands); `out` — it did: finish (th
 A tree no intent and no install names is never deleted (`store.recovery` reports it).
 
 The scope store's own rows (host `compozy`, action `tree`) name a version directory relative to
-the scope root; a folder host's (actions `install`, `remove`, `move`, `enable`) the absolute path of
+the scope root (with, in `tx`, where a kept tree the switch sets aside for it waits in `.staging/`:
+put back by `store.leftovers` when the switch did not commit); a folder host's (actions `install`, `remove`, `move`, `enable`) the absolute path of
 the install, with its transaction directory (`tx`: where the old tree waits until the commit) and
 the record it moves to (`row`).
 """
@@ -48,7 +49,7 @@ class Intent:
     pending: str = IN
     host: str = STORE_HOST
     action: str = TREE  # tree (the scope store's) | install | remove | move | enable (a folder host's)
-    tx: str | None = None  # a folder host's transaction directory
+    tx: str | None = None  # a folder host's transaction directory; the scope store's: a kept tree set aside
     batch: str | None = None  # the command's batch: every intent of one commit
     row: dict[str, Any] | None = None  # what the change moves to: {"row": the new record, "host": its host's records}
 

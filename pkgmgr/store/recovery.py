@@ -194,7 +194,8 @@ def repair_scope(scope: "Scope", timeout: float) -> list[Problem]:
         return []
     with scope.writer(timeout):  # taking the writer lock removes the leftovers
         removed = scope.last_cleanup
-    return [Problem.invariant(scope.kind, "leftover", f"removed {path}", True) for path in removed]
+    return [Problem.invariant(scope.kind, "leftover", path if path.startswith("put back") else f"removed {path}", True)
+            for path in removed]
 
 
 def staging_is_empty(scope: "Scope") -> bool:

@@ -283,6 +283,7 @@ class _Move:
     target: Path | None = None
     previous: dict[str, Any] | None = None  # the install the new row keeps for a rollback (`store.previous`)
     dropped: list[Installed] = field(default_factory=list)  # kept installs whose trees the switch stops naming
+    set_aside: Path | None = None  # where the kept tree at `rel` waits until the commit (recorded in the intent)
 
 
 def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions, parts: Sequence[Part] = (),
@@ -325,12 +326,18 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
             _keep_previous(moves[index])
             moves[index].rel = _free_place(scope, moves[index].switch.prepared, moves[index].current,
                                            {gone.path for gone in moves[index].dropped})
+            if os.path.lexists(scope.root / moves[index].rel):  # a kept tree this switch drops, where the new one goes
+                from pkgmgr.fsutil import private_dir
+
+                moves[index].set_aside = private_dir(scope.ensure_dir(".staging"), "dropped-") / \
+                    moves[index].rel.rpartition("/")[2]
         failed = -1
         # SPEC 4: each change is recorded as pending before anything moves, so that only what this
-        # command moved is ever taken for its leftover, and a kill is undone or finished as a whole
+        # command moved is ever taken for its leftover, and a kill is undone or finished as a whole;
+        # a kept tree set aside for the new one is recorded with it (`tx`), put back when it is undone
         batch = new_batch()
         intents = [pending.Intent(moves[i].rel, moves[i].switch.prepared.name, moves[i].switch.prepared.version,
-                                  batch=batch) for i in moving]
+                                  batch=batch, tx=_relative(scope, moves[i].set_aside)) for i in moving]
         for part in parts:
             intents.extend(replace(intent, batch=batch) for intent in part.intents())
         pending.begin(scope, intents, now_utc())
@@ -345,12 +352,11 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
             parent, _, leaf = rel.rpartition("/")
             first_of_name = not (scope.root / parent).is_dir()
             target = scope.ensure_dir(parent) / leaf  # no link, no other user's directory on the way
-            if os.path.lexists(target):  # a kept tree this switch drops: out of the way, deleted after the commit
-                from pkgmgr.fsutil import private_dir
-
-                away = private_dir(scope.staging_dir, "dropped-") / leaf
-                os.rename(target, away)
-                set_aside.append((away, target))
+            if move.set_aside is not None and os.path.lexists(target):
+                # the kept tree this switch drops: out of the way, deleted after the commit
+                os.rename(target, move.set_aside)
+                set_aside.append((move.set_aside, target))
+                crashpoint("install.after_set_aside")
             if not prepared.durable and prepared.linked is None:
                 durable_tree(prepared.root)  # the tree's data on disk before any name points at it
             os.rename(prepared.root, target)
@@ -404,13 +410,21 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
         # trees are leftovers; remove them now rather than leave them to the next writer (which
         # removes them, recorded as pending, when the disk refuses now: the first error is the one
         # the command reports), and every other host's tree goes back
-        _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel], renamed)
+        _remove_quietly(scope, [], renamed)
         for away, target in set_aside:  # the kept trees the old rows still name go back
             if not os.path.lexists(target):
                 try:
                     os.rename(away, target)
                 except OSError:
-                    pass  # left in .staging/: the kept install is gone, the next writer removes it
+                    pass  # left in .staging/, recorded with its intent: the next writer puts it back
+        for move in moves:  # the directories made to set kept trees aside, empty now
+            if move.set_aside is not None and not os.path.lexists(move.set_aside):
+                try:
+                    remove_tree(move.set_aside.parent)
+                except OSError:
+                    pass
+        # their intents go, but one whose kept tree is still set aside (the next writer puts it back)
+        _remove_quietly(scope, [moves[i].rel for i in moving if moves[i].rel and not _waits(moves[i].set_aside)], [])
         _undo_quietly(scope, reversed(moved), [p for p in parts if p not in moved])
         held.close()
         if isinstance(exc, PkgmgrError):
@@ -451,6 +465,15 @@ def commit_all(scope: Scope, switches: Sequence[Switch], options: SwitchOptions,
         fsync_dirs(*{(scope.root / path).parent for path, _, _ in replaced})  # gone on disk before their rows go
         pending.settle(scope, [path for path, _, _ in replaced])
     return outcomes
+
+
+def _waits(set_aside: Path | None) -> bool:
+    """A kept tree is still set aside there (its intent stays for the next writer to put it back)."""
+    return set_aside is not None and os.path.lexists(set_aside)
+
+
+def _relative(scope: Scope, path: Path | None) -> str | None:
+    return None if path is None else path.relative_to(scope.root).as_posix()
 
 
 def _free_place(scope: Scope, prepared: Staged, current: Installed | None, dropped: Collection[str] = ()) -> str:

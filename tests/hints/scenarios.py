@@ -510,6 +510,56 @@ def a_signed_registry_whose_trusted_root_is_lost(h: H) -> None:
     h.ok("ext", "install", "review-pack")
 
 
+def _damage_trusted_root(h: H, how: str) -> None:
+    """Damage the trusted root of the one signed registry configured (`<home>/tuf/<key>/root.json`,
+    ngclient's link to `root_history/<N>.root.json`) as a power cut or a hand could."""
+    import json
+
+    [folder] = [p for p in (h.home / "tuf").iterdir() if p.is_dir()]
+    link = folder / "root.json"
+    target = link.resolve()
+    data = target.read_bytes()
+    if how == "missing":
+        link.unlink()
+    elif how == "empty":
+        target.write_bytes(b"")
+    elif how == "truncated":
+        target.write_bytes(data[: len(data) // 2])
+    else:  # its signed part changed: the signatures no longer match it
+        document = json.loads(data)
+        document["signed"]["expires"] = "2099-01-01T00:00:00Z"
+        target.write_bytes(json.dumps(document).encode())
+
+
+def doctor_reports_a_damaged_trusted_root(h: H) -> None:
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+    for how in ("missing", "empty", "truncated", "invalid signature"):
+        _damage_trusted_root(h, how)
+        h.run("ext", "install", "review-pack", code=4)  # registry_signature_invalid: nothing installs from it
+        result = h.run("doctor", "--check", code=4)
+        assert "state_inconsistent" in result.stderr + result.stdout and "trusted root" in result.stderr, result
+        assert h.run("doctor", code=4).stderr.count("trusted root") >= 1  # not doctor's to repair: it says so again
+        h.follow(result, "pkgmgr registry add acme")  # exactly as printed: the source and the pinned root
+        h.ok("doctor", "--check")
+    h.ok("ext", "install", "review-pack")
+    h.run("registry", "add", "acme", index.path, "--root", index.root_file, code=2)  # sound: the name is taken
+
+
+def reestablish_a_trusted_root_with_another_root(h: H) -> None:
+    from tests.support.signed import signed_index
+
+    index = signed_index(h.tmp / "index", name="acme")
+    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+    _damage_trusted_root(h, "missing")
+    result = h.run("registry", "add", "acme", index.path, "--root-sha256", "0" * 64, code=4)
+    assert "re-establishes only the root it pinned" in result.stderr, result
+    h.follow(result, "pkgmgr registry add acme")
+    h.ok("ext", "install", "review-pack")
+
+
 def add_signed_a_source_already_configured(h: H) -> None:
     from tests.support.signed import signed_index
 

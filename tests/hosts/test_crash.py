@@ -27,6 +27,7 @@ from tests.hosts.helpers import (
     tree,
     vera_extension,
 )
+from tests.reliability.helpers import record
 from tests.support.cli import run_subprocess
 
 HOMES = ("pkgmgr-home", "terva-home", "vera-home", "user-home", "gemini-home", "claude-config")
@@ -113,7 +114,8 @@ def _three_hosts_installed(tmp: Path) -> None:
 INSTALL = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
 CASES = [
     Case("terva-install", _nothing, _install(_terva_src), INSTALL),
-    Case("terva-update", _terva_installed_then_raised, _install(lambda tmp: tmp / "src" / "hello"), INSTALL),
+    Case("terva-update", _terva_installed_then_raised, _install(lambda tmp: tmp / "src" / "hello"),
+         (*INSTALL, "host.install.after_kept")),  # the replaced tree moved where it is kept for a rollback
     Case("eva-install", _nothing, _install(lambda tmp: eva_script(tmp / "src", "notes")), INSTALL),
     # the script becomes a directory: the old tree is at another place, and a kill after the commit
     # must not leave it in the scanned folder beside the new one (a tree no row names)
@@ -130,7 +132,8 @@ CASES = [
     Case("eva-disable", _eva_installed, lambda tmp: ["ext", "disable", "notes"], ("host.enable.after_move",)),
     # the enabled state written in place, in the host's own files (issue 27: killed after the host's
     # file changed and before pkgmgr's row, the host said disabled while `ext list` said enabled)
-    Case("terva-disable", _terva_installed, lambda tmp: ["ext", "disable", "hello"], ("host.enable.after_host_files",)),
+    Case("terva-disable", _terva_installed, lambda tmp: ["ext", "disable", "hello"],
+         ("host.enable.after_pending", "host.enable.after_host_files")),
     # one batch across hosts (SPEC 4: one transaction; issue 27 found terva at the new generation and
     # the others at the old after a kill): every tree in, ONE commit, then the hosts' own records
     Case("three-hosts", _three_hosts_installed,
@@ -260,6 +263,8 @@ def test_a_kill_leaves_the_old_or_the_new_install(tmp_path: Path, homes: Homes, 
     # the next writer settles what the killed one left: the same command again while the old state
     # is what the host sees, else another writer of that host, which finishes a change that was
     # committed and undoes one that was not (`store.pending`): the old or the new state, never a mix
+    left = "old" if mid == old else "new" if mid == new else "mixed"
+    settled = old
     if mid == old:
         ok(*case.command(tmp_path))
     else:
@@ -271,6 +276,7 @@ def test_a_kill_leaves_the_old_or_the_new_install(tmp_path: Path, homes: Homes, 
             ok(*case.command(tmp_path))
     assert visible(homes, case.records) == new
     records_agree(homes)
+    record("host_crash", case=case.name, label=label, mid=left, settled="old" if settled == old else "new")
 
 
 @pytest.mark.parametrize("label", INSTALL)

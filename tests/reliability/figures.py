@@ -142,6 +142,41 @@ def storage_section(rows: list[dict[str, Any]]) -> str:
             + table(["fault", "runs", "detected", "clean", "anomalies"], body))
 
 
+def _grouped(rows: list[dict[str, Any]], kind: str, key: str) -> tuple[list[dict[str, Any]], dict[str, list[dict[str, Any]]]]:
+    """The records of `kind`, and the same by their `key` (in the order first seen)."""
+    found = [r for r in rows if r["kind"] == kind]
+    groups: dict[str, list[dict[str, Any]]] = collections.defaultdict(list)
+    for row in found:
+        groups[row[key]].append(row)
+    return found, groups
+
+
+def registry_crash_section(rows: list[dict[str, Any]]) -> str:
+    """tests/reliability/test_registry_crash.py: signed publishing killed at each step of its switch."""
+    kills, by_scenario = _grouped(rows, "registry_crash", "scenario")
+    head = (f"**{len(kills)} SIGKILLs** at the steps of signed publishing's switch (tests/reliability/"
+            "test_registry_crash.py: the first staged file, the journal, every rename, the end), each followed by "
+            "`registry doctor`: the index is then the old one or the new one, byte for byte but for the signed "
+            "metadata (at one side's versions), its signatures verify, and the same command run again succeeds.")
+    return head + "\n\n" + table(["scenario", "kill points", "old after `registry doctor`", "new", "mixed"], [
+        (name, len(items), sum(i["settled"] == "old" for i in items), sum(i["settled"] == "new" for i in items),
+         sum(i["settled"] not in ("old", "new") for i in items)) for name, items in by_scenario.items()])
+
+
+def host_crash_section(rows: list[dict[str, Any]]) -> str:
+    """tests/hosts/test_crash.py and test_crash_windows.py: the folder hosts killed at their crash points."""
+    kills, by_case = _grouped(rows, "host_crash", "case")
+    head = (f"**{len(kills)} SIGKILLs at the host crash points** (tests/hosts/test_crash.py, test_crash_windows.py): "
+            "after each, what every host loads is compared with the state before and after a reference run, then "
+            "the next writer (the same command, `adopt --host H` or `doctor`) settles it and `ext verify --all` "
+            "passes; the kept-tree cases then roll back.")
+    return head + "\n\n" + table(["case", "points", "left by the kill", "after the next writer / `doctor`",
+                                   "crash points"], [
+        (name, len(items), ", ".join(f"{n} {s}" for s, n in collections.Counter(i["mid"] for i in items).items()),
+         ", ".join(f"{n} {s}" for s, n in collections.Counter(i["settled"] for i in items).items()),
+         ", ".join(dict.fromkeys(f"`{i['label']}`" for i in items))) for name, items in by_case.items()])
+
+
 _POWER_ORDER = {c: i for i, c in enumerate(("install", "switch", "update", "remove", "activate", "confirm", "sync"))}
 
 
@@ -213,7 +248,8 @@ def fault_table_section(rows: list[dict[str, Any]]) -> str:
 
 def render(rows: list[dict[str, Any]]) -> str:
     sections = [("Fault table", fault_table_section), ("Power loss", power_loss_section),
-                ("Kill points", crash_section), ("Concurrent writers", concurrency_section),
+                ("Kill points", crash_section), ("Host folders (issue 27)", host_crash_section),
+                ("Signed publishing (issue 27)", registry_crash_section), ("Concurrent writers", concurrency_section),
                 ("Network faults", faults_section), ("Fuzzing", fuzz_section), ("Secrets", secrets_section),
                 ("Invariants", invariants_section), ("Storage faults", storage_section)]
     out = []

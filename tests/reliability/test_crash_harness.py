@@ -37,6 +37,7 @@ from typing import Any, Callable
 import pytest
 
 from tests.hosts.test_crash import POINTS as HOST_POINTS
+from tests.hosts.test_crash_windows import KEPT_POINTS
 from tests.reliability.helpers import (
     Saved,
     cli_json,
@@ -251,6 +252,7 @@ def test_every_label_in_the_source_is_exercised() -> None:
         found.update(re.findall(r'crashpoint\("([a-z_.]+)"\)', path.read_text(encoding="utf-8")))
     used = {label for _, label in POINTS} | {"save.after_write"}  # save: tests/e2e/test_workspace_crash.py
     used |= {label for _, label in HOST_POINTS}  # the hosts' installs: tests/hosts/test_crash.py
+    used |= {label for _, _, label in KEPT_POINTS}  # kept trees: tests/hosts/test_crash_windows.py
     used |= {label.split("#")[0] for _, label in REGISTRY_POINTS}  # signed publishing: test_registry_crash.py
     assert found - used == set() and used - found == set(), (found - used, used - found)
 

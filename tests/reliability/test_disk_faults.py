@@ -12,7 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -221,18 +221,25 @@ def _raised(source: Path) -> Path:
 def _stopped_then_failed(disk: Any, home: Path, label: str, *args: Any) -> Result:
     """Run pkgmgr until it reaches crash point `label` (PKGMGR_TEST_STOP_AT: it stops itself),
     shut the disk down while it waits, then let it go on against the failed device."""
+    return _child(disk, args, {"PKGMGR_HOME": str(home)}, label)
+
+
+def _child(disk: Any, args: Sequence[Any], env: dict[str, str], stop_at: str | None) -> Result:
+    """`python -m pkgmgr ARGS -o json` with `env`; with `stop_at`, stopped there while the disk
+    fails under it, then let go on."""
     import signal
     import tempfile
 
+    env = {**os.environ, **env, **({"PKGMGR_TEST_STOP_AT": stop_at} if stop_at else {})}
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         child = subprocess.Popen([sys.executable, "-m", "pkgmgr", *map(str, args), "-o", "json"], stdout=out,
-                                 stderr=err, env={**os.environ, "PKGMGR_HOME": str(home),
-                                                  "PKGMGR_TEST_STOP_AT": label}, cwd=disk.image.parent)
+                                 stderr=err, env=env, cwd=disk.image.parent)
         try:
-            _, status = os.waitpid(child.pid, os.WUNTRACED)
-            assert os.WIFSTOPPED(status), f"{label} was not reached (status {status})"
-            disk.fail()
-            os.kill(child.pid, signal.SIGCONT)
+            if stop_at is not None:
+                _, status = os.waitpid(child.pid, os.WUNTRACED)
+                assert os.WIFSTOPPED(status), f"{stop_at} was not reached (status {status})"
+                disk.fail()
+                os.kill(child.pid, signal.SIGCONT)
             child.wait(timeout=120)
         finally:
             if child.poll() is None:
@@ -284,3 +291,79 @@ def test_a_failing_device_is_io_error_and_nothing_is_half_done(case: str, label:
     assert_clean(home)
     assert tree(home) == before  # nothing moved: the failed command's trees are gone, the old one intact
     record("disk-fault", fault=f"eio-{case}", detected=True, clean=True, anomalies=0)
+
+
+# --- the hosts' folders on a failing device (issue 27) ---------------------------------------------------
+
+VERA_ID = "acme.context-tools"
+VERA_POINTS = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit",
+               "host.install.after_host_records")
+
+
+def _vera_env(disk: Any) -> dict[str, str]:
+    return {"PKGMGR_HOME": str(disk.mnt / "home"), "VERA_HOME": str(disk.mnt / "vera")}
+
+
+def _vera_run(disk: Any, *args: Any, stop_at: str | None = None) -> Result:
+    """pkgmgr with its home and Vera's on the failing disk; with `stop_at`, stopped there while the
+    disk fails under it."""
+    return _child(disk, args, _vera_env(disk), stop_at)
+
+
+def _vera_seen(disk: Any) -> dict[str, Any]:
+    """What Vera loads, as it parses its records: each record's version, enabled state and whether
+    its digest is the digest of the tree in its folder (Vera refuses a mismatch: `tree_modified`)."""
+    import json
+
+    from pkgmgr.hosts.vera import digest
+
+    vera = disk.mnt / "vera"
+    records = json.loads((vera / "extensions.json").read_text())["extensions"]
+    return {r["id"]: (r["version"], r["enabled"], r["digest"] == digest(vera / r["directory"])) for r in records}
+
+
+@pytest.mark.parametrize("label", VERA_POINTS)
+def test_a_vera_update_on_a_failing_device_leaves_no_lock_and_records_that_agree(label: str, failing_disk: Any,
+                                                                                 tmp_path: Path) -> None:
+    """Issue 27: "EIO after Vera's records: Vera's lock left behind, its record naming a version over
+    the old tree". The disk fails while a Vera update holds Vera's lock — before its tree moves,
+    after the rename, after the commit, after Vera's records are written: the command fails with
+    `io_error` (or had finished what it reports), and once the disk is back Vera's records name the
+    tree in place (old or new, never one over the other); a lock the dead command left is listed
+    by `doctor --check` and removed by `doctor`, after which Vera installs again."""
+    from tests.hosts.helpers import vera_extension
+
+    disk = failing_disk
+    source = vera_extension(tmp_path / "src" / "ctx", VERA_ID, "1.0.0")
+    assert _vera_run(disk, "ext", "install", source, *UNVERIFIED).code == 0
+    disk.remount()
+    old = _vera_seen(disk)
+    assert old == {VERA_ID: ("1.0.0", True, True)}
+    vera_extension(tmp_path / "src" / "ctx", VERA_ID, "1.1.0")
+
+    result = _vera_run(disk, "ext", "install", source, *UNVERIFIED, stop_at=label)
+    assert result.code in (0, 9) and "Traceback" not in result.stderr, result  # never exit 70
+    if result.code == 9:
+        error = result.json["error"]
+        assert error["code"] == "io_error" and "Input/output error" in error["details"]["os_message"], error
+    disk.remount()  # what reached the disk is what a reboot finds
+
+    status = _vera_run(disk, "ext", "status", VERA_ID)
+    assert status.code == 0, status
+    version = status.json["version"]
+    assert version in ("1.0.0", "1.1.0")
+    check = _vera_run(disk, "doctor", "--check")
+    problems = check.json["problems"] if check.code else []
+    assert all(p["repairable"] for p in problems), check.stdout  # a stale lock, a pending change: doctor's to settle
+    assert _vera_run(disk, "doctor").code == 0
+    lock = disk.mnt / "vera" / "extensions.json.lock"
+    assert not lock.exists()
+    seen = _vera_seen(disk)
+    assert seen in (old, {VERA_ID: ("1.1.0", True, True)}), seen  # old or new, the record over its own tree
+    assert seen[VERA_ID][0] == _vera_run(disk, "ext", "status", VERA_ID).json["version"]
+    assert _vera_run(disk, "doctor", "--check").code == 0
+    assert _vera_run(disk, "ext", "verify", "--all").code == 0
+    assert _vera_run(disk, "--lock-timeout", "0", "ext", "install", source, *UNVERIFIED).code == 0  # not `locked`
+    assert _vera_seen(disk) == {VERA_ID: ("1.1.0", True, True)}
+    record("disk-fault", fault=f"eio-vera-update@{label}", detected=True, clean=True, anomalies=0,
+           left="new" if version == "1.1.0" else "old", lock_left=any(p["check"] == "host_lock" for p in problems))

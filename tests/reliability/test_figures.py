@@ -22,6 +22,8 @@ ROWS = [
     {"kind": "state-damage", "fault": "flip-not-utf8", "table": "extensions", "column": "name", "detected": True,
      "clean": True, "anomalies": 0},
     {"kind": "disk-fault", "fault": "erofs", "detected": True, "clean": True, "anomalies": 0},
+    {"kind": "registry_crash", "scenario": "publish", "label": "registry.switch.done", "settled": "new"},
+    {"kind": "host_crash", "case": "terva-update", "label": "host.install.after_kept", "mid": "new", "settled": "new"},
     {"kind": "power_loss", "command": "switch", "point": "end", "cut": "at-exit", "state": "new", "repaired": True,
      "anomalies": []},
     {"kind": "power_loss", "command": "switch", "point": "install.after_commit", "cut": "at-exit", "state": "?",
@@ -44,6 +46,8 @@ def test_every_section_is_rendered(tmp_path: Path) -> None:
     assert "**2 runs over 2 kinds**" in text and "| flip-not-utf8 | 1 | 1 | 1 | 0 |" in text
     assert "| erofs | 1 | 1 | 1 | 0 |" in text
     assert "adversarial archives" in text
+    assert "**1 SIGKILLs** at the steps of signed publishing" in text and "| publish | 1 | 0 | 1 | 0 |" in text
+    assert "| terva-update | 1 | 1 new | 1 new | `host.install.after_kept` |" in text
     assert "**2 power cuts** over 2 runs" in text
     assert "| switch | 2 | 2 | 1 new | 1 | 1 | `install.after_commit` |" in text
     assert "| power loss | 2 | 1 | 1 |" in text and "| read-only filesystem | 1 | 1 | 0 |" in text
