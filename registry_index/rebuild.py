@@ -8,7 +8,7 @@ extensions under `fixtures/`, with pkgmgr's own publishing commands.
 Every step is a `pkgmgr` command (run in this process), printed as it runs, with a private
 --home:
 
-    pkgmgr registry init INDEX --name default --description "Extensions shipped with pkgmgr"
+    pkgmgr registry init INDEX --name default --description "Extensions shipped with pkgmgr" --format 1
     pkgmgr ext pack fixtures/<name> --output DIST/<name>-<version>.tar.gz [--release <version>]
     pkgmgr registry publish DIST/<name>-<version>.tar.gz --index INDEX --tier official \\
         --published 2026-11-29T00:00:00Z
@@ -128,7 +128,7 @@ def version_of(source: Path) -> str:
 def build(index: Path, work: Path) -> None:
     home = work / "home"
     pkgmgr("registry", "init", index, "--name", "default", "--description", "Extensions shipped with pkgmgr",
-           home=home)
+           "--format", "1", home=home)  # format 1: the shipped registry is small, and every pkgmgr reads it
     registry = index / "registry.toml"
     body = re.sub(r"\A(?:#.*\n)+", "", registry.read_text("utf-8"))  # init's generic header comment
     registry.write_text(HEADER + body, encoding="utf-8")

@@ -91,6 +91,11 @@ def test_a_warm_read_imports_no_http_stack(args: tuple[str, ...], home: Path, re
     warm = run_and_list_modules(*args, "-o", "json")
     assert warm["code"] == 0 and warm["stdout"] == cold["stdout"]
     assert [name for name in HTTP_STACK + HEAVY + TUF if name in warm["loaded"]] == []
+    # nothing new to remember and one registry to read: no store switch, no thread pool, no
+    # manifest codec (the configuration reads only `pkgmgr.manifest.generations`)
+    assert "concurrent" not in warm["loaded"]
+    assert [name for name in warm["pkgmgr"] if name in ("pkgmgr.store.switch", "pkgmgr.manifest.codec",
+                                                         "pkgmgr.manifest.validate")] == []
     sent = static_server.requests
     if "--offline" in args:
         assert sent == []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-PACKAGES = ("pkgmgr.archive", "pkgmgr.bundles")
+PACKAGES = ("pkgmgr.archive", "pkgmgr.bundles", "pkgmgr.manifest")
 
 
 def type_checking_imports(package: str) -> dict[str, str]:

@@ -154,13 +154,19 @@ class TreeRecord:
         return take
 
     def add(self, rel: str, mode: int, data: bytes) -> None:
-        """`file(rel, mode, len(data))`, the whole content and `end()` in one call."""
-        header = self._start(rel, mode, len(data))
+        """`file(rel, mode, len(data))`, the whole content and `end()` in one call (`_start` inlined
+        for the usual case: one call per member of an archive of small files)."""
+        name = rel.encode(_FS_ENCODING, _FS_ERRORS)
+        prefix = self._prefix
+        label = "0755" if mode & stat.S_IXUSR else "0644"  # mode_label
+        if prefix is None or not self._usable or not rel.startswith(prefix) or name <= self._last:
+            header = self._start(rel, mode, len(data))
+        else:
+            self._last, self._rel, self._label = name, rel, label
+            header = b"%d:%s,%s,%d:" % (len(name) - self._skip, name[self._skip:], _LABEL_BYTES[label], len(data))
         if header is not None:
-            self._tree.update(header)
-            self._tree.update(data)
-            self._tree.update(b",")
-        self._listing[rel] = f"{self._label}:{hashlib.sha256(data).hexdigest()}"
+            self._tree.update(b"".join((header, data, b",")))
+        self._listing[rel] = f"{label}:{hashlib.sha256(data).hexdigest()}"
 
     def end(self) -> None:
         if self._usable:

@@ -175,7 +175,9 @@ class TreeWriter:
         direct = mode in (self._direct if self._direct is not None else self._create_modes())
         fd = os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600)
         try:
-            _write_all(fd, data)
+            done = os.write(fd, data)  # `_write_all`, its usual case inlined
+            if done < len(data):
+                _write_all(fd, data[done:])
             if not direct:
                 os.fchmod(fd, mode)
         finally:

@@ -79,6 +79,17 @@ class _ForwardStream:
             pass
         return position
 
+    def block_at(self, position: int) -> bytes:
+        """`seek(position)`, then `take(BLOCK)`: the header of the next member, in one call when
+        it lies within the chunk at hand (one per member of an archive of small files)."""
+        start = self._offset + position - self._position
+        end = start + BLOCK
+        if self._offset <= start and end <= len(self._buffer):
+            self._offset, self._position = end, position + BLOCK
+            return self._buffer[start:end]
+        self.seek(position)
+        return self.take(BLOCK)
+
     def read(self, size: int = -1) -> bytes:
         """What tarfile reads itself: headers and their records (member data goes through
         `take` and `chunks`)."""
@@ -176,8 +187,10 @@ def plain_header(buf: bytes) -> tuple[str, bytes, int, int, int] | None:
             and (_SPLIT_DIGITS.search(numbers) or _SPLIT_DIGITS.search(devices))):
         return None
     field = numbers[48:56]
-    try:
-        chksum, mode, size = _octal(field), _octal(numbers[:8]), _octal(numbers[24:36])
+    try:  # `_octal` of each, inlined (one header per member)
+        chksum = int(field.rstrip(b" \0") or b"0", 8)
+        mode = int(numbers[:8].rstrip(b" \0") or b"0", 8)
+        size = int(numbers[24:36].rstrip(b" \0") or b"0", 8)
     except ValueError:
         return None
     # tarfile's unsigned checksum: 256 + the sum of every byte but the checksum field's (`_byte_sum`;
@@ -306,11 +319,10 @@ def _extract_members(tar: tarfile.TarFile, stream: _ForwardStream, staging: Stag
     then reads on from `tar.offset` as it always does."""
     offset = tar.offset
     fast = tar.firstmember is None and not tar.pax_headers  # type: ignore[attr-defined]  # not in typeshed
-    take, admit_file, write_bytes = stream.take, staging.admit_file, staging.write_bytes
+    take, block_at, admit_file, write_bytes = stream.take, stream.block_at, staging.admit_file, staging.write_bytes
     while True:
         if fast:
-            stream.seek(offset)
-            buf = take(BLOCK)
+            buf = block_at(offset)
             plain = plain_header(buf)
             if plain is not None:
                 name, kind, mode, size, _ = plain

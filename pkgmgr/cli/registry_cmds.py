@@ -180,13 +180,14 @@ def cmd_refresh(ctx: Context, args: argparse.Namespace) -> Output:
 def register_publishing(group: "Commands") -> None:
     p = group.command(
         "init", cmd_init, "create a registry index directory",
-        "Create a registry index in DIR (created when missing): registry.toml (format 1, serial 0), "
-        "extensions/, index.json, a .gitignore for the publish lock, and .github/workflows/validate.yml, a GitHub "
-        "Actions workflow that installs pkgmgr and runs 'pkgmgr registry validate . --base <PR base> --fetch' on "
-        "every pull request. A directory that already holds index files is refused and left as it is. The "
+        "Create a registry index in DIR (created when missing): registry.toml (format 2, serial 0), "
+        "extensions/, index/shards.json (format 1: index.json), a .gitignore for the publish lock, and "
+        ".github/workflows/validate.yml, a GitHub Actions workflow that installs pkgmgr and runs 'pkgmgr registry "
+        "validate . --changed-since <PR base> --fetch' (format 1: --base) on every pull request. A directory that already holds index files is refused and left as it is. The "
         "workflow installs pkgmgr from a pinned pip requirement (default: the git tag of this pkgmgr), never by "
         "bare name: 'pkgmgr' on PyPI is another project.",
         "pkgmgr registry init ./extension-index --name acme\n"
+        "pkgmgr registry init ./small-index --name acme --format 1\n"
         "pkgmgr registry init . --description 'Acme extensions' "
         "--pkgmgr-requirement 'pkgmgr @ git+https://github.com/acme/pkgmgr@v0.1.0'",
     )
@@ -198,9 +199,10 @@ def register_publishing(group: "Commands") -> None:
     p.add_argument("--sign", action="store_true",
                    help="sign the index with TUF metadata (one Ed25519 key per role, kept outside the index)")
     _signing_options(p)
-    p.add_argument("--format", type=int, choices=(1, 2), default=1,
-                   help="index format: 1 (index.json; the default) or 2 (hashed entry paths, summary shards and a "
-                        "changes log, for large indexes: docs/registry-format.md)")
+    p.add_argument("--format", type=int, choices=(1, 2), default=2,
+                   help="index format: 2 (hashed entry paths, summary shards and a changes log, for indexes of any "
+                        "size: docs/registry-format.md; the default) or 1 (one index.json, which pkgmgr before format "
+                        "2 reads)")
 
     p = group.command(
         "publish", cmd_publish, "publish a release archive into a registry index",

@@ -18,23 +18,40 @@ Where SPEC 2 is silent, the codec decides (the safer reading):
   hold only JSON values (no TOML dates, NaN or infinities, even in free-form tables).
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-from pkgmgr.manifest.codec import (
-    MANIFEST_FILES,
-    MAX_MANIFEST_BYTES,
-    decode_manifest,
-    find_manifest,
-    load_manifest_bytes,
-    read_manifest,
-)
-from pkgmgr.manifest.durations import parse_go_duration, parse_go_duration_ns
-from pkgmgr.manifest.host import check_host
-from pkgmgr.manifest.network import network_digest, network_json, normalize_network
-from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Subprocess
-from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
-from pkgmgr.manifest.templates import is_env_name, looks_secret, resolve_template
-from pkgmgr.manifest.validate import parse_manifest
+from pkgmgr.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from pkgmgr.manifest.codec import (
+        MANIFEST_FILES,
+        MAX_MANIFEST_BYTES,
+        decode_manifest,
+        find_manifest,
+        load_manifest_bytes,
+        read_manifest,
+    )
+    from pkgmgr.manifest.durations import parse_go_duration, parse_go_duration_ns
+    from pkgmgr.manifest.host import check_host
+    from pkgmgr.manifest.network import network_digest, network_json, normalize_network
+    from pkgmgr.manifest.parsed import Bridge, Command, Hook, Manifest, Subprocess
+    from pkgmgr.manifest.paths import command_path_problem, relative_path_problem
+    from pkgmgr.manifest.templates import is_env_name, looks_secret, resolve_template
+    from pkgmgr.manifest.validate import parse_manifest
+
+# each name imported on first use (`pkgmgr.lazy`): a command that reads only
+# `pkgmgr.manifest.generations` (the configuration does) loads no codec
+__getattr__ = lazy_exports(__name__, globals(), {
+    "codec": ("MANIFEST_FILES", "MAX_MANIFEST_BYTES", "decode_manifest", "find_manifest", "load_manifest_bytes",
+              "read_manifest"),
+    "durations": ("parse_go_duration", "parse_go_duration_ns"),
+    "host": ("check_host",),
+    "network": ("network_digest", "network_json", "normalize_network"),
+    "parsed": ("Bridge", "Command", "Hook", "Manifest", "Subprocess"),
+    "paths": ("command_path_problem", "relative_path_problem"),
+    "templates": ("is_env_name", "looks_secret", "resolve_template"),
+    "validate": ("parse_manifest",),
+})
 
 __all__ = [
     "MANIFEST_FILES",

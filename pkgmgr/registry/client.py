@@ -19,7 +19,6 @@ in the same operation.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence, TypeVar
 
 from pkgmgr.config import RegistryConfig
@@ -276,6 +275,8 @@ class Registry:
                 return self._read_entry(name)
             except Exception as error:  # noqa: BLE001 - raised again by entry(), where it belongs
                 return error
+
+        from concurrent.futures import ThreadPoolExecutor  # here: a search or a lone read starts no pool
 
         with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))),
                                 thread_name_prefix="pkgmgr-registry") as pool:

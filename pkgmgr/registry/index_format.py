@@ -740,7 +740,7 @@ def read_entries(root: Path) -> list[Entry]:
     return entries
 
 
-def read_capped(path: Path, cap: int, file: str, *, root: Path | None = None) -> bytes:
+def read_capped(path: Path | str, cap: int, file: str, *, root: Path | None = None) -> bytes:
     """A registry file from disk, refusing more than `cap` bytes (never reads more than cap + 1).
     The file must be a regular file, opened without following a final symbolic link and without
     blocking (a FIFO, device or socket is refused unread: `invalid_index`). With `root` (the
@@ -748,7 +748,7 @@ def read_capped(path: Path, cap: int, file: str, *, root: Path | None = None) ->
     above it — is refused unread too."""
     from pkgmgr.fsutil import NotRegularFile, read_regular
 
-    if root is not None and not _inside(path, root):
+    if root is not None and not _inside(Path(path), root):
         raise _fail(file, "resolves outside the registry directory (a symbolic link); registry files must "
                           "stay inside it")
     try:

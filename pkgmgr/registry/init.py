@@ -1,7 +1,8 @@
 """`registry init`: a new, empty registry index directory (SPEC 5.1, 5.5).
 
-It writes `registry.toml` (format 1, serial 0), `extensions/` (with a `.gitkeep`, so git
-keeps the empty directory), `index.json`, the GitHub Actions workflow
+It writes `registry.toml` (format 2 unless asked for 1, serial 0), `extensions/` (with a
+`.gitkeep`, so git keeps the empty directory), the summary (format 2: the empty shard list
+`index/shards.json`; format 1: `index.json`), the GitHub Actions workflow
 `.github/workflows/validate.yml` that validates every pull request, and a `.gitignore`
 naming the publish lock file. It refuses a directory that already holds any of the index
 files (a registry is never re-initialised over itself); other files (README, LICENSE,
@@ -104,7 +105,7 @@ class InitResult:
 
 
 def init_index(root: Path, *, name: str | None = None, description: str = "",
-               requirement: str | None = None, format: int = 1) -> InitResult:
+               requirement: str | None = None, format: int = 2) -> InitResult:
     """Create a registry index of `format` in `root` (created when missing). Raises `usage` for
     a bad name or requirement, or when `root` already holds index files (nothing is written)."""
     root = Path(root)

@@ -68,12 +68,12 @@ class Memory:
         not above the remembered one, a version known (and remembered yanked if it is yanked
         now) — is not written: a check that finds nothing new commits no transaction (each is
         a WAL fsync: ~18 ms of a 50-extension `ext update --check`)."""
-        from pkgmgr.store.db import transaction
-        from pkgmgr.store.switch import now_utc
-
         serial, rows = self._news(source, serial, list(versions))
         if serial is None and not rows:
             return
+        from pkgmgr.store.db import transaction
+        from pkgmgr.store.switch import now_utc  # here: a read that finds nothing new never loads the switch
+
         conn = self._scope.db
         with transaction(conn):
             if serial is not None:

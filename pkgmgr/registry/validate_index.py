@@ -188,8 +188,9 @@ class _Checker:
         self.add([Problem(code, file, key, message, line)])
 
     def _read(self, rel: str, cap: int) -> bytes | None:
-        try:
-            raw = read_capped(self.root / rel, cap, rel, root=None if self.trusted_walk else self.root)
+        try:  # a file of a walk that follows no link needs no resolve, nor a Path
+            raw = (read_capped(f"{self.root}/{rel}", cap, rel) if self.trusted_walk
+                   else read_capped(self.root / rel, cap, rel, root=self.root))
         except ValidationFailed as error:
             self.valid_files = False
             self.add(error.problems)
@@ -248,7 +249,7 @@ class _Checker:
                 self.valid_files = False
                 self.add([problem])
                 return None
-            return self._parsed_entry(rel, path, name)
+            return self._parsed_entry(rel, name)
         if path.suffix != ".toml":
             self.valid_files = False
             self.problem(rel, "", "is not an entry file: entries are extensions/<first two characters>/<name>.toml")
@@ -262,9 +263,9 @@ class _Checker:
             self.problem(rel, "", f"the entry of {name!r} belongs at {entry_path(name)} (its shard is the first two "
                                   "characters of the name)")
             return None
-        return self._parsed_entry(rel, path, name)
+        return self._parsed_entry(rel, name)
 
-    def _parsed_entry(self, rel: str, path: Path, name: str) -> Entry | None:
+    def _parsed_entry(self, rel: str, name: str) -> Entry | None:
         raw = self._read(rel, ENTRY_MAX_BYTES)
         if raw is None:
             return None
@@ -613,14 +614,22 @@ def _validate_shard(root_text: str, shard: str) -> tuple[list[Problem], int, int
     """One shard of a format-2 index checked (its entries, then its summary shard against them):
     (problems, entries, versions, whether its files were valid). Runs in a worker process for
     a large index."""
-    from pkgmgr.registry.shard_walk import shard_files
+    from pkgmgr.registry.layout import entry_path
+    from pkgmgr.registry.shard_walk import entry_rels, misplaced
 
     root = Path(root_text)
     checker = _Checker(root, Report(root))
     checker.trusted_walk = True
     entries = []
-    for path in shard_files(root, shard):
-        entry = checker.entry(path.relative_to(root).as_posix(), path, format=2)
+    for rel in entry_rels(root, shard):  # strings, not Paths: a million of them (`shard_walk.read_shard_entries`)
+        name = rel.rsplit("/", 1)[1].removesuffix(".toml")
+        if not rel.endswith(".toml") or rel != entry_path(name, 2):
+            problem = misplaced(root, root / rel)
+            if problem is not None:
+                checker.valid_files = False
+                checker.add([problem])
+                continue
+        entry = checker._parsed_entry(rel, name)
         if entry is not None:
             entries.append(entry)
     checker.summary_shard(shard, entries)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from pkgmgr.registry.layout import entry_path
 from tests.cli.helpers import FIXTURES, fail, human, ok
 from tests.registry.helpers import RegistryDir
 
@@ -176,7 +177,7 @@ def test_publish_human_output_then_the_same_again(tmp_path: Path, archive: Path)
     fields = dict(line.strip().split(":", 1) for line in lines[1:])
     assert fields["url"].strip() == "archives/review-pack-0.1.0.tar.gz"
     assert fields["tier"].strip() == "community" and fields["network"].strip() == "none"
-    assert fields["entry"].strip().endswith("extensions/re/review-pack.toml")
+    assert fields["entry"].strip().endswith(entry_path("review-pack", 2))  # format 2, init's default
     again = human("registry", "publish", archive, "--index", index)
     assert again.stdout == (f"review-pack 0.1.0 is already published in {index} with the same sha256; "
                             "nothing changed (serial 1)\n")
@@ -196,7 +197,7 @@ def test_publish_argument_checks(tmp_path: Path, archive: Path) -> None:
 
 def test_validate_human_output(tmp_path: Path, archive: Path) -> None:
     index = tmp_path / "idx"
-    ok("registry", "init", index)
+    ok("registry", "init", index, "--format", "1")
     ok("registry", "publish", archive, "--index", index)
     assert human("registry", "validate", index).stdout == f"{index}: valid (1 extension(s), 1 version(s))\n"
     (index / "index.json").write_text("{}")
@@ -209,7 +210,7 @@ def test_validate_human_output(tmp_path: Path, archive: Path) -> None:
 
 def test_build_yank_and_unyank_human_output(tmp_path: Path, archive: Path) -> None:
     index = tmp_path / "idx"
-    ok("registry", "init", index)
+    ok("registry", "init", index, "--format", "1")
     ok("registry", "publish", archive, "--index", index)
     built = index / "index.json"
     assert human("registry", "build", index).stdout == f"{built}: already up to date (serial 1, 1 extension(s))\n"

@@ -624,7 +624,7 @@ def publish_into_a_broken_index(h: H) -> None:
     from tests.publish.helpers import packed
 
     index = h.tmp / "index"
-    h.ok("registry", "init", index, "--name", "acme")
+    h.ok("registry", "init", index, "--name", "acme", "--format", "1")
     (index / "extensions" / "re").mkdir(parents=True)
     (index / "extensions" / "re" / "review-pack.toml").write_text("name = 3\n", encoding="utf-8")
     result = h.run("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index, code=3)
@@ -636,7 +636,7 @@ def validate_an_index_out_of_step(h: H) -> None:
     from tests.publish.helpers import packed
 
     index = h.tmp / "index"
-    h.ok("registry", "init", index, "--name", "acme")
+    h.ok("registry", "init", index, "--name", "acme", "--format", "1")
     empty = (index / "index.json").read_bytes()
     h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
     (index / "index.json").write_bytes(empty)  # as an interrupted publish leaves it
@@ -695,7 +695,7 @@ def publish_past_the_index_json_cap(h: H) -> None:
     from tests.publish.helpers import packed
 
     index = h.tmp / "index"
-    h.ok("registry", "init", index, "--name", "acme")
+    h.ok("registry", "init", index, "--name", "acme", "--format", "1")
     h.ok("registry", "publish", packed(h.tmp, version="0.1.0"), "--index", index)
     archive = packed(h.tmp, version="0.2.0")
     with mock.patch.object(publish_module, "INDEX_MAX_BYTES", 64):

@@ -21,7 +21,7 @@ from tests.hosts.helpers import (
 
 def index(tmp_path: Path) -> Path:
     root = tmp_path / "team-index"
-    ok("registry", "init", root, "--name", "team")
+    ok("registry", "init", root, "--name", "team", "--format", "1")
     return root
 
 

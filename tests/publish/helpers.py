@@ -72,7 +72,7 @@ def packed(tmp_path: Path, fixture: str = "review-pack", *, version: str | None 
 
 
 def init_index(root: Path, name: str = "acme") -> Path:
-    ok("registry", "init", root, "--name", name)
+    ok("registry", "init", root, "--name", name, "--format", "1")
     return root
 
 

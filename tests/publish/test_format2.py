@@ -121,6 +121,28 @@ def test_misplaced_entry_is_reported_by_build_and_validate(tmp_path: Path, index
     assert any(p["file"] == "extensions/re/review-pack.toml" for p in problems)
 
 
+@pytest.mark.parametrize("kind", ["symlink", "fifo"])
+def test_validate_reads_no_entry_through_a_link_or_a_fifo(tmp_path: Path, index2: Path, kind: str) -> None:
+    ok("registry", "publish", packed(tmp_path, version="0.1.0"), "--index", index2)
+    assert ok("registry", "validate", index2)["valid"] is True
+    rel = entry_path("review-pack", 2)
+    entry = index2 / rel
+    outside = tmp_path / "outside.toml"
+    outside.write_bytes(entry.read_bytes())
+    entry.unlink()
+    if kind == "symlink":
+        entry.symlink_to(outside)  # the same bytes, from outside the index
+    else:
+        import os
+
+        os.mkfifo(entry)  # would block a plain open()
+    before = snapshot(index2)
+    problems = fail("invalid_index", "registry", "validate", index2)["error"]["details"]["problems"]
+    assert [p["file"] for p in problems] == [rel]
+    assert ("a symbolic link" if kind == "symlink" else "a FIFO") in problems[0]["message"]
+    assert snapshot(index2) == before
+
+
 def test_build_migrates_a_format_1_index(tmp_path: Path, index: Path) -> None:
     ok("registry", "publish", packed(tmp_path, version="0.1.0"), "--index", index)
     ok("registry", "publish", packed(tmp_path, name="other-pack", version="1.0.0"), "--index", index)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import pytest
 import yaml
 
 from pkgmgr.registry.index_format import build_index
 from pkgmgr.registry.init import default_name, default_requirement
+from pkgmgr.registry.summary import parse_shards
 from tests.publish.helpers import LOCK_FILE, fail, ok, snapshot
 
 
@@ -26,17 +28,36 @@ def test_init_writes_an_empty_valid_index(tmp_path: Path) -> None:
     data = ok("registry", "init", root, "--name", "acme", "--description", "Acme extensions")["initialized"]
     assert data["name"] == "acme" and data["serial"] == 0
     assert set(data["files"]) == {".gitignore", "extensions/.gitkeep", ".github/workflows/validate.yml",
-                                  "index.json", "registry.toml"}
+                                  "index/shards.json", "registry.toml"}
     meta = tomllib.loads((root / "registry.toml").read_text("utf-8"))["registry"]
-    assert meta == {"format": 1, "name": "acme", "description": "Acme extensions", "serial": 0}
-    assert (root / "extensions").is_dir()
-    assert (root / "index.json").read_bytes() == build_index(root)
+    assert meta == {"format": 2, "name": "acme", "description": "Acme extensions", "serial": 0}
+    assert (root / "extensions").is_dir() and not (root / "index.json").exists()
+    listed = parse_shards((root / "index/shards.json").read_bytes())
+    assert (listed.serial, listed.extensions, listed.shards) == (0, 0, {})
     assert LOCK_FILE in (root / ".gitignore").read_text("utf-8").splitlines()
     assert ok("registry", "validate", root)["valid"] is True
 
 
-def test_workflow_is_valid_yaml_naming_checkout_python_install_and_validate(tmp_path: Path) -> None:
-    ok("registry", "init", tmp_path / "idx")
+def test_init_format_1_writes_index_json(tmp_path: Path) -> None:
+    root = tmp_path / "extension-index"
+    data = ok("registry", "init", root, "--name", "acme", "--description", "Acme extensions",
+              "--format", "1")["initialized"]
+    assert set(data["files"]) == {".gitignore", "extensions/.gitkeep", ".github/workflows/validate.yml",
+                                  "index.json", "registry.toml"}
+    meta = tomllib.loads((root / "registry.toml").read_text("utf-8"))["registry"]
+    assert meta == {"format": 1, "name": "acme", "description": "Acme extensions", "serial": 0}
+    assert (root / "index.json").read_bytes() == build_index(root)
+    assert not (root / "index").exists()
+    assert ok("registry", "validate", root)["valid"] is True
+
+
+@pytest.mark.parametrize(("options", "validate"), [
+    ((), 'pkgmgr registry validate . --changed-since "${{ github.event.pull_request.base.sha }}" --fetch'),
+    (("--format", "1"), 'pkgmgr registry validate . --base "${{ github.event.pull_request.base.sha }}" --fetch'),
+])
+def test_workflow_is_valid_yaml_naming_checkout_python_install_and_validate(tmp_path: Path, options: tuple[str, ...],
+                                                                             validate: str) -> None:
+    ok("registry", "init", tmp_path / "idx", *options)
     doc = workflow(tmp_path / "idx")
     triggers = doc.get("on", doc.get(True))  # YAML 1.1 reads a bare `on` as true; GitHub reads it as "on"
     assert "pull_request" in triggers
@@ -47,8 +68,7 @@ def test_workflow_is_valid_yaml_naming_checkout_python_install_and_validate(tmp_
     install = steps["Install pkgmgr"]["run"]
     assert "pip install" in install and default_requirement() in install
     assert "git+https://" in install and "@v" in install  # pinned, never the unrelated PyPI name
-    assert steps["Validate the index"]["run"] == (
-        'pkgmgr registry validate . --base "${{ github.event.pull_request.base.sha }}" --fetch')
+    assert steps["Validate the index"]["run"] == validate
     assert doc["permissions"] == {"contents": "read"}
 
 

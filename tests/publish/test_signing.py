@@ -9,6 +9,7 @@ import stat
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from pkgmgr.registry.layout import entry_path, shard_of, summary_path
 from tests.publish.helpers import fail, ok, packed
 from tests.support.cli import run_cli
 from tests.support.signed import signed_index, signed_targets
@@ -46,8 +47,24 @@ def test_init_sign_creates_the_roles_and_keys_outside_the_index(tmp_path: Path) 
     assert not any(p.suffix == ".key" for p in index.rglob("*"))
     targets = json.loads((index / "metadata" / "targets.json").read_bytes())["signed"]
     assert targets["targets"] == {} and targets["delegations"]["succinct_roles"]["bit_length"] == 4
-    assert sorted(signed_targets(index)) == ["index.json", "registry.toml"]
+    assert sorted(signed_targets(index)) == ["index/shards.json", "registry.toml"]  # format 2, the default
     assert problems(index) == []
+
+
+def test_a_signed_index_of_the_default_format_is_published_validated_searched_and_installed(tmp_path: Path) -> None:
+    idx = signed_index(tmp_path / "index", format=2)
+    published = idx.publish(packed(tmp_path, version="0.1.0"))
+    assert published["published"]["version"] == "0.1.0"
+    entry = entry_path("review-pack", 2)
+    assert entry in idx.signed_targets() and summary_path(shard_of("review-pack")) in idx.signed_targets()
+    assert problems(idx.path) == []
+    ok("registry", "add", "acme", idx.path, "--root-sha256", idx.root_sha256())
+    found = ok("ext", "search", "review", "--registry", "acme")["results"]
+    assert [(r["name"], r["latest"]) for r in found] == [("review-pack", "0.1.0")]
+    installed = ok("ext", "install", "review-pack", "--registry", "acme", "--yes")["installed"]
+    assert [(i["name"], i["version"], i["verified"]) for i in installed] == [("review-pack", "0.1.0", True)]
+    (idx.path / entry).write_bytes((idx.path / entry).read_bytes().replace(b"0.1.0", b"0.1.1"))  # unsigned edit
+    assert [p["code"] for p in problems(idx.path)].count("registry_signature_invalid") >= 1
 
 
 def test_keys_inside_the_index_are_refused(tmp_path: Path) -> None:

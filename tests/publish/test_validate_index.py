@@ -215,7 +215,7 @@ def test_base_that_is_not_a_commit(repo: Path, tmp_path: Path) -> None:
 def test_base_for_an_index_in_a_subdirectory(tmp_path: Path) -> None:
     root = tmp_path / "monorepo"
     root.mkdir()
-    ok("registry", "init", root / "registry")
+    ok("registry", "init", root / "registry", "--format", "1")
     ok("registry", "publish", packed(tmp_path), "--index", root / "registry")
     git(root, "init", "-q")
     git(root, "add", "-A")

@@ -26,7 +26,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def index(tmp_path: Path) -> Path:
     root = tmp_path / "index1"
-    ok("registry", "init", root, "--name", "acme")
+    ok("registry", "init", root, "--name", "acme", "--format", "1")
     return root
 
 

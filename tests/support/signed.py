@@ -125,10 +125,11 @@ def signed_targets(index: Path) -> dict[str, Any]:
     return found
 
 
-def signed_index(root: Path, *, name: str = "acme", keys: Path | None = None) -> SignedIndex:
-    """A new signed index at `root` (`registry init --sign`) with the TEST-ONLY keys."""
+def signed_index(root: Path, *, name: str = "acme", keys: Path | None = None, format: int = 1) -> SignedIndex:
+    """A new signed index of `format` at `root` (`registry init --sign`) with the TEST-ONLY keys
+    (format 1 unless asked: these tests read its entries at their format-1 paths)."""
     keys = write_test_keys(keys or root.parent / f"{name}-keys")
-    _ok("registry", "init", root, "--name", name, "--sign", "--keys", keys)
+    _ok("registry", "init", root, "--name", name, "--sign", "--keys", keys, "--format", str(format))
     return SignedIndex(root, keys)
 
 
