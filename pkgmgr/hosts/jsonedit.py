@@ -255,7 +255,8 @@ def _shown(path: tuple[str, ...]) -> str:
 
 def read_raw(path: Path, *, max_bytes: int, refuse: Callable[[str], Exception], follow_symlinks: bool = False) -> bytes:
     """A host's file pkgmgr edits, through the one bounded read (regular files only): b"" when
-    there is none; `refuse(why)` raised for one that is not a regular file or cannot be read."""
+    there is none; `refuse(why)` raised for one that is not a regular file or cannot be read;
+    `io_error` for a device that fails (EIO)."""
     from pkgmgr.fsutil import NotRegularFile, read_regular
 
     try:
@@ -265,4 +266,11 @@ def read_raw(path: Path, *, max_bytes: int, refuse: Callable[[str], Exception], 
     except NotRegularFile as exc:
         raise refuse(f"is {exc.kind}") from None
     except OSError as exc:
+        import errno
+
+        from pkgmgr.errors import io_error
+
+        disk = io_error(exc, path) if exc.errno == errno.EIO else None  # the device failing, not the file
+        if disk is not None:
+            raise disk from None
         raise refuse(f"cannot be read ({exc.strerror or exc})") from None

@@ -33,7 +33,8 @@ from tuf.api import exceptions as tuf_errors
 from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
-from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
+from pkgmgr.crash import crashpoint
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed, io_error
 from pkgmgr.redact import redact_url
 from pkgmgr.registry.cache import CachedFile, FileCache, is_plain_rel
 from pkgmgr.registry.index_format import MIB
@@ -171,8 +172,9 @@ class NetFetcher(FetcherInterface):
         except NotRegularFile as exc:
             raise NetError(PkgmgrError(f"registry file {rel} is {exc.kind}, not a regular file; registry files "
                                        "must be regular files", code=Code.INVALID_INDEX)) from None
-        except OSError as exc:
-            raise NetError(PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code=Code.INTERNAL)) from None
+        except OSError as exc:  # a local registry on a failing (or unreadable) disk: `io_error` naming the file
+            disk = io_error(exc, path)
+            raise NetError(disk or PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code=Code.INTERNAL)) from None
         if len(data) > max_length:
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
         return data
@@ -303,6 +305,9 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
     if isinstance(exc, tuf_errors.DownloadError):
         return NamedRegistryError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
     if isinstance(exc, OSError):
+        disk = io_error(exc)  # a full, read-only or failing disk under the trusted metadata: the disk's doing
+        if disk is not None:
+            return disk
         return NamedRegistryError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
     return NamedRegistryError(f"registry {label}: invalid signed metadata ({exc})",
                               code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
@@ -371,6 +376,7 @@ class SignedReader(Reader):
                 bootstrap = self._trusted_root()
             updater = BoundedUpdater(str(self.metadata_dir), base + METADATA_DIR + "/", fetcher=self._fetcher,
                                      config=CONFIG, bootstrap=bootstrap)
+            crashpoint("registry.tuf.before_refresh")
             updater.refresh()
         self._fetcher.keep()
         return updater

@@ -21,7 +21,7 @@ import pytest
 from tests.cli.helpers import FIXTURES, tree
 from tests.reliability.helpers import record
 from tests.support.builders import minimal_manifest, write_extension
-from tests.support.cli import Result
+from tests.support.cli import Result, run_cli
 
 SMALL, OTHER = FIXTURES / "review-pack", FIXTURES / "prompt-enhancer"
 UNVERIFIED = ("--allow-unverified", "--yes")
@@ -367,3 +367,187 @@ def test_a_vera_update_on_a_failing_device_leaves_no_lock_and_records_that_agree
     assert _vera_seen(disk) == {VERA_ID: ("1.1.0", True, True)}
     record("disk-fault", fault=f"eio-vera-update@{label}", detected=True, clean=True, anomalies=0,
            left="new" if version == "1.1.0" else "old", lock_left=any(p["check"] == "host_lock" for p in problems))
+
+
+# --- every folder host, sync, TUF metadata and signed publishing on a failing device (issue 27) --------
+#
+# The power-loss harness's scenarios (tests/reliability/test_power_loss.py: their setups, commands,
+# what each host loads, their own checks), run on the failing disk: the starting state is built
+# and the command run to its end on a copy of the image (the new state); then, from the starting
+# state again, the command is stopped at a crash point, the disk fails under it, and it goes on.
+# Once the disk is back, the power-loss harness's checks of a cut apply as they are.
+
+HOSTS = ("terva", "eva", "vera", "gemini", "claude")  # the hosts of test_power_loss.HOST_NAMES, in its order
+HOST_UPDATE_POINTS = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit",
+                      "host.install.after_host_records")
+
+
+def _one_host(index: int, verb: str) -> Any:
+    """The power-loss harness's host scenario for the host at `index` of HOST_NAMES alone: `update`
+    (its first release installed, its second installed over it), `disable` or `enable`."""
+    from tests.reliability.test_power_loss import HOST_NAMES, Scenario, _host_sources
+
+    name = HOST_NAMES[index]
+
+    def installed(w: Any) -> None:
+        w.run("ext", "install", _host_sources(w, 0)[index], *UNVERIFIED)
+        if verb == "enable":
+            w.run("ext", "disable", name)
+
+    def command(w: Any) -> list[str]:
+        if verb == "update":
+            return ["ext", "install", _host_sources(w, 1)[index], *UNVERIFIED, "--force"]
+        return ["ext", verb, name]
+
+    return Scenario(f"{HOSTS[index]}-{verb}", installed, command, (), hosts=True)
+
+
+def _next_install(w: Any) -> list[str]:
+    """An install after the failure (issue 27: "the next install is not `locked`"): every host's
+    second release, waiting for no lock."""
+    from tests.reliability.test_power_loss import _host_sources
+
+    return ["--lock-timeout", "0", "ext", "install", *_host_sources(w, 1), *UNVERIFIED, "--force"]
+
+
+def _failed_under(scenario: Any, label: str, disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                  *, codes: tuple[int, ...] = (0, 9), facts: dict[str, str] | None = None
+                  ) -> tuple[Any, Result, dict[str, Any]]:
+    """Run `scenario` on the failing disk with the disk failing at crash point `label`; check the
+    result (one of `codes`, `io_error` with the OS's EIO when 9, never a traceback), bring the disk
+    back and check what is left as the power-loss harness checks a cut. Returns the world, the
+    failed command's result and the outcome ({state: old/new/partial, repaired, anomalies})."""
+    from tests.reliability.test_power_loss import HOST_HOMES, World, _check_cut, _view
+
+    w = World(disk, "", dict(facts or {}))
+    monkeypatch.setenv("PKGMGR_HOME", str(w.home))
+    monkeypatch.setenv("HOME", str(disk.mnt / "user-home"))
+    for variable, folder in HOST_HOMES.items():
+        monkeypatch.setenv(variable, str(disk.mnt / folder))
+    scenario.setup(w)
+    disk.remount()
+    old = _view(w, scenario)
+    disk.umount()
+    base = tmp_path / "base.img"
+    shutil.copyfile(disk.image, base)
+    disk.mount(disk.image)
+    finished = _child(disk, scenario.command(w), {}, None)  # to its end: the new state
+    assert finished.code == 0, finished
+    new = _view(w, scenario)
+    disk.umount()
+    shutil.copyfile(base, disk.image)
+    base.unlink()
+    disk.mount(disk.image)
+
+    result = _child(disk, scenario.command(w), {}, label)
+    assert result.code in codes and "Traceback" not in result.stderr, result  # never exit 70
+    if result.code == 9:
+        error = result.json["error"]
+        assert error["code"] == "io_error" and error["details"]["errno"] == "EIO", error
+        assert "Input/output error" in error["details"]["os_message"], error
+    disk.remount()  # what reached the disk is what a reboot finds
+    outcome = {**_check_cut(w, scenario, old, new), "old": old, "new": new}
+    return w, result, outcome
+
+
+def _assert_settled(outcome: dict[str, Any], scope: Path | None = None) -> None:
+    """`_check_cut` ran `doctor` where `doctor --check` listed only repairable problems: now nothing
+    is left for it, and no anomaly was seen (a host refusing its records, a mixed state)."""
+    from tests.reliability.helpers import doctor_problems
+
+    assert not outcome["anomalies"], outcome
+    assert doctor_problems(scope) == []
+
+
+# Vera's update at these points is test_a_vera_update_on_a_failing_device_leaves_no_lock_and_records_that_agree;
+# terva's disable and enable rewrite its manifest in place (its folder never moves: no `host.enable.after_move`)
+HOST_CASES = [(index, "update", label) for index, host in enumerate(HOSTS) if host != "vera"
+              for label in HOST_UPDATE_POINTS]
+HOST_CASES += [(0, verb, label) for verb in ("disable", "enable")
+               for label in ("host.enable.after_pending", "host.enable.after_host_files")]
+
+
+@pytest.mark.parametrize("index, verb, label", HOST_CASES,
+                         ids=[f"{HOSTS[i]}-{verb}@{label}" for i, verb, label in HOST_CASES])
+def test_a_host_change_on_a_failing_device_leaves_the_host_old_or_new(
+        index: int, verb: str, label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 27 point 8: an update of each folder host (terva, Eva, Gemini CLI, Claude Code; Vera's
+    above), its home on the failing disk with pkgmgr's, the disk failing before the tree's rename,
+    after it, after the commit and after the host's records; terva's disable and enable, failing
+    before its manifest is rewritten in place and after it: `io_error` or finished, and once the
+    disk is back the host loads the old or the new state (its records parsed as it parses them,
+    digests matching its tree, terva's manifest decoding, never torn); `doctor` settles what
+    `doctor --check` lists (all of it repairable), `ext verify --all` passes and the next install
+    does not find a lock left behind."""
+    scenario = _one_host(index, verb)
+    w, result, outcome = _failed_under(scenario, label, failing_disk, tmp_path, monkeypatch)
+    _assert_settled(outcome)
+    assert outcome["state"] in ("old", "new"), outcome
+    assert run_cli(_next_install(w)).code == 0
+    record("disk-fault", fault=f"eio-{scenario.name}@{label}", detected=True, clean=True, anomalies=0,
+           left=outcome["state"], exit=result.code)
+
+
+SYNC_POINTS = ("install.after_pending", "host.install.after_rename", "install.after_commit", "sync.after_lock_write")
+
+
+@pytest.mark.parametrize("label", SYNC_POINTS)
+def test_a_sync_across_three_hosts_on_a_failing_device_is_all_old_or_all_new(
+        label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sync` of a workspace declaring a terva extension, an Eva script and a Compozy extension:
+    the three installs are one batch, so after the disk failed and `doctor` ran the three are all
+    old or all new (pkgmgr.lock, written after them, on its own)."""
+    from tests.reliability.test_power_loss import HOST_SCENARIOS
+
+    scenario = next(s for s in HOST_SCENARIOS if s.name == "sync-three-hosts")
+    w, result, outcome = _failed_under(scenario, label, failing_disk, tmp_path, monkeypatch)
+    _assert_settled(outcome)
+    _assert_settled(outcome, w.ws)
+    assert outcome["state"] in ("old", "new", "partial"), outcome  # partial: the batch whole, pkgmgr.lock behind it
+    assert run_cli([*scenario.command(w), "-o", "json"]).code == 0
+    record("disk-fault", fault=f"eio-sync-three-hosts@{label}", detected=True, clean=True, anomalies=0,
+           left=outcome["state"], exit=result.code)
+
+
+@pytest.mark.parametrize("index_at", ["off-the-disk", "on-the-disk"])
+def test_a_signed_install_whose_metadata_refresh_fails_is_io_error(
+        index_at: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TUF: the trusted metadata (`<home>/tuf/`) on the failing disk, which fails as ngclient is
+    about to refresh it (a new version was published: new timestamp, snapshot and targets to
+    write), the signed index (a local registry) elsewhere or on that disk too: `io_error` — not
+    exit 70, which an OSError out of ngclient, or out of the read of a local registry's file, was —
+    and once the disk is back the registry refreshes and the next signed install completes."""
+    from tests.reliability.test_power_loss import TRUST_SCENARIOS
+
+    scenario = next(s for s in TRUST_SCENARIOS if s.name == "signed-install")
+    facts = {"index_at": str(tmp_path / "elsewhere")} if index_at == "off-the-disk" else {}
+    w, result, outcome = _failed_under(scenario, "registry.tuf.before_refresh", failing_disk, tmp_path,
+                                       monkeypatch, codes=(9,), facts=facts)
+    _assert_settled(outcome)
+    assert outcome["state"] == "old", outcome
+    assert run_cli([*scenario.command(w), "-o", "json"]).code == 0
+    record("disk-fault", fault=f"eio-signed-install-index-{index_at}@registry.tuf.before_refresh", detected=True,
+           clean=True, anomalies=0, left=outcome["state"], exit=result.code)
+
+
+PUBLISH_POINTS = ("registry.switch.staged", "registry.switch.renamed#3", "registry.switch.done")
+
+
+@pytest.mark.parametrize("label", PUBLISH_POINTS)
+def test_a_signed_publish_on_a_failing_device_is_io_error_and_the_index_recovers(
+        label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Signed `registry publish`, the index on the failing disk, failing after the new files are
+    staged, amid the renames and after the last: `io_error` (or finished); once the disk is back
+    `registry doctor DIR` completes or discards it, `registry validate` passes on the old or the
+    new signed state, and publishing again completes it."""
+    from tests.reliability.test_power_loss import TRUST_SCENARIOS, _index_state
+
+    scenario = next(s for s in TRUST_SCENARIOS if s.name == "registry-publish")
+    w, result, outcome = _failed_under(scenario, label, failing_disk, tmp_path, monkeypatch)
+    _assert_settled(outcome)
+    assert outcome["state"] in ("old", "new"), outcome
+    if outcome["state"] == "old":  # publishing again completes it
+        assert run_cli([*scenario.command(w), "-o", "json"]).code == 0
+    assert _index_state(w) == {k: outcome["new"][k] for k in ("index", "metadata")}  # the new signed state
+    record("disk-fault", fault=f"eio-registry-publish@{label}", detected=True, clean=True, anomalies=0,
+           left=outcome["state"], exit=result.code)

@@ -390,15 +390,17 @@ WHEN = "2026-01-01T00:00:00Z"  # publish's `published`: the same bytes in every 
 
 
 def _signed(w: World) -> Any:
-    """A signed index on the image (its TEST-ONLY keys beside it), review-pack 0.1.0 published."""
+    """A signed index on the image (its TEST-ONLY keys beside it), review-pack 0.1.0 published;
+    in the folder `w.facts["index_at"]` instead when set (off the image: test_disk_faults.py)."""
     from tests.publish.helpers import packed
     from tests.support.signed import SignedIndex, signed_index
 
-    index = w.disk.mnt / "index"
+    where = Path(w.facts.get("index_at", w.disk.mnt))
+    index = where / "index"
     if (index / "registry.toml").exists():
-        return SignedIndex(index, w.disk.mnt / "acme-keys")
-    idx = signed_index(index, name="acme", keys=w.disk.mnt / "acme-keys")
-    w.run("registry", "publish", packed(w.disk.mnt / "pack", version="0.1.0"), "--index", idx.path, "--keys", idx.keys,
+        return SignedIndex(index, where / "acme-keys")
+    idx = signed_index(index, name="acme", keys=where / "acme-keys")
+    w.run("registry", "publish", packed(where / "pack", version="0.1.0"), "--index", idx.path, "--keys", idx.keys,
           "--published", WHEN)
     return idx
 
@@ -419,7 +421,7 @@ def _signed_then_published(w: World) -> None:
 
     _signed_added(w)
     idx = _signed(w)
-    w.run("registry", "publish", packed(w.disk.mnt / "pack", version="0.2.0"), "--index", idx.path, "--keys", idx.keys,
+    w.run("registry", "publish", packed(idx.path.parent / "pack", version="0.2.0"), "--index", idx.path, "--keys", idx.keys,
           "--published", WHEN)
 
 
