@@ -366,14 +366,13 @@ class Host(ABC):
 
     def installed_checksum(self, place: Path) -> str:
         """The tree checksum an installed tree has as a source (`copy_installed`'s copy): what its
-        record keeps, whatever install record of the host names another place in it."""
-        import tempfile
-
-        if not self.runtime_files or not os.path.isdir(place) or os.path.islink(place) \
-                or not any(os.path.lexists(os.path.join(place, name)) for name in self.runtime_files):
+        record keeps, whatever install record of the host names another place in it. Hashed in
+        place, the host's `runtime_files` left out, as `copy_installed` leaves them out."""
+        if not self.runtime_files or not os.path.isdir(place) or os.path.islink(place):
             return self.checksum(place)[0]
-        with tempfile.TemporaryDirectory(prefix="pkgmgr-kept-") as tmp:
-            return self.checksum(self.copy_installed(place, Path(tmp) / "tree"))[0]
+        from pkgmgr.hosts.mechanics import tree_checksum
+
+        return tree_checksum(place, leave_out=self.runtime_files)[0]
 
     def copy_source(self, source: Path, dest: Path) -> Path:
         """Copy an extension's source directory into `dest` (staging) as an install of it does:
