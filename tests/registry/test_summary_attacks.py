@@ -1,0 +1,318 @@
+"""Attacks on the client side of registry format 2 (docs/registry-format.md, "Reading"), after
+python-tuf's attack tests: a hostile or broken registry (served from a directory or from
+127.0.0.1) and a hostile local search index. Each test changes one thing, asserts the SPEC
+error code (or the correct answer), and asserts that nothing moved: the local index keeps the
+serial, rows and shard digests it had, or is rebuilt to what the registry says."""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+
+from pkgmgr.registry.layout import CHANGES_MAX_BYTES, SHARDS_FILE, SUMMARY_MAX_BYTES, chunk_path, shard_of, summary_path
+from tests.publish.helpers import fail, ok, packed
+from tests.support.cli import run_cli
+from tests.support.servers import StaticFileServer
+
+FIRST = ("other-pack", "review-pack")
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "home"
+    monkeypatch.setenv("PKGMGR_HOME", str(path))
+    return path
+
+
+def publish(tmp_path: Path, index: Path, name: str, version: str = "1.0.0") -> None:
+    ok("registry", "publish", packed(tmp_path, name=name, version=version), "--index", index)
+
+
+def names(*args: str) -> list[str]:
+    return [r["name"] for r in ok("ext", "search", *args)["results"]]
+
+
+@pytest.fixture
+def index2(tmp_path: Path, home: Path) -> Path:
+    """A format-2 registry at serial 2 (two extensions), added as `acme`, searched once: the
+    local index holds serial 2."""
+    root = tmp_path / "index"
+    ok("registry", "init", root, "--name", "acme", "--format", "2")
+    for name in FIRST:
+        publish(tmp_path, root, name)
+    ok("registry", "add", "acme", root)
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    return root
+
+
+def db_path(home: Path) -> Path:
+    (db,) = list((home / "cache" / "registries").glob("*/search.sqlite"))
+    return db
+
+
+def local_state(home: Path) -> tuple[Any, ...]:
+    """The local index as a value: its serial, every row, every shard digest."""
+    with sqlite3.connect(f"file:{db_path(home)}?mode=ro", uri=True) as conn:
+        return (conn.execute("SELECT serial FROM state").fetchall(),
+                conn.execute("SELECT name, shard, hay, record FROM ext ORDER BY name").fetchall(),
+                conn.execute("SELECT shard, sha256 FROM shards ORDER BY shard").fetchall())
+
+
+def set_serial(index: Path, serial: int) -> None:
+    registry = index / "registry.toml"
+    text = registry.read_text()
+    registry.write_text(re.sub(r"(?m)^serial = \d+$", f"serial = {serial}", text))
+
+
+def edit_json(path: Path, change: Callable[[Any], Any]) -> None:
+    doc = json.loads(path.read_text())
+    path.write_text(json.dumps(change(doc)))
+
+
+def no_traceback(result: Any) -> None:
+    assert result.code != 70 and "Traceback" not in result.stderr, result
+
+
+# --- the serial --------------------------------------------------------------------------------------
+
+
+def test_a_serial_that_goes_backwards_is_a_rollback_and_moves_nothing(index2: Path, home: Path) -> None:
+    before = local_state(home)
+    set_serial(index2, 1)
+    fail("registry_rollback", "ext", "search", "pack", "--registry", "acme")
+    fail("registry_rollback", "registry", "refresh", "acme")
+    assert local_state(home) == before
+
+
+def test_a_serial_far_in_the_future_resynchronises_from_the_shards(tmp_path: Path, index2: Path, home: Path) -> None:
+    """registry.toml claims a serial no log covers: the shards decide, and the index records the
+    shard list's serial (what its rows reflect), not the claim."""
+    set_serial(index2, 2 ** 62)
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "shards" and item["summary"]["files"] == 1  # the list; no shard changed
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert local_state(home)[0] == [(2,)]
+
+
+def test_a_serial_past_the_largest_integer_is_invalid(index2: Path, home: Path) -> None:
+    before = local_state(home)
+    set_serial(index2, 2 ** 63)
+    no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"]))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    fail("invalid_index", "registry", "refresh", "acme")
+    assert local_state(home) == before
+
+
+# --- the changes log ---------------------------------------------------------------------------------
+
+
+def chunk0(index: Path) -> Path:
+    return index / chunk_path(0)
+
+
+@pytest.fixture
+def ahead(tmp_path: Path, index2: Path, home: Path) -> tuple[Path, tuple[Any, ...]]:
+    """The registry one publish ahead of the local index (serial 3: third-pack), and the
+    local state before the client caught up."""
+    before = local_state(home)
+    publish(tmp_path, index2, "third-pack")
+    return index2, before
+
+
+def test_a_chunk_missing_a_serial_resynchronises(ahead: tuple[Path, tuple[Any, ...]], home: Path) -> None:
+    index2, _ = ahead
+    edit_json(chunk0(index2), lambda doc: {**doc, "changes": [c for c in doc["changes"] if c["serial"] != 3]})
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "shards"
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
+
+
+def test_duplicate_records_apply_once(ahead: tuple[Path, tuple[Any, ...]], home: Path) -> None:
+    index2, _ = ahead
+    edit_json(chunk0(index2), lambda doc: {**doc, "changes": doc["changes"] + doc["changes"][-1:]})
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "changes" and item["extensions"] == 3
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
+
+
+CHUNK_ATTACKS: dict[str, Callable[[Any], Any]] = {
+    "out of order": lambda doc: {**doc, "changes": doc["changes"][::-1]},
+    "another chunk number": lambda doc: {**doc, "chunk": 1},
+    "a serial outside the chunk": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                                    {**doc["changes"][-1], "serial": 65}]},
+    "path traversal": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                      {**doc["changes"][-1], "name": "../../etc/passwd",
+                                                       "extension": None}]},
+    "upper case": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                  {**doc["changes"][-1], "name": "Third-Pack", "extension": None}]},
+    "300 characters": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                      {**doc["changes"][-1], "name": "a" * 300, "extension": None}]},
+    "a record naming another": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                               {**doc["changes"][-1], "name": "other-pack"}]},
+    "a serial that is a string": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                                 {**doc["changes"][-1], "serial": "3"}]},
+    "a serial that is true": lambda doc: {**doc, "changes": [{**c, "serial": True} if c["serial"] == 1 else c
+                                                             for c in doc["changes"]]},
+    "an unknown op": lambda doc: {**doc, "changes": [*doc["changes"][:-1], {**doc["changes"][-1], "op": "delete"}]},
+    "a reset naming an extension": lambda doc: {**doc, "changes": [*doc["changes"][:-1],
+                                                                   {**doc["changes"][-1], "op": "reset"}]},
+    "a record that is a list": lambda doc: {**doc, "changes": [*doc["changes"][:-1], [3, "publish"]]},
+    "an extra key": lambda doc: {**doc, "extra": 1},
+    "format 3": lambda doc: {**doc, "format": 3},
+    "changes an object": lambda doc: {**doc, "changes": {}},
+    "a record with a bad summary": lambda doc: {**doc, "changes": [
+        *doc["changes"][:-1], {**doc["changes"][-1], "extension": {**doc["changes"][-1]["extension"], "tier": 7}}]},
+}
+
+
+@pytest.mark.parametrize("attack", sorted(CHUNK_ATTACKS))
+def test_a_broken_chunk_is_invalid_and_moves_nothing(ahead: tuple[Path, tuple[Any, ...]], home: Path,
+                                                     attack: str) -> None:
+    index2, before = ahead
+    edit_json(chunk0(index2), CHUNK_ATTACKS[attack])
+    doc = fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert chunk_path(0) in doc["error"]["message"]
+    fail("invalid_index", "registry", "refresh", "acme")
+    assert local_state(home) == before
+    result = run_cli(["ext", "search", "pack", "-o", "json"])  # every registry: this one is skipped, said whole
+    assert result.code == 0 and "(registry acme skipped;" in result.stderr, result
+
+
+RAW_ATTACKS: dict[str, Callable[[bytes], bytes]] = {
+    "nested 100,000 deep": lambda raw: b"[" * 100_000 + b"]" * 100_000,
+    "NaN": lambda raw: raw.replace(b'"serial":3', b'"serial":NaN'),
+    "Infinity": lambda raw: raw.replace(b'"serial":3', b'"serial":Infinity'),
+    "a 5000-digit serial": lambda raw: raw.replace(b'"serial":3', b'"serial":' + b"9" * 5000),
+    "a float serial": lambda raw: raw.replace(b'"serial":3', b'"serial":3.0'),
+    "HTML": lambda raw: b"<!doctype html><html><body>Sign in to continue</body></html>",
+    "empty": lambda raw: b"",
+    "not UTF-8": lambda raw: b"\xff\xfe" + raw,
+    "truncated": lambda raw: raw[: len(raw) // 2],
+    "over its cap": lambda raw: raw.rstrip() + b" " * (CHANGES_MAX_BYTES + 1 - len(raw.rstrip())),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(RAW_ATTACKS))
+def test_chunk_bytes_that_are_not_a_chunk_are_invalid(ahead: tuple[Path, tuple[Any, ...]], home: Path,
+                                                      attack: str) -> None:
+    index2, before = ahead
+    path = chunk0(index2)
+    path.write_bytes(RAW_ATTACKS[attack](path.read_bytes()))
+    no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme"]))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+def test_duplicate_keys_in_a_chunk_are_invalid(ahead: tuple[Path, tuple[Any, ...]], home: Path) -> None:
+    """JSON with a key twice means whatever the reader picks; a registry file is refused instead."""
+    index2, before = ahead
+    path = chunk0(index2)
+    path.write_bytes(path.read_bytes().replace(b'"serial":3', b'"serial":2,"serial":3'))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+# --- the shard list and the shards ------------------------------------------------------------------
+
+
+@pytest.fixture
+def behind(tmp_path: Path, index2: Path, home: Path) -> tuple[Path, tuple[Any, ...]]:
+    """As `ahead`, with the log unable to say (chunk 0 gone): the client must resynchronise."""
+    index2, before = index2, local_state(home)
+    publish(tmp_path, index2, "third-pack")
+    chunk0(index2).unlink()
+    return index2, before
+
+
+SHARDS_ATTACKS: dict[str, Callable[[Any], Any]] = {
+    "totals disagree": lambda doc: {**doc, "extensions": doc["extensions"] + 1},
+    "a shard over its cap": lambda doc: {**doc, "shards": {k: {**v, "size": SUMMARY_MAX_BYTES + 1}
+                                                           for k, v in doc["shards"].items()}},
+    "a shard name that is not one": lambda doc: {**doc, "shards": {"../x": next(iter(doc["shards"].values()))}},
+    "a negative count": lambda doc: {**doc, "extensions": -1},
+    "a sha256 in upper case": lambda doc: {**doc, "shards": {k: {**v, "sha256": v["sha256"].upper()}
+                                                             for k, v in doc["shards"].items()}},
+    "format 1": lambda doc: {**doc, "format": 1},
+    "a list": lambda doc: [doc],
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SHARDS_ATTACKS))
+def test_a_broken_shard_list_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[Any, ...]], home: Path,
+                                                          attack: str) -> None:
+    index2, before = behind
+    edit_json(index2 / SHARDS_FILE, SHARDS_ATTACKS[attack])
+    doc = fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert SHARDS_FILE in doc["error"]["message"]
+    assert local_state(home) == before
+
+
+def test_a_missing_shard_list_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[Any, ...]], home: Path) -> None:
+    index2, before = behind
+    (index2 / SHARDS_FILE).unlink()
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+def third_shard(index: Path) -> Path:
+    return index / summary_path(shard_of("third-pack"))
+
+
+def test_a_listed_shard_that_is_absent_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[Any, ...]],
+                                                                    home: Path) -> None:
+    index2, before = behind
+    third_shard(index2).unlink()
+    doc = fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert "missing, though index/shards.json lists it" in json.dumps(doc)
+    assert local_state(home) == before
+
+
+def test_a_shard_over_its_cap_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[Any, ...]], home: Path) -> None:
+    index2, before = behind
+    path = third_shard(index2)
+    raw = path.read_bytes().rstrip()
+    path.write_bytes(raw + b" " * (SUMMARY_MAX_BYTES + 1 - len(raw)))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+SHARD_ATTACKS: dict[str, Callable[[Any], Any]] = {
+    "a record in the wrong shard": lambda doc: {**doc, "extensions": [{**e, "name": "zz-" + e["name"]}
+                                                                      for e in doc["extensions"]]},
+    "another shard's name": lambda doc: {**doc, "shard": "zz"},
+    "records not a list": lambda doc: {**doc, "extensions": {}},
+    "a record with a bad version": lambda doc: {**doc, "extensions": [{**e, "latest": 1} for e in doc["extensions"]]},
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SHARD_ATTACKS))
+def test_a_broken_shard_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[Any, ...]], home: Path,
+                                                     attack: str) -> None:
+    index2, before = behind
+    edit_json(third_shard(index2), SHARD_ATTACKS[attack])
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+def test_html_served_with_200_is_invalid_and_moves_nothing(tmp_path: Path, home: Path) -> None:
+    """A captive portal or a misconfigured server answers every path with an HTML page."""
+    root = tmp_path / "index"
+    ok("registry", "init", root, "--name", "acme", "--format", "2")
+    for name in FIRST:
+        publish(tmp_path, root, name)
+    with StaticFileServer(root) as server:
+        ok("registry", "add", "web", server.url)
+        assert names("pack", "--registry", "web") == list(FIRST)
+        before = local_state(home)
+        publish(tmp_path, root, "third-pack")
+        html = b"<!doctype html><html><body>Sign in to continue</body></html>"
+        for rel in (chunk_path(0), SHARDS_FILE):
+            (root / rel).write_bytes(html)
+            fail("invalid_index", "ext", "search", "pack", "--registry", "web")
+            assert local_state(home) == before
+
