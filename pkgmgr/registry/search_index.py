@@ -16,6 +16,7 @@ import functools
 import hashlib
 import json
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
@@ -95,6 +96,7 @@ class SearchIndex:
 
     def _open(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_strangers(self.path)
         for attempt in (1, 2):
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
@@ -347,6 +349,22 @@ def _rebuilt_or_raise(registry: "Registry", path: Path, exc: sqlite3.Error, atte
         raise _db_error(registry, path, exc) from None
     registry.session.warn(f"registry {registry.name}: its local search index {path} was damaged ({exc}): "
                           "rebuilding it from the registry")
+
+
+def _remove_strangers(path: Path) -> None:
+    """Remove what pkgmgr never writes at the database's paths — a symbolic link (SQLite would
+    follow it and write into whatever file it names), a FIFO, a socket, a device — for the
+    index to be rebuilt as a regular file. A directory is left for the caller's io_error."""
+    for suffix in ("", "-wal", "-shm"):
+        name = Path(f"{path}{suffix}")
+        try:
+            mode = name.lstat().st_mode
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                name.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise sqlite3.OperationalError(f"{name} is not a database file ({exc.strerror})") from None
 
 
 def _remove(path: Path) -> None:

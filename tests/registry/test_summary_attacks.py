@@ -7,6 +7,7 @@ serial, rows and shard digests it had, or is rebuilt to what the registry says."
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 from pathlib import Path
@@ -316,3 +317,111 @@ def test_html_served_with_200_is_invalid_and_moves_nothing(tmp_path: Path, home:
             fail("invalid_index", "ext", "search", "pack", "--registry", "web")
             assert local_state(home) == before
 
+
+# --- the local search index --------------------------------------------------------------------------
+
+
+def test_a_database_from_a_newer_schema_is_rebuilt(index2: Path, home: Path) -> None:
+    before = local_state(home)
+    with sqlite3.connect(db_path(home)) as conn:
+        conn.execute("UPDATE state SET version = version + 1")
+        conn.execute("CREATE TABLE ext_v2 (name TEXT)")
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert local_state(home) == before
+    with sqlite3.connect(db_path(home)) as conn:
+        assert conn.execute("SELECT count(*) FROM sqlite_master WHERE name = 'ext_v2'").fetchone() == (0,)
+
+
+def test_a_newer_schema_without_the_columns_is_rebuilt(index2: Path, home: Path) -> None:
+    before = local_state(home)
+    db = db_path(home)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE state (id INTEGER PRIMARY KEY, generation INTEGER)")
+        conn.execute("CREATE TABLE ext (key TEXT)")
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert local_state(home) == before
+
+
+@pytest.mark.parametrize("suffix", ["", "-wal"])
+def test_a_symlink_in_place_of_the_database_is_not_followed(tmp_path: Path, index2: Path, home: Path,
+                                                            suffix: str) -> None:
+    """A link at the database's path (or its WAL's) would have pkgmgr write its tables into
+    whatever database it names: the link is removed and the index rebuilt beside it."""
+    before = local_state(home)
+    victim = tmp_path / "victim.db"
+    with sqlite3.connect(victim) as conn:
+        conn.execute("CREATE TABLE notes (x TEXT)")
+        conn.execute("INSERT INTO notes VALUES ('mine')")
+    conn.close()
+    victim_bytes = victim.read_bytes()
+    db = db_path(home)
+    for name in ("", "-wal", "-shm"):
+        Path(f"{db}{name}").unlink(missing_ok=True)
+    if suffix:
+        with sqlite3.connect(db) as conn:  # a database in rollback mode: a WAL file appears on open
+            conn.execute("CREATE TABLE t (x)")
+        conn.close()
+    Path(f"{db}{suffix}").symlink_to(victim)
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert victim.read_bytes() == victim_bytes
+    assert not Path(f"{db}{suffix}").is_symlink()
+    assert local_state(home) == before
+
+
+def test_a_fifo_in_place_of_the_database_is_replaced(index2: Path, home: Path) -> None:
+    before = local_state(home)
+    db = db_path(home)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    os.mkfifo(db)
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert local_state(home) == before
+
+
+def test_a_disk_full_during_a_resynchronisation_is_an_io_error_and_the_next_refresh_recovers(
+        tmp_path: Path, index2: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.registry import search_index
+
+    before = local_state(home)
+    publish(tmp_path, index2, "third-pack")
+    chunk0(index2).unlink()  # a resynchronisation: the shard list, then third-pack's shard
+
+    def full(self: Any, shard: str, sha256: str, extensions: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(search_index.SearchIndex, "load_shard", full)
+        doc = fail("io_error", "registry", "refresh", "acme")
+        assert "database or disk is full" in json.dumps(doc)
+        fail("io_error", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before  # the transaction rolled back whole
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "shards" and item["serial"] == 3
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
+
+
+def test_a_disk_full_while_applying_changes_moves_nothing(tmp_path: Path, index2: Path, home: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr.registry import search_index
+
+    before = local_state(home)
+    publish(tmp_path, index2, "third-pack")
+    publish(tmp_path, index2, "fourth-pack")
+    calls = []
+
+    def full(self: Any, ext: Any, record: Any) -> None:
+        calls.append(ext.name)
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        real(self, ext, record)
+
+    real = search_index.SearchIndex._upsert
+    with monkeypatch.context() as patch:
+        patch.setattr(search_index.SearchIndex, "_upsert", full)
+        fail("io_error", "registry", "refresh", "acme")
+    assert calls == ["third-pack", "fourth-pack"]
+    assert local_state(home) == before  # third-pack's row went with the transaction
+    assert ok("registry", "refresh", "acme")["refreshed"][0]["summary"]["mode"] == "changes"
+    assert names("pack", "--registry", "acme") == ["fourth-pack", *FIRST, "third-pack"]
