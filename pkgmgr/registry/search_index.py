@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 DB_FILE = "search.sqlite"
 SCHEMA_VERSION = 1
+UNKNOWN_SERIAL = -1  # the rows reflect no one serial: the next sync resynchronises from the shards
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
                                   source TEXT NOT NULL, serial INTEGER NOT NULL);
@@ -397,8 +398,10 @@ def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncRepo
         raise PkgmgrError(f"registry {registry.name} ({registry.source}) has no {SHARDS_FILE}: its summary is "
                           "missing", code=Code.INVALID_INDEX, details={"registry": registry.name, "file": SHARDS_FILE},
                           hint="its maintainers rebuild it with 'pkgmgr registry build DIR'")
-    _load_shards(registry, index, listed, counter)
-    index.set_serial(min(listed.serial, serial))
+    exact = _load_shards(registry, index, listed, counter)
+    # a shard that is not the one listed (a publish between the two reads, a cache serving an older
+    # shard): its rows answer now, but the index claims no serial, so the next sync resynchronises
+    index.set_serial(min(listed.serial, serial) if exact else UNKNOWN_SERIAL)
     registry.reader.keep(SHARDS_FILE)
     return SyncReport(serial, "shards", counter.files, counter.bytes, index.count())
 
@@ -443,14 +446,17 @@ def _changes_since(registry: "Registry", known: int, serial: int, counter: _Coun
     return found
 
 
-def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> None:
+def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> bool:
+    """Load the shards whose sha256 the index does not hold; False when one read was not the one
+    `listed` names."""
     held = index.shard_digests()
     with index.loading():
-        _load_changed_shards(registry, index, listed, counter, held)
+        return _load_changed_shards(registry, index, listed, counter, held)
 
 
 def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter,
-                         held: dict[str, str]) -> None:
+                         held: dict[str, str]) -> bool:
+    exact = True
     for shard, info in sorted(listed.shards.items()):
         if held.get(shard) == info.sha256:
             continue
@@ -462,4 +468,6 @@ def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: Shard
         # the digest of what was read (a shard newer than the list is fetched again next time); shards
         # are not kept in the file cache: the rows are
         index.load_shard(shard, read[0], read[1])
+        exact = exact and read[0] == info.sha256
     index.drop_shards(listed.shards)
+    return exact

@@ -425,3 +425,23 @@ def test_a_disk_full_while_applying_changes_moves_nothing(tmp_path: Path, index2
     assert local_state(home) == before  # third-pack's row went with the transaction
     assert ok("registry", "refresh", "acme")["refreshed"][0]["summary"]["mode"] == "changes"
     assert names("pack", "--registry", "acme") == ["fourth-pack", *FIRST, "third-pack"]
+
+
+def test_a_shard_that_is_not_the_listed_one_is_not_taken_as_current(tmp_path: Path, index2: Path,
+                                                                    home: Path) -> None:
+    """A cache in front of the registry serves an older shard than the shard list names (or a
+    publish ran between the two reads): its rows are used, but the index does not claim the
+    list's serial, so the next search resynchronises instead of answering stale for good."""
+    shard = index2 / summary_path(shard_of("review-pack"))
+    old = shard.read_bytes()
+    publish(tmp_path, index2, "review-pack", "1.1.0")
+    new = shard.read_bytes()
+    chunk0(index2).unlink()  # a resynchronisation
+    shard.write_bytes(old)  # the stale cache
+    (pack,) = [r for r in ok("ext", "search", "review-pack")["results"]]
+    assert pack["latest"] == "1.0.0"  # what the registry served
+    shard.write_bytes(new)  # the cache catches up; the registry's serial did not move
+    (pack,) = [r for r in ok("ext", "search", "review-pack")["results"]]
+    assert pack["latest"] == "1.1.0"
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "current" and local_state(home)[0] == [(3,)]
