@@ -6,10 +6,12 @@ serial, rows and shard digests it had, or is rebuilt to what the registry says."
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
 import sqlite3
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any, Callable
 
@@ -18,7 +20,7 @@ import pytest
 from pkgmgr.registry.layout import CHANGES_MAX_BYTES, SHARDS_FILE, SUMMARY_MAX_BYTES, chunk_path, shard_of, summary_path
 from tests.publish.helpers import fail, ok, packed
 from tests.support.cli import run_cli
-from tests.support.servers import StaticFileServer
+from tests.support.servers import FaultServer, Reply, StaticFileServer
 
 FIRST = ("other-pack", "review-pack")
 
@@ -445,3 +447,127 @@ def test_a_shard_that_is_not_the_listed_one_is_not_taken_as_current(tmp_path: Pa
     assert pack["latest"] == "1.1.0"
     item = ok("registry", "refresh", "acme")["refreshed"][0]
     assert item["summary"]["mode"] == "current" and local_state(home)[0] == [(3,)]
+
+
+# --- a registry that changes format between two refreshes ----------------------------------------------
+
+
+def test_a_registry_switching_format_2_to_1_and_back_answers_from_what_it_serves(tmp_path: Path,
+                                                                                 home: Path) -> None:
+    """The same source serves a format-2 index, then a format-1 one (further on), then the
+    format-2 one again (further still): each search answers from the format served, and the
+    local index picks up from its own serial without a stale row."""
+    source, two, one = tmp_path / "registry", tmp_path / "two", tmp_path / "one"
+    ok("registry", "init", two, "--name", "acme", "--format", "2")
+    ok("registry", "init", one, "--name", "acme", "--format", "1")
+    for name in FIRST:
+        publish(tmp_path, two, name)
+        publish(tmp_path, one, name)
+    publish(tmp_path, one, "third-pack")  # serial 3
+    two.rename(source)
+    ok("registry", "add", "acme", source)
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    before = local_state(home)
+    source.rename(two)
+    one.rename(source)
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]  # index.json
+    assert local_state(home) == before  # format 1 never touches the local index
+    source.rename(one)
+    two.rename(source)
+    fail("registry_rollback", "ext", "search", "pack", "--registry", "acme")  # serial 2 < 3 seen
+    assert local_state(home) == before
+    publish(tmp_path, source, "fourth-pack")
+    publish(tmp_path, source, "review-pack", "1.1.0")  # serial 4
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["serial"] == 4 and item["summary"]["mode"] == "changes"
+    assert names("pack", "--registry", "acme") == ["fourth-pack", *FIRST]
+    (pack,) = [r for r in ok("ext", "search", "review-pack")["results"]]
+    assert pack["latest"] == "1.1.0"
+
+
+def test_a_format_flipped_by_hand_leaves_a_gap_that_resynchronises(tmp_path: Path, index2: Path, home: Path) -> None:
+    """registry.toml says format 1 for a while (its serial raised without a changes record),
+    then format 2 again: the serial with no record sends the client to the shards."""
+    registry = index2 / "registry.toml"
+    text = registry.read_text()
+    registry.write_text(text.replace("format = 2", "format = 1"))
+    result = run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"])
+    assert result.code == 0 and result.json["results"] == [] and "has no index.json" in result.stderr, result
+    set_serial(index2, 3)
+    registry.write_text(registry.read_text().replace("format = 1", "format = 2"))
+    publish(tmp_path, index2, "third-pack")  # serial 4: its record, none for 3
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["serial"] == 4 and item["summary"]["mode"] == "shards"
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
+
+
+# --- hostile HTTP answers -------------------------------------------------------------------------------
+
+
+class HostileServer(StaticFileServer):
+    """Serves the index directory, but answers the paths in `faults` with a scripted reply."""
+
+    ENDLESS_CAP = 64 * 1024 * 1024
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root, name="hostile")
+        self.faults: dict[str, Reply] = {}
+
+    def handle(self, h: BaseHTTPRequestHandler) -> None:
+        reply = self.faults.get(h.path)
+        if reply is None:
+            super().handle(h)
+            return
+        try:
+            FaultServer._send(self, h, reply)  # type: ignore[arg-type]
+        except (BrokenPipeError, ConnectionResetError):
+            h.close_connection = True
+
+
+HTTP_FAULTS: dict[str, tuple[str, Reply, str]] = {
+    "an endless chunk": (chunk_path(0), Reply(endless=True), "invalid_index"),
+    "a chunk longer than it says": (chunk_path(0), Reply(body=b"{" * 100, declared_length=10), "invalid_index"),
+    "a gzip bomb for a chunk": (chunk_path(0), Reply(body=gzip.compress(b" " * (CHANGES_MAX_BYTES * 4)),
+                                                     headers={"Content-Encoding": "gzip"}), "invalid_index"),
+    "a chunk that is a 500": (chunk_path(0), Reply(500, b"oops"), "http_error"),
+    "a chunk that is HTML": (chunk_path(0), Reply(body=b"<html><body>login</body></html>",
+                                                  headers={"Content-Type": "text/html"}), "invalid_index"),
+    "a 304 for a chunk never asked for": (chunk_path(0), Reply(304), "http_error"),
+}
+
+
+@pytest.mark.parametrize("fault", sorted(HTTP_FAULTS))
+def test_a_hostile_http_answer_for_a_chunk_moves_nothing(tmp_path: Path, home: Path, fault: str) -> None:
+    root = tmp_path / "index"
+    ok("registry", "init", root, "--name", "acme", "--format", "2")
+    for name in FIRST:
+        publish(tmp_path, root, name)
+    with HostileServer(root) as server:
+        ok("registry", "add", "web", server.url)
+        assert names("pack", "--registry", "web") == list(FIRST)
+        before = local_state(home)
+        publish(tmp_path, root, "third-pack")
+        path, reply, code = HTTP_FAULTS[fault]
+        server.faults["/" + path] = reply
+        no_traceback(run_cli(["ext", "search", "pack", "--registry", "web"]))
+        fail(code, "ext", "search", "pack", "--registry", "web")
+        assert local_state(home) == before
+        del server.faults["/" + path]
+        assert names("pack", "--registry", "web") == [*FIRST, "third-pack"]
+
+
+def test_a_listed_shard_answering_404_over_http_is_invalid(tmp_path: Path, home: Path) -> None:
+    root = tmp_path / "index"
+    ok("registry", "init", root, "--name", "acme", "--format", "2")
+    for name in FIRST:
+        publish(tmp_path, root, name)
+    with HostileServer(root) as server:
+        ok("registry", "add", "web", server.url)
+        assert names("pack", "--registry", "web") == list(FIRST)
+        before = local_state(home)
+        publish(tmp_path, root, "third-pack")
+        (root / chunk_path(0)).unlink()
+        server.faults["/" + summary_path(shard_of("third-pack"))] = Reply(404, b"not found")
+        doc = fail("invalid_index", "ext", "search", "pack", "--registry", "web")
+        assert "missing, though index/shards.json lists it" in json.dumps(doc)
+        assert local_state(home) == before
