@@ -125,7 +125,9 @@ class SearchIndex:
     @property
     def serial(self) -> int | None:
         row = self.db.execute("SELECT serial FROM state WHERE id = 1").fetchone()
-        return None if row is None else int(row[0])
+        if row is not None and type(row[0]) is not int:  # SQLite keeps any type in any column
+            raise Damaged(f"the recorded serial {row[0]!r:.40} is not one pkgmgr wrote")
+        return None if row is None else row[0]
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM ext").fetchone()[0])

@@ -571,3 +571,13 @@ def test_a_listed_shard_answering_404_over_http_is_invalid(tmp_path: Path, home:
         doc = fail("invalid_index", "ext", "search", "pack", "--registry", "web")
         assert "missing, though index/shards.json lists it" in json.dumps(doc)
         assert local_state(home) == before
+
+
+@pytest.mark.parametrize("value", ["'three'", "2.5", "x'00'", "-7", "9223372036854775807"])
+def test_a_recorded_serial_pkgmgr_did_not_write_is_rebuilt(index2: Path, home: Path, value: str) -> None:
+    before = local_state(home)
+    with sqlite3.connect(db_path(home)) as conn:
+        conn.execute(f"UPDATE state SET serial = {value}")
+    result = run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"])
+    assert result.code == 0 and [r["name"] for r in result.json["results"]] == list(FIRST), result
+    assert local_state(home) == before
