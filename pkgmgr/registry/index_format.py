@@ -581,6 +581,13 @@ def parse_records(items: Any, file: str) -> tuple[IndexExtension, ...]:
     return (index if index is not None else _index_slow(doc, file)).extensions
 
 
+def valid_records(items: Any) -> tuple[IndexExtension, ...] | None:
+    """`parse_records` without the messages, in one fast pass: the records when every one is a
+    valid summary record and their names ascend (none twice), else None."""
+    index = _index_fast({"format": 1, "serial": 0, "extensions": items})
+    return None if index is None else index.extensions
+
+
 def _index_slow(doc: Any, file: str) -> Index:
     from pkgmgr.schemas import schema_problems
 

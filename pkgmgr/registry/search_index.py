@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
-from pkgmgr.registry.index_format import IndexExtension, IndexVersion
+from pkgmgr.registry.index_format import IndexExtension, valid_records
 from pkgmgr.registry.layout import (
     CHANGES_MAX_BYTES,
     INCREMENTAL_CHUNKS,
@@ -82,11 +82,17 @@ def _hay(ext: IndexExtension) -> str:
     return f"{ext.name}\n{ext.description.lower()}"
 
 
-def extension_from_record(record: dict[str, Any]) -> IndexExtension:
-    """A row's record (written from a validated summary record) back to its value."""
-    return IndexExtension(record["name"], record["description"], record["tier"], record["latest"],
-                          tuple(IndexVersion(v["version"], v["yanked"], v["min_compozy_version"])
-                                for v in record["versions"]), record.get("host", "compozy"))
+def extensions_from_rows(rows: list[tuple[str, str]]) -> list[IndexExtension]:
+    """(name, record) rows, by name, back to their values; each record is checked as a summary
+    shard's is (SQLite stores whatever it is given), and must name its row. Raises `Damaged`."""
+    try:
+        records = [json.loads(record) for _, record in rows]
+    except (ValueError, TypeError) as exc:  # ValueError: bad JSON too; TypeError: a record not text
+        raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
+    found = valid_records(records)
+    if found is None or [ext.name for ext in found] != [name for name, _ in rows]:
+        raise Damaged("a row's record is not one pkgmgr wrote (not a summary record of its name)")
+    return list(found)
 
 
 class SearchIndex:
@@ -206,16 +212,14 @@ class SearchIndex:
         name; every one with an empty term. Through the trigram index for a term of three or
         more characters, then checked exactly."""
         if not term:
-            rows = self.db.execute("SELECT record FROM ext ORDER BY name").fetchall()
+            rows = self.db.execute("SELECT name, record FROM ext ORDER BY name").fetchall()
         elif self.fts and len(term) >= 3 and "\n" not in term:
-            rows = self.db.execute("SELECT e.record FROM ext_fts f JOIN ext e ON e.id = f.rowid WHERE f.hay GLOB ? "
-                                   "ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
+            rows = self.db.execute("SELECT e.name, e.record FROM ext_fts f JOIN ext e ON e.id = f.rowid "
+                                   "WHERE f.hay GLOB ? ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
         else:
-            rows = self.db.execute("SELECT record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name", (term,)).fetchall()
-        try:
-            found = [extension_from_record(json.loads(record)) for (record,) in rows]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # ValueError: bad JSON too
-            raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
+            rows = self.db.execute("SELECT name, record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name",
+                                   (term,)).fetchall()
+        found = extensions_from_rows(rows)
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
 
     def names_near(self, word: str, limit: int = NEAR_LIMIT) -> list[str]:

@@ -581,3 +581,27 @@ def test_a_recorded_serial_pkgmgr_did_not_write_is_rebuilt(index2: Path, home: P
     result = run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"])
     assert result.code == 0 and [r["name"] for r in result.json["results"]] == list(FIRST), result
     assert local_state(home) == before
+
+
+ROW_DAMAGE = {
+    "a name that is a number": {"name": 5},
+    "a description that is a list": {"description": ["x"]},
+    "versions that are a string": {"versions": "1.0.0"},
+    "a version that is a number": {"versions": [{"version": 1, "yanked": False, "min_compozy_version": "0.0.0"}]},
+    "another name than the row's": {"name": "zzz-pack"},
+    "a tier that is null": {"tier": None},
+}
+
+
+@pytest.mark.parametrize("damage", sorted(ROW_DAMAGE))
+@pytest.mark.parametrize("term", ["pack", "pa", ""])
+def test_a_row_of_the_wrong_types_rebuilds_the_index(index2: Path, home: Path, damage: str, term: str) -> None:
+    before = local_state(home)
+    with sqlite3.connect(db_path(home)) as conn:
+        (record,) = conn.execute("SELECT record FROM ext WHERE name = 'review-pack'").fetchone()
+        conn.execute("UPDATE ext SET record = ? WHERE name = 'review-pack'",
+                     (json.dumps({**json.loads(record), **ROW_DAMAGE[damage]}),))
+    result = run_cli(["ext", "search", *([term] if term else []), "--registry", "acme", "-o", "json"])
+    assert result.code == 0 and [r["name"] for r in result.json["results"]] == list(FIRST), result
+    assert "rebuilding it from the registry" in result.stderr
+    assert local_state(home) == before
