@@ -431,8 +431,8 @@ def _parse_chunk(raw: bytes, *, rel: str, chunk: int) -> list[Change]:
     return parse_chunk(raw, rel, chunk)
 
 
-def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, tuple[IndexExtension, ...]]:
-    return hashlib.sha256(raw).hexdigest(), parse_shard(raw, rel, shard)
+def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, int, tuple[IndexExtension, ...]]:
+    return hashlib.sha256(raw).hexdigest(), len(raw), parse_shard(raw, rel, shard)
 
 
 def _changes_since(registry: "Registry", known: int, serial: int, counter: _Counter) -> list[Change] | None:
@@ -471,9 +471,15 @@ def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: Shard
         if read is None:
             raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"missing, though {SHARDS_FILE} lists it")],
                                    summary=f"registry {registry.name} ({registry.source}):")
+        digest, size, records = read
+        if digest == info.sha256 and (size, len(records)) != (info.size, info.extensions):
+            raise ValidationFailed([Problem(Code.INVALID_INDEX, SHARDS_FILE, f"shards.{shard}",
+                                            f"says {info.size} bytes and {info.extensions} extensions, but the shard "
+                                            f"of its sha256 has {size} bytes and {len(records)} extensions")],
+                                   summary=f"registry {registry.name} ({registry.source}):")
         # the digest of what was read (a shard newer than the list is fetched again next time); shards
         # are not kept in the file cache: the rows are
-        index.load_shard(shard, read[0], read[1])
-        exact = exact and read[0] == info.sha256
+        index.load_shard(shard, digest, records)
+        exact = exact and digest == info.sha256
     index.drop_shards(listed.shards)
     return exact

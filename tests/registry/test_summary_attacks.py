@@ -605,3 +605,31 @@ def test_a_row_of_the_wrong_types_rebuilds_the_index(index2: Path, home: Path, d
     assert result.code == 0 and [r["name"] for r in result.json["results"]] == list(FIRST), result
     assert "rebuilding it from the registry" in result.stderr
     assert local_state(home) == before
+
+
+@pytest.mark.parametrize("damage", ["CAST('review-packs' AS BLOB)", "12345678901"])
+def test_a_name_pkgmgr_did_not_write_gets_no_did_you_mean_from_it(index2: Path, home: Path, damage: str) -> None:
+    with sqlite3.connect(db_path(home)) as conn:
+        conn.execute(f"UPDATE ext SET name = {damage} WHERE name = 'review-pack'")
+    result = run_cli(["ext", "info", "review-pak", "--registry", "acme", "-o", "json"])
+    no_traceback(result)
+    assert result.json["error"]["code"] == "not_found"
+    assert all(type(s) is str for s in result.json["error"]["details"].get("suggestions", [])), result
+
+
+@pytest.mark.parametrize("field", ["extensions", "size"])
+def test_a_shard_list_entry_that_disagrees_with_its_shard_is_invalid(behind: tuple[Path, tuple[Any, ...]],
+                                                                     home: Path, field: str) -> None:
+    """The list names the shard's sha256 right, but not its size or count (totals kept consistent)."""
+    index2, before = behind
+    shard = shard_of("third-pack")
+
+    def lie(doc: Any) -> Any:
+        doc["shards"][shard][field] += 1
+        doc["extensions"] = sum(s["extensions"] for s in doc["shards"].values())
+        return doc
+
+    edit_json(index2 / SHARDS_FILE, lie)
+    doc = fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert SHARDS_FILE in json.dumps(doc) and f"shards.{shard}" in json.dumps(doc)
+    assert local_state(home) == before
