@@ -633,3 +633,40 @@ def test_a_shard_list_entry_that_disagrees_with_its_shard_is_invalid(behind: tup
     doc = fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
     assert SHARDS_FILE in json.dumps(doc) and f"shards.{shard}" in json.dumps(doc)
     assert local_state(home) == before
+
+
+# --- a signed format-2 registry: its summary files are TUF targets ---------------------------------------
+
+
+@pytest.fixture
+def signed2(tmp_path: Path, home: Path) -> tuple[Any, tuple[Any, ...]]:
+    from tests.support.signed import signed_index
+
+    idx = signed_index(tmp_path / "signed", format=2)
+    for name in FIRST:
+        idx.publish(packed(tmp_path, name=name))
+    ok("registry", "add", "acme", idx.path, "--root-sha256", idx.root_sha256())
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    before = local_state(home)
+    idx.publish(packed(tmp_path, name="third-pack"))
+    return idx, before
+
+
+@pytest.mark.parametrize("target", ["chunk", "shard"])
+def test_an_unsigned_edit_of_a_summary_file_is_refused_and_moves_nothing(signed2: tuple[Any, tuple[Any, ...]],
+                                                                         home: Path, target: str) -> None:
+    idx, before = signed2
+    if target == "shard":
+        (idx.path / chunk_path(0)).unlink()  # a resynchronisation reads the shard
+        path = idx.path / summary_path(shard_of("third-pack"))
+    else:
+        path = idx.path / chunk_path(0)
+    edit_json(path, lambda doc: doc)  # the same document, other bytes: its hash no longer matches
+    fail("registry_signature_invalid", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+
+
+def test_a_signed_registry_catches_up_from_its_signed_log(signed2: tuple[Any, tuple[Any, ...]], home: Path) -> None:
+    item = ok("registry", "refresh", "acme")["refreshed"][0]
+    assert item["summary"]["mode"] == "changes" and item["serial"] == 3
+    assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
