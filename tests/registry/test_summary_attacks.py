@@ -7,6 +7,7 @@ serial, rows and shard digests it had, or is rebuilt to what the registry says."
 from __future__ import annotations
 
 import gzip
+import hashlib
 import json
 import os
 import re
@@ -670,3 +671,32 @@ def test_a_signed_registry_catches_up_from_its_signed_log(signed2: tuple[Any, tu
     item = ok("registry", "refresh", "acme")["refreshed"][0]
     assert item["summary"]["mode"] == "changes" and item["serial"] == 3
     assert names("pack", "--registry", "acme") == [*FIRST, "third-pack"]
+
+
+# --- the summary says one thing, the entry file another ----------------------------------------------------
+
+
+def test_an_entry_listed_in_a_shard_but_absent_is_not_found(tmp_path: Path, index2: Path, home: Path) -> None:
+    from pkgmgr.registry.layout import entry_path
+
+    (index2 / entry_path("review-pack", 2)).unlink()
+    assert names("review-pack", "--registry", "acme") == ["review-pack"]  # the summary lists it
+    doc = fail("not_found", "ext", "info", "review-pack", "--registry", "acme")
+    assert "registry acme does not list it" in doc["error"]["message"]
+
+
+def test_an_entry_that_differs_from_its_summary_is_what_resolves(tmp_path: Path, index2: Path, home: Path) -> None:
+    """The summary is a listing; an install resolves from the entry file (SPEC 5.1), never from it."""
+    shard = index2 / summary_path(shard_of("review-pack"))
+    edit_json(shard, lambda doc: {**doc, "extensions": [
+        {**e, "latest": "9.0.0", "versions": [*e["versions"], {**e["versions"][0], "version": "9.0.0"}]}
+        if e["name"] == "review-pack" else e for e in doc["extensions"]]})
+    edit_json(index2 / SHARDS_FILE, lambda doc: {**doc, "shards": {
+        **doc["shards"], shard.stem: {**doc["shards"][shard.stem], "sha256": hashlib.sha256(shard.read_bytes()).hexdigest(),
+                                      "size": shard.stat().st_size}}})
+    set_serial(index2, 3)  # no record for serial 3: a resynchronisation
+    ok("registry", "refresh", "acme")
+    (pack,) = [r for r in ok("ext", "search", "review-pack", "--registry", "acme")["results"]]
+    assert pack["latest"] == "9.0.0"  # what the summary says
+    info = ok("ext", "info", "review-pack", "--registry", "acme")
+    assert info["latest"] == "1.0.0" and [v["version"] for v in info["versions"]] == ["1.0.0"]
