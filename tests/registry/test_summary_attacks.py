@@ -700,3 +700,36 @@ def test_an_entry_that_differs_from_its_summary_is_what_resolves(tmp_path: Path,
     assert pack["latest"] == "9.0.0"  # what the summary says
     info = ok("ext", "info", "review-pack", "--registry", "acme")
     assert info["latest"] == "1.0.0" and [v["version"] for v in info["versions"]] == ["1.0.0"]
+
+
+@pytest.mark.parametrize("suffix", ["-wal", "-shm"])
+def test_garbage_in_the_databases_wal_or_shared_memory_file_is_survived(index2: Path, home: Path,
+                                                                          suffix: str) -> None:
+    before = local_state(home)
+    Path(f"{db_path(home)}{suffix}").write_bytes(bytes(range(256)) * 128)
+    result = run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"])
+    assert result.code == 0 and [r["name"] for r in result.json["results"]] == list(FIRST), result
+    assert local_state(home) == before
+
+
+SUMMARY_RAW_ATTACKS: dict[str, Callable[[bytes], bytes]] = {
+    "nested 100,000 deep": lambda raw: b"[" * 100_000 + b"]" * 100_000,
+    "NaN": lambda raw: raw.replace(b'"format":2', b'"format":NaN'),
+    "a key twice": lambda raw: raw.replace(b'"format":2', b'"format":2,"format":2'),
+    "HTML": lambda raw: b"<!doctype html><html><body>Sign in to continue</body></html>",
+    "a number of 5000 digits": lambda raw: raw.replace(b'"format":2', b'"format":' + b"2" * 5000),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(SUMMARY_RAW_ATTACKS))
+@pytest.mark.parametrize("target", ["shard list", "shard"])
+def test_summary_bytes_that_are_not_json_of_the_format_are_invalid(behind: tuple[Path, tuple[Any, ...]], home: Path,
+                                                                   attack: str, target: str) -> None:
+    index2, before = behind
+    path = index2 / SHARDS_FILE if target == "shard list" else third_shard(index2)
+    raw = path.read_bytes()
+    assert b'"format":2' in raw
+    path.write_bytes(SUMMARY_RAW_ATTACKS[attack](raw))
+    no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme"]))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
