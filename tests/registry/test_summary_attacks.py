@@ -733,3 +733,14 @@ def test_summary_bytes_that_are_not_json_of_the_format_are_invalid(behind: tuple
     no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme"]))
     fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
     assert local_state(home) == before
+
+
+def test_a_frozen_registry_whose_expiry_passed_is_refused_and_moves_nothing(tmp_path: Path, index2: Path,
+                                                                           home: Path) -> None:
+    before = local_state(home)
+    publish(tmp_path, index2, "third-pack")
+    registry = index2 / "registry.toml"
+    registry.write_text(registry.read_text().replace("[registry]\n", "[registry]\nexpires = 2020-01-01T00:00:00Z\n"))
+    fail("registry_expired", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
+    assert names("pack", "--registry", "acme", "--allow-expired") == [*FIRST, "third-pack"]
