@@ -744,3 +744,27 @@ def test_a_frozen_registry_whose_expiry_passed_is_refused_and_moves_nothing(tmp_
     fail("registry_expired", "ext", "search", "pack", "--registry", "acme")
     assert local_state(home) == before
     assert names("pack", "--registry", "acme", "--allow-expired") == [*FIRST, "third-pack"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link to /dev/zero", "link outside", "index a link outside"])
+def test_a_chunk_that_is_not_a_regular_file_inside_the_registry_is_invalid(
+        tmp_path: Path, ahead: tuple[Path, tuple[Any, ...]], home: Path, kind: str) -> None:
+    index2, before = ahead
+    path = chunk0(index2)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "0.json").write_bytes(path.read_bytes())
+    if kind == "index a link outside":
+        (outside / "changes").mkdir()
+        (outside / "changes" / "0.json").write_bytes(path.read_bytes())
+        (index2 / "index").rename(tmp_path / "index-moved")
+        (index2 / "index").symlink_to(outside)
+    else:
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to("/dev/zero" if kind == "link to /dev/zero" else outside / "0.json")
+    no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme"]))
+    fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
+    assert local_state(home) == before
