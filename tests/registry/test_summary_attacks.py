@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any, Callable
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pkgmgr.registry.layout import CHANGES_MAX_BYTES, SHARDS_FILE, SUMMARY_MAX_BYTES, chunk_path, shard_of, summary_path
 from tests.publish.helpers import fail, ok, packed
@@ -24,6 +26,8 @@ from tests.support.cli import run_cli
 from tests.support.servers import FaultServer, Reply, StaticFileServer
 
 FIRST = ("other-pack", "review-pack")
+FUZZ_FEW = settings(max_examples=60, deadline=None, derandomize=True, database=None,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.fixture
@@ -768,3 +772,68 @@ def test_a_chunk_that_is_not_a_regular_file_inside_the_registry_is_invalid(
     no_traceback(run_cli(["ext", "search", "pack", "--registry", "acme"]))
     fail("invalid_index", "ext", "search", "pack", "--registry", "acme")
     assert local_state(home) == before
+
+
+# --- the log and the shards tell the same story ------------------------------------------------------------
+
+
+NAMES = ("alpha-pack", "beta-pack", "gamma-tools", "delta", "review-pack", "other-pack")
+
+
+def _record(name: str, versions: int, yanked: bool) -> dict[str, Any]:
+    listed = [{"version": f"1.{i}.0", "yanked": yanked and i == versions - 1, "min_compozy_version": "0.0.0"}
+              for i in range(versions)]
+    latest = next((v["version"] for v in reversed(listed) if not v["yanked"]), None)
+    return {"name": name, "description": f"{name} does things", "tier": "community", "latest": latest,
+            "versions": listed}
+
+
+_operations = st.lists(st.tuples(st.sampled_from(NAMES), st.integers(0, 3), st.booleans()), min_size=1, max_size=40)
+
+
+@FUZZ_FEW
+@given(operations=_operations, start=st.integers(0, 40))
+def test_changes_applied_on_the_shards_of_any_serial_give_the_shards_of_the_last(operations: list[Any],
+                                                                                start: int) -> None:
+    """Model: each operation sets one extension's summary (0 versions: removed) under the next
+    serial. Loading the shards as of serial `start` and applying the log's records after it
+    leaves the local index exactly as loading the last shards does — rows and answers."""
+    import tempfile
+
+    from pkgmgr.registry.search_index import SearchIndex
+    from pkgmgr.registry.summary import Change, parse_chunk, parse_shard, render_chunk, render_shard
+
+    start = min(start, len(operations))
+    states: list[dict[str, dict[str, Any]]] = [{}]
+    changes = []
+    for serial, (name, versions, yanked) in enumerate(operations, 1):
+        state = dict(states[-1])
+        record = _record(name, versions, yanked) if versions else None
+        if record is None:
+            state.pop(name, None)
+        else:
+            state[name] = record
+        states.append(state)
+        changes.append(Change(serial, "publish", name, None, record))
+
+    def load(index: SearchIndex, state: dict[str, dict[str, Any]], serial: int) -> None:
+        with index.loading():
+            shards = sorted({shard_of(n) for n in state})
+            for shard in shards:
+                raw = render_shard(shard, [r for n, r in state.items() if shard_of(n) == shard])
+                index.load_shard(shard, hashlib.sha256(raw).hexdigest(), parse_shard(raw, summary_path(shard), shard))
+            index.drop_shards(shards)
+        index.set_serial(serial)
+
+    with tempfile.TemporaryDirectory() as work:
+        caught_up, fresh = SearchIndex(Path(work) / "a.sqlite", "s"), SearchIndex(Path(work) / "b.sqlite", "s")
+        load(caught_up, states[start], start)
+        log = parse_chunk(render_chunk(0, changes), chunk_path(0), 0)
+        caught_up.apply([c for c in log if c.serial > start], len(operations))
+        load(fresh, states[-1], len(operations))
+        rows = "SELECT name, shard, hay, record FROM ext ORDER BY name"
+        assert caught_up.db.execute(rows).fetchall() == fresh.db.execute(rows).fetchall()
+        for term in ("", "pack", "al", "does"):
+            assert caught_up.search(term) == fresh.search(term)
+        caught_up.close()
+        fresh.close()
