@@ -14,7 +14,7 @@ import re
 import sqlite3
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -307,24 +307,6 @@ def test_a_broken_shard_is_invalid_and_moves_nothing(behind: tuple[Path, tuple[A
     assert local_state(home) == before
 
 
-def test_html_served_with_200_is_invalid_and_moves_nothing(tmp_path: Path, home: Path) -> None:
-    """A captive portal or a misconfigured server answers every path with an HTML page."""
-    root = tmp_path / "index"
-    ok("registry", "init", root, "--name", "acme", "--format", "2")
-    for name in FIRST:
-        publish(tmp_path, root, name)
-    with StaticFileServer(root) as server:
-        ok("registry", "add", "web", server.url)
-        assert names("pack", "--registry", "web") == list(FIRST)
-        before = local_state(home)
-        publish(tmp_path, root, "third-pack")
-        html = b"<!doctype html><html><body>Sign in to continue</body></html>"
-        for rel in (chunk_path(0), SHARDS_FILE):
-            (root / rel).write_bytes(html)
-            fail("invalid_index", "ext", "search", "pack", "--registry", "web")
-            assert local_state(home) == before
-
-
 # --- the local search index --------------------------------------------------------------------------
 
 
@@ -529,6 +511,22 @@ class HostileServer(StaticFileServer):
             h.close_connection = True
 
 
+@pytest.fixture
+def served(tmp_path: Path, home: Path) -> Iterator[tuple[Path, HostileServer, tuple[Any, ...]]]:
+    """A format-2 registry served from 127.0.0.1 as `web`, searched once at serial 2, then one
+    publish ahead (third-pack, serial 3): its directory, its server, the local state before."""
+    root = tmp_path / "index"
+    ok("registry", "init", root, "--name", "acme", "--format", "2")
+    for name in FIRST:
+        publish(tmp_path, root, name)
+    with HostileServer(root) as server:
+        ok("registry", "add", "web", server.url)
+        assert names("pack", "--registry", "web") == list(FIRST)
+        before = local_state(home)
+        publish(tmp_path, root, "third-pack")
+        yield root, server, before
+
+
 HTTP_FAULTS: dict[str, tuple[str, Reply, str]] = {
     "an endless chunk": (chunk_path(0), Reply(endless=True), "invalid_index"),
     "a chunk longer than it says": (chunk_path(0), Reply(body=b"{" * 100, declared_length=10), "invalid_index"),
@@ -542,39 +540,36 @@ HTTP_FAULTS: dict[str, tuple[str, Reply, str]] = {
 
 
 @pytest.mark.parametrize("fault", sorted(HTTP_FAULTS))
-def test_a_hostile_http_answer_for_a_chunk_moves_nothing(tmp_path: Path, home: Path, fault: str) -> None:
-    root = tmp_path / "index"
-    ok("registry", "init", root, "--name", "acme", "--format", "2")
-    for name in FIRST:
-        publish(tmp_path, root, name)
-    with HostileServer(root) as server:
-        ok("registry", "add", "web", server.url)
-        assert names("pack", "--registry", "web") == list(FIRST)
-        before = local_state(home)
-        publish(tmp_path, root, "third-pack")
-        path, reply, code = HTTP_FAULTS[fault]
-        server.faults["/" + path] = reply
-        no_traceback(run_cli(["ext", "search", "pack", "--registry", "web"]))
-        fail(code, "ext", "search", "pack", "--registry", "web")
-        assert local_state(home) == before
-        del server.faults["/" + path]
-        assert names("pack", "--registry", "web") == [*FIRST, "third-pack"]
+def test_a_hostile_http_answer_for_a_chunk_moves_nothing(served: tuple[Path, Any, tuple[Any, ...]], home: Path,
+                                                         fault: str) -> None:
+    _, server, before = served
+    path, reply, code = HTTP_FAULTS[fault]
+    server.faults["/" + path] = reply
+    no_traceback(run_cli(["ext", "search", "pack", "--registry", "web"]))
+    fail(code, "ext", "search", "pack", "--registry", "web")
+    assert local_state(home) == before
+    del server.faults["/" + path]
+    assert names("pack", "--registry", "web") == [*FIRST, "third-pack"]
 
 
-def test_a_listed_shard_answering_404_over_http_is_invalid(tmp_path: Path, home: Path) -> None:
-    root = tmp_path / "index"
-    ok("registry", "init", root, "--name", "acme", "--format", "2")
-    for name in FIRST:
-        publish(tmp_path, root, name)
-    with HostileServer(root) as server:
-        ok("registry", "add", "web", server.url)
-        assert names("pack", "--registry", "web") == list(FIRST)
-        before = local_state(home)
-        publish(tmp_path, root, "third-pack")
-        (root / chunk_path(0)).unlink()
-        server.faults["/" + summary_path(shard_of("third-pack"))] = Reply(404, b"not found")
-        doc = fail("invalid_index", "ext", "search", "pack", "--registry", "web")
-        assert "missing, though index/shards.json lists it" in json.dumps(doc)
+def test_a_listed_shard_answering_404_over_http_is_invalid(served: tuple[Path, Any, tuple[Any, ...]],
+                                                           home: Path) -> None:
+    root, server, before = served
+    (root / chunk_path(0)).unlink()
+    server.faults["/" + summary_path(shard_of("third-pack"))] = Reply(404, b"not found")
+    doc = fail("invalid_index", "ext", "search", "pack", "--registry", "web")
+    assert "missing, though index/shards.json lists it" in json.dumps(doc)
+    assert local_state(home) == before
+
+
+def test_html_served_with_200_is_invalid_and_moves_nothing(served: tuple[Path, Any, tuple[Any, ...]],
+                                                           home: Path) -> None:
+    """A captive portal or a misconfigured server answers every path with an HTML page."""
+    root, _, before = served
+    html = b"<!doctype html><html><body>Sign in to continue</body></html>"
+    for rel in (chunk_path(0), SHARDS_FILE):
+        (root / rel).write_bytes(html)
+        fail("invalid_index", "ext", "search", "pack", "--registry", "web")
         assert local_state(home) == before
 
 
