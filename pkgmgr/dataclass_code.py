@@ -9,7 +9,9 @@ pkgmgr's modules together.
 `install()` makes the `exec` of the `dataclasses` module look the source up in a table of code
 objects compiled by earlier runs, kept in one marshal file where Python keeps pkgmgr's `.pyc`
 files (`__pycache__`, or under `PYTHONPYCACHEPREFIX`; `PYTHONDONTWRITEBYTECODE` means nothing is
-written); `save()` writes the table back when a run compiled something new. A source is compiled
+written), or, where that folder cannot be written (a system-wide install: its `.pyc` files were
+compiled when it was installed, this table cannot be), in the user's cache folder, one file per
+pkgmgr version; `save()` writes the table back when a run compiled something new. A source is compiled
 exactly as `exec` compiles it (same file name, mode and flags), so a class is the same with or
 without the table; a table written by another interpreter, unreadable or too large is ignored
 (and replaced by the next `save()`), as a stale `.pyc` is. The file is as trusted as the `.pyc`
@@ -41,6 +43,15 @@ def table_path() -> str:
     return os.path.join(here, "__pycache__", FILE_NAME)
 
 
+def user_table_path() -> str:
+    """The table's place where `table_path()` cannot be written: the user's cache folder."""
+    from platformdirs import user_cache_dir  # only then: ~1 ms
+
+    from pkgmgr import __version__
+
+    return os.path.join(user_cache_dir("pkgmgr"), "python", f"{__version__}.{FILE_NAME}")
+
+
 def install() -> None:
     """Load the table and route dataclasses' `exec` through it (once per process)."""
     global _table
@@ -48,26 +59,32 @@ def install() -> None:
         return
     import dataclasses
 
-    _table = _load(table_path())
+    table = _load(table_path())
+    if table is None and not sys.dont_write_bytecode:
+        table = _load(user_table_path())
+    _table = table or {}
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # a module global shadows the builtin
 
 
 def save() -> None:
-    """Write the table back if this run compiled a source it did not hold. Never raises: the
-    table is a cache, and a run that cannot keep it has lost nothing but time."""
+    """Write the table back if this run compiled a source it did not hold: beside the bytecode,
+    else in the user's cache folder. Never raises: the table is a cache, and a run that cannot
+    keep it has lost nothing but time."""
     global _learnt
     if not _learnt or _table is None or sys.dont_write_bytecode:
         return
     data = marshal.dumps((sys.version, _table))
     if len(data) > MAX_BYTES:
         return
-    path = table_path()
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        atomic_write_bytes(Path(path), data, durable=False)
-    except OSError:
+    for where in (table_path, user_table_path):
+        path = where()
+        try:
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            atomic_write_bytes(Path(path), data, durable=False)
+        except OSError:
+            continue
+        _learnt = False
         return
-    _learnt = False
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -83,9 +100,13 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     exec(source, globals, locals)
 
 
-def _load(path: str) -> dict[str, CodeType]:
+def _load(path: str) -> dict[str, CodeType] | None:
+    """The table at `path`; None when there is none this user can read, {} when the file is not
+    a table of this interpreter's (the next `save()` replaces it)."""
     try:
         data = read_regular(path, limit=MAX_BYTES)
+    except (FileNotFoundError, NotADirectoryError, PermissionError):
+        return None
     except OSError:
         return {}
     if len(data) > MAX_BYTES:

@@ -61,6 +61,7 @@ def _methods(cls: type) -> dict[str, bytes]:
 def fresh_table(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """dataclass_code as in a new process whose table lives in `tmp_path` (returned: the file)."""
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "pycache"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "user-cache"))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
     monkeypatch.setattr(dataclass_code, "_table", None)
     monkeypatch.setattr(dataclass_code, "_learnt", False)
@@ -148,21 +149,41 @@ def test_a_link_or_a_fifo_in_place_of_the_table_is_not_read(fresh_table: Path, t
     assert dataclass_code._table == {}
 
 
-def test_nothing_is_written_where_python_writes_no_bytecode(fresh_table: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_written_where_python_writes_no_bytecode(fresh_table: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     dataclass_code.install()
     _classes()
     dataclass_code.save()
     assert not fresh_table.exists() and not fresh_table.parent.exists()
+    assert not (tmp_path / "user-cache").exists()
 
 
-def test_an_unwritable_place_costs_nothing_but_the_table(fresh_table: Path) -> None:
+def test_where_the_bytecode_folder_cannot_be_written_the_table_is_kept_in_the_users_cache(
+        fresh_table: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from pkgmgr import __version__
+
+    fresh_table.parent.parent.mkdir(parents=True)
+    fresh_table.parent.write_text("a file where the directory would be")  # as a read-only site-packages refuses it
+    dataclass_code.install()
+    _classes()
+    dataclass_code.save()
+    kept = tmp_path / "user-cache" / "pkgmgr" / "python" / f"{__version__}.{dataclass_code.FILE_NAME}"
+    assert kept.is_file() and fresh_table.parent.is_file()
+    _install_fresh(monkeypatch)
+    assert dataclass_code._table, "the next run did not read the table from the user's cache"
+    _classes()
+    assert not dataclass_code._learnt
+
+
+def test_an_unwritable_place_costs_nothing_but_the_table(fresh_table: Path, tmp_path: Path) -> None:
     fresh_table.parent.parent.mkdir(parents=True)
     fresh_table.parent.write_text("a file where the directory would be")
+    (tmp_path / "user-cache").write_text("and a file where the user's cache would be")
     dataclass_code.install()
     _classes()
     dataclass_code.save()  # no exception: the command it ends has done its work
-    assert fresh_table.parent.is_file()
+    assert fresh_table.parent.is_file() and (tmp_path / "user-cache").is_file()
 
 
 def test_the_table_stops_growing_at_its_bound(fresh_table: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -181,6 +202,7 @@ def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
 def test_a_second_run_of_a_command_compiles_no_dataclass_method(tmp_path: Path) -> None:
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPYCACHEPREFIX"] = str(tmp_path / "pycache")
+    env["XDG_CACHE_HOME"] = str(tmp_path / "user-cache")
     home = tmp_path / "home"
     first = _cli(env, "--home", str(home), "hosts", "-o", "json")
     assert first.returncode == 0, first.stderr
