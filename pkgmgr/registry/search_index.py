@@ -102,7 +102,10 @@ class SearchIndex:
         self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where the registry's cache folder goes: the caller's io_error
+            raise sqlite3.OperationalError(f"{self.path.parent}: {exc.strerror}") from None
         _remove_strangers(self.path)
         for attempt in (1, 2):
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)

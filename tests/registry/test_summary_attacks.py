@@ -832,3 +832,17 @@ def test_changes_applied_on_the_shards_of_any_serial_give_the_shards_of_the_last
             assert caught_up.search(term) == fresh.search(term)
         caught_up.close()
         fresh.close()
+
+
+def test_a_cache_folder_that_is_a_file_is_an_io_error(index2: Path, home: Path) -> None:
+    folder = db_path(home).parent
+    for child in folder.iterdir():
+        child.unlink()
+    folder.rmdir()
+    folder.write_bytes(b"not a folder")
+    result = run_cli(["ext", "search", "pack", "--registry", "acme", "-o", "json"])
+    no_traceback(result)
+    assert result.json["error"]["code"] == "io_error" and str(folder) in result.json["error"]["message"], result
+    assert "'pkgmgr cache clean'" in result.stderr
+    ok("cache", "clean")  # as the hint says
+    assert names("pack", "--registry", "acme") == list(FIRST)
