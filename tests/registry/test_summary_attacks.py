@@ -846,3 +846,37 @@ def test_a_cache_folder_that_is_a_file_is_an_io_error(index2: Path, home: Path) 
     assert "'pkgmgr cache clean'" in result.stderr
     ok("cache", "clean")  # as the hint says
     assert names("pack", "--registry", "acme") == list(FIRST)
+
+
+def test_a_disk_full_during_a_first_load_leaves_an_index_the_next_refresh_fills(
+        tmp_path: Path, index2: Path, home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Into an empty index the load is a bulk one (the full-text triggers dropped, the index
+    built at the end, in the same transaction): a failure midway must roll the drop back too."""
+    from pkgmgr.registry import search_index
+
+    before = local_state(home)
+    db = db_path(home)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    real_load = search_index.SearchIndex.load_shard
+    loaded = []
+
+    def load_shard(self: Any, shard: str, sha256: str, extensions: Any) -> None:
+        loaded.append(shard)
+        if len(loaded) == 2:
+            raise sqlite3.OperationalError("database or disk is full")
+        real_load(self, shard, sha256, extensions)
+
+    with monkeypatch.context() as patch:
+        patch.setattr(search_index.SearchIndex, "load_shard", load_shard)
+        fail("io_error", "registry", "refresh", "acme")
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT count(*) FROM ext").fetchone() == (0,)
+        assert conn.execute("SELECT count(*) FROM state").fetchone() == (0,)
+        triggers = conn.execute("SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY name").fetchall()
+    conn.close()
+    assert triggers == [("ext_ad",), ("ext_ai",), ("ext_au",)]  # the bulk load's drop rolled back
+    assert names("pack", "--registry", "acme") == list(FIRST)
+    assert local_state(home) == before
+    publish(tmp_path, index2, "third-pack")  # and the triggers keep the full-text index in step
+    assert names("third", "--registry", "acme") == ["third-pack"]
