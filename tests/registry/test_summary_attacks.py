@@ -880,3 +880,12 @@ def test_a_disk_full_during_a_first_load_leaves_an_index_the_next_refresh_fills(
     assert local_state(home) == before
     publish(tmp_path, index2, "third-pack")  # and the triggers keep the full-text index in step
     assert names("third", "--registry", "acme") == ["third-pack"]
+
+
+def test_registry_validate_refuses_the_key_given_twice_the_client_refuses(ahead: tuple[Path, tuple[Any, ...]]) -> None:
+    """One set of rules: what the client refuses, `registry validate` reports."""
+    index2, _ = ahead
+    path = chunk0(index2)
+    path.write_bytes(path.read_bytes().replace(b'"serial":3', b'"serial":3,"serial":3'))
+    doc = fail("invalid_index", "registry", "validate", index2)
+    assert "duplicate key" in json.dumps(doc) and chunk_path(0) in json.dumps(doc)
