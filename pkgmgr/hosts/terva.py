@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink, io_error
 from pkgmgr.gokeys import go_fold, go_json_text, go_utf8
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
@@ -292,7 +292,9 @@ class Terva(FolderHost):
         manifest = path / MANIFEST
         try:
             raw = _read_manifest(path)
-        except PkgmgrError:
+        except PkgmgrError as error:
+            if error.code == Code.IO_ERROR:
+                raise  # not a change to the tree: the disk's doing
             raw = None
         if raw is not None and manifest.is_file() and not manifest.is_symlink():
             overrides[MANIFEST] = canonical_without_enabled(raw)
@@ -339,7 +341,9 @@ class Terva(FolderHost):
             return {}
         try:
             return {manifest: _read_manifest(item.place)}
-        except PkgmgrError:
+        except PkgmgrError as error:
+            if error.code == Code.IO_ERROR:
+                raise  # permission denied, a failing device: nothing is changed
             return {}  # unreadable: the rewrite refuses it before anything changes
 
     def observed(self, record: Installed) -> Installed:
@@ -405,7 +409,10 @@ def _read_manifest(root: Path) -> bytes:
         raise _invalid("read manifest: extension.json is missing") from None
     except NotRegularFile as exc:
         raise _invalid(f"read manifest: extension.json is {exc.kind}") from None
-    except OSError as exc:  # a link loop, a directory on the way, no permission: terva's read fails too
+    except OSError as exc:  # a link loop, a directory on the way: terva's read fails too
+        disk = io_error(exc, root / MANIFEST)  # permission denied, a failing device: SPEC 11's io_error
+        if disk is not None:
+            raise disk from None
         raise _invalid(f"read manifest: extension.json cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MANIFEST_MAX_BYTES:
         raise _invalid("is larger than 1 MiB (pkgmgr's bound)")

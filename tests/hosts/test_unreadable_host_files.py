@@ -1,0 +1,112 @@
+"""A host's own file that pkgmgr may not read (EACCES) is `io_error` (exit 9), naming it and the
+OS's message (SPEC 11: "local storage failure (disk full, read-only, permission denied, I/O
+error)"), never `invalid_config` or `invalid_manifest` (its content is not at fault), never a file
+taken for missing and written over, and nothing moves: for every host of `hosts.HOSTS`.
+
+Tests run as root, whom a mode of 000 does not stop: the one read-only `os.open` of that file is
+made to fail as the kernel fails it for another user (`fsutil.open_regular_fd`, the bounded read
+every host's file goes through, opens with it)."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pkgmgr import hosts
+from tests.hosts.conftest import _host_homes, homes  # noqa: F401 - the host homes under tmp_path
+from tests.hosts.helpers import UNVERIFIED, Homes, eva_script, ok
+from tests.support.cli import run_cli
+
+
+def deny_reading(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[str]:
+    """Make every read-only open of `path` fail with EACCES; returns the list of denied opens."""
+    real, denied, target = os.open, [], os.path.abspath(path)
+
+    def guarded(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if not isinstance(name, int) and kwargs.get("dir_fd") is None and os.path.abspath(name) == target \
+                and not flags & (os.O_WRONLY | os.O_RDWR):
+            denied.append(target)
+            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
+        return real(name, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", guarded)
+    return denied
+
+
+def snapshot(*roots: Path) -> dict[str, bytes | None]:
+    """Every file and directory under `roots` with its bytes (None for a directory)."""
+    found: dict[str, bytes | None] = {}
+    for root in roots:
+        for folder, dirs, files in os.walk(root):
+            for name in dirs:
+                found[os.path.join(folder, name)] = None
+            for name in files:
+                path = os.path.join(folder, name)
+                found[path] = os.readlink(path).encode() if os.path.islink(path) else Path(path).read_bytes()
+    return found
+
+
+def _global(host: str, file: Callable[[Homes, Path], Path], verb: str) -> Callable[..., Any]:
+    def setup(tmp_path: Path, homes: Homes) -> tuple[list[str], Path, list[Path], Path | None]:
+        ok("ext", "new", "my-ext", "--host", host, "--path", tmp_path / "src")
+        [installed] = ok("ext", "install", tmp_path / "src", *UNVERIFIED)["installed"]
+        place = Path(installed.get("path") or homes.pkgmgr / "extensions" / "my-ext" / "0.1.0")
+        command = ["ext", verb, installed["name"]]
+        return command, file(homes, place), [homes.tmp / "pkgmgr-home", homes.tmp / "user-home", homes.terva,
+                                              homes.vera, homes.gemini, homes.claude], None
+    return setup
+
+
+def _eva_project(tmp_path: Path, homes: Homes) -> tuple[list[str], Path, list[Path], Path | None]:
+    """Eva's own file is its trust file (`~/.eva/trust.json`), read before a project folder changes
+    (its approvals kept, the new hash recorded with --approve-host-trust)."""
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pkgmgr.toml").write_text("")
+    ok("--scope", "workspace", "ext", "install", eva_script(tmp_path / "src", "notes"), *UNVERIFIED,
+       "--approve-host-trust", cwd=project)
+    assert (homes.eva / "trust.json").is_file()
+    command = ["--scope", "workspace", "ext", "install", eva_script(tmp_path / "src2", "tasks"), *UNVERIFIED,
+               "--approve-host-trust"]
+    return [str(a) for a in command], homes.eva / "trust.json", [project, homes.user], project
+
+
+# host -> what sets it up: (the command, the host's file it reads, what must not move, where it runs)
+CASES: dict[str, Callable[..., Any]] = {
+    "compozy": _global("compozy", lambda h, place: place / "extension.toml", "verify"),
+    "terva": _global("terva", lambda h, place: place / "extension.json", "disable"),
+    "eva": _eva_project,
+    "vera": _global("vera", lambda h, place: h.vera / "extensions.json", "disable"),
+    "gemini": _global("gemini", lambda h, place: h.gemini_extensions / "extension-enablement.json", "disable"),
+    "claude": _global("claude", lambda h, place: h.claude / "plugins" / "installed_plugins.json", "disable"),
+}
+
+
+def test_every_host_has_a_case() -> None:
+    assert sorted(CASES) == sorted(hosts.HOSTS)
+
+
+@pytest.mark.parametrize("host", list(hosts.HOSTS))
+def test_a_host_file_that_cannot_be_read_is_io_error_and_nothing_moves(
+        host: str, tmp_path: Path, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    command, file, roots, cwd = CASES[host](tmp_path, homes)
+    assert file.is_file()
+    listed = ok("ext", "list", cwd=cwd)
+    before = snapshot(*[r for r in roots if r.exists() and r != homes.pkgmgr])
+    with monkeypatch.context() as patch:
+        denied = deny_reading(patch, file)  # the one change
+        result = run_cli([*command, "-o", "json"], cwd=cwd)
+
+    assert denied, f"{file} was never read"
+    assert result.code == 9 and "Traceback" not in result.stderr, result
+    error = result.json["error"]
+    assert error["code"] == "io_error" and error["details"]["errno"] == "EACCES", error
+    assert error["details"]["path"] == str(file) and error["details"]["os_message"] == "Permission denied"
+    assert f"{file}: Permission denied" in result.stderr and "check the permissions" in result.stderr
+    assert snapshot(*[r for r in roots if r.exists() and r != homes.pkgmgr]) == before  # nothing moved
+    assert ok("ext", "list", cwd=cwd) == listed
