@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.config import Config, RegistryConfig
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import user_path
 from pkgmgr.patterns import REGISTRY_NAME
 
@@ -126,6 +126,13 @@ def reestablish_command(registry: RegistryConfig) -> str:
             f"{registry.root_sha256}{insecure}")
 
 
+def _root_unreadable(given: str, exc: OSError) -> PkgmgrError:
+    """`--root FILE` that cannot be read: `io_error` when the disk refuses it (permission denied, a
+    failing device: SPEC 11), else `not_found` (not there, a directory on the way)."""
+    return io_error(exc, user_path(given)) or PkgmgrError(f"--root {given}: cannot read: {exc.strerror or exc}",
+                                                         code=Code.NOT_FOUND)
+
+
 def _reestablishing(home: Path, existing: RegistryConfig, new: NewRegistry, spec: SourceSpec) -> bool:
     """`registry add` of a signed registry already configured under that name, from the same
     source with a root, while its trusted root is damaged (missing, truncated, not signed by its
@@ -153,7 +160,7 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
         try:
             given = root_sha256(read_regular(user_path(new.root), limit=4 * 1024 * 1024, follow_symlinks=True))
         except OSError as exc:
-            raise PkgmgrError(f"--root {new.root}: cannot read: {exc.strerror or exc}", code=Code.NOT_FOUND) from None
+            raise _root_unreadable(new.root, exc) from None
     if given != existing.root_sha256:
         raise PkgmgrError(f"registry {existing.name} was added with the root {existing.root_sha256}, not {given}: "
                           "pkgmgr re-establishes only the root it pinned", code=Code.REGISTRY_SIGNATURE_INVALID,
@@ -297,7 +304,7 @@ def _pin_root(home: Path, config: Config, new: NewRegistry, spec: SourceSpec, op
                 raise PkgmgrError(f"--root {new.root}: is {exc.kind}, not a regular file", code=Code.INVALID_INDEX,
                                   path=str(path)) from None
             except OSError as exc:
-                raise PkgmgrError(f"--root {new.root}: cannot read: {exc.strerror}", code=Code.NOT_FOUND) from None
+                raise _root_unreadable(new.root, exc) from None
         else:
             wanted = str(new.root_sha256).strip().lower()
             if not re.fullmatch(r"[0-9a-f]{64}", wanted):

@@ -20,6 +20,7 @@ signed registry is read.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -34,7 +35,7 @@ from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed, io_error
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed, io_error, path_error
 from pkgmgr.redact import redact_url
 from pkgmgr.registry.cache import CachedFile, FileCache, is_plain_rel
 from pkgmgr.registry.index_format import MIB
@@ -167,14 +168,15 @@ class NetFetcher(FetcherInterface):
 
         try:
             data = read_regular(path, limit=max_length)  # never blocks on a FIFO, no final link (SPEC 10)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # not there (or gone since it was listed): as a 404
             raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
         except NotRegularFile as exc:
             raise NetError(PkgmgrError(f"registry file {rel} is {exc.kind}, not a regular file; registry files "
                                        "must be regular files", code=Code.INVALID_INDEX)) from None
         except OSError as exc:  # a local registry on a failing (or unreadable) disk: `io_error` naming the file
-            disk = io_error(exc, path)
-            raise NetError(disk or PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code=Code.INTERNAL)) from None
+            raise NetError(io_error(exc, path) or PkgmgrError(
+                f"registry file {path} cannot be read: {exc.strerror or exc}", code=Code.INVALID_INDEX,
+                details={"path": str(path), "errno": errno.errorcode.get(exc.errno or 0, exc.errno)})) from None
         if len(data) > max_length:
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
         return data
@@ -305,10 +307,14 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
     if isinstance(exc, tuf_errors.DownloadError):
         return NamedRegistryError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
     if isinstance(exc, OSError):
-        disk = io_error(exc)  # a full, read-only or failing disk under the trusted metadata: the disk's doing
+        # a full, read-only, failing or forbidden disk under the trusted metadata: the disk's doing
+        disk = io_error(exc) or path_error(exc)
         if disk is not None:
             return disk
-        return NamedRegistryError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
+        # anything else (a file or directory of it gone in a race): the trust it held cannot be used
+        return NamedRegistryError(f"registry {label}: its trusted metadata cannot be used ({exc.strerror or exc}"
+                                  + (f": {exc.filename}" if exc.filename else "") + ")",
+                                  code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     return NamedRegistryError(f"registry {label}: invalid signed metadata ({exc})",
                               code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
 

@@ -3,13 +3,11 @@ OS's message (SPEC 11: "local storage failure (disk full, read-only, permission 
 error)"), never `invalid_config` or `invalid_manifest` (its content is not at fault), never a file
 taken for missing and written over, and nothing moves: for every host of `hosts.HOSTS`.
 
-Tests run as root, whom a mode of 000 does not stop: the one read-only `os.open` of that file is
-made to fail as the kernel fails it for another user (`fsutil.open_regular_fd`, the bounded read
-every host's file goes through, opens with it)."""
+Tests run as root, whom a mode of 000 does not stop: the read-only opens of that file are made to
+fail as the kernel fails them for another user (`tests/support/faults.py`)."""
 
 from __future__ import annotations
 
-import errno
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -21,21 +19,7 @@ from pkgmgr import hosts
 from tests.hosts.conftest import _host_homes, homes  # noqa: F401 - the host homes under tmp_path
 from tests.hosts.helpers import UNVERIFIED, Homes, eva_script, ok
 from tests.support.cli import run_cli
-
-
-def deny_reading(monkeypatch: pytest.MonkeyPatch, path: Path) -> list[str]:
-    """Make every read-only open of `path` fail with EACCES; returns the list of denied opens."""
-    real, denied, target = os.open, [], os.path.abspath(path)
-
-    def guarded(name: Any, flags: int, *args: Any, **kwargs: Any) -> int:
-        if not isinstance(name, int) and kwargs.get("dir_fd") is None and os.path.abspath(name) == target \
-                and not flags & (os.O_WRONLY | os.O_RDWR):
-            denied.append(target)
-            raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
-        return real(name, flags, *args, **kwargs)
-
-    monkeypatch.setattr(os, "open", guarded)
-    return denied
+from tests.support.faults import deny_reading
 
 
 def snapshot(*roots: Path) -> dict[str, bytes | None]:
