@@ -1320,17 +1320,27 @@ def vera_in_a_workspace(h: H) -> None:
 def sync_of_a_declared_vera_extension(h: H) -> None:
     """A Vera extension declared in pkgmgr.toml is refused by `sync` before anything moves (a
     declared terva extension is not installed either), and the command the hint names installs
-    it where Vera loads it."""
+    it where Vera loads it — run as printed by a POSIX shell, from a workspace whose path holds a
+    space, `$`, `"` and a backquote (each quoted in the command, none expanded)."""
+    import subprocess
+
     from tests.hosts.helpers import vera_extension
 
-    ws = h.ws
+    ws = h.tmp / "user-home" / 'my $HOME "dev" `id` project'
+    ws.mkdir(parents=True)
     vera_extension(ws / "tools" / "ctx")
     _terva_extension(ws / "tools" / "hello")
-    h.declare('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
-              '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n')
+    (ws / "pkgmgr.toml").write_text('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
+                                    '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n', encoding="utf-8")
+    h.ok("trust", cwd=ws)
     refused = h.run("sync", code=2, cwd=ws)
     assert "declares acme.context-tools for Vera, which has no project scope" in refused.stderr
     assert not (ws / ".terva").exists() and not (ws / "pkgmgr.lock").exists()
+    printed = h.hinted(refused, "pkgmgr ext install")
+    # what a shell makes of the printed command: the path as it is, one word
+    argv = subprocess.run(["sh", "-c", "for word in " + printed + '; do printf "%s\\n" "$word"; done'],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    assert argv == ["pkgmgr", "ext", "install", str(ws / "tools" / "ctx"), "--allow-unverified"], argv
     h.follow(refused, "pkgmgr ext install", cwd=h.tmp, answer="y")  # at a terminal, asked to confirm
     assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
 

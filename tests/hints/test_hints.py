@@ -375,8 +375,7 @@ entry("hosts/views.py", "{}: {} extension carries no version; pass --release VER
       Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
 entry("hosts/base.py", "{} extensions are global: run the command without --scope workspace",
       Runs(s.vera_in_a_workspace, ("ext install", "ext link", "adopt")))
-entry("workspace/sync.py", "remove {} from [extensions] in {}; 'pkgmgr ext install {}' installs it where {} loads it, "
-      "for every project", Runs(s.sync_of_a_declared_vera_extension))
+entry("workspace/sync.py", "pkgmgr ext install {}", Runs(s.sync_of_a_declared_vera_extension))
 entry("hosts/approval.py", "remove or rename them; or run the command without --approve-host-trust, and approve the "
       "folder in {} itself", Static("a project folder holding a file Eva's hash cannot cover (a dot-named script, an "
                                     "unreadable one): tests/hosts/test_eva.py",
