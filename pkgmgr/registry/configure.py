@@ -116,16 +116,6 @@ def add_registry(home: Path, config: Config, new: NewRegistry, *, offline: bool 
     return added
 
 
-def reestablish_command(registry: RegistryConfig) -> str:
-    """The command that re-establishes the trusted root of the signed registry `registry` as it is
-    configured (`registry add` with its name, source and pinned root: `_reestablish`)."""
-    import shlex
-
-    insecure = " --insecure" if registry.insecure else ""
-    return (f"pkgmgr registry add {registry.name} {shlex.quote(registry.source)} --root-sha256 "
-            f"{registry.root_sha256}{insecure}")
-
-
 def _root_unreadable(given: str, exc: OSError) -> PkgmgrError:
     """`--root FILE` that cannot be read: `io_error` when the disk refuses it (permission denied, a
     failing device: SPEC 11), else `not_found` (not there, a directory on the way)."""
@@ -152,6 +142,7 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
     from dataclasses import replace
 
     from pkgmgr.registry.signed import root_sha256
+    from pkgmgr.registry.trustroot import reestablish_command
 
     given = str(new.root_sha256 or "").strip().lower()
     if new.root:

@@ -334,7 +334,8 @@ class SignedReader(Reader):
     """A registry's files as TUF targets (module docstring)."""
 
     def __init__(self, plain: Reader, session: Session, cache: FileCache, *, label: str,
-                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None) -> None:
+                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None,
+                 repair: str | None = None) -> None:
         self.plain = plain
         self.spec = plain.spec
         self.insecure = plain.insecure
@@ -344,6 +345,9 @@ class SignedReader(Reader):
         self.bootstrap = bootstrap
         # a registry a workspace declares with root_sha256: its first root, fetched when none is trusted yet
         self.pin = pin
+        # the hint for a trusted root lost or damaged: `trustroot.reestablish_hint`, as doctor says it,
+        # for a configured registry; a declared one's pin re-establishes it on the next read
+        self.repair = repair or "run the command again: the root_sha256 pkgmgr.toml pins re-establishes it"
         self.metadata_dir = tuf_dir(session.home, trust_source or plain.spec.text)
         self._updater: Updater | None = None
         self._fetcher: NetFetcher | None = None
@@ -369,13 +373,13 @@ class SignedReader(Reader):
         self._fetcher = NetFetcher(self.session, self.cache, base, directory=directory, insecure=self.insecure,
                                    immutable=isinstance(self.plain, GitHubReader))
         bootstrap = self.bootstrap
-        if bootstrap is None and self.pin is not None and not (self.metadata_dir / "root.json").exists():
+        if bootstrap is None and self.pin is not None and root_problem(self.metadata_dir) is not None:
+            # missing or damaged: the root pkgmgr.toml pins re-establishes it, as `registry add` would
             bootstrap = self._pinned_root(base)
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
             raise NamedRegistryError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
-                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
-                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
+                                     hint=self.repair)
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
         with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
             if bootstrap is None:
@@ -423,8 +427,7 @@ class SignedReader(Reader):
                 why = f"is not a valid TUF root ({exc})"
             raise NamedRegistryError(f"registry {self.label}: the trusted root recorded for {self.spec.text} {why}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
-                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
-                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'") from None
+                                     hint=self.repair) from None
 
     @contextlib.contextmanager
     def _metadata_lock(self) -> Iterator[None]:
@@ -528,8 +531,14 @@ def trusted_root_problem(home: Path, source: str) -> str | None:
     metadata directory): missing, unreadable, empty, not a TUF root (truncated, garbage), or not
     signed by its own threshold of keys; None when it is sound. Every install from the registry
     fails until it is re-established (`registry add` again). Reads only, bounded."""
+    return root_problem(tuf_dir(home, source))
+
+
+def root_problem(folder: Path) -> str | None:
+    """What is wrong with the trusted root kept in the metadata directory `folder`
+    (`trusted_root_problem`); None when it is sound."""
     try:
-        data = read_trusted(tuf_dir(home, source), "root.json")
+        data = read_trusted(folder, "root.json")
     except FileNotFoundError:
         return "is missing"
     except OSError as exc:

@@ -13,6 +13,7 @@ from tests.hints.harness import MARKETING_ACT, MARKETING_DIGEST, UNVERIFIED, H
 
 if TYPE_CHECKING:
     from tests.registry.helpers import RegistryDir
+    from tests.support.signed import SignedIndex
 
 # --- activations ------------------------------------------------------------------------------
 
@@ -497,17 +498,31 @@ def require_signed_refuses_an_unsigned_registry(h: H) -> None:
 
 
 def a_signed_registry_whose_trusted_root_is_lost(h: H) -> None:
+    """A signed registry's trusted root lost (`<home>/tuf` gone) or damaged: the refused install
+    prints the one command that re-establishes it (`trustroot.reestablish_command`, the command
+    `doctor` prints), which runs as printed — the registry's source holding a space — after which
+    the install goes through; `doctor --check` prints the very same command."""
     import shutil
 
     from tests.support.signed import signed_index
 
-    index = signed_index(h.tmp / "index", name="acme")
+    index = signed_index(h.tmp / "my index", name="acme")
     h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
     shutil.rmtree(h.home / "tuf")
     result = h.run("ext", "install", "review-pack", code=4)
-    h.follow(result, "pkgmgr registry remove acme")
-    h.follow(result, "pkgmgr registry add acme", replace={"FILE": str(index.root_file)})
+    assert "no trusted root is recorded" in result.stderr and "registry remove" not in result.stderr, result
+    printed = h.hinted(result, "pkgmgr registry add acme")
+    assert printed.endswith(f"--root-sha256 {index.root_sha256()}"), printed
+    h.follow(result, "pkgmgr registry add acme")
     h.ok("ext", "install", "review-pack")
+    _damage_trusted_root(h, "truncated")
+    result = h.run("ext", "install", "review-pack@0.1.0", code=4)
+    assert h.hinted(result, "pkgmgr registry add acme") == printed
+    assert h.hinted(h.run("doctor", "--check", code=4), "pkgmgr registry add acme") == printed  # doctor's command
+    h.follow(result, "pkgmgr registry add acme")
+    h.ok("ext", "install", "review-pack@0.1.0")
+    h.ok("doctor", "--check")
+    _doctor_reports_a_damaged_trusted_root(h, index)
 
 
 def _damage_trusted_root(h: H, how: str) -> None:
@@ -531,14 +546,12 @@ def _damage_trusted_root(h: H, how: str) -> None:
         target.write_bytes(json.dumps(document).encode())
 
 
-def doctor_reports_a_damaged_trusted_root(h: H) -> None:
-    from tests.support.signed import signed_index
-
-    index = signed_index(h.tmp / "index", name="acme")
-    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+def _doctor_reports_a_damaged_trusted_root(h: H, index: SignedIndex) -> None:
+    """`doctor` on each damage of the trusted root of the signed registry `acme` (configured from
+    `index`): a finding, not doctor's to repair; the command it prints re-establishes it."""
     for how in ("missing", "empty", "truncated", "invalid signature"):
         _damage_trusted_root(h, how)
-        h.run("ext", "install", "review-pack", code=4)  # registry_signature_invalid: nothing installs from it
+        h.run("ext", "info", "review-pack", code=4)  # registry_signature_invalid: nothing is read from it
         result = h.run("doctor", "--check", code=4)
         assert "state_inconsistent" in result.stderr + result.stdout and "trusted root" in result.stderr, result
         assert h.run("doctor", code=4).stderr.count("trusted root") >= 1  # not doctor's to repair: it says so again
