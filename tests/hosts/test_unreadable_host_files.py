@@ -17,7 +17,7 @@ import pytest
 
 from pkgmgr import hosts
 from tests.hosts.conftest import _host_homes, homes  # noqa: F401 - the host homes under tmp_path
-from tests.hosts.helpers import UNVERIFIED, Homes, eva_script, ok
+from tests.hosts.helpers import UNVERIFIED, Homes, claude_plugin, eva_script, ok
 from tests.support.cli import run_cli
 from tests.support.faults import deny_reading
 
@@ -94,3 +94,21 @@ def test_a_host_file_that_cannot_be_read_is_io_error_and_nothing_moves(
     assert f"{file}: Permission denied" in result.stderr and "check the permissions" in result.stderr
     assert snapshot(*[r for r in roots if r.exists() and r != homes.pkgmgr]) == before  # nothing moved
     assert ok("ext", "list", cwd=cwd) == listed
+
+
+def test_pkgmgrs_claude_marketplace_that_cannot_be_read_is_never_rewritten_without_its_plugins(
+        tmp_path: Path, homes: Homes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pkgmgr's own marketplace file (`<home>/claude/.claude-plugin/marketplace.json`) is written
+    whole from what it lists: one it may not read was taken for an empty one, and the next install
+    rewrote it with the new plugin alone, so Claude Code lost the others. Now `io_error`."""
+    ok("ext", "install", claude_plugin(tmp_path / "src" / "hello", "hello"), *UNVERIFIED)
+    market = homes.pkgmgr / "claude" / ".claude-plugin" / "marketplace.json"
+    before = snapshot(homes.pkgmgr / "claude", homes.claude)
+    second = claude_plugin(tmp_path / "src" / "other", "other")
+    with monkeypatch.context() as patch:
+        denied = deny_reading(patch, market)  # the one change
+        result = run_cli(["ext", "install", str(second), *UNVERIFIED, "-o", "json"])
+    assert denied and result.code == 9, result
+    assert result.json["error"]["code"] == "io_error" and result.json["error"]["details"]["path"] == str(market)
+    assert snapshot(homes.pkgmgr / "claude", homes.claude) == before  # nothing moved
+    assert [e["name"] for e in ok("ext", "list")["extensions"]] == ["hello"]
