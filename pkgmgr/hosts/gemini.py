@@ -531,17 +531,15 @@ def _is_own_record(folder: Path) -> bool:
 
 def _install_record(folder: Path) -> bytes | None:
     """The bytes of the install record in `folder` (bounded), None when there is none or it is no
-    regular file. Raises `io_error` for one that cannot be read (permission denied, a failing
-    device: SPEC 11), never taken for a record that is not there."""
+    regular file. Raises the OSError of one that cannot be read (permission denied, a failing
+    device: `io_error`, SPEC 11, where it is caught), never taken for a record that is not there."""
     from pkgmgr.fsutil import read_regular
 
-    path = folder / INSTALL_RECORD
     try:
-        return read_regular(path, limit=64 * 1024)
+        return read_regular(folder / INSTALL_RECORD, limit=64 * 1024)
     except OSError as exc:
-        disk = io_error(exc, path)
-        if disk is not None:
-            raise disk from None
+        if io_error(exc) is not None:
+            raise  # io_error where it is caught (a writer names its scope, not a staging path)
         return None
 
 

@@ -292,9 +292,7 @@ class Terva(FolderHost):
         manifest = path / MANIFEST
         try:
             raw = _read_manifest(path)
-        except PkgmgrError as error:
-            if error.code == Code.IO_ERROR:
-                raise  # not a change to the tree: the disk's doing
+        except PkgmgrError:
             raw = None
         if raw is not None and manifest.is_file() and not manifest.is_symlink():
             overrides[MANIFEST] = canonical_without_enabled(raw)
@@ -341,10 +339,8 @@ class Terva(FolderHost):
             return {}
         try:
             return {manifest: _read_manifest(item.place)}
-        except PkgmgrError as error:
-            if error.code == Code.IO_ERROR:
-                raise  # permission denied, a failing device: nothing is changed
-            return {}  # unreadable: the rewrite refuses it before anything changes
+        except PkgmgrError:
+            return {}  # unreadable: the rewrite refuses it before anything changes (the disk's OSError goes up)
 
     def observed(self, record: Installed) -> Installed:
         """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
@@ -410,9 +406,10 @@ def _read_manifest(root: Path) -> bytes:
     except NotRegularFile as exc:
         raise _invalid(f"read manifest: extension.json is {exc.kind}") from None
     except OSError as exc:  # a link loop, a directory on the way: terva's read fails too
-        disk = io_error(exc, root / MANIFEST)  # permission denied, a failing device: SPEC 11's io_error
-        if disk is not None:
-            raise disk from None
+        if io_error(exc) is not None:
+            # permission denied, a failing device: io_error (SPEC 11) where it is caught (a writer names its
+            # scope, not a staging path), never the manifest's fault
+            raise
         raise _invalid(f"read manifest: extension.json cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MANIFEST_MAX_BYTES:
         raise _invalid("is larger than 1 MiB (pkgmgr's bound)")

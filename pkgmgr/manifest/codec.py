@@ -68,9 +68,10 @@ def _read(root: Path, path: Path) -> bytes:
         # swapped for a FIFO since is_file(): refused, never waited on
         return read_regular(path, limit=MAX_MANIFEST_BYTES, follow_symlinks=True)
     except OSError as exc:
-        disk = io_error(exc, path)  # permission denied, the device failing: not the manifest's fault (SPEC 11)
-        if disk is not None:
-            raise disk from None
+        if io_error(exc) is not None:
+            # permission denied, the device failing: not the manifest's fault but io_error (SPEC 11), with
+            # the path where it is caught (a writer names its scope, not a staging path)
+            raise
         raise ValidationFailed([Problem(INVALID, file, "", f"cannot be read: {exc.strerror or exc}")]) from exc
 
 
