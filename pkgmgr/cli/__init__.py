@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     # in-process.
     thresholds = gc.get_threshold()
     gc.set_threshold(GC_THRESHOLD, *thresholds[1:])
+    from pkgmgr import dataclass_code
+
+    dataclass_code.install()  # before the modules that define dataclasses are imported
     from pkgmgr.cli.secrets import ScrubbedStream
 
     out, err = sys.stdout, sys.stderr
@@ -46,6 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         gc.set_threshold(*thresholds)
         sys.stdout, sys.stderr = out, err
+        dataclass_code.save()
     return _flush(code)
 
 

@@ -279,11 +279,9 @@ class Registry:
             except Exception as error:  # noqa: BLE001 - raised again by entry(), where it belongs
                 return error
 
-        from concurrent.futures import ThreadPoolExecutor  # here: a search or a lone read starts no pool
+        from pkgmgr.threads import map_in_threads  # here: a search or a lone read starts no thread
 
-        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                thread_name_prefix="pkgmgr-registry") as pool:
-            results = list(pool.map(read, todo))
+        results = map_in_threads(read, todo, workers=workers, name="pkgmgr-registry")
         with self._lock:
             for name, result in zip(todo, results):
                 self._prefetched.setdefault(name, result)
