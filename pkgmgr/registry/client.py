@@ -141,10 +141,13 @@ class Registry:
     def _signed_reader(self, plain: Reader) -> Reader:
         # imports tuf: only for a signed registry
         from pkgmgr.registry.signed import SignedReader
+        from pkgmgr.registry.trustroot import reestablish_hint
 
+        # a configured registry's lost or damaged trusted root: the one command that re-establishes it
+        repair = reestablish_hint(self.config) if self.config.root_sha256 and not self.declared else None
         return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap,
                             trust_source=self.trust_source,
-                            pin=self.config.root_sha256 if self.declared else None)
+                            pin=self.config.root_sha256 if self.declared else None, repair=repair)
 
     def persist_root(self) -> None:
         """Record `bootstrap` as the trusted root without reading the registry (offline add)."""
