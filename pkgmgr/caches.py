@@ -86,6 +86,13 @@ def clean_caches(home: Path, registries: Sequence[RegistryConfig], older_than: f
 
     for path in _downloads(home):
         drop(path, "downloads")
+    if cutoff is None:  # a file where a registry's folder goes is no folder of pkgmgr's: it goes too
+        root = home / "cache" / "registries"
+        for stray in sorted(root.iterdir()) if root.is_dir() else ():
+            if not stray.is_dir():
+                removed["registry_files"] += 1
+                removed["bytes"] += stray.lstat().st_size
+                stray.unlink(missing_ok=True)
     for directory, _ in _registry_dirs(home, registries):
         if cutoff is None:
             files = _files(directory)

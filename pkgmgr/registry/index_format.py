@@ -279,10 +279,24 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def decode_json(raw: bytes, file: str, *, cap: int = INDEX_MAX_BYTES) -> Any:
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different (built in C; the duplicate named only on failure)."""
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f"duplicate key {json.dumps(key, ensure_ascii=True)[:80]}")
+            seen.add(key)
+    return obj
+
+
+def decode_json(raw: bytes, file: str, *, cap: int = INDEX_MAX_BYTES, unique_keys: bool = False) -> Any:
+    """JSON bytes (at most `cap`) to a value; NaN/Infinity refused, and with `unique_keys` an
+    object naming a key twice (format 2's summary files: docs/registry-format.md)."""
     text = _text(raw, file, cap)
     try:
-        return json.loads(text, parse_constant=_reject_constant)
+        return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys if unique_keys else None)
     except json.JSONDecodeError as exc:
         raise _fail(file, f"not valid JSON: {exc.msg} (line {exc.lineno}, column {exc.colno})", exc.lineno) from None
     except RecursionError:
@@ -565,6 +579,13 @@ def parse_records(items: Any, file: str) -> tuple[IndexExtension, ...]:
     doc = {"format": 1, "serial": 0, "extensions": items}
     index = _index_fast(doc)
     return (index if index is not None else _index_slow(doc, file)).extensions
+
+
+def valid_records(items: Any) -> tuple[IndexExtension, ...] | None:
+    """`parse_records` without the messages, in one fast pass: the records when every one is a
+    valid summary record and their names ascend (none twice), else None."""
+    index = _index_fast({"format": 1, "serial": 0, "extensions": items})
+    return None if index is None else index.extensions
 
 
 def _index_slow(doc: Any, file: str) -> Index:

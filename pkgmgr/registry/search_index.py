@@ -16,12 +16,13 @@ import functools
 import hashlib
 import json
 import sqlite3
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
-from pkgmgr.registry.index_format import IndexExtension, IndexVersion
+from pkgmgr.registry.index_format import IndexExtension, valid_records
 from pkgmgr.registry.layout import (
     CHANGES_MAX_BYTES,
     INCREMENTAL_CHUNKS,
@@ -41,6 +42,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 DB_FILE = "search.sqlite"
 SCHEMA_VERSION = 1
+UNKNOWN_SERIAL = -1  # the rows reflect no one serial: the next sync resynchronises from the shards
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS state (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL,
                                   source TEXT NOT NULL, serial INTEGER NOT NULL);
@@ -80,11 +82,17 @@ def _hay(ext: IndexExtension) -> str:
     return f"{ext.name}\n{ext.description.lower()}"
 
 
-def extension_from_record(record: dict[str, Any]) -> IndexExtension:
-    """A row's record (written from a validated summary record) back to its value."""
-    return IndexExtension(record["name"], record["description"], record["tier"], record["latest"],
-                          tuple(IndexVersion(v["version"], v["yanked"], v["min_compozy_version"])
-                                for v in record["versions"]), record.get("host", "compozy"))
+def extensions_from_rows(rows: list[tuple[str, str]]) -> list[IndexExtension]:
+    """(name, record) rows, by name, back to their values; each record is checked as a summary
+    shard's is (SQLite stores whatever it is given), and must name its row. Raises `Damaged`."""
+    try:
+        records = [json.loads(record) for _, record in rows]
+    except (ValueError, TypeError) as exc:  # ValueError: bad JSON too; TypeError: a record not text
+        raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
+    found = valid_records(records)
+    if found is None or [ext.name for ext in found] != [name for name, _ in rows]:
+        raise Damaged("a row's record is not one pkgmgr wrote (not a summary record of its name)")
+    return list(found)
 
 
 class SearchIndex:
@@ -94,7 +102,11 @@ class SearchIndex:
         self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where the registry's cache folder goes: the caller's io_error
+            raise sqlite3.OperationalError(f"{self.path.parent}: {exc.strerror}") from None
+        _remove_strangers(self.path)
         for attempt in (1, 2):
             db = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
             try:
@@ -122,7 +134,9 @@ class SearchIndex:
     @property
     def serial(self) -> int | None:
         row = self.db.execute("SELECT serial FROM state WHERE id = 1").fetchone()
-        return None if row is None else int(row[0])
+        if row is not None and type(row[0]) is not int:  # SQLite keeps any type in any column
+            raise Damaged(f"the recorded serial {row[0]!r:.40} is not one pkgmgr wrote")
+        return None if row is None else row[0]
 
     def count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM ext").fetchone()[0])
@@ -201,16 +215,14 @@ class SearchIndex:
         name; every one with an empty term. Through the trigram index for a term of three or
         more characters, then checked exactly."""
         if not term:
-            rows = self.db.execute("SELECT record FROM ext ORDER BY name").fetchall()
+            rows = self.db.execute("SELECT name, record FROM ext ORDER BY name").fetchall()
         elif self.fts and len(term) >= 3 and "\n" not in term:
-            rows = self.db.execute("SELECT e.record FROM ext_fts f JOIN ext e ON e.id = f.rowid WHERE f.hay GLOB ? "
-                                   "ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
+            rows = self.db.execute("SELECT e.name, e.record FROM ext_fts f JOIN ext e ON e.id = f.rowid "
+                                   "WHERE f.hay GLOB ? ORDER BY e.name", (f"*{term.translate(_GLOB_SPECIAL)}*",)).fetchall()
         else:
-            rows = self.db.execute("SELECT record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name", (term,)).fetchall()
-        try:
-            found = [extension_from_record(json.loads(record)) for (record,) in rows]
-        except (ValueError, TypeError, KeyError, AttributeError) as exc:  # ValueError: bad JSON too
-            raise Damaged(f"a row's record is not one pkgmgr wrote ({type(exc).__name__})") from None
+            rows = self.db.execute("SELECT name, record FROM ext WHERE instr(hay, ?) > 0 ORDER BY name",
+                                   (term,)).fetchall()
+        found = extensions_from_rows(rows)
         return [e for e in found if not term or term in e.name or term in e.description.lower()]
 
     def names_near(self, word: str, limit: int = NEAR_LIMIT) -> list[str]:
@@ -349,6 +361,22 @@ def _rebuilt_or_raise(registry: "Registry", path: Path, exc: sqlite3.Error, atte
                           "rebuilding it from the registry")
 
 
+def _remove_strangers(path: Path) -> None:
+    """Remove what pkgmgr never writes at the database's paths — a symbolic link (SQLite would
+    follow it and write into whatever file it names), a FIFO, a socket, a device — for the
+    index to be rebuilt as a regular file. A directory is left for the caller's io_error."""
+    for suffix in ("", "-wal", "-shm"):
+        name = Path(f"{path}{suffix}")
+        try:
+            mode = name.lstat().st_mode
+            if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+                name.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            raise sqlite3.OperationalError(f"{name} is not a database file ({exc.strerror})") from None
+
+
 def _remove(path: Path) -> None:
     for suffix in ("", "-wal", "-shm"):
         Path(f"{path}{suffix}").unlink(missing_ok=True)
@@ -379,8 +407,10 @@ def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncRepo
         raise PkgmgrError(f"registry {registry.name} ({registry.source}) has no {SHARDS_FILE}: its summary is "
                           "missing", code=Code.INVALID_INDEX, details={"registry": registry.name, "file": SHARDS_FILE},
                           hint="its maintainers rebuild it with 'pkgmgr registry build DIR'")
-    _load_shards(registry, index, listed, counter)
-    index.set_serial(min(listed.serial, serial))
+    exact = _load_shards(registry, index, listed, counter)
+    # a shard that is not the one listed (a publish between the two reads, a cache serving an older
+    # shard): its rows answer now, but the index claims no serial, so the next sync resynchronises
+    index.set_serial(min(listed.serial, serial) if exact else UNKNOWN_SERIAL)
     registry.reader.keep(SHARDS_FILE)
     return SyncReport(serial, "shards", counter.files, counter.bytes, index.count())
 
@@ -404,8 +434,8 @@ def _parse_chunk(raw: bytes, *, rel: str, chunk: int) -> list[Change]:
     return parse_chunk(raw, rel, chunk)
 
 
-def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, tuple[IndexExtension, ...]]:
-    return hashlib.sha256(raw).hexdigest(), parse_shard(raw, rel, shard)
+def _parse_shard(raw: bytes, *, rel: str, shard: str) -> tuple[str, int, tuple[IndexExtension, ...]]:
+    return hashlib.sha256(raw).hexdigest(), len(raw), parse_shard(raw, rel, shard)
 
 
 def _changes_since(registry: "Registry", known: int, serial: int, counter: _Counter) -> list[Change] | None:
@@ -425,14 +455,17 @@ def _changes_since(registry: "Registry", known: int, serial: int, counter: _Coun
     return found
 
 
-def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> None:
+def _load_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter) -> bool:
+    """Load the shards whose sha256 the index does not hold; False when one read was not the one
+    `listed` names."""
     held = index.shard_digests()
     with index.loading():
-        _load_changed_shards(registry, index, listed, counter, held)
+        return _load_changed_shards(registry, index, listed, counter, held)
 
 
 def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: ShardList, counter: _Counter,
-                         held: dict[str, str]) -> None:
+                         held: dict[str, str]) -> bool:
+    exact = True
     for shard, info in sorted(listed.shards.items()):
         if held.get(shard) == info.sha256:
             continue
@@ -441,7 +474,15 @@ def _load_changed_shards(registry: "Registry", index: SearchIndex, listed: Shard
         if read is None:
             raise ValidationFailed([Problem(Code.INVALID_INDEX, rel, "", f"missing, though {SHARDS_FILE} lists it")],
                                    summary=f"registry {registry.name} ({registry.source}):")
+        digest, size, records = read
+        if digest == info.sha256 and (size, len(records)) != (info.size, info.extensions):
+            raise ValidationFailed([Problem(Code.INVALID_INDEX, SHARDS_FILE, f"shards.{shard}",
+                                            f"says {info.size} bytes and {info.extensions} extensions, but the shard "
+                                            f"of its sha256 has {size} bytes and {len(records)} extensions")],
+                                   summary=f"registry {registry.name} ({registry.source}):")
         # the digest of what was read (a shard newer than the list is fetched again next time); shards
         # are not kept in the file cache: the rows are
-        index.load_shard(shard, read[0], read[1])
+        index.load_shard(shard, digest, records)
+        exact = exact and digest == info.sha256
     index.drop_shards(listed.shards)
+    return exact

@@ -72,7 +72,7 @@ def render_shard(shard: str, records: Sequence[dict[str, Any]]) -> bytes:
 
 
 def parse_shard(raw: bytes, file: str, shard: str) -> tuple[IndexExtension, ...]:
-    doc = decode_json(raw, file, cap=SUMMARY_MAX_BYTES)
+    doc = decode_json(raw, file, cap=SUMMARY_MAX_BYTES, unique_keys=True)
     if type(doc) is not dict or doc.keys() != {"format", "shard", "extensions"}:
         raise _fail(file, "", 'must be an object with exactly "format", "shard" and "extensions"')
     if doc["format"] != 2 or type(doc["format"]) is not int:
@@ -132,7 +132,7 @@ def _count(value: Any) -> bool:
 
 
 def parse_shards(raw: bytes, file: str = SHARDS_FILE) -> ShardList:
-    doc = decode_json(raw, file, cap=SHARDS_MAX_BYTES)
+    doc = decode_json(raw, file, cap=SHARDS_MAX_BYTES, unique_keys=True)
     if type(doc) is not dict or doc.keys() != {"format", "serial", "extensions", "shards"}:
         raise _fail(file, "", 'must be an object with exactly "format", "serial", "extensions" and "shards"')
     if doc["format"] != 2 or type(doc["format"]) is not int:
@@ -190,7 +190,7 @@ def render_chunk(chunk: int, changes: Sequence[Change]) -> bytes:
 
 def parse_chunk(raw: bytes, file: str, chunk: int) -> list[Change]:
     """A changes chunk: records in serial order, every serial inside the chunk's range."""
-    doc = decode_json(raw, file, cap=CHANGES_MAX_BYTES)
+    doc = decode_json(raw, file, cap=CHANGES_MAX_BYTES, unique_keys=True)
     if type(doc) is not dict or doc.keys() != {"format", "chunk", "changes"}:
         raise _fail(file, "", 'must be an object with exactly "format", "chunk" and "changes"')
     if doc["format"] != 2 or type(doc["format"]) is not int:
