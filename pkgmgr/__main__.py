@@ -1,5 +1,5 @@
 """`python -m pkgmgr` runs the command line."""
 
-from pkgmgr.cli import main
+from pkgmgr.cli import console
 
-raise SystemExit(main())
+console()

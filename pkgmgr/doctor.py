@@ -183,10 +183,10 @@ def trusted_roots(home: Path, config: Config) -> list[Problem]:
 
 
 def _reestablish_fixes(config: Config, findings: list[Problem]) -> list[str]:
-    from pkgmgr.registry.configure import reestablish_command
+    from pkgmgr.registry.trustroot import reestablish_hint
 
     named = {registry.name: registry for registry in config.registries}
-    return [f"registry {finding.name}: '{reestablish_command(named[finding.name])}' re-establishes its trusted root"
+    return [f"registry {finding.name}: {reestablish_hint(named[finding.name])}"
             for finding in findings if finding.name in named]
 
 

@@ -10,8 +10,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import Code
-
 _READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 _KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"), (stat.S_ISCHR, "a character device"),
           (stat.S_ISBLK, "a block device"), (stat.S_ISLNK, "a symbolic link"), (stat.S_ISDIR, "a directory"))
@@ -202,10 +200,9 @@ def fsync_dirs(*paths: Path) -> None:
                 raise OSError(exc.errno, exc.strerror, os.fspath(path)) from None
     if all(syncfs(path) for path in filesystems.values()):
         return
-    from concurrent.futures import ThreadPoolExecutor
+    from pkgmgr.threads import map_in_threads
 
-    with ThreadPoolExecutor(max_workers=min(len(paths), 16), thread_name_prefix="pkgmgr-fsync") as pool:
-        list(pool.map(fsync_dir, paths))
+    map_in_threads(fsync_dir, list(paths), workers=16, name="pkgmgr-fsync")
 
 
 def fsync_tree(path: Path) -> None:
@@ -387,7 +384,7 @@ def secure_dirs(base: Path, rel: str, *, create: bool, mode: int = 0o755) -> Non
 
     Raises `path_escapes_root` for a symlink, a non-directory or another user's directory on
     the way (nothing is created below it)."""
-    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.errors import Code, PkgmgrError
 
     base = Path(base)
     if create:
@@ -442,7 +439,7 @@ def _named(exc: OSError, path: Path) -> OSError:
 def _not_a_directory(exc: OSError, path: Path) -> Exception:
     """`path_escapes_root` for a link or a non-directory where a directory was opened; other
     OS errors (permissions, a full disk) as they are, naming the whole path."""
-    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.errors import Code, PkgmgrError
 
     if exc.errno not in (errno.ELOOP, errno.ENOTDIR):
         return _named(exc, path)
@@ -453,7 +450,7 @@ def _not_a_directory(exc: OSError, path: Path) -> Exception:
 
 
 def _check_owner(fd: int, path: Path) -> None:
-    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.errors import Code, PkgmgrError
 
     owner = foreign_owner(os.fstat(fd))
     if owner is not None:
@@ -465,7 +462,7 @@ def _check_owner(fd: int, path: Path) -> None:
 def refuse_links(directory: Path, names: tuple[str, ...]) -> None:
     """Refuse (`path_escapes_root`) files pkgmgr opens for writing in `directory` when they are
     symlinks or another user's (a missing one is fine: pkgmgr creates it)."""
-    from pkgmgr.errors import PkgmgrError
+    from pkgmgr.errors import Code, PkgmgrError
 
     for name in names:
         path = Path(directory) / name

@@ -289,7 +289,7 @@ def installed_names(ctx: Context) -> set[str]:
     from pkgmgr.cli.context import visible_scopes
     from pkgmgr.store import records
 
-    return {row.name for row in records.visible(visible_scopes(ctx))}
+    return records.visible_names(visible_scopes(ctx))
 
 
 def installed_before(ctx: Context, args: argparse.Namespace) -> set[str] | None:
@@ -297,9 +297,11 @@ def installed_before(ctx: Context, args: argparse.Namespace) -> set[str] | None:
     argument), the names installed before it runs (it may remove some); else None."""
     if getattr(args, "installed", None) is None:
         return None
+    import sqlite3
+
     try:
         return installed_names(ctx)
-    except PkgmgrError:  # a store that cannot be read: the command itself says so
+    except (PkgmgrError, sqlite3.Error):  # a store that cannot be read: the command itself says so
         return None
 
 

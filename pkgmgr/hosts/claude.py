@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink, io_error
 from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import kind
@@ -570,7 +570,8 @@ def _records_error(path: Path, why: str) -> PkgmgrError:
 def read_document(path: Path) -> Document:
     """A JSON object file of Claude's (its records, a settings file), bounded; a link followed (a
     settings file kept in a dotfiles repository), an empty document when there is none. Raises
-    `invalid_config` for one that is not a regular file or not one JSON object."""
+    `invalid_config` for one that is not a regular file or not one JSON object, `io_error` for one
+    that cannot be read (permission denied, a failing device: SPEC 11)."""
     from pkgmgr.hosts.jsonedit import Document, EditError, read_raw
 
     raw = read_raw(path, max_bytes=RECORDS_MAX_BYTES, refuse=lambda why: _records_error(path, why),
@@ -637,14 +638,22 @@ class Records:
     # --- the marketplace --------------------------------------------------------------------------
 
     def market_plugins(self) -> list[dict[str, Any]]:
-        """The plugins pkgmgr's marketplace.json lists (none when it has none)."""
+        """The plugins pkgmgr's marketplace.json lists (none when it has none, or when it is not
+        JSON: `write_market` rewrites it whole). Raises `io_error` for one that cannot be read
+        (permission denied, a failing device): never rewritten without the plugins it lists."""
         import json
 
         from pkgmgr.fsutil import read_regular
 
+        path = self.place.market / MARKET_FILE
         try:
-            value = json.loads(read_regular(self.place.market / MARKET_FILE, limit=RECORDS_MAX_BYTES))
-        except (OSError, ValueError):
+            value = json.loads(read_regular(path, limit=RECORDS_MAX_BYTES))
+        except OSError as exc:
+            disk = io_error(exc, path)
+            if disk is not None:
+                raise disk from None
+            return []
+        except ValueError:
             return []
         plugins = value.get("plugins") if isinstance(value, dict) else None
         return [p for p in plugins if isinstance(p, dict) and isinstance(p.get("name"), str)] \

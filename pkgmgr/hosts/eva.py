@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink, io_error
 from pkgmgr.fsutil import NotRegularFile, TooLarge, read_regular, regular_chunks
 from pkgmgr.hosts import elixir, elixir_quoted, jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
@@ -590,14 +590,19 @@ def trust_path() -> Path:
 
 def read_trust() -> dict[str, Any]:
     """trust.ex read/1: the document, or an empty one when the file is missing or not a JSON
-    object (Eva treats both alike)."""
+    object (Eva treats both alike). Raises `io_error` for one that cannot be read (permission
+    denied, a failing device: SPEC 11), which pkgmgr never replaces by a document without the
+    approvals it holds."""
     path = trust_path()
     try:
         raw = read_regular(path, limit=TRUST_MAX_BYTES, follow_symlinks=True)  # never blocks on a FIFO
     except NotRegularFile as exc:
         raise PkgmgrError(f"{path}: Eva's trust file is {exc.kind}, not a regular file; pkgmgr neither reads nor "
                           "replaces it", code=Code.INVALID_CONFIG, path=str(path)) from None
-    except OSError:
+    except OSError as exc:
+        disk = io_error(exc, path)
+        if disk is not None:
+            raise disk from None
         return {TRUST_KEY: {}}
     if len(raw) > TRUST_MAX_BYTES:
         raise PkgmgrError(f"{path}: Eva's trust file is larger than {TRUST_MAX_BYTES // (1024 * 1024)} MiB "

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink, io_error
 from pkgmgr.hosts import jsdoc
 from pkgmgr.hosts.base import FolderHost, Found, Judged
 from pkgmgr.hosts.jsdoc import js_trim, js_truthy, kind
@@ -515,11 +515,10 @@ def linked_source(folder: Path) -> str | None:
     `link`), None when it is no link."""
     import json
 
-    from pkgmgr.fsutil import read_regular
-
+    raw = _install_record(folder)
     try:
-        record = json.loads(read_regular(folder / INSTALL_RECORD, limit=64 * 1024))
-    except (OSError, ValueError):
+        record = json.loads(raw) if raw is not None else None
+    except ValueError:
         return None
     if isinstance(record, dict) and record.get("type") == "link" and isinstance(record.get("source"), str):
         return str(record["source"])
@@ -527,12 +526,21 @@ def linked_source(folder: Path) -> str | None:
 
 
 def _is_own_record(folder: Path) -> bool:
+    return _install_record(folder) == install_record(folder)
+
+
+def _install_record(folder: Path) -> bytes | None:
+    """The bytes of the install record in `folder` (bounded), None when there is none or it is no
+    regular file. Raises the OSError of one that cannot be read (permission denied, a failing
+    device: `io_error`, SPEC 11, where it is caught), never taken for a record that is not there."""
     from pkgmgr.fsutil import read_regular
 
     try:
-        return read_regular(folder / INSTALL_RECORD, limit=64 * 1024) == install_record(folder)
-    except OSError:
-        return False
+        return read_regular(folder / INSTALL_RECORD, limit=64 * 1024)
+    except OSError as exc:
+        if io_error(exc) is not None:
+            raise  # io_error where it is caught (a writer names its scope, not a staging path)
+        return None
 
 
 def _refuse_link(found: Found) -> None:
@@ -777,6 +785,11 @@ class Gemini(FolderHost):
 
     def forget(self, folder: Path, name: str) -> None:
         set_rules(folder, name, enabled=None, scope_path=home_text())
+
+    def check_records(self, folder: Path) -> None:
+        """The enablement file `settle` rewrites, read first: one Gemini CLI would refuse
+        (`invalid_config`) or pkgmgr cannot read (`io_error`) fails before anything changes."""
+        read_enablement(folder)
 
     def settle(self, folder: Path, record: Installed | None, name: str, records: dict[str, Any] | None = None,
                ) -> None:

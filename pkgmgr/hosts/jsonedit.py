@@ -256,7 +256,8 @@ def _shown(path: tuple[str, ...]) -> str:
 def read_raw(path: Path, *, max_bytes: int, refuse: Callable[[str], Exception], follow_symlinks: bool = False) -> bytes:
     """A host's file pkgmgr edits, through the one bounded read (regular files only): b"" when
     there is none; `refuse(why)` raised for one that is not a regular file or cannot be read;
-    `io_error` for a device that fails (EIO)."""
+    `io_error` for what SPEC 11 calls local storage failing (permission denied, a device that
+    fails: `errors.io_error`)."""
     from pkgmgr.fsutil import NotRegularFile, read_regular
 
     try:
@@ -266,11 +267,9 @@ def read_raw(path: Path, *, max_bytes: int, refuse: Callable[[str], Exception], 
     except NotRegularFile as exc:
         raise refuse(f"is {exc.kind}") from None
     except OSError as exc:
-        import errno
-
         from pkgmgr.errors import io_error
 
-        disk = io_error(exc, path) if exc.errno == errno.EIO else None  # the device failing, not the file
+        disk = io_error(exc, path)  # permission denied, the device failing: not the file's content
         if disk is not None:
             raise disk from None
         raise refuse(f"cannot be read ({exc.strerror or exc})") from None

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pkgmgr.errors import Code, PkgmgrError, ProblemSink
+from pkgmgr.errors import Code, PkgmgrError, ProblemSink, io_error
 from pkgmgr.gokeys import go_fold, go_json_text, go_utf8
 from pkgmgr.hosts import jsonfmt
 from pkgmgr.hosts.base import FolderHost, Found, Judged
@@ -340,7 +340,7 @@ class Terva(FolderHost):
         try:
             return {manifest: _read_manifest(item.place)}
         except PkgmgrError:
-            return {}  # unreadable: the rewrite refuses it before anything changes
+            return {}  # unreadable: the rewrite refuses it before anything changes (the disk's OSError goes up)
 
     def observed(self, record: Installed) -> Installed:
         """`terva ext enable/disable` rewrites the manifest's `enabled`: what it says now wins."""
@@ -405,7 +405,11 @@ def _read_manifest(root: Path) -> bytes:
         raise _invalid("read manifest: extension.json is missing") from None
     except NotRegularFile as exc:
         raise _invalid(f"read manifest: extension.json is {exc.kind}") from None
-    except OSError as exc:  # a link loop, a directory on the way, no permission: terva's read fails too
+    except OSError as exc:  # a link loop, a directory on the way: terva's read fails too
+        if io_error(exc) is not None:
+            # permission denied, a failing device: io_error (SPEC 11) where it is caught (a writer names its
+            # scope, not a staging path), never the manifest's fault
+            raise
         raise _invalid(f"read manifest: extension.json cannot be read ({exc.strerror or exc})") from None
     if len(raw) > MANIFEST_MAX_BYTES:
         raise _invalid("is larger than 1 MiB (pkgmgr's bound)")

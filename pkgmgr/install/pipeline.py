@@ -327,18 +327,17 @@ def _prepare_in_threads(destination: Destination, items: list[tuple[int, Fetched
                         options: InstallOptions) -> dict[int, Staged]:
     """`_prepare_one` of each of `items`, `PREPARE_WORKERS` at a time. What a worker raises
     besides a PkgmgrError is raised once every worker is done, the others' staging removed."""
-    from concurrent.futures import ThreadPoolExecutor  # here: a batch of one never needs it (issue 30)
+    from pkgmgr.threads import map_in_threads  # here: a batch of one never needs it (issue 30)
 
-    done: dict[int, Staged] = {}
-    failure: BaseException | None = None
-    with ThreadPoolExecutor(max_workers=PREPARE_WORKERS, thread_name_prefix="pkgmgr-prepare") as pool:
-        futures = {index: pool.submit(_prepare_one, destination, item, config=config, options=options)
-                   for index, item in items}
-        for index, future in futures.items():
-            try:
-                done[index] = future.result()
-            except BaseException as exc:  # noqa: BLE001 - raised below, after every worker is done
-                failure = failure or exc
+    def attempt(item: tuple[int, Fetched]) -> Staged | BaseException:
+        try:
+            return _prepare_one(destination, item[1], config=config, options=options)
+        except BaseException as exc:  # noqa: BLE001 - raised below, after every worker is done
+            return exc
+
+    outcomes = map_in_threads(attempt, items, workers=PREPARE_WORKERS, name="pkgmgr-prepare")
+    done = {index: outcome for (index, _), outcome in zip(items, outcomes) if not isinstance(outcome, BaseException)}
+    failure = next((outcome for outcome in outcomes if isinstance(outcome, BaseException)), None)
     if failure is not None:
         for staging, _ in done.values():
             destination.discard(staging)
@@ -415,11 +414,11 @@ def fetch_all(plans: dict[int, Plan], *, config: Config, reporter: Reporter, bat
     if workers == 1:
         futures = {index: _call(plan, reporter) for index, plan in plans.items()}
     else:
-        from concurrent.futures import ThreadPoolExecutor  # here: a batch of one never needs it (issue 30)
+        from pkgmgr.threads import map_in_threads  # here: a batch of one never needs it (issue 30)
 
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="pkgmgr-fetch") as pool:
-            submitted = {index: pool.submit(_call, plan, reporter) for index, plan in plans.items()}
-            futures = {index: future.result() for index, future in submitted.items()}
+        items = list(plans.items())
+        values = map_in_threads(lambda item: _call(item[1], reporter), items, workers=workers, name="pkgmgr-fetch")
+        futures = {index: value for (index, _), value in zip(items, values)}
     for index in sorted(futures):
         value = futures[index]
         if isinstance(value, PkgmgrError):

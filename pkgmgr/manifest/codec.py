@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import errno
 import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed
+from pkgmgr.errors import PkgmgrError, Problem, ValidationFailed, io_error
 from pkgmgr.manifest.generations import AUTO
 from pkgmgr.manifest.parsed import Manifest
 from pkgmgr.manifest.paths import relative_path_problem
@@ -69,8 +68,10 @@ def _read(root: Path, path: Path) -> bytes:
         # swapped for a FIFO since is_file(): refused, never waited on
         return read_regular(path, limit=MAX_MANIFEST_BYTES, follow_symlinks=True)
     except OSError as exc:
-        if exc.errno == errno.EIO:
-            raise  # the device fails, not the manifest: io_error (exit 9) with the path, where it is caught
+        if io_error(exc) is not None:
+            # permission denied, the device failing: not the manifest's fault but io_error (SPEC 11), with
+            # the path where it is caught (a writer names its scope, not a staging path)
+            raise
         raise ValidationFailed([Problem(INVALID, file, "", f"cannot be read: {exc.strerror or exc}")]) from exc
 
 

@@ -141,10 +141,13 @@ class Registry:
     def _signed_reader(self, plain: Reader) -> Reader:
         # imports tuf: only for a signed registry
         from pkgmgr.registry.signed import SignedReader
+        from pkgmgr.registry.trustroot import reestablish_hint
 
+        # a configured registry's lost or damaged trusted root: the one command that re-establishes it
+        repair = reestablish_hint(self.config) if self.config.root_sha256 and not self.declared else None
         return SignedReader(plain, self.session, self.cache, label=self.name, bootstrap=self.bootstrap,
                             trust_source=self.trust_source,
-                            pin=self.config.root_sha256 if self.declared else None)
+                            pin=self.config.root_sha256 if self.declared else None, repair=repair)
 
     def persist_root(self) -> None:
         """Record `bootstrap` as the trusted root without reading the registry (offline add)."""
@@ -276,11 +279,9 @@ class Registry:
             except Exception as error:  # noqa: BLE001 - raised again by entry(), where it belongs
                 return error
 
-        from concurrent.futures import ThreadPoolExecutor  # here: a search or a lone read starts no pool
+        from pkgmgr.threads import map_in_threads  # here: a search or a lone read starts no thread
 
-        with ThreadPoolExecutor(max_workers=max(1, min(workers, len(todo))),
-                                thread_name_prefix="pkgmgr-registry") as pool:
-            results = list(pool.map(read, todo))
+        results = map_in_threads(read, todo, workers=workers, name="pkgmgr-registry")
         with self._lock:
             for name, result in zip(todo, results):
                 self._prefetched.setdefault(name, result)

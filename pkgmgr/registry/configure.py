@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pkgmgr.config import Config, RegistryConfig
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import user_path
 from pkgmgr.patterns import REGISTRY_NAME
 
@@ -116,14 +116,11 @@ def add_registry(home: Path, config: Config, new: NewRegistry, *, offline: bool 
     return added
 
 
-def reestablish_command(registry: RegistryConfig) -> str:
-    """The command that re-establishes the trusted root of the signed registry `registry` as it is
-    configured (`registry add` with its name, source and pinned root: `_reestablish`)."""
-    import shlex
-
-    insecure = " --insecure" if registry.insecure else ""
-    return (f"pkgmgr registry add {registry.name} {shlex.quote(registry.source)} --root-sha256 "
-            f"{registry.root_sha256}{insecure}")
+def _root_unreadable(given: str, exc: OSError) -> PkgmgrError:
+    """`--root FILE` that cannot be read: `io_error` when the disk refuses it (permission denied, a
+    failing device: SPEC 11), else `not_found` (not there, a directory on the way)."""
+    return io_error(exc, user_path(given)) or PkgmgrError(f"--root {given}: cannot read: {exc.strerror or exc}",
+                                                         code=Code.NOT_FOUND)
 
 
 def _reestablishing(home: Path, existing: RegistryConfig, new: NewRegistry, spec: SourceSpec) -> bool:
@@ -145,6 +142,7 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
     from dataclasses import replace
 
     from pkgmgr.registry.signed import root_sha256
+    from pkgmgr.registry.trustroot import reestablish_command
 
     given = str(new.root_sha256 or "").strip().lower()
     if new.root:
@@ -153,7 +151,7 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
         try:
             given = root_sha256(read_regular(user_path(new.root), limit=4 * 1024 * 1024, follow_symlinks=True))
         except OSError as exc:
-            raise PkgmgrError(f"--root {new.root}: cannot read: {exc.strerror or exc}", code=Code.NOT_FOUND) from None
+            raise _root_unreadable(new.root, exc) from None
     if given != existing.root_sha256:
         raise PkgmgrError(f"registry {existing.name} was added with the root {existing.root_sha256}, not {given}: "
                           "pkgmgr re-establishes only the root it pinned", code=Code.REGISTRY_SIGNATURE_INVALID,
@@ -297,7 +295,7 @@ def _pin_root(home: Path, config: Config, new: NewRegistry, spec: SourceSpec, op
                 raise PkgmgrError(f"--root {new.root}: is {exc.kind}, not a regular file", code=Code.INVALID_INDEX,
                                   path=str(path)) from None
             except OSError as exc:
-                raise PkgmgrError(f"--root {new.root}: cannot read: {exc.strerror}", code=Code.NOT_FOUND) from None
+                raise _root_unreadable(new.root, exc) from None
         else:
             wanted = str(new.root_sha256).strip().lower()
             if not re.fullmatch(r"[0-9a-f]{64}", wanted):

@@ -20,6 +20,7 @@ signed registry is read.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import os
 import tempfile
@@ -34,7 +35,7 @@ from tuf.api.metadata import Metadata, Root
 from tuf.ngclient import FetcherInterface, Updater, UpdaterConfig
 
 from pkgmgr.crash import crashpoint
-from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed, io_error
+from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed, io_error, path_error
 from pkgmgr.redact import redact_url
 from pkgmgr.registry.cache import CachedFile, FileCache, is_plain_rel
 from pkgmgr.registry.index_format import MIB
@@ -167,14 +168,15 @@ class NetFetcher(FetcherInterface):
 
         try:
             data = read_regular(path, limit=max_length)  # never blocks on a FIFO, no final link (SPEC 10)
-        except FileNotFoundError:
+        except (FileNotFoundError, NotADirectoryError):  # not there (or gone since it was listed): as a 404
             raise tuf_errors.DownloadHTTPError(f"{rel}: not found", 404) from None
         except NotRegularFile as exc:
             raise NetError(PkgmgrError(f"registry file {rel} is {exc.kind}, not a regular file; registry files "
                                        "must be regular files", code=Code.INVALID_INDEX)) from None
         except OSError as exc:  # a local registry on a failing (or unreadable) disk: `io_error` naming the file
-            disk = io_error(exc, path)
-            raise NetError(disk or PkgmgrError(f"{path}: cannot be read: {exc.strerror}", code=Code.INTERNAL)) from None
+            raise NetError(io_error(exc, path) or PkgmgrError(
+                f"registry file {path} cannot be read: {exc.strerror or exc}", code=Code.INVALID_INDEX,
+                details={"path": str(path), "errno": errno.errorcode.get(exc.errno or 0, exc.errno)})) from None
         if len(data) > max_length:
             raise tuf_errors.DownloadLengthMismatchError(f"{rel} is longer than {max_length} bytes")
         return data
@@ -305,10 +307,14 @@ def tuf_error(exc: BaseException, label: str) -> PkgmgrError:
     if isinstance(exc, tuf_errors.DownloadError):
         return NamedRegistryError(f"registry {label}: {exc}", code=Code.NETWORK_ERROR, details=details)
     if isinstance(exc, OSError):
-        disk = io_error(exc)  # a full, read-only or failing disk under the trusted metadata: the disk's doing
+        # a full, read-only, failing or forbidden disk under the trusted metadata: the disk's doing
+        disk = io_error(exc) or path_error(exc)
         if disk is not None:
             return disk
-        return NamedRegistryError(f"registry {label}: trusted metadata: {exc}", code=Code.INTERNAL, details=details)
+        # anything else (a file or directory of it gone in a race): the trust it held cannot be used
+        return NamedRegistryError(f"registry {label}: its trusted metadata cannot be used ({exc.strerror or exc}"
+                                  + (f": {exc.filename}" if exc.filename else "") + ")",
+                                  code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
     return NamedRegistryError(f"registry {label}: invalid signed metadata ({exc})",
                               code=Code.REGISTRY_SIGNATURE_INVALID, details=details)
 
@@ -328,7 +334,8 @@ class SignedReader(Reader):
     """A registry's files as TUF targets (module docstring)."""
 
     def __init__(self, plain: Reader, session: Session, cache: FileCache, *, label: str,
-                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None) -> None:
+                 bootstrap: bytes | None = None, trust_source: str | None = None, pin: str | None = None,
+                 repair: str | None = None) -> None:
         self.plain = plain
         self.spec = plain.spec
         self.insecure = plain.insecure
@@ -338,6 +345,9 @@ class SignedReader(Reader):
         self.bootstrap = bootstrap
         # a registry a workspace declares with root_sha256: its first root, fetched when none is trusted yet
         self.pin = pin
+        # the hint for a trusted root lost or damaged: `trustroot.reestablish_hint`, as doctor says it,
+        # for a configured registry; a declared one's pin re-establishes it on the next read
+        self.repair = repair or "run the command again: the root_sha256 pkgmgr.toml pins re-establishes it"
         self.metadata_dir = tuf_dir(session.home, trust_source or plain.spec.text)
         self._updater: Updater | None = None
         self._fetcher: NetFetcher | None = None
@@ -363,13 +373,13 @@ class SignedReader(Reader):
         self._fetcher = NetFetcher(self.session, self.cache, base, directory=directory, insecure=self.insecure,
                                    immutable=isinstance(self.plain, GitHubReader))
         bootstrap = self.bootstrap
-        if bootstrap is None and self.pin is not None and not (self.metadata_dir / "root.json").exists():
+        if bootstrap is None and self.pin is not None and root_problem(self.metadata_dir) is not None:
+            # missing or damaged: the root pkgmgr.toml pins re-establishes it, as `registry add` would
             bootstrap = self._pinned_root(base)
         if bootstrap is None and not (self.metadata_dir / "root.json").exists():
             raise NamedRegistryError(f"registry {self.label}: no trusted root is recorded for {self.spec.text}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
-                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
-                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'")
+                                     hint=self.repair)
         self.metadata_dir.mkdir(parents=True, exist_ok=True)
         with self._metadata_lock():  # ngclient's metadata_dir is for one process at a time
             if bootstrap is None:
@@ -417,8 +427,7 @@ class SignedReader(Reader):
                 why = f"is not a valid TUF root ({exc})"
             raise NamedRegistryError(f"registry {self.label}: the trusted root recorded for {self.spec.text} {why}",
                                      code=Code.REGISTRY_SIGNATURE_INVALID, details={"registry": self.label},
-                                     hint=f"add it again: 'pkgmgr registry remove {self.label}', then "
-                                          f"'pkgmgr registry add {self.label} {self.spec.text} --root FILE'") from None
+                                     hint=self.repair) from None
 
     @contextlib.contextmanager
     def _metadata_lock(self) -> Iterator[None]:
@@ -522,8 +531,14 @@ def trusted_root_problem(home: Path, source: str) -> str | None:
     metadata directory): missing, unreadable, empty, not a TUF root (truncated, garbage), or not
     signed by its own threshold of keys; None when it is sound. Every install from the registry
     fails until it is re-established (`registry add` again). Reads only, bounded."""
+    return root_problem(tuf_dir(home, source))
+
+
+def root_problem(folder: Path) -> str | None:
+    """What is wrong with the trusted root kept in the metadata directory `folder`
+    (`trusted_root_problem`); None when it is sound."""
     try:
-        data = read_trusted(tuf_dir(home, source), "root.json")
+        data = read_trusted(folder, "root.json")
     except FileNotFoundError:
         return "is missing"
     except OSError as exc:

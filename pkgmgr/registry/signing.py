@@ -39,7 +39,7 @@ from tuf.api.metadata import (
 )
 from tuf.api.serialization.json import JSONSerializer
 
-from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.errors import Code, PkgmgrError, io_error
 from pkgmgr.fsutil import atomic_write_bytes
 from pkgmgr.registry.index_format import INDEX_FILE, REGISTRY_FILE
 from pkgmgr.registry.switch import FileChange
@@ -118,8 +118,11 @@ class KeyStore:
         except FileNotFoundError:
             raise PkgmgrError(f"no {role} signing key: {path} does not exist", code=Code.NOT_FOUND,
                               hint="pass the keys directory with --keys DIR or PKGMGR_SIGNING_KEYS") from None
-        except OSError as exc:
-            raise PkgmgrError(f"{path}: cannot read: {exc.strerror}", code=Code.INTERNAL) from None
+        except OSError as exc:  # permission denied, a failing disk: io_error; a directory there: not a key
+            raise io_error(exc, path) or PkgmgrError(f"{path}: cannot read the {role} signing key: "
+                                                     f"{exc.strerror or exc}", code=Code.INVALID_CONFIG,
+                                                     hint="pass the keys directory with --keys DIR or "
+                                                          "PKGMGR_SIGNING_KEYS") from None
         try:
             return CryptoSigner(load_pem_private_key(pem, None))
         except (ValueError, TypeError) as exc:
@@ -143,16 +146,40 @@ def _now(now: datetime | None) -> datetime:
     return (now or datetime.now(UTC)).replace(microsecond=0)
 
 
+METADATA_MAX_BYTES = 64 * 1024 * 1024  # a metadata file of an index being signed, read back (4x ngclient's targets cap)
+
+
 def _load(index: Path, name: str) -> Metadata[Any]:
     path = Path(index) / METADATA_DIR / name
+    data = _read_metadata(index, name)
     try:
-        return Metadata.from_bytes(path.read_bytes())
+        return Metadata.from_bytes(data)
+    except Exception as exc:  # noqa: BLE001 - a broken metadata file, whatever the reason
+        raise PkgmgrError(f"{path}: not TUF metadata ({exc})", code=Code.INVALID_INDEX) from None
+
+
+def _read_metadata(index: Path, name: str) -> bytes:
+    """The bytes of the index's metadata file `name`. Raises `not_found` when it is not there (the
+    index is not signed, or it went since it was listed), `io_error` when the disk refuses it
+    (permission denied, a failing device) and `invalid_index` for anything else that stops the
+    read, a FIFO or device in its place and one over `METADATA_MAX_BYTES` included (SPEC 11: never
+    `internal`)."""
+    from pkgmgr.fsutil import read_regular
+
+    path = Path(index) / METADATA_DIR / name
+    try:
+        data = read_regular(path, limit=METADATA_MAX_BYTES, follow_symlinks=True)
     except FileNotFoundError:
         raise PkgmgrError(f"{path} does not exist: the index is not signed", code=Code.NOT_FOUND,
                           hint="an index is signed from its start: 'pkgmgr registry init DIR --sign' creates one in an "
                                "empty DIR, to publish the archives into") from None
-    except Exception as exc:  # noqa: BLE001 - a broken metadata file, whatever the reason
-        raise PkgmgrError(f"{path}: not TUF metadata ({exc})", code=Code.INVALID_INDEX) from None
+    except OSError as exc:
+        raise io_error(exc, path) or PkgmgrError(f"{path}: cannot be read: {exc.strerror or exc}",
+                                                 code=Code.INVALID_INDEX) from None
+    if len(data) > METADATA_MAX_BYTES:
+        raise PkgmgrError(f"{path}: larger than {METADATA_MAX_BYTES // (1024 * 1024)} MiB (pkgmgr's bound on a "
+                          "metadata file it signs)", code=Code.INVALID_INDEX)
+    return data
 
 
 def target_files(index: Path) -> list[str]:
@@ -398,7 +425,7 @@ class MetadataSet:
 
     def resign_timestamp(self) -> None:
         assert self.snapshot is not None
-        snapshot_bytes = self._out.get("snapshot.json") or (self.index / METADATA_DIR / "snapshot.json").read_bytes()
+        snapshot_bytes = self._out.get("snapshot.json") or _read_metadata(self.index, "snapshot.json")
         previous = self.timestamp
         self.timestamp = Metadata(Timestamp(version=(previous.signed.version + 1) if previous else 1,
                                             expires=self.now + self.expiries.timestamp,
@@ -426,7 +453,7 @@ class MetadataSet:
         assert self.targets is not None and self.snapshot is not None and self.timestamp is not None
         root_bytes = self.root.to_bytes(_SERIALIZER) if self._root_files else None
         if root_bytes is None:
-            root_bytes = (self.index / METADATA_DIR / "root.json").read_bytes()
+            root_bytes = _read_metadata(self.index, "root.json")
         versions = {"root": self.root.signed.version, "targets": self.targets.signed.version,
                     "snapshot": self.snapshot.signed.version, "timestamp": self.timestamp.signed.version}
         expires = {"root": _iso(self.root.signed.expires), "targets": _iso(self.targets.signed.expires),

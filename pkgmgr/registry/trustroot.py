@@ -18,6 +18,10 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pkgmgr.config import RegistryConfig
 
 METADATA_DIR = "metadata"  # beside registry.toml in a signed index
 # the largest trusted file of each role pkgmgr reads back (ngclient's caps, `signed.CONFIG`)
@@ -51,6 +55,24 @@ def read_trusted(folder: str | os.PathLike[str], name: str) -> bytes:
 
         raise OSError(errno.EFBIG, f"larger than {limit} bytes", path)
     return data
+
+
+def reestablish_command(registry: RegistryConfig) -> str:
+    """The one command that re-establishes the trusted root of the signed registry `registry` as it
+    is configured: `registry add` with its name, source and pinned root (`configure._reestablish`,
+    which trusts again only the root pinned when it was added, when the registry still serves it).
+    Each word quoted for a POSIX shell."""
+    import shlex
+
+    insecure = " --insecure" if registry.insecure else ""
+    return (f"pkgmgr registry add {shlex.quote(registry.name)} {shlex.quote(registry.source)} --root-sha256 "
+            f"{registry.root_sha256}{insecure}")
+
+
+def reestablish_hint(registry: RegistryConfig) -> str:
+    """What `doctor` and a refused install say of a lost or damaged trusted root: the command, at
+    the end of the line so that it is copied whole."""
+    return f"to re-establish the root pinned when it was added, run: {reestablish_command(registry)}"
 
 
 def tuf_dir(home: Path, source: str) -> Path:

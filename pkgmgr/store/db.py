@@ -334,6 +334,29 @@ def _add_columns(conn: sqlite3.Connection, columns: dict[str, tuple[str, ...]]) 
                 conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} TEXT")
 
 
+# The connections `connect` and `connect_readonly` opened while the `pkgmgr` command runs, each with
+# whether it is read-only: the command closes them itself before it exits (`close_connections`, from
+# `pkgmgr.cli.console`). A caller of `pkgmgr.cli.main` in its own process keeps nothing here: main
+# forgets them after each command (`forget_connections`), and they close as they always did.
+_opened: list[tuple[sqlite3.Connection, bool]] = []
+
+
+def close_connections() -> None:
+    """Close every connection opened since the last `forget_connections`, read-only ones first:
+    the last to close is then a writer, which checkpoints the WAL into `state.db` and removes it
+    (SQLite does that when the last connection to a database closes; a read-only one cannot)."""
+    for conn, _ in sorted(_opened, key=lambda opened: not opened[1]):
+        try:
+            conn.close()
+        except sqlite3.Error:  # nothing is lost: every commit is durable already (synchronous = FULL)
+            pass
+    _opened.clear()
+
+
+def forget_connections() -> None:
+    _opened.clear()
+
+
 def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) -> sqlite3.Connection:
     """Open `state.db`, switch it to WAL and migrate it forward.
 
@@ -360,6 +383,7 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         _check_tables(conn)
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
+    _opened.append((conn, False))
     return conn
 
 
@@ -404,6 +428,7 @@ def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Con
         _check_tables(conn)
     except sqlite3.DatabaseError as exc:
         raise unusable(path, exc) from exc
+    _opened.append((conn, True))
     return conn
 
 

@@ -61,6 +61,17 @@ def visible(scopes: Sequence[Scope], host: str | None = None) -> list[Installed]
     return [seen[key] for key in sorted(seen)]
 
 
+def visible_names(scopes: Sequence[Scope]) -> set[str]:
+    """The names of every host's installs seen from `scopes`: the name column alone, no row decoded
+    or checked (a did-you-mean before a command: `visible` of 50 installs costs ~6 ms)."""
+    names: set[str] = set()
+    for scope in scopes:
+        conn = scope.reader()
+        if conn is not None:
+            names.update(name for (name,) in conn.execute(f"SELECT name FROM {TABLE}") if isinstance(name, str))
+    return names
+
+
 def put(conn: sqlite3.Connection, item: Installed) -> None:
     """Write `item`'s row in the caller's transaction (replacing the row of its host and name)."""
     row = item.to_row()

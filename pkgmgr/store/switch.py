@@ -564,9 +564,7 @@ def _ref(switches: Sequence[Switch], index: int) -> int:
 
 def new_batch() -> str:
     """A name for one command's batch of changes (every intent of one commit carries it)."""
-    import secrets
-
-    return f"b-{secrets.token_hex(8)}"
+    return f"b-{os.urandom(8).hex()}"  # what secrets.token_hex(8) returns, without importing secrets (~1 ms)
 
 
 def _drop_staging(moves: list[_Move], unchanged: dict[int, Installed]) -> list[Installed]:

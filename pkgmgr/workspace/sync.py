@@ -248,20 +248,22 @@ def _check_project_scope(ws: Workspace, item: Item) -> None:
         return
     declared = item.declared
     if declared.kind == "path":
-        path = str(ws.root / (declared.path or "."))
-        shown = path if shlex.quote(path) == path else f'"{path}"'  # the hint quotes its command with '...'
-        ref = f"{shown} --allow-unverified"
+        words = [str(ws.root / (declared.path or ".")), "--allow-unverified"]
     elif declared.kind == "github":
-        ref = f"github:{declared.github}" + (f"@{declared.tag}" if declared.tag else "") + " --allow-unverified"
+        words = [f"github:{declared.github}" + (f"@{declared.tag}" if declared.tag else ""), "--allow-unverified"]
     else:
         own = {registry.name for registry in ws.manifest.registries}  # a global command never reads them
-        ref = item.name + (f" --registry {declared.registry}" if declared.registry and declared.registry not in own
-                           else "")
+        words = [item.name] + (["--registry", declared.registry] if declared.registry and declared.registry not in own
+                               else [])
+    # the command ends the hint, each word quoted for a POSIX shell: a path holding a space, `"`, `$`
+    # or a backquote runs as printed
+    command = f"pkgmgr ext install {shlex.join(words)}"
     raise PkgmgrError(f"{MANIFEST} declares {item.name} for {host.title}, which has no project scope: "
                       f"{host.title} loads extensions only from {homes['global']}; nothing was changed",
-                      code=Code.USAGE, details={"key": f"extensions.{item.name}", "host": host.name},
-                      hint=f"remove {item.name} from [extensions] in {MANIFEST}; 'pkgmgr ext install {ref}' "
-                           f"installs it where {host.title} loads it, for every project")
+                      code=Code.USAGE, details={"key": f"extensions.{item.name}", "host": host.name,
+                                                "command": command},
+                      hint=f"remove {item.name} from [extensions] in {MANIFEST}; to install it where {host.title} "
+                           f"loads it, for every project, run: {command}")
 
 
 def _render_lock(plan: SyncPlan) -> bytes:

@@ -4,6 +4,7 @@ in-process, against the shipped `default` registry and local ones."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -212,10 +213,21 @@ def _at_a_terminal(monkeypatch: pytest.MonkeyPatch, columns: int) -> None:
     monkeypatch.setenv("NO_COLOR", "1")
 
 
-def test_registry_list_fits_80_columns(home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_registry_list_fits_80_columns(home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import tempfile
+
     from tests.support.signed import signed_index
 
-    index = signed_index(tmp_path / "index", name="signedacme")
+    # a path is printed whole on its own line: this one stays short however deep pytest's tmp_path is
+    short = Path(tempfile.mkdtemp(prefix="ix"))
+    try:
+        _registry_list_fits_80_columns(signed_index(short / "index", name="signedacme"), monkeypatch)
+    finally:
+        shutil.rmtree(short)
+
+
+def _registry_list_fits_80_columns(index: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     ok("registry", "add", "signedacme", index.path, "--root", index.root_file)
     ok("registry", "add", "team", "https://extensions.example.com/some/long/path/index/", "--no-check")
     _at_a_terminal(monkeypatch, 80)

@@ -13,6 +13,7 @@ from tests.hints.harness import MARKETING_ACT, MARKETING_DIGEST, UNVERIFIED, H
 
 if TYPE_CHECKING:
     from tests.registry.helpers import RegistryDir
+    from tests.support.signed import SignedIndex
 
 # --- activations ------------------------------------------------------------------------------
 
@@ -497,17 +498,31 @@ def require_signed_refuses_an_unsigned_registry(h: H) -> None:
 
 
 def a_signed_registry_whose_trusted_root_is_lost(h: H) -> None:
+    """A signed registry's trusted root lost (`<home>/tuf` gone) or damaged: the refused install
+    prints the one command that re-establishes it (`trustroot.reestablish_command`, the command
+    `doctor` prints), which runs as printed — the registry's source holding a space — after which
+    the install goes through; `doctor --check` prints the very same command."""
     import shutil
 
     from tests.support.signed import signed_index
 
-    index = signed_index(h.tmp / "index", name="acme")
+    index = signed_index(h.tmp / "my index", name="acme")
     h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
     shutil.rmtree(h.home / "tuf")
     result = h.run("ext", "install", "review-pack", code=4)
-    h.follow(result, "pkgmgr registry remove acme")
-    h.follow(result, "pkgmgr registry add acme", replace={"FILE": str(index.root_file)})
+    assert "no trusted root is recorded" in result.stderr and "registry remove" not in result.stderr, result
+    printed = h.hinted(result, "pkgmgr registry add acme")
+    assert printed.endswith(f"--root-sha256 {index.root_sha256()}"), printed
+    h.follow(result, "pkgmgr registry add acme")
     h.ok("ext", "install", "review-pack")
+    _damage_trusted_root(h, "truncated")
+    result = h.run("ext", "install", "review-pack@0.1.0", code=4)
+    assert h.hinted(result, "pkgmgr registry add acme") == printed
+    assert h.hinted(h.run("doctor", "--check", code=4), "pkgmgr registry add acme") == printed  # doctor's command
+    h.follow(result, "pkgmgr registry add acme")
+    h.ok("ext", "install", "review-pack@0.1.0")
+    h.ok("doctor", "--check")
+    _doctor_reports_a_damaged_trusted_root(h, index)
 
 
 def _damage_trusted_root(h: H, how: str) -> None:
@@ -531,14 +546,12 @@ def _damage_trusted_root(h: H, how: str) -> None:
         target.write_bytes(json.dumps(document).encode())
 
 
-def doctor_reports_a_damaged_trusted_root(h: H) -> None:
-    from tests.support.signed import signed_index
-
-    index = signed_index(h.tmp / "index", name="acme")
-    h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
+def _doctor_reports_a_damaged_trusted_root(h: H, index: SignedIndex) -> None:
+    """`doctor` on each damage of the trusted root of the signed registry `acme` (configured from
+    `index`): a finding, not doctor's to repair; the command it prints re-establishes it."""
     for how in ("missing", "empty", "truncated", "invalid signature"):
         _damage_trusted_root(h, how)
-        h.run("ext", "install", "review-pack", code=4)  # registry_signature_invalid: nothing installs from it
+        h.run("ext", "info", "review-pack", code=4)  # registry_signature_invalid: nothing is read from it
         result = h.run("doctor", "--check", code=4)
         assert "state_inconsistent" in result.stderr + result.stdout and "trusted root" in result.stderr, result
         assert h.run("doctor", code=4).stderr.count("trusted root") >= 1  # not doctor's to repair: it says so again
@@ -1320,17 +1333,27 @@ def vera_in_a_workspace(h: H) -> None:
 def sync_of_a_declared_vera_extension(h: H) -> None:
     """A Vera extension declared in pkgmgr.toml is refused by `sync` before anything moves (a
     declared terva extension is not installed either), and the command the hint names installs
-    it where Vera loads it."""
+    it where Vera loads it — run as printed by a POSIX shell, from a workspace whose path holds a
+    space, `$`, `"` and a backquote (each quoted in the command, none expanded)."""
+    import subprocess
+
     from tests.hosts.helpers import vera_extension
 
-    ws = h.ws
+    ws = h.tmp / "user-home" / 'my $HOME "dev" `id` project'
+    ws.mkdir(parents=True)
     vera_extension(ws / "tools" / "ctx")
     _terva_extension(ws / "tools" / "hello")
-    h.declare('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
-              '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n')
+    (ws / "pkgmgr.toml").write_text('[extensions]\nhello = { path = "tools/hello", host = "terva" }\n'
+                                    '"acme.context-tools" = { path = "tools/ctx", host = "vera" }\n', encoding="utf-8")
+    h.ok("trust", cwd=ws)
     refused = h.run("sync", code=2, cwd=ws)
     assert "declares acme.context-tools for Vera, which has no project scope" in refused.stderr
     assert not (ws / ".terva").exists() and not (ws / "pkgmgr.lock").exists()
+    printed = h.hinted(refused, "pkgmgr ext install")
+    # what a shell makes of the printed command: the path as it is, one word
+    argv = subprocess.run(["sh", "-c", "for word in " + printed + '; do printf "%s\\n" "$word"; done'],
+                          capture_output=True, text=True, check=True).stdout.splitlines()
+    assert argv == ["pkgmgr", "ext", "install", str(ws / "tools" / "ctx"), "--allow-unverified"], argv
     h.follow(refused, "pkgmgr ext install", cwd=h.tmp, answer="y")  # at a terminal, asked to confirm
     assert (_host_folder(h, "vera") / "acme.context-tools" / "vera.extension.json").is_file()
 

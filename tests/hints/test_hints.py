@@ -203,12 +203,10 @@ entry("registry/client.py", "add it again with its TUF root: 'pkgmgr registry re
       "{} {} --root FILE'", Runs(s.require_signed_refuses_an_unsigned_registry))
 entry("registry/configure.py", "add it with its TUF root: --root FILE or --root-sha256 HEX",
       Runs(s.require_signed_refuses_an_unsigned_registry, ("registry add",)))
-entry("registry/configure.py", "pkgmgr registry add {} {} --root-sha256 {}{}",
-      Runs(s.doctor_reports_a_damaged_trusted_root))
+entry("registry/trustroot.py", "pkgmgr registry add {} {} --root-sha256 {}{}",
+      Runs(s.a_signed_registry_whose_trusted_root_is_lost))
 entry("registry/configure.py", "'{}' re-establishes it; to trust another root, 'pkgmgr registry remove {}' first",
       Runs(s.reestablish_a_trusted_root_with_another_root))
-entry("registry/signed.py", "add it again: 'pkgmgr registry remove {}', then 'pkgmgr registry add {} {} --root FILE'",
-      Runs(s.a_signed_registry_whose_trusted_root_is_lost))
 entry("registry/signed.py", "the maintainers must re-sign it ('pkgmgr registry sign')",
       Mention("the maintainers' command, on an index the user does not have"))
 entry("registry/configure.py", "'pkgmgr registry remove {}' first to add it signed",
@@ -375,8 +373,7 @@ entry("hosts/views.py", "{}: {} extension carries no version; pass --release VER
       Runs(s.new_eva_extension_and_its_readme, ("ext pack",)))
 entry("hosts/base.py", "{} extensions are global: run the command without --scope workspace",
       Runs(s.vera_in_a_workspace, ("ext install", "ext link", "adopt")))
-entry("workspace/sync.py", "remove {} from [extensions] in {}; 'pkgmgr ext install {}' installs it where {} loads it, "
-      "for every project", Runs(s.sync_of_a_declared_vera_extension))
+entry("workspace/sync.py", "pkgmgr ext install {}", Runs(s.sync_of_a_declared_vera_extension))
 entry("hosts/approval.py", "remove or rename them; or run the command without --approve-host-trust, and approve the "
       "folder in {} itself", Static("a project folder holding a file Eva's hash cannot cover (a dot-named script, an "
                                     "unreadable one): tests/hosts/test_eva.py",

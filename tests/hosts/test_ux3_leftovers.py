@@ -190,7 +190,7 @@ def test_sync_refuses_a_declared_vera_extension_before_anything_moves(tmp_path: 
     error = fail("usage", "sync", cwd=ws)["error"]
     assert "declares acme.context-tools for Vera, which has no project scope" in error["message"]
     hint = human("sync", cwd=ws).stderr.split("hint: ", 1)[1]
-    assert "--scope" not in hint and f"'pkgmgr ext install {ws / 'tools' / 'ctx'} --allow-unverified'" in hint
+    assert "--scope" not in hint and f"run: pkgmgr ext install {ws / 'tools' / 'ctx'} --allow-unverified" in hint
     assert tree(ws) == before  # hello is still installed, the lock unchanged
     assert not homes.vera.exists()
 

@@ -108,7 +108,7 @@ def test_an_unreadable_trusted_root_is_a_signature_error_naming_the_fix(client: 
         root.symlink_to(tmp_path / "other-root.json")  # a link ngclient does not make
     code, doc, stderr = child("ext", "install", "review-pack")
     assert code == 4 and doc["error"]["code"] == "registry_signature_invalid", doc
-    assert "hint: add it again: 'pkgmgr registry remove acme'" in stderr
+    assert "hint: to re-establish the root pinned when it was added, run: pkgmgr registry add acme " in stderr
     code, doc, _ = child("registry", "list")  # start-up reads the trusted root too: it shows what it can
     assert code == 0, doc
     assert {p.name for p in folder.iterdir()} == before

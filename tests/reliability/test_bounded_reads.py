@@ -75,9 +75,6 @@ ALLOWED: dict[str, str] = {
     "registry.switch:_holds:read_bytes": REGISTRY_AUTHORING,
     "registry.switch:recover:read_bytes": "the journal pkgmgr's registry switch wrote, under the index lock",
     "registry.signing:KeyStore.load:read_bytes": "the operator's own signing keys",
-    "registry.signing:_load:read_bytes": REGISTRY_AUTHORING,
-    "registry.signing:MetadataSet.resign_timestamp:read_bytes": REGISTRY_AUTHORING,
-    "registry.signing:MetadataSet.result:read_bytes": REGISTRY_AUTHORING,
     "registry.signing:_replace_key_file:read_bytes": "the operator's own signing key, kept as .old",
 }
 

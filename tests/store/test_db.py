@@ -401,3 +401,23 @@ def test_schema_10_moves_every_pending_change_to_one_table_and_a_kill_leaves_sch
     assert hello.row == {"row": {"host": "terva", "name": "hello", "version": "0.2.0"}}
     assert list(pending.recorded(scope.db)) == ["extensions/demo-ext/0.2.0"]  # the store's own, as before
     scope.close()
+
+
+def test_visible_names_read_every_hosts_names_even_past_a_damaged_row(tmp_path: Path) -> None:
+    """The did-you-mean list a command takes before it runs (`cli.app.installed_before`): the
+    name column of every host's rows, no row decoded or checked, none for a scope never written."""
+    from pkgmgr.store import records
+    from pkgmgr.store.scope import global_scope
+
+    assert records.visible_names([global_scope(tmp_path / "never-written")]) == set()
+    path = tmp_path / "state.db"
+    _rows_of_schema_8(path, tmp_path / "terva" / "extensions")
+    dbmod.connect(path).close()  # migrated: one table, both hosts
+    raw = sqlite3.connect(path)
+    raw.execute("UPDATE extensions SET version = CAST(X'ff' AS TEXT) WHERE name = 'hello'")  # a flipped bit
+    raw.commit()
+    raw.close()
+    scope = global_scope(tmp_path)
+    with pytest.raises(PkgmgrError, match="undecodable|cannot be decoded|not UTF-8|version"):
+        records.visible([scope])
+    assert records.visible_names([scope]) == {"demo-ext", "hello"}

@@ -66,6 +66,29 @@ def test_sync_reads_a_pinned_registry_through_tuf(ws: Path, index: SignedIndex, 
     assert "/metadata/1.root.json" not in {request.path for request in server.requests}
 
 
+@pytest.mark.parametrize("damage", ["truncated", "missing"])
+def test_a_lost_or_damaged_trusted_root_of_a_pinned_registry_is_reestablished_from_the_pin(
+        ws: Path, index: SignedIndex, server: StaticFileServer, home: Path, damage: str) -> None:
+    """The root pkgmgr.toml pins is what a lost trusted root is fetched again from: a damaged one
+    (a power cut, a hand) is re-established the same way — `1.root.json` must still have the
+    pinned sha256 and sign itself — never refused with a repair that does not apply to a declared
+    registry (`registry remove` knows only configured ones)."""
+    declare(ws, server.url + "/", index.root_sha256())
+    ok("trust", cwd=ws)
+    ok("sync", cwd=ws)
+    [link] = list((home / "tuf").glob("*/root.json"))
+    target = link.resolve()
+    if damage == "missing":
+        link.unlink()
+    else:
+        target.write_bytes(target.read_bytes()[:100])
+    server.requests.clear()
+    ok("sync", "--upgrade", cwd=ws)
+    assert "/metadata/1.root.json" in {request.path for request in server.requests}
+    assert json.loads(link.resolve().read_bytes())["signed"]["_type"] == "root"
+    assert installed(ws) == [("review-pack", "0.1.0")]
+
+
 def test_a_pin_that_is_not_the_registry_root_is_refused_and_nothing_installs(ws: Path, index: SignedIndex,
                                                                               server: StaticFileServer,
                                                                               home: Path) -> None:
