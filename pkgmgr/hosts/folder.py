@@ -291,7 +291,7 @@ class FolderSwitch:
         crashpoint("host.install.after_commit")
         keep_replaced(self.new, self.tx, self.old)
         crashpoint("host.install.after_kept")
-        self.host.settle(self.host.folder_of(self.scope), hosted(self.new), self.new.name, self.host_records)
+        self.host.settle(self.host.folder_of(self.scope), hosted(self.host, self.new), self.new.name, self.host_records)
         crashpoint("host.install.after_host_records")
 
     def cleanup(self) -> None:
@@ -318,10 +318,11 @@ PREVIOUS, REPLACED, REMOVED, UNDONE = "previous", "replaced", "removed", "undone
 DROPPED = "dropped-"  # a kept tree a switch or a removal stops keeping, in its transaction directory
 
 
-def hosted(item: Installed | None) -> Installed | None:
+def hosted(host: FolderHost, item: Installed | None) -> Installed | None:
     """What the host's own records are to say of `item` (`settle`): nothing for a development link,
-    which the host loads as it is."""
-    return item if item is None or item.linked is None else None
+    which the host loads as it is — unless the host loads nothing its records do not name
+    (`link_records`: Claude's), whose records name the link as they name an install."""
+    return item if item is None or item.linked is None or host.link_records else None
 
 
 def keep_replaced(new: Installed, tx: Path, old: Path | None = None) -> None:
@@ -613,7 +614,7 @@ def remove(scope: Scope, host: FolderHost, item: Installed, change: Change) -> I
                     os.rename(tx / REMOVED, place)
                 _restore_kept(current, tx)
                 try:
-                    host.settle(folder, hosted(current), current.name)  # the host's records: the install stands
+                    host.settle(folder, hosted(host, current), current.name)  # the host's records: the install stands
                 except (PkgmgrError, OSError):
                     pass  # the first failure is the one to report; `doctor --check` shows the host's records
                 raise
@@ -972,7 +973,7 @@ def _settle_intent(scope: Scope, host: FolderHost, folder: Path, intent: pending
         line = (f"finished removing {intent.name}" if standing is None
                 else f"finished installing {standing.label}" if intent.action == "install"
                 else f"finished {intent.action} of {standing.label}")
-    host.settle(folder, hosted(standing), intent.name, hint)
+    host.settle(folder, hosted(host, standing), intent.name, hint)
     if tx is not None:
         remove_tree(tx)
     pending.settle(scope, [intent.path])

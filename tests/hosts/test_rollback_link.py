@@ -300,3 +300,30 @@ def test_claude_link_is_recorded_where_claude_loads_plugins(tmp_path: Path, home
     assert not plugin.exists() and not plugin.is_symlink() and tree(work) == before
     installed = json.loads((homes.claude / "plugins" / "installed_plugins.json").read_text())
     assert installed["plugins"] == {}
+
+
+@pytest.mark.parametrize("command, label", [(["ext", "unlink", "hello"], "host.install.after_rename"),
+                                            (["ext", "remove", "hello"], "host.remove.after_host_records")])
+def test_a_claude_link_a_killed_command_left_is_recorded_again_by_doctor(command: list[str], label: str,
+                                                                         tmp_path: Path, homes: Homes) -> None:
+    """Claude's records name a link as they name an install. An `ext unlink` killed after it wrote
+    the restored install's entry (version 1.0.0) over the link's, or an `ext remove` killed after
+    it dropped the link's records, and then `doctor`: the link stands, so Claude's entry is the
+    link's again, enabled (before: `doctor` left the unlink's 1.0.0 beside the linked 2.0.0-dev, and
+    no entry at all after the remove — Claude loaded nothing while pkgmgr listed the link)."""
+    from tests.support.cli import run_subprocess
+
+    ok("ext", "install", _claude(tmp_path / "src" / "hello", "1.0.0"), *UNVERIFIED)
+    ok("ext", "link", _claude(tmp_path / "work" / "hello", "2.0.0-dev"))
+    installed = homes.claude / "plugins" / "installed_plugins.json"
+    settings = homes.claude / "settings.json"
+    before = (json.loads(installed.read_text())["plugins"], json.loads(settings.read_text())["enabledPlugins"])
+    assert before[0]["hello@pkgmgr"][0]["version"] == "2.0.0-dev"
+    assert run_subprocess(command, env={"PKGMGR_TEST_CRASH_AT": label}).code == -9
+    assert json.loads(installed.read_text())["plugins"] != before[0]  # the killed command changed them
+    ok("doctor")
+    [entry] = json.loads(installed.read_text())["plugins"]["hello@pkgmgr"]
+    assert (entry["installPath"], entry["version"]) == (str(homes.pkgmgr / "claude" / "plugins" / "hello"), "2.0.0-dev")
+    assert json.loads(settings.read_text())["enabledPlugins"] == before[1] == {"hello@pkgmgr": True}
+    assert ok("ext", "status", "hello")["linked"] == str(tmp_path / "work" / "hello")
+    assert ok("doctor", "--check")["ok"] is True

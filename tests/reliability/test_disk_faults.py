@@ -551,3 +551,119 @@ def test_a_signed_publish_on_a_failing_device_is_io_error_and_the_index_recovers
     assert _index_state(w) == {k: outcome["new"][k] for k in ("index", "metadata")}  # the new signed state
     record("disk-fault", fault=f"eio-registry-publish@{label}", detected=True, clean=True, anomalies=0,
            left=outcome["state"], exit=result.code)
+
+
+# --- remove, link/unlink and rollback on a failing device, every host (issue 27's gap) -------------------
+#
+# The same harness for what the cases above leave out: `ext remove` of an installed extension,
+# `ext link PATH` over an install and `ext unlink` of that link (the kept install restored), and
+# `ext rollback` (the kept previous version put back), each host's home on the failing disk with
+# pkgmgr's. The disk fails before the host's records change, after they changed (the tree moved,
+# the commit not made) and after the commit.
+
+ALL_HOSTS = (*HOSTS, "compozy")  # Compozy: pkgmgr's own store is what it loads
+COMPOZY = "demo-ext"
+
+
+def _compozy_source(w: Any, generation: int) -> str:
+    """A Compozy extension at its first (0) or second (1) release, on the image."""
+    version = ("1.0.0", "1.1.0")[generation]
+    return str(write_extension(w.disk.mnt / "src" / COMPOZY, minimal_manifest(name=COMPOZY, version=version),
+                               files={"note.txt": version}))
+
+
+def _source_of(host: str, w: Any, generation: int) -> str:
+    from tests.reliability.test_power_loss import _host_sources
+
+    return _compozy_source(w, generation) if host == "compozy" else _host_sources(w, generation)[HOSTS.index(host)]
+
+
+def _working_folder(host: str, w: Any) -> str:
+    """The folder `ext link` makes the host load: a development version of the host's extension,
+    on the image (it is read while the disk fails)."""
+    from tests.hosts.helpers import claude_plugin, eva_script, gemini_extension, terva_extension, vera_extension
+
+    work = w.disk.mnt / "work"
+
+    def script() -> Path:  # Eva's scripts carry no version: the content changes
+        made = eva_script(work, "notes")
+        made.write_text(made.read_text(encoding="utf-8") + "# in the works\n", encoding="utf-8")
+        return made
+
+    made = {"terva": lambda: terva_extension(work / "tv-hello", "tv-hello", "0.3.0"), "eva": script,
+            "vera": lambda: vera_extension(work / "ctx", version="2.0.0"),
+            "gemini": lambda: gemini_extension(work / "gm-hello", "gm-hello", "2.0.0"),
+            "claude": lambda: claude_plugin(work / "cl-hello", "cl-hello", "2.0.0"),
+            "compozy": lambda: write_extension(work / COMPOZY, minimal_manifest(name=COMPOZY, version="2.0.0"),
+                                               files={"note.txt": "2.0.0-dev"})}
+    return str(made[host]())
+
+
+def _name_of(host: str) -> str:
+    from tests.reliability.test_power_loss import HOST_NAMES
+
+    return COMPOZY if host == "compozy" else HOST_NAMES[HOSTS.index(host)]
+
+
+def _lifecycle(host: str, verb: str) -> Any:
+    """The power-loss harness's Scenario for `verb` of the host's extension: `remove` (installed),
+    `rollback` (its first release installed, its second over it: the first kept), `link` (installed,
+    then a working folder linked over it), `unlink` (installed and linked: the install restored)."""
+    from tests.reliability.test_power_loss import Scenario
+
+    name = _name_of(host)
+
+    def setup(w: Any) -> None:
+        w.run("ext", "install", _source_of(host, w, 0), *UNVERIFIED)
+        if verb == "rollback":
+            w.run("ext", "install", _source_of(host, w, 1), *UNVERIFIED, "--force")
+        if verb == "unlink":
+            w.run("ext", "link", _working_folder(host, w))
+
+    def command(w: Any) -> list[str]:
+        return ["ext", "link", _working_folder(host, w)] if verb == "link" else ["ext", verb, name]
+
+    return Scenario(f"{host}-{verb}", setup, command, (), hosts=host != "compozy")
+
+
+def _next_install_of(host: str, w: Any) -> list[str]:
+    """The next install (not `locked`, whatever the dead command held): every folder host's second
+    release, or Compozy's."""
+    if host == "compozy":
+        return ["--lock-timeout", "0", "ext", "install", _compozy_source(w, 1), *UNVERIFIED, "--force"]
+    return _next_install(w)
+
+
+REMOVE_POINTS = {"compozy": ("writer.locked", "remove.before_commit", "remove.after_commit"),
+                 # Claude's records go first (its records never name a folder that is gone)
+                 "claude": ("writer.locked", "host.remove.after_host_records", "host.remove.after_rename",
+                            "host.remove.after_commit")}
+SWITCH_POINTS = {"compozy": ("install.after_pending", "install.after_rename", "install.after_commit")}
+FOLDER_REMOVE = ("writer.locked", "host.remove.after_rename", "host.remove.after_commit")
+FOLDER_SWITCH = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
+
+LIFECYCLE_CASES = [(host, "remove", label) for host in ALL_HOSTS for label in REMOVE_POINTS.get(host, FOLDER_REMOVE)]
+LIFECYCLE_CASES += [(host, verb, label) for verb in ("link", "unlink", "rollback")
+                    for host in ALL_HOSTS for label in SWITCH_POINTS.get(host, FOLDER_SWITCH)]
+
+
+@pytest.mark.parametrize("host, verb, label", LIFECYCLE_CASES,
+                         ids=[f"{host}-{verb}@{label}" for host, verb, label in LIFECYCLE_CASES])
+def test_a_remove_link_unlink_or_rollback_on_a_failing_device_leaves_the_host_old_or_new(
+        host: str, verb: str, label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ext remove`, `ext link PATH`, `ext unlink` and `ext rollback` of each host's extension, the
+    disk failing before the host's records change, after they changed and after the commit:
+    `io_error` or finished (never exit 70), and once the disk is back every host loads the old state
+    (failed before the commit) or the new one (after it), its records parsed as it parses them;
+    `doctor` settles what `doctor --check` lists (all of it repairable), `ext verify --all` passes
+    and the next install is not `locked`."""
+    scenario = _lifecycle(host, verb)
+    w, result, outcome = _failed_under(scenario, label, failing_disk, tmp_path, monkeypatch)
+    _assert_settled(outcome)
+    # the commit is durable when it returns: from then on the new state, before it the old one
+    assert outcome["state"] == ("new" if label.endswith("after_commit") else "old"), outcome
+    if label in ("writer.locked", "host.install.after_pending", "install.after_pending"):
+        assert result.code == 9, result  # the first write met the failed disk
+    assert run_cli(_next_install_of(host, w)).code == 0
+    record("disk-fault", fault=f"eio-{scenario.name}@{label}", detected=True, clean=True, anomalies=0,
+           left=outcome["state"], exit=result.code)
