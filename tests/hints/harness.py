@@ -32,6 +32,12 @@ class H:
         root.mkdir(parents=True, exist_ok=True)
         return root
 
+    def fast_retries(self) -> None:
+        """A configuration whose retries wait a millisecond, not a second (a scenario with a
+        registry that is down would otherwise sleep through the backoff: ~3-9 s)."""
+        self.home.mkdir(parents=True, exist_ok=True)
+        (self.home / "config.toml").write_text("[network]\nbackoff_base = 0.001\n", encoding="utf-8")
+
     def declare(self, text: str, *, trust: bool = True) -> Path:
         (self.ws / "pkgmgr.toml").write_text(text, encoding="utf-8")
         if trust:

@@ -375,6 +375,7 @@ def _registry(h: H, name: str = "acme") -> RegistryDir:
 
 def a_configured_registry_that_is_down(h: H) -> None:
     """'registry remove', '--registry NAME' and, once its registry.toml is cached, '--offline'."""
+    h.fast_retries()
     from tests.support.servers import StaticFileServer
 
     registry = _registry(h)
@@ -396,6 +397,7 @@ def a_configured_registry_that_is_down(h: H) -> None:
 def a_declared_registry_that_is_down(h: H) -> None:
     """The user's case: sync has no --registry, pkgmgr.toml's registry is no configured one, and
     nothing of it is cached — the hint offers none of those."""
+    h.fast_retries()
     ws = h.declare('[registries]\nteam = "http://127.0.0.1:9/index/"\n\n[extensions]\nreview-pack = "*"\n')
     result = h.run("sync", code=7, cwd=ws)
     hint = result.stderr.split("hint: ", 1)[1]
@@ -407,6 +409,7 @@ def a_declared_registry_that_is_down(h: H) -> None:
 
 
 def search_with_a_registry_down(h: H) -> None:
+    h.fast_retries()
     h.ok("registry", "add", "acme", "http://127.0.0.1:9/index/", "--no-check")
     result = h.ok("ext", "search")
     h.follow(result, "pkgmgr registry remove acme")

@@ -519,6 +519,8 @@ def served(tmp_path: Path, home: Path) -> Iterator[tuple[Path, HostileServer, tu
     ok("registry", "init", root, "--name", "acme", "--format", "2")
     for name in FIRST:
         publish(tmp_path, root, name)
+    home.mkdir(parents=True, exist_ok=True)  # a 500 is retried: a millisecond apart, not a second
+    (home / "config.toml").write_text("[network]\nbackoff_base = 0.001\n", encoding="utf-8")
     with HostileServer(root) as server:
         ok("registry", "add", "web", server.url)
         assert names("pack", "--registry", "web") == list(FIRST)
