@@ -1006,8 +1006,9 @@ def health(scope: Scope, host: FolderHost) -> list[tuple[str, str, bool]]:
                                      f"{row.name} --host {host.name}' for the files)", False))
     folder = host.folder_of(scope)
     try:
-        # none of the host's records names a link; one a killed writer was changing is settled by `recover`
-        # (listed by `interrupted`: repairable), so what its records say of it now is no finding
+        # a link is left out: the hosts whose records name links (`link_records`: Claude Code) check no
+        # records here; one a killed writer was changing is settled by `recover` (listed by
+        # `interrupted`: repairable), so what its records say of it now is no finding
         hosted_rows = [row for row in rows if row.linked is None and row.name not in changing]
         found.extend(("host_records", problem, False) for problem in host.record_problems(folder, hosted_rows))
     except PkgmgrError as error:

@@ -142,7 +142,7 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
     from dataclasses import replace
 
     from pkgmgr.registry.signed import root_sha256
-    from pkgmgr.registry.trustroot import reestablish_command
+    from pkgmgr.registry.trustroot import reestablish_hint
 
     given = str(new.root_sha256 or "").strip().lower()
     if new.root:
@@ -156,8 +156,8 @@ def _reestablish(home: Path, config: Config, existing: RegistryConfig, new: NewR
         raise PkgmgrError(f"registry {existing.name} was added with the root {existing.root_sha256}, not {given}: "
                           "pkgmgr re-establishes only the root it pinned", code=Code.REGISTRY_SIGNATURE_INVALID,
                           details={"registry": existing.name, "expected": existing.root_sha256, "actual": given},
-                          hint=f"'{reestablish_command(existing)}' re-establishes it; to trust another root, "
-                               f"'pkgmgr registry remove {existing.name}' first")
+                          hint=f"to trust another root, run 'pkgmgr registry remove {existing.name}' first; "
+                               f"{reestablish_hint(existing)}")
     others = replace(config, registries=tuple(r for r in config.registries if r.name != existing.name))
     pinned = _pin_root(home, others, replace(new, insecure=new.insecure or existing.insecure), spec, open_session,
                        offline=offline)

@@ -565,9 +565,11 @@ def _doctor_reports_a_damaged_trusted_root(h: H, index: SignedIndex) -> None:
 
 
 def reestablish_a_trusted_root_with_another_root(h: H) -> None:
+    """The command sits at the end of the hint, quoted for a shell: it runs as printed from an index
+    whose path holds a quote and a space."""
     from tests.support.signed import signed_index
 
-    index = signed_index(h.tmp / "index", name="acme")
+    index = signed_index(h.tmp / "the team's index", name="acme")
     h.ok("registry", "add", "acme", index.path, "--root", index.root_file)
     _damage_trusted_root(h, "missing")
     result = h.run("registry", "add", "acme", index.path, "--root-sha256", "0" * 64, code=4)

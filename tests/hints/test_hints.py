@@ -205,7 +205,7 @@ entry("registry/configure.py", "add it with its TUF root: --root FILE or --root-
       Runs(s.require_signed_refuses_an_unsigned_registry, ("registry add",)))
 entry("registry/trustroot.py", "pkgmgr registry add {} {} --root-sha256 {}{}",
       Runs(s.a_signed_registry_whose_trusted_root_is_lost))
-entry("registry/configure.py", "'{}' re-establishes it; to trust another root, 'pkgmgr registry remove {}' first",
+entry("registry/configure.py", "to trust another root, run 'pkgmgr registry remove {}' first; {}",
       Runs(s.reestablish_a_trusted_root_with_another_root))
 entry("registry/signed.py", "the maintainers must re-sign it ('pkgmgr registry sign')",
       Mention("the maintainers' command, on an index the user does not have"))
