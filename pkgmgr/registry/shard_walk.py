@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from pkgmgr.errors import Code, Problem, ValidationFailed
 from pkgmgr.registry.index_format import Entry, is_extension_name, parse_entry, summary_record
@@ -115,6 +115,20 @@ def entry_rels(root: Path, shard: str) -> Iterator[str]:
         yield from (f"{folder}/{name}" for name, is_dir in items if not is_dir and not name.startswith("."))
 
 
+def placed_entries(root: Path, shard: str, refuse: Callable[[Problem], None]) -> Iterator[tuple[str, str]]:
+    """(relative path, name) of each entry file under `extensions/<shard>/` (`entry_rels`: strings,
+    a million of them) where format 2 places it; each other file is passed to `refuse` with the
+    problem `misplaced` finds in it instead."""
+    for rel in entry_rels(root, shard):
+        name = rel.rsplit("/", 1)[1].removesuffix(".toml")
+        if not rel.endswith(".toml") or rel != entry_path(name, 2):
+            problem = misplaced(root, root / rel)
+            if problem is not None:
+                refuse(problem)
+                continue
+        yield rel, name
+
+
 def read_shard_entries(root: Path, shard: str, problems: list[Problem]) -> list[Entry]:
     """The entries of one shard, strictly parsed; problems appended to `problems`. The walk
     follows no directory link and each file is opened without following a final one, so no
@@ -123,13 +137,7 @@ def read_shard_entries(root: Path, shard: str, problems: list[Problem]) -> list[
 
     entries = []
     base = str(root) + "/"
-    for rel in entry_rels(root, shard):
-        name = rel.rsplit("/", 1)[1].removesuffix(".toml")
-        if not rel.endswith(".toml") or rel != entry_path(name, 2):
-            problem = misplaced(root, root / rel)
-            if problem is not None:
-                problems.append(problem)
-                continue
+    for rel, name in placed_entries(root, shard, problems.append):
         try:
             raw = read_regular(base + rel, limit=ENTRY_MAX_BYTES)
         except NotRegularFile as exc:

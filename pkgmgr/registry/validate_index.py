@@ -614,21 +614,18 @@ def _validate_shard(root_text: str, shard: str) -> tuple[list[Problem], int, int
     """One shard of a format-2 index checked (its entries, then its summary shard against them):
     (problems, entries, versions, whether its files were valid). Runs in a worker process for
     a large index."""
-    from pkgmgr.registry.layout import entry_path
-    from pkgmgr.registry.shard_walk import entry_rels, misplaced
+    from pkgmgr.registry.shard_walk import placed_entries
 
     root = Path(root_text)
     checker = _Checker(root, Report(root))
     checker.trusted_walk = True
     entries = []
-    for rel in entry_rels(root, shard):  # strings, not Paths: a million of them (`shard_walk.read_shard_entries`)
-        name = rel.rsplit("/", 1)[1].removesuffix(".toml")
-        if not rel.endswith(".toml") or rel != entry_path(name, 2):
-            problem = misplaced(root, root / rel)
-            if problem is not None:
-                checker.valid_files = False
-                checker.add([problem])
-                continue
+
+    def refuse(problem: Problem) -> None:
+        checker.valid_files = False
+        checker.add([problem])
+
+    for rel, name in placed_entries(root, shard, refuse):  # strings, not Paths: a million of them
         entry = checker._parsed_entry(rel, name)
         if entry is not None:
             entries.append(entry)
