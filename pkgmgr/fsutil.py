@@ -232,6 +232,12 @@ def fsync_tree(path: Path) -> None:
 # with PKGMGR_TEST_DURABILITY=off to show what it catches without them; nothing else sets it.
 DURABLE = os.environ.get("PKGMGR_TEST_DURABILITY") != "off"
 
+# The descriptors of the exclusive locks this process holds (`store.lock.ExclusiveLock` adds and
+# removes them). A helper process that writes for this one inherits them (`archive.offload`): a
+# flock belongs to the open file, so a writer killed mid-extraction leaves its lock held until its
+# helper has stopped writing too, and the next writer, which empties `.staging/`, waits for that.
+HELD_LOCKS: set[int] = set()
+
 _SYNCFS: list = []  # [callable or None], resolved once
 
 

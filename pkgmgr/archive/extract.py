@@ -45,6 +45,7 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
     with os.scandir(staging) as scan:
         if next(scan, None) is not None:
             raise ValueError(f"staging directory {staging} is not empty")
+    target: Staging | None = None
     try:
         with _open_archive(Path(archive), limits) as (raw, size, kind):
             target = Staging(staging, limits, record)
@@ -66,6 +67,8 @@ def extract_archive(archive: Path, staging: Path, limits: Limits, *, record: Any
         os.chmod(root, DIR_MODE)  # the extension root, even when it is staging itself
         return root
     except BaseException:
+        if target is not None:
+            target.abort()  # the files still being created (the worker) first
         empty_directory(staging)
         raise
 

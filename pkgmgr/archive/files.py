@@ -19,6 +19,11 @@ EXEC_MODE = 0o755
 DIR_MODE = 0o755
 
 _CREATE_FLAGS = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+# A writer with `offload` writes this many small files itself, then starts a FileWorker for the rest
+# (`offload.py`): a tree of a few hundred files is not worth a process. Tests lower it.
+OFFLOAD_AFTER = 256
+# A longer path is written here (its bytes may pass PATH_MAX: ENAMETOOLONG at the member's own call).
+_OFFLOAD_PATH_CHARS = 1000
 
 
 def file_mode(st_mode: int) -> int:
@@ -111,13 +116,16 @@ class TreeWriter:
     place (`store.switch.commit`, `fsutil.durable_tree`).
     """
 
-    def __init__(self, root: Path, record: Any = None) -> None:
+    def __init__(self, root: Path, record: Any = None, *, offload: bool = False) -> None:
         self._root = os.fspath(root)
         self._prefix = os.path.join(self._root, "")
         self._dirs: set[str] = {""}
         self._made: list[str] = []
         self._record = record  # a checksum.TreeRecord, fed what is written
         self._direct: frozenset[int] | None = None  # the modes the umask leaves whole, read at the first file
+        # `offload`: from the OFFLOAD_AFTER-th small file on, a FileWorker creates them (offload.py)
+        self._inline_left = OFFLOAD_AFTER if offload else -1
+        self._worker: Any = None
 
     def _path(self, rel: str) -> str:
         return self._prefix + rel
@@ -169,11 +177,18 @@ class TreeWriter:
 
     def write_bytes(self, rel: str, data: bytes, mode: int) -> None:
         """`write` of a file whose whole content is at hand (`_create` inlined: one call a member
-        of an archive of small files)."""
+        of an archive of small files). With `offload`, past the first OFFLOAD_AFTER files the
+        worker creates it, and an error may surface at a later call or at `finish`."""
         if rel.rpartition("/")[0] not in self._dirs:
             self.mkdir(rel.rpartition("/")[0])
         direct = mode in (self._direct if self._direct is not None else self._create_modes())
-        fd = os.open(self._prefix + rel, _CREATE_FLAGS, mode if direct else 0o600)
+        path = self._prefix + rel
+        if (self._worker is not None or self._start_worker()) and len(path) <= _OFFLOAD_PATH_CHARS:
+            self._worker.create(path, data, mode, chmod=not direct)
+            if self._record is not None:
+                self._record.add(rel, mode, data)
+            return
+        fd = os.open(path, _CREATE_FLAGS, mode if direct else 0o600)
         try:
             done = os.write(fd, data)  # `_write_all`, its usual case inlined
             if done < len(data):
@@ -185,7 +200,35 @@ class TreeWriter:
         if self._record is not None:
             self._record.add(rel, mode, data)
 
+    def _start_worker(self) -> bool:
+        """Count one more small file written here; True once a FileWorker has been started."""
+        if self._inline_left < 0:
+            return False
+        self._inline_left -= 1
+        if self._inline_left >= 0:
+            return False
+        from pkgmgr.archive import offload
+
+        if offload.available():
+            try:
+                self._worker = offload.FileWorker(self._root, _CREATE_FLAGS)
+                return True
+            except OSError:
+                pass  # no process could be started: this one writes on
+        return False
+
     def finish(self) -> None:
-        """Give every directory this writer made its final mode."""
+        """Wait for every file to be created (the worker's error, if any, raised here), then give
+        every directory this writer made its final mode."""
+        worker, self._worker = self._worker, None
+        if worker is not None:
+            worker.finish()
         for path in self._made:
             os.chmod(path, DIR_MODE)
+
+    def abort(self) -> None:
+        """After a failure: stop the worker, if any; once this returns nothing writes in the tree."""
+        worker, self._worker = self._worker, None
+        self._inline_left = -1
+        if worker is not None:
+            worker.abort()

@@ -23,7 +23,7 @@ class Staging:
         self.root = str(root)
         self.budget = Budget(limits)
         self._names = NameTable()
-        self._writer = TreeWriter(root, record)
+        self._writer = TreeWriter(root, record, offload=True)
 
     def admit(self, name: str, *, is_dir: bool) -> str:
         """Count and check a member before any of its data is read; return its relative path
@@ -72,7 +72,7 @@ class Staging:
         except OSError as exc:
             if exc.errno != errno.ENAMETOOLONG:
                 raise
-            raise self._too_long(member) from None
+            raise self._too_long(self._member_of(exc, rel, member)) from None
 
     def _write(self, rel: str, chunks: Iterable[bytes], mode: int, member: str, size: int | None) -> None:
         try:
@@ -94,4 +94,21 @@ class Staging:
             yield chunk
 
     def finish(self) -> None:
-        self._writer.finish()
+        """Every file written (see `TreeWriter.finish`), directories given their mode."""
+        try:
+            self._writer.finish()
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            raise self._too_long(self._member_of(exc, "", "")) from None
+
+    def abort(self) -> None:
+        """After a failure, before the staging directory is emptied: nothing writes any more."""
+        self._writer.abort()
+
+    def _member_of(self, exc: OSError, rel: str, member: str) -> str:
+        """The member an OSError of the writer is about: `member` (at `rel`) when it names that
+        file or none, else the path it names under the root (a file the worker created earlier)."""
+        name = exc.filename if isinstance(exc.filename, str) else ""
+        under = name[len(self.root) + 1:] if name.startswith(self.root + "/") else name
+        return member if under in ("", rel) else under

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pkgmgr.errors import Code, PkgmgrError
+from pkgmgr.fsutil import HELD_LOCKS
 
 POLL_SECONDS = 0.05
 _BUSY = frozenset({errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK})
@@ -129,10 +130,12 @@ class ExclusiveLock:
             os.close(fd)
             raise
         self._fd = fd
+        HELD_LOCKS.add(fd)
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
         if fd is not None:
+            HELD_LOCKS.discard(fd)
             try:
                 fcntl.flock(fd, fcntl.LOCK_UN)
             finally:

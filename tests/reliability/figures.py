@@ -213,7 +213,7 @@ def _fault_kinds(rows: list[dict[str, Any]]) -> list[tuple[str, str, str, list[d
          [r for r in rows if r["kind"] == "concurrency"]),
         ("network faults", "a fault kind through `ext install`", "test_network_faults.py",
          [r for r in rows if r["kind"] == "network_fault"]),
-        ("disk full", "a 512 KiB tmpfs filled while installing or committing", "test_disk_faults.py",
+        ("disk full", "a 512 KiB or 2 MiB tmpfs filled while installing (in-process or by the file-creating helper) or committing", "test_disk_faults.py",
          storage("enospc")),
         ("read-only filesystem", "a store remounted read-only", "test_disk_faults.py", storage("erofs")),
         ("permission denied", "a store this user may not write (root without CAP_DAC_OVERRIDE)", "test_disk_faults.py",

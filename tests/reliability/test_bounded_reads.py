@@ -43,6 +43,8 @@ ALLOWED: dict[str, str] = {
     "archive.pack:pack_directory:open": WRITE,
     "archive.files:TreeWriter._create:os.open": WRITE,
     "archive.files:TreeWriter.write_bytes:os.open": WRITE,
+    "archive.file_worker:serve:open": "the helper's standard input: the pipe pkgmgr feeds it (archive.offload)",
+    "archive.file_worker:_create:os.open": WRITE,
     "archive.files:process_umask:open": "/proc/self/status: the kernel's, not a file anyone plants",
     "hosts.vera:copy_source.walk:os.open": "the O_NOFOLLOW directory walk of a Vera source (directories only)",
     "hosts.vera:copy_source:os.open": "the source directory, O_DIRECTORY | O_NOFOLLOW",

@@ -20,7 +20,7 @@ import pytest
 
 from tests.cli.helpers import FIXTURES, tree
 from tests.reliability.helpers import record
-from tests.support.builders import minimal_manifest, write_extension
+from tests.support.builders import minimal_manifest, tar_gz, write_extension
 from tests.support.cli import Result, run_cli
 
 SMALL, OTHER = FIXTURES / "review-pack", FIXTURES / "prompt-enhancer"
@@ -43,11 +43,15 @@ def _run(*command: str) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def tmpfs(tmp_path: Path) -> Iterator[Path]:
     """A 512 KiB tmpfs (a store of one install, its WAL included, takes ~250 KiB), unmounted afterwards whatever happened."""
+    yield from _tmpfs(tmp_path, "512k")
+
+
+def _tmpfs(tmp_path: Path, size: str) -> Iterator[Path]:
     if shutil.which("mount") is None:
         pytest.skip("no mount(8) on this machine")
     point = tmp_path / "mnt"
     point.mkdir()
-    done = _run("mount", "-t", "tmpfs", "-o", "size=512k,mode=0755", "tmpfs", str(point))
+    done = _run("mount", "-t", "tmpfs", "-o", f"size={size},mode=0755", "tmpfs", str(point))
     if done.returncode != 0:
         pytest.skip(f"mounting a tmpfs is not permitted here: {done.stderr.strip()}")
     try:
@@ -90,6 +94,30 @@ def test_disk_full_while_installing(tmpfs: Path, tmp_path: Path) -> None:
     assert_clean(home)
     assert pkgmgr(home, "ext", "install", OTHER, *UNVERIFIED).code == 0  # the space it took is back
     record("disk-fault", fault="enospc-install", detected=True, clean=True, anomalies=0)
+
+
+@pytest.fixture
+def tmpfs_2m(tmp_path: Path) -> Iterator[Path]:
+    yield from _tmpfs(tmp_path, "2m")
+
+
+def test_disk_full_while_a_helper_process_creates_the_files(tmpfs_2m: Path, tmp_path: Path) -> None:
+    """An archive of many small files: pkgmgr writes the first OFFLOAD_AFTER itself, a helper
+    process the rest (`archive.offload`) — and runs out of space there (a file takes a 4 KiB page
+    of this 2 MiB tmpfs). The error is the same io_error as for a file written in-process (naming
+    the home: staging is private), and nothing is left behind."""
+    from pkgmgr.archive.files import OFFLOAD_AFTER
+
+    home = tmpfs_2m / "home"
+    source = tar_gz(tmp_path / "many-1.0.0.tar.gz", {
+        "extension.toml": 'name = "many"\nversion = "1.0.0"\n',
+        **{f"files/f{i:04d}.txt": f"file {i}\n" for i in range(700)}}, prefix="many-1.0.0/")
+    assert 700 > 2 * OFFLOAD_AFTER  # the first OFFLOAD_AFTER pages fit; the helper's do not
+    error = assert_io_error(pkgmgr(home, "ext", "install", source, *UNVERIFIED), home, "No space left on device")
+    assert error["details"]["errno"] == "ENOSPC" and error["details"]["path"] == str(home)  # as written in-process
+    assert tree(home / ".staging") == []
+    assert_clean(home)
+    record("disk-fault", fault="enospc-extract-helper", detected=True, clean=True, anomalies=0)
 
 
 def test_disk_full_while_committing(tmpfs: Path) -> None:
