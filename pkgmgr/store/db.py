@@ -371,9 +371,7 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         if must_hold_data and schema_version(conn) == 0:
             conn.close()
             raise lost_database(path, "is empty")
-        mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if mode != "wal":
-            conn.execute("PRAGMA journal_mode = WAL")
+        _use_wal(conn)
         # FULL: every commit is on disk before COMMIT returns (the WAL is fsynced), so a tree
         # removed after a commit (a switch, a remove) is never needed by a state a power cut
         # brings back (SPEC 4 "Durability"); NORMAL may lose the last commits
@@ -385,6 +383,30 @@ def connect(path: Path, *, create: bool = True, must_hold_data: bool = False) ->
         raise unusable(path, exc) from exc
     _opened.append((conn, False))
     return conn
+
+
+# How long a connection retries switching a new database to WAL while other processes open it too.
+WAL_SWITCH_SECONDS = 30.0
+
+
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """Switch the database to WAL (once: the mode is kept in the file). SQLite answers "database is
+    locked" at once, without its busy handler, when another connection holds a lock meanwhile —
+    as when several pkgmgr processes open a fresh home together (tests/reliability/test_concurrency.py's
+    fresh-home round) — so the switch is retried, the mode read again first (another process may
+    have switched it), until WAL_SWITCH_SECONDS pass."""
+    import time
+
+    deadline = time.monotonic() + WAL_SWITCH_SECONDS
+    while True:
+        try:
+            if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+                raise
+        time.sleep(0.005)
 
 
 def connect_readonly(path: Path, *, must_hold_data: bool = False) -> sqlite3.Connection | None:

@@ -421,3 +421,28 @@ def test_visible_names_read_every_hosts_names_even_past_a_damaged_row(tmp_path: 
     with pytest.raises(PkgmgrError, match="undecodable|cannot be decoded|not UTF-8|version"):
         records.visible([scope])
     assert records.visible_names([scope]) == {"demo-ext", "hello"}
+
+
+def test_a_fresh_database_opened_by_another_process_meanwhile_still_becomes_wal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SQLite refuses the switch to WAL at once ("database is locked", without its busy handler)
+    when it meets another connection's lock — four processes opening a fresh home together met it
+    in about one round of ten. The switch is retried, the mode read again first: here the first
+    attempt is refused as SQLite refuses it."""
+    refused: list[str] = []
+
+    class Contended(sqlite3.Connection):
+        def execute(self, sql: str, *args: object) -> sqlite3.Cursor:  # type: ignore[override]
+            if sql == "PRAGMA journal_mode = WAL" and not refused:
+                refused.append(sql)
+                busy = sqlite3.OperationalError("database is locked")
+                busy.sqlite_errorcode = sqlite3.SQLITE_BUSY  # type: ignore[attr-defined]
+                raise busy
+            return super().execute(sql, *args)
+
+    real_connect = sqlite3.connect
+    monkeypatch.setattr(sqlite3, "connect", lambda *a, **k: real_connect(*a, **k, factory=Contended))
+    conn = dbmod.connect(tmp_path / "state.db")
+    assert refused and conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert dbmod.schema_version(conn) == LATEST
+    conn.close()
