@@ -220,9 +220,9 @@ class TreeWriter:
     def finish(self) -> None:
         """Wait for every file to be created (the worker's error, if any, raised here), then give
         every directory this writer made its final mode."""
-        worker, self._worker = self._worker, None
-        if worker is not None:
-            worker.finish()
+        if self._worker is not None:
+            self._worker.finish()  # kept until it returns: interrupted or failed, `abort` still stops it
+            self._worker = None
         for path in self._made:
             os.chmod(path, DIR_MODE)
 

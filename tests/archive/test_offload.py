@@ -230,3 +230,24 @@ def test_a_killed_writer_keeps_its_lock_until_its_worker_stopped_writing(tmp_pat
         os.close(pidfd)
     assert not is_held(lock)
     assert (tree / "first").read_bytes() == b"1"
+
+
+def test_abort_after_an_interrupted_finish_still_stops_the_worker(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (or any exception) while `finish` waits: the writer keeps its worker, so the failed
+    extraction's `abort` kills and reaps it before staging is emptied."""
+    monkeypatch.setattr(files, "OFFLOAD_AFTER", 0)
+    writer = TreeWriter(tmp_path, offload=True)
+    writer.write_bytes("a/one", b"1", 0o644)
+    worker = writer._worker
+    assert worker is not None
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(worker, "_collect", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        writer.finish()
+    assert writer._worker is worker  # still the writer's to stop
+    writer.abort()
+    assert writer._worker is None and worker._process.poll() is not None
