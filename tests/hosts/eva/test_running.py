@@ -14,7 +14,7 @@ import base64
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import pytest
 
@@ -160,9 +160,11 @@ def test_validate_without_elixir(tmp_path: Path, no_elixir: None, case: dict[str
 
 
 @pytest.fixture(scope="module")
-def parsed_once() -> None:
+def parsed_once() -> Iterator[None]:
     """Every script of the corpus parsed in one run of Elixir (pkgmgr keeps each script's quoted form
-    by its digest, so the cases below judge without starting Elixir again)."""
+    by its digest, so the cases below judge without starting Elixir again). The corpus holds more
+    scripts than pkgmgr keeps (`_CACHE_MAX`, a bound for one command): here it keeps them all, or
+    each case would start Elixir again for the script the previous one evicted."""
     assert ELIXIR is not None
     texts: list[str] = []
     for case in SINGLE:
@@ -174,8 +176,11 @@ def parsed_once() -> None:
                 continue
             if name.endswith(".exs"):
                 texts.append(text)
-    for start in range(0, len(texts), elixir_quoted.SOURCES_MAX):
-        elixir_quoted.parse(texts[start:start + elixir_quoted.SOURCES_MAX], ELIXIR)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(elixir_quoted, "_CACHE_MAX", max(elixir_quoted._CACHE_MAX, 2 * len(texts)))
+        for start in range(0, len(texts), elixir_quoted.SOURCES_MAX):
+            elixir_quoted.parse(texts[start:start + elixir_quoted.SOURCES_MAX], ELIXIR)
+        yield
 
 
 @pytest.mark.skipif(ELIXIR is None, reason="elixir is not installed: the parser-backed checks run where it is "
