@@ -70,7 +70,10 @@ def run(cli: Path, args: list[str], *, home: Path, cwd: Path, env: dict[str, str
     environment.update({"HOME": str(home), "NO_COLOR": "1", "FORCE_COLOR": "0", "CI": "1",
                         "DISABLE_TELEMETRY": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
                         "DISABLE_AUTOUPDATER": "1", "GEMINI_CLI_TRUST_WORKSPACE": "true",
-                        "GEMINI_TELEMETRY_ENABLED": "false"})
+                        "GEMINI_TELEMETRY_ENABLED": "false",
+                        # Gemini CLI starts a second node process of itself only to raise the heap
+                        # limit, and sets this in that child: the same CLI, ~1.4 s less per run
+                        "GEMINI_CLI_NO_RELAUNCH": "true"})
     environment.update(env or {})
     try:
         done = subprocess.run([str(cli), *args], cwd=cwd, env=environment, stdin=subprocess.DEVNULL,
