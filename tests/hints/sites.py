@@ -12,9 +12,11 @@ be tried again.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 from pathlib import Path
+from typing import Iterator
 
 REPO = Path(__file__).resolve().parents[2]
 PKG = REPO / "pkgmgr"
@@ -33,20 +35,44 @@ def template(node: ast.AST) -> str:
     return node.value
 
 
-def _skipped(tree: ast.AST) -> set[int]:
-    skip: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
-            first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
-                skip.add(id(first.value))
+# A line of source that could hold part of a site: the literal parts of a template are verbatim in it.
+_CANDIDATE = re.compile(r"pkgmgr|--[a-z]|\{\} --help")
+
+
+def _literals(tree: ast.Module, lines: list[int]) -> Iterator[ast.Constant | ast.JoinedStr]:
+    """The string literals of `tree` that are not docstrings, not inside the parsers' own help
+    (HELP_CALLS) and not the parts of an f-string; only the subtrees that span one of `lines` (the
+    source lines that could hold a site) are visited."""
+
+    def spans(node: ast.AST) -> bool:
+        first = getattr(node, "lineno", None)
+        if first is None:
+            return True
+        at = bisect.bisect_left(lines, first)
+        return at < len(lines) and lines[at] <= (node.end_lineno or first)
+
+    def visit(node: ast.AST) -> Iterator[ast.Constant | ast.JoinedStr]:
+        if isinstance(node, ast.Constant):
+            if isinstance(node.value, str):
+                yield node
+            return
         if isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
             if name in HELP_CALLS:
-                skip.update(id(sub) for sub in ast.walk(node))
+                return
+        children = list(ast.iter_child_nodes(node))
         if isinstance(node, ast.JoinedStr):
-            skip.update(id(value) for value in node.values)
-    return skip
+            yield node
+            children = [c for c in children if not isinstance(c, ast.Constant)]  # its own text: the template
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant):
+                children = [c for c in children if c is not first]  # the docstring
+        for child in children:
+            if spans(child):
+                yield from visit(child)
+
+    return visit(tree)
 
 
 @functools.cache
@@ -56,15 +82,15 @@ def sites() -> dict[tuple[str, str], int]:
     for path in sorted(PKG.rglob("*.py")):
         if "_schemas_generated" in path.parts:
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        skip = _skipped(tree)
-        for node in ast.walk(tree):
-            if id(node) in skip or not (isinstance(node, ast.JoinedStr) or (
-                    isinstance(node, ast.Constant) and isinstance(node.value, str))):
-                continue
+        source = path.read_text(encoding="utf-8")
+        lines = [number for number, line in enumerate(source.splitlines(), 1) if _CANDIDATE.search(line)]
+        if not lines:
+            continue
+        for node in _literals(ast.parse(source), lines):
             text = template(node)
             if COMMAND.search(text) or OPTION.search(text):
-                found[(path.relative_to(REPO).as_posix(), text)] = node.lineno
+                key = (path.relative_to(REPO).as_posix(), text)
+                found[key] = min(found.get(key, node.lineno), node.lineno)  # a template written twice: its first line
     return found
 
 
