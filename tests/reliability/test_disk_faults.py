@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from tests.cli.helpers import FIXTURES, tree
-from tests.reliability.helpers import record
+from tests.reliability.helpers import covering, record
 from tests.support.builders import minimal_manifest, tar_gz, write_extension
 from tests.support.cli import Result, run_cli
 
@@ -489,10 +489,11 @@ def _assert_settled(outcome: dict[str, Any], scope: Path | None = None) -> None:
 
 # Vera's update at these points is test_a_vera_update_on_a_failing_device_leaves_no_lock_and_records_that_agree;
 # terva's disable and enable rewrite its manifest in place (its folder never moves: no `host.enable.after_move`)
-HOST_CASES = [(index, "update", label) for index, host in enumerate(HOSTS) if host != "vera"
-              for label in HOST_UPDATE_POINTS]
-HOST_CASES += [(0, verb, label) for verb in ("disable", "enable")
-               for label in ("host.enable.after_pending", "host.enable.after_host_files")]
+ALL_HOST_CASES = [(index, "update", label) for index, host in enumerate(HOSTS) if host != "vera"
+                  for label in HOST_UPDATE_POINTS]
+ALL_HOST_CASES += [(0, verb, label) for verb in ("disable", "enable")
+                   for label in ("host.enable.after_pending", "host.enable.after_host_files")]
+HOST_CASES = covering(ALL_HOST_CASES)  # every host, verb and crash point; all with PKGMGR_FAULT_SWEEP=1
 
 
 @pytest.mark.parametrize("index, verb, label", HOST_CASES,
@@ -670,9 +671,23 @@ SWITCH_POINTS = {"compozy": ("install.after_pending", "install.after_rename", "i
 FOLDER_REMOVE = ("writer.locked", "host.remove.after_rename", "host.remove.after_commit")
 FOLDER_SWITCH = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
 
-LIFECYCLE_CASES = [(host, "remove", label) for host in ALL_HOSTS for label in REMOVE_POINTS.get(host, FOLDER_REMOVE)]
-LIFECYCLE_CASES += [(host, verb, label) for verb in ("link", "unlink", "rollback")
-                    for host in ALL_HOSTS for label in SWITCH_POINTS.get(host, FOLDER_SWITCH)]
+ALL_LIFECYCLE_CASES = [(host, "remove", label) for host in ALL_HOSTS
+                       for label in REMOVE_POINTS.get(host, FOLDER_REMOVE)]
+ALL_LIFECYCLE_CASES += [(host, verb, label) for verb in ("link", "unlink", "rollback")
+                        for host in ALL_HOSTS for label in SWITCH_POINTS.get(host, FOLDER_SWITCH)]
+LIFECYCLE_CASES = covering(ALL_LIFECYCLE_CASES)  # every host, verb and crash point; all with PKGMGR_FAULT_SWEEP=1
+
+
+@pytest.mark.parametrize("full", [ALL_HOST_CASES, ALL_LIFECYCLE_CASES], ids=["host-changes", "lifecycles"])
+def test_the_sample_meets_every_host_verb_and_crash_point(full: list[tuple[Any, str, str]],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PKGMGR_FAULT_SWEEP", raising=False)
+    sample = covering(full)
+    assert {(host, verb) for host, verb, _ in sample} == {(host, verb) for host, verb, _ in full}
+    assert {(verb, label) for _, verb, label in sample} == {(verb, label) for _, verb, label in full}
+    assert len(sample) < len(full)
+    monkeypatch.setenv("PKGMGR_FAULT_SWEEP", "1")
+    assert covering(full) == full
 
 
 @pytest.mark.parametrize("host, verb, label", LIFECYCLE_CASES,

@@ -48,6 +48,7 @@ from tests.reliability.helpers import (
     only_leftovers,
     pending_rows,
     record,
+    sweep,
     visible,
 )
 from tests.support.cli import run_cli, run_subprocess
@@ -209,7 +210,7 @@ class Scenario:
     workspace: bool = False
     hosts: bool = False  # the folder hosts' installs: their folders and records are part of the state
     unitwise: bool = False  # several changes one after the other: each unit old or new on its own
-    sample: tuple[str, ...] | None = None  # the labels of the regular suite (all with PKGMGR_POWER_LOSS_SWEEP=1)
+    sample: tuple[str, ...] | None = None  # the labels of the regular suite (all with PKGMGR_FAULT_SWEEP=1)
     view: Callable[[World], dict[str, Any]] | None = None  # what the state is, beside the scope's (None: the scope's)
     batch: tuple[str, ...] = ()  # units (by key prefix) one transaction changes together: one unit, old or new
     check: Callable[[World], list[str]] | None = None  # a cut's own repair and checks: what is wrong
@@ -238,7 +239,6 @@ SCENARIOS = [
 
 # --- the folder hosts (issue 27): terva, Eva, Vera, Gemini CLI and Claude Code, their homes on the image ---
 
-SWEEP_ENV = "PKGMGR_POWER_LOSS_SWEEP"  # every label of the host scenarios (.ci/run); else their sample
 HOST_NAMES = ("tv-hello", "notes", "acme.context-tools", "gm-hello", "cl-hello")
 HOST_HOMES = {"TERVA_HOME": "terva-home", "VERA_HOME": "vera-home", "GEMINI_CLI_HOME": "gemini-home",
               "CLAUDE_CONFIG_DIR": "claude-config"}
@@ -626,7 +626,7 @@ def test_a_power_cut_leaves_the_old_or_the_new_state_complete(
 
 
 def _host_labels(scenario: Scenario) -> tuple[str, ...]:
-    if os.environ.get(SWEEP_ENV) == "1" or scenario.sample is None:
+    if sweep() or scenario.sample is None:
         return scenario.labels
     return scenario.sample
 
@@ -654,7 +654,7 @@ def test_a_power_cut_leaves_each_host_old_or_new(
     install entries and enabled plugins — old or new (each host on its own for a command that
     changes them one after the other), `doctor --check` consistent with `ext verify` and with what
     the hosts would load, `doctor` repairing the rest. The regular suite cuts at a sample of the
-    crash points; PKGMGR_POWER_LOSS_SWEEP=1 (.ci/run) at every one."""
+    crash points; PKGMGR_FAULT_SWEEP=1 (.ci/run) at every one."""
     results = _power_cuts(scenario, (None, *_host_labels(scenario)), "", tmp_path, monkeypatch)
     for outcome in results:
         record("power_loss", **outcome)
