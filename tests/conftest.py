@@ -31,3 +31,17 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def repo_root() -> Path:
     return REPO
+
+
+# The files whose cases take seconds each (a loop-mounted disk, a process killed and checked, a
+# host's real CLI) run first: with `-n 2` the workers then share them from the start instead of one
+# worker finishing a queue of them alone at the end. `--dist worksteal` (pyproject.toml) evens out
+# the rest.
+_LONGEST_FIRST = ("tests/reliability/test_disk_faults.py", "tests/reliability/test_power_loss.py",
+                  "tests/reliability/test_crash_harness.py", "tests/hosts/test_real_clis.py",
+                  "tests/reliability/test_registry_crash.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {path: index for index, path in enumerate(_LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))  # stable: each file's order kept
