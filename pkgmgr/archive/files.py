@@ -14,6 +14,9 @@ from pkgmgr.errors import Code, PkgmgrError
 from pkgmgr.fsutil import NotRegularFile, kind_of, open_regular_fd, remove_tree
 
 CHUNK = 1024 * 1024
+# A regular member up to this size is read whole and written in one call (`TreeWriter.write_bytes`,
+# which a helper process may do); a larger one streams (`TreeWriter.write`).
+SMALL_MEMBER_BYTES = 64 * 1024
 FILE_MODE = 0o644
 EXEC_MODE = 0o755
 DIR_MODE = 0o755

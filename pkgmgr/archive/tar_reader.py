@@ -18,7 +18,7 @@ import zlib
 from typing import BinaryIO, Iterator, Self
 
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
-from pkgmgr.archive.files import CHUNK
+from pkgmgr.archive.files import CHUNK, SMALL_MEMBER_BYTES
 from pkgmgr.archive.limits import GZIP_WBITS, CountingReader, Inflater, ReadAhead
 from pkgmgr.archive.names import MAX_NAME_BYTES
 from pkgmgr.archive.staging import Staging
@@ -304,10 +304,6 @@ def extract_tar_gz(raw: BinaryIO, staging: Staging, *, size: int = 0) -> None:
     finally:
         if ahead is not None:
             ahead.close()
-
-
-# A regular member up to this size is read whole and written in one call; a larger one streams.
-SMALL_MEMBER_BYTES = 64 * 1024
 
 
 def _extract_members(tar: tarfile.TarFile, stream: _ForwardStream, staging: Staging) -> None:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
 from pkgmgr.archive.errors import corrupt, too_large, unsafe
-from pkgmgr.archive.files import CHUNK, kind_of
+from pkgmgr.archive.files import CHUNK, SMALL_MEMBER_BYTES, kind_of
 from pkgmgr.archive.limits import RAW_DEFLATE_WBITS, Inflater
 from pkgmgr.archive.staging import Staging
 
@@ -67,8 +67,11 @@ def extract_zip(raw: BinaryIO, size: int, staging: Staging) -> None:
         if entry.is_dir and entry.rel:
             staging.mkdir(entry.rel)
     for entry in sorted(files, key=lambda e: e.data_start):
-        staging.write(entry.rel, _content(raw, entry, staging), mode=entry.mode, member=entry.name,
-                      size=entry.info.file_size)
+        if entry.info.file_size <= SMALL_MEMBER_BYTES:
+            staging.write_bytes(entry.rel, _whole(raw, entry, staging), mode=entry.mode, member=entry.name)
+        else:
+            staging.write(entry.rel, _content(raw, entry, staging), mode=entry.mode, member=entry.name,
+                          size=entry.info.file_size)
 
 
 def _check_directory(raw: BinaryIO, max_entries: int) -> None:
@@ -149,6 +152,22 @@ def _locate_data(raw: BinaryIO, entries: list[_Entry], *, end: int) -> None:
         limit = following.info.header_offset if following is not None else end
         if current.data_start + current.info.compress_size > limit:
             raise unsafe(current.name, "its data overlaps another member or the central directory")
+
+
+def _whole(raw: BinaryIO, entry: _Entry, staging: Staging) -> bytes:
+    """The content of a member the central directory declares small (SMALL_MEMBER_BYTES), read
+    whole and checked (size, CRC: `_content`) before anything of it is written, so that one call
+    writes it (and a helper process may: `TreeWriter.write_bytes`). Data past the declared size is
+    refused at the chunk that passes it: no more than that is ever held."""
+    declared = entry.info.file_size
+    parts: list[bytes] = []
+    produced = 0
+    for chunk in _content(raw, entry, staging):
+        produced += len(chunk)
+        if produced > declared:
+            raise corrupt(f"more data than the {declared} bytes the central directory says", member=entry.name)
+        parts.append(chunk)
+    return b"".join(parts)
 
 
 def _content(raw: BinaryIO, entry: _Entry, staging: Staging) -> Iterator[bytes]:

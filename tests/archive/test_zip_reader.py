@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pkgmgr.archive.files import OFFLOAD_AFTER
 from pkgmgr.archive.staging import Staging
 from pkgmgr.archive.zip_reader import _CENTRAL, extract_zip
 from pkgmgr.config import Limits
@@ -73,6 +74,29 @@ def test_deflate_stream_shorter_than_declared_is_corrupt(tmp_path: Path) -> None
     with pytest.raises(PkgmgrError) as caught:
         _extract(tmp_path, raw)
     assert caught.value.code == "invalid_archive"
+
+
+def test_a_small_member_inflating_past_its_declared_size_is_refused_unwritten(tmp_path: Path) -> None:
+    """A member the central directory declares small is read whole before it is written: data past
+    the declared size is refused at the chunk that passes it, and nothing of the member is on disk."""
+    raw = zip_bytes([Z("pkg/a", b"a" * (4 * 1024 * 1024), declared_size=10)])
+    with pytest.raises(PkgmgrError) as caught:
+        _extract(tmp_path, raw)
+    assert caught.value.code == "invalid_archive"
+    assert "more data than the 10 bytes" in caught.value.message
+    assert not (tmp_path / "out" / "pkg" / "a").exists()
+
+
+def test_a_zip_of_many_small_files_is_written_by_the_helper_as_by_pkgmgr(tmp_path: Path) -> None:
+    """Past OFFLOAD_AFTER small members the helper process creates the files (archive/offload.py),
+    for a zip as for a tar: the same contents and modes."""
+    members = [Z(f"pkg/d{i % 7}/f{i}.txt", f"file {i}\n".encode() * (i % 5), method=8 if i % 2 else 0,
+                 unix_mode=0o100755 if i % 3 == 0 else 0o100644) for i in range(OFFLOAD_AFTER + 200)]
+    out = _extract(tmp_path, zip_bytes([Z("pkg/extension.toml", MANIFEST), *members]))
+    for i in range(OFFLOAD_AFTER + 200):
+        path = out / f"pkg/d{i % 7}/f{i}.txt"
+        assert path.read_bytes() == f"file {i}\n".encode() * (i % 5)
+        assert stat.S_IMODE(path.stat().st_mode) == (0o755 if i % 3 == 0 else 0o644)
 
 
 def test_empty_zip(tmp_path: Path) -> None:
