@@ -293,7 +293,7 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def decode_json(raw: bytes, file: str, *, cap: int = INDEX_MAX_BYTES, unique_keys: bool = False) -> Any:
     """JSON bytes (at most `cap`) to a value; NaN/Infinity refused, and with `unique_keys` an
-    object naming a key twice (format 2's summary files: docs/registry-format.md)."""
+    object naming a key twice (`index.json` and format 2's summary files: docs/registry-format.md)."""
     text = _text(raw, file, cap)
     try:
         return json.loads(text, parse_constant=_reject_constant, object_pairs_hook=_unique_keys if unique_keys else None)
@@ -564,8 +564,9 @@ def entry_from_json(doc: Any, *, expected_name: str | None = None) -> Entry:
 
 
 def parse_index(raw: bytes, file: str = INDEX_FILE) -> Index:
-    """`index.json` bytes to `Index`. Raises `ValidationFailed(invalid_index)`."""
-    doc = decode_json(raw, file, cap=INDEX_MAX_BYTES)
+    """`index.json` bytes to `Index`. Raises `ValidationFailed(invalid_index)`, for a key given
+    twice too (as format 2's summary files: which one a reader takes is not the registry's say)."""
+    doc = decode_json(raw, file, cap=INDEX_MAX_BYTES, unique_keys=True)
     index = _index_fast(doc)
     if index is not None:
         return index

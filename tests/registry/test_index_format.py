@@ -258,6 +258,20 @@ def _tomlable(value):  # noqa: ANN001, ANN202
     return value
 
 
+@pytest.mark.parametrize("raw", [
+    b'{"format": 1, "serial": 1, "serial": 2, "extensions": []}',
+    b'{"format": 1, "serial": 1, "extensions": [{"name": "a", "name": "b", "description": "", "tier": "community",'
+    b' "latest": "1.0.0", "versions": []}]}',
+], ids=["top-level", "in-a-record"])
+def test_a_key_given_twice_in_index_json_is_an_index_error(raw: bytes) -> None:
+    """Which of the two a JSON reader keeps is the reader's choice, not the registry's: refused, as
+    format 2's summary files are."""
+    with pytest.raises(ValidationFailed) as caught:
+        parse_index(raw)
+    assert caught.value.code == "invalid_index"
+    assert "duplicate key" in caught.value.message
+
+
 def test_deeply_nested_json_is_an_index_error() -> None:
     with pytest.raises(ValidationFailed):
         parse_index(b"[" * 100000 + b"]" * 100000)
