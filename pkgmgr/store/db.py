@@ -404,7 +404,9 @@ def _use_wal(conn: sqlite3.Connection) -> None:
                 conn.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as exc:
-            if getattr(exc, "sqlite_errorcode", None) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
+            # the extended code (SQLITE_BUSY_RECOVERY while another process recovers the WAL, ...)
+            # on top of its primary one
+            if (getattr(exc, "sqlite_errorcode", 0) & 0xFF) != sqlite3.SQLITE_BUSY or time.monotonic() > deadline:
                 raise
         time.sleep(0.005)
 
