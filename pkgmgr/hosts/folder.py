@@ -477,23 +477,25 @@ def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed |
 
     new_link = ((intent.row or {}).get("row") or {}).get("linked")
 
-    def holds(path: Path, checksum: str | None) -> bool:
-        if checksum == new_tree and new_link and os.path.lexists(path):  # `ext link`'s: what it makes the host load
-            return host.link_source(path) == new_link
+    def holds(path: Path, checksum: str | None, link: str | None) -> bool:
+        if link and os.path.lexists(path):  # a development link: what it makes the host load
+            return host.link_source(path) == link
         return checksum is not None and os.path.lexists(path) and host.checksum(path)[0] == checksum
 
     if standing is not None and standing.directory == place:
-        if holds(place, standing.tree_sha256) or tx is None:
+        if holds(place, standing.tree_sha256, standing.linked) or tx is None:
             return f"kept {standing.label}"
         script = standing.layout == "script"  # a script kept under its own name in `previous/` (`switch_in`)
-        old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS, tx / place.name)
-                    if os.path.isdir(p) != script and holds(p, standing.tree_sha256)), None)
-        if old is None and holds(place, new_tree):
-            # the new tree is in place and the switch parked the old one in `previous` (a host whose
+        # where the switch left the old tree: parked in `previous`, or where the new one was staged
+        # when the kill came between the exchange and the parking rename (`switch_in`)
+        parked = (tx / PREVIOUS / place.name, tx / PREVIOUS, tx / place.name)
+        old = next((p for p in parked if os.path.isdir(p) != script and holds(p, standing.tree_sha256,
+                                                                              standing.linked)), None)
+        if old is None and holds(place, new_tree, new_link):
+            # the new tree is in place, so what the switch parked is the old one (a host whose
             # checksum depends on where a tree is, as Gemini's own install record does, cannot be
-            # checked there): that is the old one
-            old = next((p for p in (tx / PREVIOUS / place.name, tx / PREVIOUS)
-                        if os.path.lexists(p) and os.path.isdir(p) != script), None)
+            # checked there)
+            old = next((p for p in parked if os.path.lexists(p) and os.path.isdir(p) != script), None)
         if old is None:
             return f"kept {standing.label} (its tree is not where the interrupted install left it)"
         if os.path.lexists(place):
@@ -501,7 +503,7 @@ def undo_install(host: FolderHost, intent: pending.Intent, standing: Installed |
         os.rename(old, place)
         fsync_dir(place.parent)
         return f"put back {standing.label}"
-    if tx is not None and holds(place, new_tree):
+    if tx is not None and holds(place, new_tree, new_link):
         os.rename(place, tx / UNDONE)
         fsync_dir(place.parent)
     if standing is not None and tx is not None and not os.path.lexists(standing.directory) \

@@ -12,6 +12,7 @@ import stat
 from collections.abc import Callable, Collection
 from pathlib import Path
 
+from pkgmgr.crash import crashpoint
 from pkgmgr.errors import Code, PkgmgrError
 
 STAGING = ".pkgmgr-staging"  # beside the scanned folder: same filesystem, never scanned
@@ -77,7 +78,8 @@ def switch_in(new: Path, target: Path, parking: Path) -> Path | None:
         os.rename(new, target)
         return None
     if new.is_dir() == target.is_dir() and new.is_dir() and exchange(new, target):
-        os.rename(new, parking)  # `new` holds the old tree now
+        crashpoint("host.install.after_exchange")  # `new` holds the old tree now (`undo_install` looks there)
+        os.rename(new, parking)
         return parking
     if not new.is_dir() and not target.is_dir():  # a file (an Eva script) is replaced in one rename
         # the old one kept first under its own name in the directory `parking` (a second name of

@@ -106,6 +106,16 @@ def _eva_changed(tmp: Path) -> Path:
     return script
 
 
+def _vera_installed_then_linked(tmp: Path) -> None:
+    _vera_installed(tmp)
+    ok("ext", "link", vera_extension(tmp / "work" / "ctx", version="2.0.0-dev"))
+
+
+def _claude_installed_and_worked_on(tmp: Path) -> None:
+    _claude_installed(tmp)
+    claude_plugin(tmp / "work" / "hello", version="2.0.0-dev")
+
+
 def _three_hosts_installed(tmp: Path) -> None:
     ok("ext", "install", _terva_src(tmp), eva_script(tmp / "src", "notes"), vera_extension(tmp / "src" / "ctx"),
        *UNVERIFIED)
@@ -114,8 +124,15 @@ def _three_hosts_installed(tmp: Path) -> None:
 INSTALL = ("host.install.after_pending", "host.install.after_rename", "host.install.after_commit")
 CASES = [
     Case("terva-install", _nothing, _install(_terva_src), INSTALL),
+    # the replaced tree moved where it is kept for a rollback; between the two renames of a switch
+    # (`switch_in`) the old tree is where the new one was staged
     Case("terva-update", _terva_installed_then_raised, _install(lambda tmp: tmp / "src" / "hello"),
-         (*INSTALL, "host.install.after_kept")),  # the replaced tree moved where it is kept for a rollback
+         (*INSTALL, "host.install.after_kept", "host.install.after_exchange")),
+    # a development link replaced by the install it hid, and the reverse
+    Case("vera-unlink", _vera_installed_then_linked, lambda tmp: ["ext", "unlink", "acme.context-tools"],
+         ("host.install.after_exchange", "host.install.after_rename", "host.install.after_commit")),
+    Case("claude-link", _claude_installed_and_worked_on, lambda tmp: ["ext", "link", str(tmp / "work" / "hello")],
+         INSTALL),
     Case("eva-install", _nothing, _install(lambda tmp: eva_script(tmp / "src", "notes")), INSTALL),
     # the script becomes a directory: the old tree is at another place, and a kill after the commit
     # must not leave it in the scanned folder beside the new one (a tree no row names)
@@ -206,7 +223,9 @@ def visible(homes: Homes, records: bool = False) -> dict[str, Any]:
 
 
 def records_agree(homes: Homes) -> None:
-    """pkgmgr's rows and Vera's records say what is on disk."""
+    """pkgmgr's rows and Vera's records say what is on disk, and `doctor --check` finds nothing
+    (a development link's row names the folder the host loads)."""
+    assert ok("doctor", "--check")["ok"] is True
     listed = ok("ext", "list")["extensions"]
     for entry in listed:
         assert Path(entry["path"]).exists(), entry
