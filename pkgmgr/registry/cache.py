@@ -24,6 +24,8 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -151,6 +153,19 @@ class FileCache:
 
     def forget(self, rel: str) -> None:
         self._path(rel).unlink(missing_ok=True)
+
+    def prune(self, folder: str, stale: Callable[[str], bool]) -> list[str]:
+        """Remove the cached files directly in `folder` whose name `stale` says no read will
+        need again (the changes chunks a client has caught up past); returns their paths. A
+        link or a folder put there is left alone."""
+        try:
+            with os.scandir(self._path(folder)) as entries:
+                names = [e.name for e in entries if e.is_file(follow_symlinks=False) and stale(e.name)]
+        except OSError:  # no such folder yet, or not one pkgmgr can list: nothing to prune
+            return []
+        for name in names:
+            self.forget(f"{folder}/{name}")
+        return [f"{folder}/{name}" for name in sorted(names)]
 
     def load_json(self, rel: str) -> dict | None:
         """A small JSON document kept beside the files (e.g. the last resolved commit)."""

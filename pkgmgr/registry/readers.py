@@ -122,6 +122,10 @@ class Reader:
         """Cache the body of `rel` fetched by this operation's `read`, with its validators: call
         it once the parsed file passed every check that decides whether it is used (SPEC 5.4)."""
 
+    def prune(self, folder: str, stale: Callable[[str], bool]) -> None:
+        """Drop the cached files of `folder` (directly in it) whose name `stale` says no read will
+        need again. A reader that caches nothing has nothing to drop."""
+
     def locate(self, url: str) -> Location:
         raise NotImplementedError
 
@@ -189,6 +193,9 @@ class CachingReader(Reader):
             fresh = self._fresh.pop(rel, None)
         if fresh is not None:
             self.cache.store(rel, fresh)
+
+    def prune(self, folder: str, stale: Callable[[str], bool]) -> None:
+        self.cache.prune(folder, stale)
 
 
 class HttpReader(CachingReader):

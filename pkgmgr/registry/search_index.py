@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, TypeVar
 from pkgmgr.errors import Code, PkgmgrError, Problem, ValidationFailed
 from pkgmgr.registry.index_format import IndexExtension, valid_records
 from pkgmgr.registry.layout import (
+    CHANGES_DIR,
     CHANGES_MAX_BYTES,
     INCREMENTAL_CHUNKS,
     SHARDS_FILE,
@@ -401,6 +402,7 @@ def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncRepo
         changes = _changes_since(registry, known, serial, counter)
         if changes is not None:
             index.apply(changes, serial)
+            _drop_read_chunks(registry, serial)
             return SyncReport(serial, "changes", counter.files, counter.bytes, index.count())
     listed = _read(registry, SHARDS_FILE, SHARDS_MAX_BYTES, parse_shards, counter)
     if listed is None:
@@ -412,7 +414,24 @@ def _catch_up(registry: "Registry", index: SearchIndex, serial: int) -> SyncRepo
     # shard): its rows answer now, but the index claims no serial, so the next sync resynchronises
     index.set_serial(min(listed.serial, serial) if exact else UNKNOWN_SERIAL)
     registry.reader.keep(SHARDS_FILE)
+    _drop_read_chunks(registry, index.serial)
     return SyncReport(serial, "shards", counter.files, counter.bytes, index.count())
+
+
+def _drop_read_chunks(registry: "Registry", serial: int | None) -> None:
+    """Drop the cached changes chunks the index is past: the next catch-up reads from the chunk of
+    `serial + 1` (the serial the index holds) on, so the ones before it are never read again
+    (without this they accumulate, one per CHUNK_SERIALS serials of the registry). An index that
+    holds no serial drops none."""
+    if serial is None or serial < 0:
+        return
+    first_needed = chunk_of(serial + 1)
+
+    def stale(name: str) -> bool:
+        number = name.removesuffix(".json")
+        return number != name and number.isdigit() and number.isascii() and int(number) < first_needed
+
+    registry.reader.prune(CHANGES_DIR, stale)
 
 
 @dataclass

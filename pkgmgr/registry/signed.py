@@ -493,6 +493,9 @@ class SignedReader(Reader):
         if fresh is not None:
             self.cache.store(rel, fresh)
 
+    def prune(self, folder: str, stale: Any) -> None:
+        self.cache.prune(folder, stale)
+
     def locate(self, url: str) -> Any:
         return self.plain.locate(url)
 

@@ -71,3 +71,20 @@ def test_refresh_drops_the_validators_and_keeps_the_body(tmp_path: Path) -> None
        body=st.binary(max_size=200))
 def test_any_header_and_body_come_back_as_written(header: dict, body: bytes) -> None:
     assert decode_record(encode_record(header, body)) == (header, body)
+
+
+def test_prune_removes_the_stale_files_of_one_folder_only(tmp_path: Path) -> None:
+    cache = FileCache(tmp_path / "cache")
+    for rel in ("index/changes/0.json", "index/changes/1.json", "index/changes/2.json", "registry.toml"):
+        cache.store(rel, CachedFile("https://example.test/" + rel, b"{}", None, None))
+    outside = tmp_path / "outside.json"
+    outside.write_text("mine")
+    (tmp_path / "cache" / "index" / "changes" / "00.json").symlink_to(outside)  # a link put there: left alone
+    (tmp_path / "cache" / "index" / "changes" / "01.json").mkdir()  # a folder: left alone
+
+    dropped = cache.prune("index/changes", lambda name: name < "2")
+    assert dropped == ["index/changes/0.json", "index/changes/1.json"]
+    left = sorted(p.name for p in (tmp_path / "cache" / "index" / "changes").iterdir())
+    assert left == ["00.json", "01.json", "2.json"] and outside.read_text() == "mine"
+    assert cache.load("registry.toml") is not None
+    assert cache.prune("no/such/folder", lambda name: True) == []

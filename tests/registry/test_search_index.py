@@ -227,3 +227,30 @@ def test_names_near_ranks_the_names_sharing_most_pieces_among_many(tmp_path: Pat
     assert "r" not in near and "x" * 40 not in near
     assert index.names_near("zzzz") == []
     index.close()
+
+
+def test_the_cached_changes_chunks_a_client_is_past_are_dropped(tmp_path: Path, home: Path, index2: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each refresh caches the chunk it read; once the index is past a chunk (the next catch-up
+    starts at the chunk of its serial + 1), the cached copy goes: the cache holds at most the chunk
+    still growing, however many serials the registry has seen."""
+    import pkgmgr.registry.layout as layout
+
+    monkeypatch.setattr(layout, "CHUNK_SERIALS", 2)  # two serials per chunk: chunks fill quickly
+
+    def cached() -> list[str]:
+        return sorted(p.name for p in (home / "cache" / "registries").glob("*/index/changes/*.json"))
+
+    publish(tmp_path, index2, "review-pack")
+    with StaticFileServer(index2) as server:
+        ok("registry", "add", "web", server.url)
+        assert names("pack", "--registry", "web") == ["review-pack"]  # serial 1: from the shards
+        publish(tmp_path, index2, "other-pack")  # serial 2, chunk 0 full
+        publish(tmp_path, index2, "third-pack")  # serial 3, in chunk 1
+        summary = refresh("web")["summary"]
+        assert (summary["mode"], summary["files"]) == ("changes", 2)  # chunks 0 and 1
+        assert cached() == ["1.json"]  # chunk 0 is behind the index (serial 3): only chunk 1 is read again
+        publish(tmp_path, index2, "fourth-pack")  # serial 4: chunk 1 full
+        assert refresh("web")["serial"] == 4
+        assert cached() == []
+        assert names("pack", "--registry", "web") == ["fourth-pack", "other-pack", "review-pack", "third-pack"]
