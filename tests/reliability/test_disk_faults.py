@@ -488,11 +488,14 @@ def _assert_settled(outcome: dict[str, Any], scope: Path | None = None) -> None:
 
 
 # Vera's update at these points is test_a_vera_update_on_a_failing_device_leaves_no_lock_and_records_that_agree;
-# terva's disable and enable rewrite its manifest in place (its folder never moves: no `host.enable.after_move`)
+# disable and enable move Eva's script aside and back (`host.enable.after_move`); every other host's
+# rewrite its own files in place (terva's manifest, Vera's marker, Gemini's enablement file, Claude's
+# settings: `host.enable.after_host_files`)
 ALL_HOST_CASES = [(index, "update", label) for index, host in enumerate(HOSTS) if host != "vera"
                   for label in HOST_UPDATE_POINTS]
-ALL_HOST_CASES += [(0, verb, label) for verb in ("disable", "enable")
-                   for label in ("host.enable.after_pending", "host.enable.after_host_files")]
+ALL_HOST_CASES += [(index, verb, label) for verb in ("disable", "enable") for index, host in enumerate(HOSTS)
+                   for label in ("host.enable.after_pending",
+                                 "host.enable.after_move" if host == "eva" else "host.enable.after_host_files")]
 HOST_CASES = covering(ALL_HOST_CASES)  # every host, verb and crash point; all with PKGMGR_FAULT_SWEEP=1
 
 
@@ -708,5 +711,30 @@ def test_a_remove_link_unlink_or_rollback_on_a_failing_device_leaves_the_host_ol
     if label in ("writer.locked", "host.install.after_pending", "install.after_pending"):
         assert result.code == 9, result  # the first write met the failed disk
     assert run_cli(_next_install_of(host, w)).code == 0
+    record("disk-fault", fault=f"eio-{scenario.name}@{label}", detected=True, clean=True, anomalies=0,
+           left=outcome["state"], exit=result.code)
+
+
+# one command over the five hosts' extensions (test_power_loss.HOST_SCENARIOS): each host's change is
+# its own unit, so the disk failing between two of them leaves those before it new, the rest old
+BATCH_CASES = [("hosts-remove", "host.remove.after_rename#2"), ("hosts-remove", "host.remove.after_commit#3"),
+               ("hosts-disable", "host.enable.after_host_files#2"), ("hosts-enable", "host.enable.after_move")]
+
+
+@pytest.mark.parametrize("name, label", BATCH_CASES, ids=[f"{name}@{label}" for name, label in BATCH_CASES])
+def test_one_command_over_every_host_on_a_failing_device_leaves_each_host_old_or_new(
+        name: str, label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`ext remove`, `ext disable` and `ext enable` of the five hosts' extensions in one command, the
+    disk failing between two hosts: `io_error` or finished (never exit 70), and once the disk is back
+    each host loads its old state or its new one, never a mix within a host; `doctor` settles what
+    `doctor --check` lists and the next install is not `locked`."""
+    from tests.reliability.test_power_loss import HOST_SCENARIOS
+
+    (scenario,) = [s for s in HOST_SCENARIOS if s.name == name]
+    w, result, outcome = _failed_under(scenario, label, failing_disk, tmp_path, monkeypatch)
+    _assert_settled(outcome)
+    # each point is past the first host's change and before the last one's: some hosts new, the rest old
+    assert result.code == 9 and outcome["state"] == "partial", (result, outcome)
+    assert run_cli(_next_install(w)).code == 0
     record("disk-fault", fault=f"eio-{scenario.name}@{label}", detected=True, clean=True, anomalies=0,
            left=outcome["state"], exit=result.code)
