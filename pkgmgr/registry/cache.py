@@ -157,15 +157,21 @@ class FileCache:
     def prune(self, folder: str, stale: Callable[[str], bool]) -> list[str]:
         """Remove the cached files directly in `folder` whose name `stale` says no read will
         need again (the changes chunks a client has caught up past); returns their paths. A
-        link or a folder put there is left alone."""
+        link or a folder put there is left alone. Best effort: a file that cannot be removed
+        stays (a cache file read again is refetched at worst), never failing the caller."""
         try:
             with os.scandir(self._path(folder)) as entries:
-                names = [e.name for e in entries if e.is_file(follow_symlinks=False) and stale(e.name)]
+                names = sorted(e.name for e in entries if e.is_file(follow_symlinks=False) and stale(e.name))
         except OSError:  # no such folder yet, or not one pkgmgr can list: nothing to prune
             return []
+        dropped = []
         for name in names:
-            self.forget(f"{folder}/{name}")
-        return [f"{folder}/{name}" for name in sorted(names)]
+            try:
+                self.forget(f"{folder}/{name}")
+            except OSError:
+                continue
+            dropped.append(f"{folder}/{name}")
+        return dropped
 
     def load_json(self, rel: str) -> dict | None:
         """A small JSON document kept beside the files (e.g. the last resolved commit)."""

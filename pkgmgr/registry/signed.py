@@ -493,7 +493,7 @@ class SignedReader(Reader):
         if fresh is not None:
             self.cache.store(rel, fresh)
 
-    def prune(self, folder: str, stale: Any) -> None:
+    def prune(self, folder: str, stale: Callable[[str], bool]) -> None:
         self.cache.prune(folder, stale)
 
     def locate(self, url: str) -> Any:

@@ -88,3 +88,19 @@ def test_prune_removes_the_stale_files_of_one_folder_only(tmp_path: Path) -> Non
     assert left == ["00.json", "01.json", "2.json"] and outside.read_text() == "mine"
     assert cache.load("registry.toml") is not None
     assert cache.prune("no/such/folder", lambda name: True) == []
+
+
+def test_prune_that_cannot_remove_a_file_leaves_it_and_goes_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache = FileCache(tmp_path / "cache")
+    for rel in ("index/changes/0.json", "index/changes/1.json"):
+        cache.store(rel, CachedFile("https://example.test/" + rel, b"{}", None, None))
+    forget = FileCache.forget
+
+    def refusing(self: FileCache, rel: str) -> None:
+        if rel.endswith("/0.json"):
+            raise PermissionError(13, "Permission denied", rel)
+        forget(self, rel)
+
+    monkeypatch.setattr(FileCache, "forget", refusing)
+    assert cache.prune("index/changes", lambda name: True) == ["index/changes/1.json"]
+    assert sorted(p.name for p in (tmp_path / "cache" / "index" / "changes").iterdir()) == ["0.json"]
