@@ -34,7 +34,7 @@ def check_meta(meta: RegistryMeta, *, label: str, remembered_serial: int | None,
             "(a rollback attack or a broken mirror)",
             code=Code.REGISTRY_ROLLBACK,
             details={"registry": label, "serial": meta.serial, "remembered_serial": remembered_serial},
-            hint=f"if the registry was really reset, 'pkgmgr registry remove {label}' and add it again",
+            hint=_reset_hint(label),
         )
 
 
@@ -45,7 +45,12 @@ def check_serial(serial: int, *, label: str, file: str, remembered_serial: int |
             f"registry {label}: {file} has serial {serial}; serial {remembered_serial} was seen before",
             code=Code.REGISTRY_ROLLBACK,
             details={"registry": label, "file": file, "serial": serial, "remembered_serial": remembered_serial},
+            hint=_reset_hint(label),
         )
+
+
+def _reset_hint(label: str) -> str:
+    return f"if the registry was really reset, 'pkgmgr registry remove {label}' and add it again"
 
 
 def check_entry(entry: Entry, *, label: str, known: Mapping[Any, tuple[str, str]]) -> tuple[str, ...]:

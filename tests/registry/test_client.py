@@ -293,6 +293,7 @@ def test_an_index_rolled_back_below_the_memory_is_refused(ops: Ops, home: Path, 
     with pytest.raises(PkgmgrError) as exc:
         ops.registry(RegistryConfig("acme", str(regdir.root))).index()
     assert exc.value.code == "registry_rollback" and exc.value.details["file"] == "index.json"
+    assert exc.value.hint == "if the registry was really reset, 'pkgmgr registry remove acme' and add it again"
 
 
 def test_locate_in_a_directory_and_over_http(ops: Ops, regdir: RegistryDir, static_server: StaticFileServer) -> None:
