@@ -725,9 +725,9 @@ BATCH_CASES = [("hosts-remove", "host.remove.after_rename#2"), ("hosts-remove", 
 def test_one_command_over_every_host_on_a_failing_device_leaves_each_host_old_or_new(
         name: str, label: str, failing_disk: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`ext remove`, `ext disable` and `ext enable` of the five hosts' extensions in one command, the
-    disk failing between two hosts: `io_error` or finished (never exit 70), and once the disk is back
-    each host loads its old state or its new one, never a mix within a host; `doctor` settles what
-    `doctor --check` lists and the next install is not `locked`."""
+    disk failing between two hosts: `io_error` (never exit 70), and once the disk is back each host
+    loads its old state or its new one, never a mix within a host — those before the failure new, the
+    rest old; `doctor` settles what `doctor --check` lists and the next install is not `locked`."""
     from tests.reliability.test_power_loss import HOST_SCENARIOS
 
     (scenario,) = [s for s in HOST_SCENARIOS if s.name == name]
